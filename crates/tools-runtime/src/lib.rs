@@ -4,3 +4,9 @@
 //! policy hooks, cancellation, scheduling, prompt assembly and presentation modes, Code Mode and
 //! its embedded code runtimes. Users depend on this crate alone: it re-exports the schema types
 //! and the macros.
+
+pub mod code;
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;

@@ -10,3 +10,4 @@ pub use schema::{
     AdditionalProperties, Annotations, ArraySchema, BooleanSchema, NumericSchema, ObjectSchema,
     Schema, SchemaKind, StringSchema,
 };
+pub mod typed;

@@ -1,0 +1,2 @@
+//! Support for the code the macros generate. Not public API: names here may change in any
+//! release.

@@ -3,11 +3,70 @@
 //! This crate owns the typed [`Schema`] model, its projection to and from JSON Schema, the
 //! enforced raw subset, path-qualified validation, and the tool catalog. It does no I/O beyond
 //! reading a catalog file and knows nothing about execution.
+//!
+//! | module | what it holds |
+//! | --- | --- |
+//! | [`schema`] | the typed model: [`Schema`] = [`SchemaKind`] + [`Annotations`], with constructors |
+//! | [`projection`] | [`Schema::to_json`] (fixed key order) and [`Schema::from_json`] |
+//! | [`subset`] | the enforced raw subset: [`assert_supported`], [`assert_object_root`], [`SubsetErrors`] |
+//! | [`validate`] | [`Validator`]: compiled once, reports every [`Violation`] with its JSON pointer |
+//! | [`catalog`] | [`ToolSchema`] and [`Catalog`], the MCP `tools/list` shape |
+//! | [`deep`] | stack-safe drop, clone, equality and depth of deep values and schemas |
+//!
+//! Every walker here (projection, subset check, validation, catalog checks) uses an explicit
+//! work stack, so schemas and values 100,000 levels deep are handled without overflowing the
+//! stack.
+//!
+//! # Example
+//!
+//! ```
+//! use serde_json::json;
+//! use tools_schema::{Schema, Validator};
+//!
+//! // The implicit parameter root of a tool: an open object.
+//! let params = Schema::parameters(
+//!     vec![
+//!         ("path".into(), Schema::string().with_description("Absolute file path")),
+//!         ("offset".into(), Schema::integer().with_minimum(0)),
+//!         ("mode".into(), Schema::string_enum(["exact", "regex"])),
+//!     ],
+//!     vec!["path".into()],
+//! );
+//! let json = params.to_json();
+//! assert_eq!(
+//!     json.to_string(),
+//!     r#"{"type":"object","properties":{"path":{"type":"string","description":"Absolute file path"},"offset":{"type":"integer","minimum":0},"mode":{"type":"string","enum":["exact","regex"]}},"required":["path"],"additionalProperties":true}"#
+//! );
+//! assert_eq!(Schema::from_json(&json).unwrap(), params);
+//!
+//! let validator = Validator::from_schema(&params).unwrap();
+//! let errors = validator
+//!     .validate(&json!({"offset": "ten", "mode": "fast"}))
+//!     .unwrap_err();
+//! assert_eq!(
+//!     errors.to_string(),
+//!     "missing required property \"path\"\n\
+//!      /offset: expected integer, got string \"ten\"\n\
+//!      /mode: \"fast\" is not one of \"exact\", \"regex\""
+//! );
+//! ```
 
+pub mod catalog;
+pub mod deep;
+mod number;
+mod pattern;
+pub mod projection;
 pub mod schema;
+pub mod subset;
+pub mod validate;
 
+pub use catalog::{
+    Catalog, CatalogError, MAX_SCHEMA_DEPTH, NameError, ToolRef, ToolSchema, validate_tool_name,
+};
 pub use schema::{
     AdditionalProperties, Annotations, ArraySchema, BooleanSchema, NumericSchema, ObjectSchema,
     Schema, SchemaKind, StringSchema,
 };
+pub use subset::{SubsetError, SubsetErrors, assert_object_root, assert_supported};
+pub use validate::{Validator, Violation, Violations};
 pub mod typed;

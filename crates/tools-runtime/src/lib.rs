@@ -1,12 +1,123 @@
 //! Define, govern and run the tools of LLM agents.
 //!
-//! This crate will own tool definitions, the scoped registry, the execution pipeline with its
-//! policy hooks, cancellation, scheduling, prompt assembly and presentation modes, Code Mode and
-//! its embedded code runtimes. Users depend on this crate alone: it re-exports the schema types
-//! and the macros.
+//! A [`ToolRuntime`] is a registry many agents share. Tools and policy hooks are registered
+//! through [`Scope`]s: [`ToolRuntime::scope`] for the global layer (what a plugin registers),
+//! [`ToolRuntime::agent_scope`] and [`Scope::agent`] for agent layers that nest, shadow globals
+//! and mask them. Everything registered through a scope goes when the scope is dropped.
+//!
+//! Every model tool call runs through [`ToolRuntime::execute`], one pipeline in a fixed order:
+//! freeze the arguments, resolve the tool (`UNKNOWN_TOOL`), validate them (`INVALID_ARGS`),
+//! pre-execute decisions ([`Scope::on_pre_execute`]: allow, deny, or ask an
+//! [`ApprovalService`]), guards ([`Scope::guard`]), execute wrappers around the body
+//! ([`Scope::wrap_execute`]), output validation (`INVALID_OUTPUT`) and rendering, post-execute
+//! decisions ([`Scope::on_post_execute`]), the definition's `finalize_content`, and observers
+//! ([`Scope::on_result`]). Each call publishes exactly one [`ToolExecutionResult`]. Cancellation
+//! is cooperative through a [`CancellationToken`]; see [`codes`] for the failure codes.
+//!
+//! [`ToolRuntime::execution_mode`] and [`ToolRuntime::execute_batch`] schedule a model turn's
+//! calls: concurrency-safe calls overlap in a bounded pool, others run alone, and results come
+//! back in the model's order. [`wrappers`] ships an opt-in timeout wrapper and call metrics.
+//!
+//! # Example
+//!
+//! Register a tool, add a guard, execute a call, read the result:
+//!
+//! ```
+//! use serde_json::{json, Value};
+//! use tools_runtime::{Output, ToolCall, ToolDefinition, ToolError, ToolRuntime};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let runtime = ToolRuntime::new();
+//! let plugin = runtime.scope();
+//!
+//! let greet = ToolDefinition::builder("greet")
+//!     .description("Greet someone by name.")
+//!     .input_schema(json!({
+//!         "type": "object",
+//!         "properties": {"name": {"type": "string"}},
+//!         "required": ["name"]
+//!     }))
+//!     .output(Output::json(json!({"type": "string"})))
+//!     .execute(|args, _ctx| async move {
+//!         let name = args["name"].as_str().unwrap_or_default();
+//!         Ok::<Value, ToolError>(json!(format!("Hello, {name}!")))
+//!     })
+//!     .build()
+//!     .unwrap();
+//! let _greet = plugin.register(greet).unwrap();
+//!
+//! // Policy: nobody greets Mallory.
+//! let _guard = plugin
+//!     .guard(|exec| (exec.arguments()["name"] == "Mallory").then(|| "not Mallory".to_owned()))
+//!     .unwrap();
+//!
+//! let ok = runtime.execute(ToolCall::new("call-1", "greet", json!({"name": "Ada"}))).await;
+//! assert_eq!(ok.value(), Some(&json!("Hello, Ada!")));
+//! assert_eq!(ok.text(), "Hello, Ada!");
+//!
+//! let denied = runtime
+//!     .execute(ToolCall::new("call-2", "greet", json!({"name": "Mallory"})))
+//!     .await;
+//! assert_eq!(denied.code(), Some("GUARD_DENIED"));
+//! assert_eq!(denied.text(), "Error: not Mallory");
+//!
+//! let invalid = runtime.execute(ToolCall::new("call-3", "greet", json!({}))).await;
+//! assert_eq!(invalid.code(), Some("INVALID_ARGS"));
+//!
+//! let typo = runtime.execute(ToolCall::new("call-4", "greeet", json!({}))).await;
+//! assert_eq!(typo.code(), Some("UNKNOWN_TOOL"));
+//! assert!(typo.text().contains("did you mean `greet`?"));
+//! # }
+//! ```
 
 pub mod code;
+mod content;
+mod definition;
+mod error;
+mod execution;
+mod hooks;
+mod pipeline;
+mod registry;
+mod result;
+mod schedule;
+mod validation;
+pub mod wrappers;
 
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
+
+/// The schema vocabulary (`tools-schema`): the typed [`Schema`](schema::Schema) model, JSON
+/// Schema projection, validation, and the catalog entry [`schema::catalog::ToolSchema`] that
+/// [`ToolRuntime::schemas`] returns.
+pub use tools_schema as schema;
+
+pub use content::{AdditionalContext, ContentBlock};
+pub use definition::{
+    BodyFn, ConcurrencyFn, FinalizeContentFn, Output, PresentationMetaFn, RenderFn, SchemaSource,
+    ToolDefinition, ToolDefinitionBuilder, render_json,
+};
+pub use error::{
+    DefinitionError, ExecutionError, PanicSite, RegistryError, ToolError, ToolFailure, codes,
+};
+pub use execution::{ExecutionToken, ToolCall, ToolExecution, ToolRunContext};
+pub use hooks::{
+    Approval, ApprovalService, Dispatch, Next, PostDecision, PostSnapshot, PostView, PreDecision,
+    RegistryChange, Replacement,
+};
+pub use registry::{Registration, Scope, ScopeKey, ToolFilter, ToolRuntime};
+pub use result::{ToolExecutionResult, ToolFailureInfo, ToolOutcome};
+pub use schedule::ExecutionMode;
+pub use tokio_util::sync::CancellationToken;
+
+/// Injection of `#[context]` parameters of a `#[tool]` function.
+pub use __private::FromRunContext;
+/// `#[tool]`, `#[tools]` and `#[derive(ToolSchema)]`; see [`tools_macros`] for the whole guide.
+pub use tools_macros::{ToolSchema, tool, tools};
+/// Schemas of Rust types: implemented for the standard types, derived for yours.
+pub use tools_schema::typed::ToolSchema;
+
+/// The tool name reserved for Code Mode's transport: no scope can register, reserve or restrict
+/// it.
+pub const RESERVED_RUN_CODE: &str = "run_code";

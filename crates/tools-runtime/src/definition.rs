@@ -1,0 +1,404 @@
+//! Tool definitions and their builder.
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+use tools_schema::Schema;
+
+use crate::content::ContentBlock;
+use crate::error::{DefinitionError, ToolError};
+use crate::execution::{ToolExecution, ToolRunContext};
+use crate::result::ToolExecutionResult;
+use crate::validation::{self, Compiled};
+
+/// The async body of a tool: frozen arguments and a run context in, a canonical value out.
+pub type BodyFn = dyn Fn(Arc<Value>, ToolRunContext) -> BoxFuture<'static, Result<Value, ToolError>>
+    + Send
+    + Sync;
+/// Renders a canonical value (with the call's arguments) to model-facing content.
+pub type RenderFn = dyn Fn(&Value, &Value) -> Vec<ContentBlock> + Send + Sync;
+/// Derives presentation metadata from the arguments and the canonical value.
+pub type PresentationMetaFn = dyn Fn(&Value, &Value) -> Value + Send + Sync;
+/// Replaces the final content of a normalised result (`None` keeps it).
+pub type FinalizeContentFn =
+    dyn Fn(&ToolExecution, &ToolExecutionResult) -> Option<Vec<ContentBlock>> + Send + Sync;
+/// Classifies one call's arguments as safe to run concurrently (`true`) or not.
+pub type ConcurrencyFn = dyn Fn(&Value) -> bool + Send + Sync;
+
+/// A schema given either as the typed model or as raw JSON Schema.
+#[derive(Debug, Clone)]
+pub enum SchemaSource {
+    /// The typed model.
+    Typed(Box<Schema>),
+    /// Raw JSON Schema.
+    Json(Value),
+}
+
+impl SchemaSource {
+    fn into_json(self) -> Value {
+        match self {
+            SchemaSource::Typed(s) => validation::typed_to_json(&s),
+            SchemaSource::Json(v) => v,
+        }
+    }
+}
+
+impl From<Schema> for SchemaSource {
+    fn from(s: Schema) -> Self {
+        SchemaSource::Typed(Box::new(s))
+    }
+}
+impl From<&Schema> for SchemaSource {
+    fn from(s: &Schema) -> Self {
+        SchemaSource::Typed(Box::new(s.clone()))
+    }
+}
+impl From<Value> for SchemaSource {
+    fn from(v: Value) -> Self {
+        SchemaSource::Json(v)
+    }
+}
+
+/// The mandatory output declaration of a tool: the schema of its canonical value, how a value
+/// renders to content, and optional presentation metadata.
+#[derive(Clone)]
+pub struct Output {
+    schema: SchemaSource,
+    render: Arc<RenderFn>,
+    presentation_meta: Option<Arc<PresentationMetaFn>>,
+}
+
+impl Output {
+    /// An output with `schema` and a `render(args, value)` function.
+    pub fn new(
+        schema: impl Into<SchemaSource>,
+        render: impl Fn(&Value, &Value) -> Vec<ContentBlock> + Send + Sync + 'static,
+    ) -> Self {
+        Output {
+            schema: schema.into(),
+            render: Arc::new(render),
+            presentation_meta: None,
+        }
+    }
+
+    /// An output with `schema` rendered as JSON text: a string value as itself, any other value
+    /// as compact JSON.
+    pub fn json(schema: impl Into<SchemaSource>) -> Self {
+        Output::new(schema, |_args, value| vec![render_json(value)])
+    }
+
+    /// The same output with a `presentation_meta(args, value)` function, computed for
+    /// top-level calls only.
+    pub fn presentation_meta(
+        mut self,
+        meta: impl Fn(&Value, &Value) -> Value + Send + Sync + 'static,
+    ) -> Self {
+        self.presentation_meta = Some(Arc::new(meta));
+        self
+    }
+}
+
+impl fmt::Debug for Output {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Output")
+            .field("schema", &self.schema)
+            .field("presentation_meta", &self.presentation_meta.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Renders a value the way [`Output::json`] does.
+pub fn render_json(value: &Value) -> ContentBlock {
+    match value {
+        Value::String(s) => ContentBlock::text(s.clone()),
+        other => ContentBlock::text(other.to_string()),
+    }
+}
+
+pub(crate) struct DefInner {
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) input_schema: Value,
+    /// `None` for raw definitions, which validate their own input.
+    pub(crate) input: Option<Compiled>,
+    pub(crate) output_schema: Value,
+    pub(crate) output: Compiled,
+    pub(crate) render: Arc<RenderFn>,
+    pub(crate) presentation_meta: Option<Arc<PresentationMetaFn>>,
+    pub(crate) body: Arc<BodyFn>,
+    pub(crate) finalize_content: Option<Arc<FinalizeContentFn>>,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) concurrency: Option<Arc<ConcurrencyFn>>,
+}
+
+/// A tool: its schemas, its output declaration and its body. Cheap to clone.
+///
+/// Build one with [`ToolDefinition::builder`] (input validated by the registry) or
+/// [`ToolDefinition::raw`] (for tools from outside, such as an MCP server, that validate their
+/// own input); the output of both is validated by the registry.
+#[derive(Clone)]
+pub struct ToolDefinition(pub(crate) Arc<DefInner>);
+
+impl ToolDefinition {
+    /// A builder for a tool whose input the registry validates.
+    pub fn builder(name: impl Into<String>) -> ToolDefinitionBuilder {
+        ToolDefinitionBuilder::new(name.into(), false)
+    }
+
+    /// A builder for a raw tool: its input schema is published as given and not enforced (the
+    /// body owns input validation); its output is still validated.
+    pub fn raw(name: impl Into<String>) -> ToolDefinitionBuilder {
+        ToolDefinitionBuilder::new(name.into(), true)
+    }
+
+    /// The name.
+    pub fn name(&self) -> &str {
+        &self.0.name
+    }
+    /// The description.
+    pub fn description(&self) -> &str {
+        &self.0.description
+    }
+    /// The input schema, as JSON Schema.
+    pub fn input_schema(&self) -> &Value {
+        &self.0.input_schema
+    }
+    /// The output schema, as JSON Schema.
+    pub fn output_schema(&self) -> &Value {
+        &self.0.output_schema
+    }
+    /// The declared timeout (enforced only by [`timeout_wrapper`](crate::wrappers::timeout)).
+    pub fn timeout(&self) -> Option<Duration> {
+        self.0.timeout
+    }
+    /// Whether this is a raw definition (input not validated by the registry).
+    pub fn is_raw(&self) -> bool {
+        self.0.input.is_none()
+    }
+    /// Whether a concurrency classifier is declared.
+    pub fn has_concurrency_classifier(&self) -> bool {
+        self.0.concurrency.is_some()
+    }
+    /// Whether `value` matches the output schema.
+    pub fn output_is_valid(&self, value: &Value) -> bool {
+        self.0.output.is_valid(value)
+    }
+    /// Renders `value` with the output declaration's `render`.
+    pub fn render(&self, args: &Value, value: &Value) -> Vec<ContentBlock> {
+        (self.0.render)(args, value)
+    }
+}
+
+impl fmt::Debug for ToolDefinition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolDefinition")
+            .field("name", &self.0.name)
+            .field("raw", &self.is_raw())
+            .field("timeout", &self.0.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds a [`ToolDefinition`]; every problem is reported by [`build`](Self::build).
+///
+/// ```
+/// use serde_json::{json, Value};
+/// use tools_runtime::{Output, ToolDefinition, ToolError};
+///
+/// let def = ToolDefinition::builder("add")
+///     .description("Add two integers.")
+///     .input_schema(json!({
+///         "type": "object",
+///         "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+///         "required": ["a", "b"]
+///     }))
+///     .output(Output::json(json!({"type": "integer"})))
+///     .execute(|args, _ctx| async move {
+///         let a = args["a"].as_i64().unwrap_or(0);
+///         let b = args["b"].as_i64().unwrap_or(0);
+///         Ok::<Value, ToolError>(json!(a + b))
+///     })
+///     .build()
+///     .unwrap();
+/// assert_eq!(def.name(), "add");
+/// ```
+#[must_use = "a builder does nothing until `build()`"]
+pub struct ToolDefinitionBuilder {
+    name: String,
+    raw: bool,
+    description: String,
+    input: Option<SchemaSource>,
+    output: Option<Output>,
+    body: Option<Arc<BodyFn>>,
+    finalize_content: Option<Arc<FinalizeContentFn>>,
+    timeout: Option<Result<Duration, String>>,
+    concurrency: Option<Arc<ConcurrencyFn>>,
+}
+
+impl ToolDefinitionBuilder {
+    fn new(name: String, raw: bool) -> Self {
+        ToolDefinitionBuilder {
+            name,
+            raw,
+            description: String::new(),
+            input: None,
+            output: None,
+            body: None,
+            finalize_content: None,
+            timeout: None,
+            concurrency: None,
+        }
+    }
+
+    /// The description the model reads.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = description.into();
+        self
+    }
+
+    /// The input schema: the typed model or raw JSON Schema. For a validated definition it must
+    /// be an object schema in the supported subset; it is compiled once, here.
+    pub fn input_schema(mut self, schema: impl Into<SchemaSource>) -> Self {
+        self.input = Some(schema.into());
+        self
+    }
+
+    /// The mandatory output declaration.
+    pub fn output(mut self, output: Output) -> Self {
+        self.output = Some(output);
+        self
+    }
+
+    /// The async body. It receives the frozen arguments and a [`ToolRunContext`], must observe
+    /// the context's cancellation token, and settles only after its owned work stops.
+    pub fn execute<F, Fut>(mut self, body: F) -> Self
+    where
+        F: Fn(Arc<Value>, ToolRunContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
+    {
+        self.body = Some(Arc::new(move |args, ctx| Box::pin(body(args, ctx))));
+        self
+    }
+
+    /// The body as an already boxed function (for generated code).
+    pub fn execute_boxed(mut self, body: Arc<BodyFn>) -> Self {
+        self.body = Some(body);
+        self
+    }
+
+    /// A synchronous, total function that may replace the final content of every normalised
+    /// result of this tool, failures included. Return `None` to keep the content.
+    pub fn finalize_content(
+        mut self,
+        finalize: impl Fn(&ToolExecution, &ToolExecutionResult) -> Option<Vec<ContentBlock>>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Self {
+        self.finalize_content = Some(Arc::new(finalize));
+        self
+    }
+
+    /// A cooperative timeout. The registry does not enforce it; the opt-in
+    /// [`timeout`](crate::wrappers::timeout) wrapper does. Zero is a build error.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(if timeout.is_zero() {
+            Err(format!("{timeout:?}"))
+        } else {
+            Ok(timeout)
+        });
+        self
+    }
+
+    /// A timeout in (possibly fractional) seconds, as it comes from configuration: zero,
+    /// negative and non-finite values are build errors.
+    pub fn timeout_secs_f64(mut self, seconds: f64) -> Self {
+        self.timeout = Some(match Duration::try_from_secs_f64(seconds) {
+            Ok(d) if !d.is_zero() => Ok(d),
+            _ => Err(format!("{seconds} s")),
+        });
+        self
+    }
+
+    /// A per-call classifier: a call runs in parallel with its neighbours only when this
+    /// returns exactly `true` for its (valid) arguments.
+    pub fn concurrency_safe(
+        mut self,
+        classifier: impl Fn(&Value) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.concurrency = Some(Arc::new(classifier));
+        self
+    }
+
+    /// Checks everything and compiles the schemas.
+    pub fn build(self) -> Result<ToolDefinition, DefinitionError> {
+        let name = self.name;
+        if let Err(e) = tools_schema::validate_tool_name(&name) {
+            return Err(DefinitionError::InvalidName {
+                reason: e.to_string(),
+                name,
+            });
+        }
+        let Some(body) = self.body else {
+            return Err(DefinitionError::MissingBody { name });
+        };
+        let Some(output) = self.output else {
+            return Err(DefinitionError::MissingOutput { name });
+        };
+        let timeout = match self.timeout {
+            None => None,
+            Some(Ok(d)) => Some(d),
+            Some(Err(given)) => return Err(DefinitionError::InvalidTimeout { name, given }),
+        };
+        let Some(input_source) = self.input else {
+            return Err(DefinitionError::MissingInputSchema { name });
+        };
+        let input_schema = input_source.into_json();
+        let input = if self.raw {
+            if !input_schema.is_object() {
+                return Err(DefinitionError::InvalidInputSchema {
+                    name,
+                    details: "a raw input schema must be a JSON object".to_owned(),
+                });
+            }
+            None
+        } else {
+            match Compiled::input(&input_schema) {
+                Ok(c) => Some(c),
+                Err(details) => return Err(DefinitionError::InvalidInputSchema { name, details }),
+            }
+        };
+        let output_schema = output.schema.into_json();
+        let compiled_output = match Compiled::output(&output_schema) {
+            Ok(c) => c,
+            Err(details) => return Err(DefinitionError::InvalidOutputSchema { name, details }),
+        };
+        Ok(ToolDefinition(Arc::new(DefInner {
+            name,
+            description: self.description,
+            input_schema,
+            input,
+            output_schema,
+            output: compiled_output,
+            render: output.render,
+            presentation_meta: output.presentation_meta,
+            body,
+            finalize_content: self.finalize_content,
+            timeout,
+            concurrency: self.concurrency,
+        })))
+    }
+}
+
+impl fmt::Debug for ToolDefinitionBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolDefinitionBuilder")
+            .field("name", &self.name)
+            .field("raw", &self.raw)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,428 @@
+//! Errors: the failure a tool body returns ([`ToolError`]), the failures the pipeline itself
+//! produces ([`ExecutionError`]), and the errors of building and registering definitions
+//! ([`DefinitionError`], [`RegistryError`]). Each has a stable `code()` string.
+
+use std::borrow::Cow;
+use std::fmt;
+
+/// Stable failure codes that appear in [`ToolFailureInfo::code`](crate::ToolFailureInfo).
+pub mod codes {
+    /// The arguments do not match the tool's input schema.
+    pub const INVALID_ARGS: &str = "INVALID_ARGS";
+    /// No visible tool has the requested name.
+    pub const UNKNOWN_TOOL: &str = "UNKNOWN_TOOL";
+    /// The call was cancelled before its body started.
+    pub const ABORTED_BEFORE_DISPATCH: &str = "ABORTED_BEFORE_DISPATCH";
+    /// The call was cancelled after its body started, and would otherwise have succeeded.
+    pub const ABORTED: &str = "ABORTED";
+    /// The shipped timeout wrapper stopped the call at the definition's deadline.
+    pub const TOOL_TIMEOUT: &str = "TOOL_TIMEOUT";
+    /// The value the body (or a wrapper, or a post-execute listener) produced does not match the
+    /// tool's output schema.
+    pub const INVALID_OUTPUT: &str = "INVALID_OUTPUT";
+    /// A pre-execute listener denied the call, or asked for approval that was not given.
+    pub const DENIED: &str = "DENIED";
+    /// A guard denied the call.
+    pub const GUARD_DENIED: &str = "GUARD_DENIED";
+    /// A post-execute listener blocked the result.
+    pub const BLOCKED: &str = "BLOCKED";
+    /// The default code of a [`ToolError`](super::ToolError) made from a plain message.
+    pub const TOOL_FAILED: &str = "TOOL_FAILED";
+    /// The tool body panicked.
+    pub const TOOL_PANICKED: &str = "TOOL_PANICKED";
+    /// A pre-execute or post-execute listener, or the approval service, panicked.
+    pub const LISTENER_PANICKED: &str = "LISTENER_PANICKED";
+    /// A guard panicked.
+    pub const GUARD_PANICKED: &str = "GUARD_PANICKED";
+    /// An execute wrapper panicked.
+    pub const WRAPPER_PANICKED: &str = "WRAPPER_PANICKED";
+    /// The tool's `render` or `presentation_meta` panicked.
+    pub const RENDER_PANICKED: &str = "RENDER_PANICKED";
+}
+
+/// A user error type that names its own failure code.
+///
+/// Implement it for the error type of a tool body so the result carries your code instead of
+/// [`codes::TOOL_FAILED`]; `?` then converts it into a [`ToolError`]. The `#[tool]` macro prefers
+/// this trait over [`fmt::Display`] when a body's error type implements both.
+///
+/// ```
+/// use tools_runtime::{ToolError, ToolFailure};
+///
+/// #[derive(Debug)]
+/// struct NotFound(String);
+/// impl std::fmt::Display for NotFound {
+///     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+///         write!(f, "no file at {}", self.0)
+///     }
+/// }
+/// impl ToolFailure for NotFound {
+///     fn code(&self) -> &str { "NOT_FOUND" }
+/// }
+///
+/// let err: ToolError = NotFound("/tmp/x".into()).into();
+/// assert_eq!(err.code(), "NOT_FOUND");
+/// assert_eq!(err.message(), "no file at /tmp/x");
+/// ```
+pub trait ToolFailure: fmt::Display {
+    /// The stable code of this failure, such as `NOT_FOUND`.
+    fn code(&self) -> &str;
+}
+
+/// The failure of a tool body or an execute wrapper: a message for the model and a stable code.
+///
+/// The failure content the model reads is exactly `Error: <message>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolError {
+    message: String,
+    code: Cow<'static, str>,
+}
+
+impl ToolError {
+    /// A failure with `message` and the default code [`codes::TOOL_FAILED`].
+    pub fn new(message: impl Into<String>) -> Self {
+        ToolError {
+            message: message.into(),
+            code: Cow::Borrowed(codes::TOOL_FAILED),
+        }
+    }
+
+    /// A failure with an explicit `code`.
+    pub fn with_code(code: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
+        ToolError {
+            message: message.into(),
+            code: code.into(),
+        }
+    }
+
+    /// A failure from a type that names its own code.
+    pub fn from_failure<E: ToolFailure + ?Sized>(error: &E) -> Self {
+        ToolError {
+            message: error.to_string(),
+            code: Cow::Owned(error.code().to_owned()),
+        }
+    }
+
+    /// A failure from anything displayable, with the default code [`codes::TOOL_FAILED`].
+    pub fn from_display<E: fmt::Display + ?Sized>(error: &E) -> Self {
+        ToolError::new(error.to_string())
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The stable code.
+    pub fn code(&self) -> &str {
+        &self.code
+    }
+
+    pub(crate) fn into_parts(self) -> (String, Cow<'static, str>) {
+        (self.message, self.code)
+    }
+
+    pub(crate) fn from_execution(error: ExecutionError) -> Self {
+        ToolError {
+            message: error.to_string(),
+            code: Cow::Borrowed(error.code()),
+        }
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+impl<E: ToolFailure> From<E> for ToolError {
+    fn from(error: E) -> Self {
+        ToolError::from_failure(&error)
+    }
+}
+
+/// Where in the pipeline a panic was caught.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PanicSite {
+    /// The tool body.
+    Body,
+    /// A pre-execute or post-execute listener, or the approval service.
+    Listener,
+    /// A guard.
+    Guard,
+    /// An execute wrapper.
+    Wrapper,
+    /// The output declaration's `render` or `presentation_meta`.
+    Render,
+}
+
+impl fmt::Display for PanicSite {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            PanicSite::Body => "the tool body",
+            PanicSite::Listener => "a listener",
+            PanicSite::Guard => "a guard",
+            PanicSite::Wrapper => "an execute wrapper",
+            PanicSite::Render => "the output renderer",
+        })
+    }
+}
+
+/// A failure the pipeline itself produces. Its [`code`](ExecutionError::code) and message become
+/// the result's [`ToolFailureInfo`](crate::ToolFailureInfo).
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExecutionError {
+    /// No visible tool has this name.
+    #[error("unknown tool `{name}`{}", suggestion(.suggestions))]
+    UnknownTool {
+        /// The requested name.
+        name: String,
+        /// The closest visible names, best first.
+        suggestions: Vec<String>,
+    },
+    /// The calling agent scope is no longer live.
+    #[error("unknown tool `{name}`: the calling agent scope has been disposed")]
+    ScopeGone {
+        /// The requested name.
+        name: String,
+    },
+    /// The arguments do not match the input schema.
+    #[error("invalid arguments for `{tool}`: {violations}")]
+    InvalidArgs {
+        /// The tool.
+        tool: String,
+        /// Every violation, `; `-separated, each with its JSON pointer.
+        violations: String,
+    },
+    /// Cancelled before the body started.
+    #[error("the call to `{tool}` was cancelled before it started")]
+    AbortedBeforeDispatch {
+        /// The tool.
+        tool: String,
+    },
+    /// Cancelled after the body started.
+    #[error("the call to `{tool}` was cancelled")]
+    Aborted {
+        /// The tool.
+        tool: String,
+    },
+    /// A pre-execute listener denied the call (or approval was not given).
+    #[error("{reason}")]
+    Denied {
+        /// The reason given.
+        reason: String,
+    },
+    /// A guard denied the call.
+    #[error("{reason}")]
+    GuardDenied {
+        /// The reason given.
+        reason: String,
+    },
+    /// The produced value does not match the output schema.
+    #[error("`{tool}` produced an invalid output: {violations}")]
+    InvalidOutput {
+        /// The tool.
+        tool: String,
+        /// Every violation, `; `-separated.
+        violations: String,
+    },
+    /// A post-execute listener blocked the result.
+    #[error("{feedback}")]
+    Blocked {
+        /// The listener's feedback.
+        feedback: String,
+    },
+    /// The shipped timeout wrapper stopped the call.
+    #[error("`{tool}` did not finish within {millis} ms")]
+    Timeout {
+        /// The tool.
+        tool: String,
+        /// The deadline, in milliseconds.
+        millis: u128,
+    },
+    /// A panic was caught.
+    #[error("{site} of `{tool}` panicked: {message}")]
+    Panicked {
+        /// Where.
+        site: PanicSite,
+        /// The tool.
+        tool: String,
+        /// The panic payload, when it was a string.
+        message: String,
+    },
+}
+
+fn suggestion(names: &[String]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => format!("; did you mean `{one}`?"),
+        many => {
+            let list: Vec<String> = many.iter().map(|n| format!("`{n}`")).collect();
+            format!("; did you mean one of {}?", list.join(", "))
+        }
+    }
+}
+
+impl ExecutionError {
+    /// The stable code of this failure (see [`codes`]).
+    pub fn code(&self) -> &'static str {
+        match self {
+            ExecutionError::UnknownTool { .. } | ExecutionError::ScopeGone { .. } => {
+                codes::UNKNOWN_TOOL
+            }
+            ExecutionError::InvalidArgs { .. } => codes::INVALID_ARGS,
+            ExecutionError::AbortedBeforeDispatch { .. } => codes::ABORTED_BEFORE_DISPATCH,
+            ExecutionError::Aborted { .. } => codes::ABORTED,
+            ExecutionError::Denied { .. } => codes::DENIED,
+            ExecutionError::GuardDenied { .. } => codes::GUARD_DENIED,
+            ExecutionError::InvalidOutput { .. } => codes::INVALID_OUTPUT,
+            ExecutionError::Blocked { .. } => codes::BLOCKED,
+            ExecutionError::Timeout { .. } => codes::TOOL_TIMEOUT,
+            ExecutionError::Panicked { site, .. } => match site {
+                PanicSite::Body => codes::TOOL_PANICKED,
+                PanicSite::Listener => codes::LISTENER_PANICKED,
+                PanicSite::Guard => codes::GUARD_PANICKED,
+                PanicSite::Wrapper => codes::WRAPPER_PANICKED,
+                PanicSite::Render => codes::RENDER_PANICKED,
+            },
+        }
+    }
+}
+
+/// A definition could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DefinitionError {
+    /// The name breaks the tool-name rule (1 to 128 characters from `A-Z a-z 0-9 _ - .`).
+    #[error("invalid tool name {name:?}: {reason}")]
+    InvalidName {
+        /// The name.
+        name: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// No body was given.
+    #[error("tool `{name}` has no body: call `execute(...)` on the builder")]
+    MissingBody {
+        /// The tool.
+        name: String,
+    },
+    /// No output declaration was given.
+    #[error("tool `{name}` has no output declaration: call `output(...)` on the builder")]
+    MissingOutput {
+        /// The tool.
+        name: String,
+    },
+    /// No input schema was given.
+    #[error("tool `{name}` has no input schema: call `input_schema(...)` on the builder")]
+    MissingInputSchema {
+        /// The tool.
+        name: String,
+    },
+    /// The input schema is outside the supported subset or not an object schema.
+    #[error("tool `{name}`: unsupported input schema: {details}")]
+    InvalidInputSchema {
+        /// The tool.
+        name: String,
+        /// What is wrong and where (JSON pointers).
+        details: String,
+    },
+    /// The output schema is outside the supported subset.
+    #[error("tool `{name}`: unsupported output schema: {details}")]
+    InvalidOutputSchema {
+        /// The tool.
+        name: String,
+        /// What is wrong and where (JSON pointers).
+        details: String,
+    },
+    /// The timeout is zero, negative or not finite.
+    #[error("tool `{name}`: the timeout must be positive and finite, got {given}")]
+    InvalidTimeout {
+        /// The tool.
+        name: String,
+        /// The given value, as written.
+        given: String,
+    },
+}
+
+impl DefinitionError {
+    /// The stable code of this error.
+    pub fn code(&self) -> &'static str {
+        match self {
+            DefinitionError::InvalidName { .. } => "INVALID_TOOL_NAME",
+            DefinitionError::MissingBody { .. } => "MISSING_BODY",
+            DefinitionError::MissingOutput { .. } => "MISSING_OUTPUT",
+            DefinitionError::MissingInputSchema { .. } => "MISSING_INPUT_SCHEMA",
+            DefinitionError::InvalidInputSchema { .. } => "INVALID_INPUT_SCHEMA",
+            DefinitionError::InvalidOutputSchema { .. } => "INVALID_OUTPUT_SCHEMA",
+            DefinitionError::InvalidTimeout { .. } => "INVALID_TIMEOUT",
+        }
+    }
+}
+
+/// A registry operation was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// The name is already registered (or reserved) in this layer.
+    #[error("`{name}` is already {what} in this scope")]
+    Duplicate {
+        /// The name.
+        name: String,
+        /// `registered` or `reserved`.
+        what: &'static str,
+    },
+    /// The name is reserved by the registry (`run_code`).
+    #[error(
+        "`{name}` is reserved by the registry and cannot be registered, reserved or restricted"
+    )]
+    ReservedName {
+        /// The name.
+        name: String,
+    },
+    /// `restrict` was called on the global scope.
+    #[error("only an agent scope can be restricted; the global tool set is changed by registering")]
+    NotAgentScope,
+    /// The filter names nothing.
+    #[error("a tool filter must name at least one tool")]
+    EmptyFilter,
+    /// The filter names tools that are not global tools or reserved global names.
+    #[error("the filter names unknown tools: {}", .names.join(", "))]
+    UnknownNames {
+        /// The unknown names.
+        names: Vec<String>,
+    },
+    /// The filter names tools local to an agent scope; masks apply to global tools only.
+    #[error("the filter names agent-local tools, which masks do not apply to: {}", .names.join(", "))]
+    LocalNames {
+        /// The local names.
+        names: Vec<String>,
+    },
+    /// The scope (or one of its ancestors) has been disposed.
+    #[error("the scope has been disposed")]
+    ScopeDisposed,
+    /// The definition could not be built.
+    #[error(transparent)]
+    Definition(#[from] DefinitionError),
+}
+
+impl RegistryError {
+    /// The stable code of this error.
+    pub fn code(&self) -> &'static str {
+        match self {
+            RegistryError::Duplicate { .. } => "DUPLICATE_NAME",
+            RegistryError::ReservedName { .. } => "RESERVED_NAME",
+            RegistryError::NotAgentScope => "NOT_AGENT_SCOPE",
+            RegistryError::EmptyFilter => "EMPTY_FILTER",
+            RegistryError::UnknownNames { .. } => "UNKNOWN_NAMES",
+            RegistryError::LocalNames { .. } => "LOCAL_NAMES",
+            RegistryError::ScopeDisposed => "SCOPE_DISPOSED",
+            RegistryError::Definition(e) => e.code(),
+        }
+    }
+}

@@ -1,0 +1,476 @@
+//! The policy hooks of the pipeline, in the order they run: pre-execute decisions (with the
+//! approval service for `ask`), guards, execute wrappers, post-execute decisions, and result
+//! observers; plus registry change listeners.
+
+use std::any::Any;
+use std::fmt;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::content::{AdditionalContext, ContentBlock};
+use crate::definition::ToolDefinition;
+use crate::error::{ExecutionError, PanicSite, ToolError};
+use crate::execution::{ToolExecution, ToolRunContext};
+use crate::registry::{ScopeKey, ToolRuntime};
+use crate::result::ToolExecutionResult;
+
+/// The decision of the pre-execute waterfall. Each listener receives the decision so far
+/// (starting at [`Allow`](PreDecision::Allow)) and returns the next one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PreDecision {
+    /// Let the call proceed.
+    Allow,
+    /// Refuse the call with a reason the model reads.
+    Deny {
+        /// The reason.
+        reason: String,
+    },
+    /// Ask the approval service; without one installed, this is a denial.
+    Ask {
+        /// Why approval is needed.
+        reason: Option<String>,
+    },
+}
+
+impl PreDecision {
+    /// A denial with `reason`.
+    pub fn deny(reason: impl Into<String>) -> Self {
+        PreDecision::Deny {
+            reason: reason.into(),
+        }
+    }
+    /// A request for approval with `reason`.
+    pub fn ask(reason: impl Into<String>) -> Self {
+        PreDecision::Ask {
+            reason: Some(reason.into()),
+        }
+    }
+}
+
+/// What replaces part of a successful result in a post-execute decision: the content or the
+/// value, never both.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Replacement {
+    /// New content; the value and metadata are kept.
+    Content(Vec<ContentBlock>),
+    /// A new canonical value; it is validated against the output schema and rendered again.
+    Value(Value),
+}
+
+/// The decision of a post-execute listener on a successful result.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PostDecision {
+    /// Keep the result, optionally replacing its content or value, and attach contexts.
+    Accept {
+        /// What to replace, if anything.
+        replace: Option<Replacement>,
+        /// Contexts to append after the tool's own deferred contexts.
+        contexts: Vec<AdditionalContext>,
+    },
+    /// Turn the result into a valueless failure carrying `feedback`; the tool's deferred
+    /// contexts are dropped and only `contexts` remain.
+    Block {
+        /// What the model reads.
+        feedback: String,
+        /// The only contexts the failed result carries.
+        contexts: Vec<AdditionalContext>,
+    },
+}
+
+impl PostDecision {
+    /// Keep the result as it is.
+    pub fn accept() -> Self {
+        PostDecision::Accept {
+            replace: None,
+            contexts: Vec::new(),
+        }
+    }
+    /// Keep the value, replace the content.
+    pub fn replace_content(content: Vec<ContentBlock>) -> Self {
+        PostDecision::Accept {
+            replace: Some(Replacement::Content(content)),
+            contexts: Vec::new(),
+        }
+    }
+    /// Replace the value (validated and rendered again).
+    pub fn replace_value(value: Value) -> Self {
+        PostDecision::Accept {
+            replace: Some(Replacement::Value(value)),
+            contexts: Vec::new(),
+        }
+    }
+    /// Block the result with `feedback`.
+    pub fn block(feedback: impl Into<String>) -> Self {
+        PostDecision::Block {
+            feedback: feedback.into(),
+            contexts: Vec::new(),
+        }
+    }
+    /// The same decision with one more context attached.
+    pub fn with_context(mut self, context: AdditionalContext) -> Self {
+        match &mut self {
+            PostDecision::Accept { contexts, .. } | PostDecision::Block { contexts, .. } => {
+                contexts.push(context)
+            }
+        }
+        self
+    }
+}
+
+/// The successful result a post-execute listener inspects.
+#[derive(Debug, Clone, Copy)]
+pub struct PostView<'a> {
+    /// The canonical value.
+    pub value: &'a Value,
+    /// The content so far.
+    pub content: &'a [ContentBlock],
+    /// The presentation metadata so far.
+    pub meta: Option<&'a Value>,
+}
+
+/// An owned copy of a successful result, for asynchronous post-execute listeners.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PostSnapshot {
+    /// The canonical value.
+    pub value: Value,
+    /// The content so far.
+    pub content: Vec<ContentBlock>,
+    /// The presentation metadata so far.
+    pub meta: Option<Value>,
+}
+
+/// The answer of an [`ApprovalService`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Approval {
+    /// The call may proceed.
+    Approved,
+    /// The call is refused.
+    Denied {
+        /// Why, if the service says.
+        reason: Option<String>,
+    },
+}
+
+/// The service that answers [`PreDecision::Ask`]. Install one with
+/// [`ToolRuntime::set_approval`]; without one, `ask` is a denial.
+///
+/// Closures `Fn(ToolExecution, Option<String>) -> impl Future<Output = Approval>` implement it.
+pub trait ApprovalService: Send + Sync + 'static {
+    /// Asks whether `exec` may proceed; `reason` is what the asking listener gave.
+    fn request(&self, exec: ToolExecution, reason: Option<String>) -> BoxFuture<'static, Approval>;
+}
+
+impl<F, Fut> ApprovalService for F
+where
+    F: Fn(ToolExecution, Option<String>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Approval> + Send + 'static,
+{
+    fn request(&self, exec: ToolExecution, reason: Option<String>) -> BoxFuture<'static, Approval> {
+        Box::pin(self(exec, reason))
+    }
+}
+
+/// A change of the registry's shared state, delivered unfiltered to every
+/// [`on_change`](crate::Scope::on_change) listener.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RegistryChange {
+    /// A tool was registered in `scope`.
+    Registered {
+        /// The tool.
+        name: String,
+        /// Its layer.
+        scope: ScopeKey,
+    },
+    /// A tool was removed from `scope`.
+    Removed {
+        /// The tool.
+        name: String,
+        /// Its layer.
+        scope: ScopeKey,
+    },
+    /// A name was reserved in `scope`.
+    Reserved {
+        /// The name.
+        name: String,
+        /// Its layer.
+        scope: ScopeKey,
+    },
+    /// A reservation was removed from `scope`.
+    Unreserved {
+        /// The name.
+        name: String,
+        /// Its layer.
+        scope: ScopeKey,
+    },
+    /// A mask was added to or removed from an agent scope.
+    MasksChanged {
+        /// The agent scope.
+        scope: ScopeKey,
+    },
+    /// An agent scope was disposed.
+    ScopeDisposed {
+        /// The agent scope.
+        scope: ScopeKey,
+    },
+}
+
+pub(crate) type PreSyncFn = dyn Fn(&ToolExecution, PreDecision) -> PreDecision + Send + Sync;
+pub(crate) type PreAsyncFn =
+    dyn Fn(ToolExecution, PreDecision) -> BoxFuture<'static, PreDecision> + Send + Sync;
+pub(crate) type GuardFn = dyn Fn(&ToolExecution) -> Option<String> + Send + Sync;
+pub(crate) type WrapperFn =
+    dyn Fn(Dispatch, Next) -> BoxFuture<'static, Result<Value, ToolError>> + Send + Sync;
+pub(crate) type PostSyncFn = dyn Fn(&ToolExecution, PostView<'_>) -> PostDecision + Send + Sync;
+pub(crate) type PostAsyncFn =
+    dyn Fn(ToolExecution, PostSnapshot) -> BoxFuture<'static, PostDecision> + Send + Sync;
+pub(crate) type ObserverFn = dyn Fn(&ToolExecution, &ToolExecutionResult) + Send + Sync;
+pub(crate) type ChangeFn = dyn Fn(&RegistryChange) + Send + Sync;
+
+#[derive(Clone)]
+pub(crate) enum PreListener {
+    Sync(Arc<PreSyncFn>),
+    Async(Arc<PreAsyncFn>),
+}
+
+#[derive(Clone)]
+pub(crate) enum PostListener {
+    Sync(Arc<PostSyncFn>),
+    Async(Arc<PostAsyncFn>),
+}
+
+/// One listener with the registration that owns it and the layer it applies to.
+#[derive(Clone)]
+pub(crate) struct Entry<T> {
+    pub(crate) id: u64,
+    pub(crate) layer: u64,
+    pub(crate) f: T,
+}
+
+/// A snapshot of every listener list, swapped as a whole on change so a call reads all of them
+/// with one reference-count increment.
+#[derive(Clone, Default)]
+pub(crate) struct Listeners {
+    pub(crate) pre: Vec<Entry<PreListener>>,
+    pub(crate) guards: Vec<Entry<Arc<GuardFn>>>,
+    pub(crate) wrappers: Vec<Entry<Arc<WrapperFn>>>,
+    pub(crate) post: Vec<Entry<PostListener>>,
+    pub(crate) observers: Vec<Entry<Arc<ObserverFn>>>,
+    pub(crate) change: Vec<Entry<Arc<ChangeFn>>>,
+}
+
+impl Listeners {
+    pub(crate) fn remove(&mut self, id: u64) -> bool {
+        let before = self.len();
+        self.pre.retain(|e| e.id != id);
+        self.guards.retain(|e| e.id != id);
+        self.wrappers.retain(|e| e.id != id);
+        self.post.retain(|e| e.id != id);
+        self.observers.retain(|e| e.id != id);
+        self.change.retain(|e| e.id != id);
+        before != self.len()
+    }
+
+    fn len(&self) -> usize {
+        self.pre.len()
+            + self.guards.len()
+            + self.wrappers.len()
+            + self.post.len()
+            + self.observers.len()
+            + self.change.len()
+    }
+}
+
+/// The dispatch an execute wrapper sees: the read-only execution, the resolved definition, and
+/// the one thing a wrapper may change, the cancellation token.
+pub struct Dispatch {
+    exec: ToolExecution,
+    def: ToolDefinition,
+    cancel: CancellationToken,
+    replaced: bool,
+}
+
+impl Dispatch {
+    pub(crate) fn new(exec: ToolExecution, def: ToolDefinition) -> Self {
+        let cancel = exec.cancellation().clone();
+        Dispatch {
+            exec,
+            def,
+            cancel,
+            replaced: false,
+        }
+    }
+    /// The read-only execution.
+    pub fn execution(&self) -> &ToolExecution {
+        &self.exec
+    }
+    /// The definition that will run.
+    pub fn definition(&self) -> &ToolDefinition {
+        &self.def
+    }
+    /// The current cancellation token (the caller's, unless a wrapper replaced it).
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+    /// Replaces the cancellation token for the rest of the chain. The caller's token still
+    /// cancels the body: the registry fuses it back in just before the body runs.
+    pub fn set_cancellation(&mut self, token: CancellationToken) {
+        self.cancel = token;
+        self.replaced = true;
+    }
+}
+
+impl fmt::Debug for Dispatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Dispatch")
+            .field("execution", &self.exec)
+            .field("replaced_cancellation", &self.replaced)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The rest of the wrapper chain, ending in the tool body. Call [`run`](Next::run) to continue
+/// (more than once to retry); return without calling it to answer for the tool (a made-up
+/// success is validated and rendered through the tool's own output declaration).
+#[derive(Clone)]
+pub struct Next {
+    listeners: Arc<Listeners>,
+    index: usize,
+    runtime: ToolRuntime,
+}
+
+impl fmt::Debug for Next {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Next")
+            .field("index", &self.index)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Next {
+    pub(crate) fn new(listeners: Arc<Listeners>, runtime: ToolRuntime) -> Self {
+        Next {
+            listeners,
+            index: 0,
+            runtime,
+        }
+    }
+
+    /// Runs the rest of the chain with `dispatch`.
+    pub fn run(&self, dispatch: Dispatch) -> BoxFuture<'static, Result<Value, ToolError>> {
+        let wrappers = &self.listeners.wrappers;
+        let mut i = self.index;
+        while i < wrappers.len() && !dispatch.exec.applies(wrappers[i].layer) {
+            i += 1;
+        }
+        let Some(entry) = wrappers.get(i) else {
+            return invoke_body(dispatch, self.runtime.clone());
+        };
+        let next = Next {
+            listeners: self.listeners.clone(),
+            index: i + 1,
+            runtime: self.runtime.clone(),
+        };
+        let tool = dispatch.def.name().to_owned();
+        let f = entry.f.clone();
+        match std::panic::catch_unwind(AssertUnwindSafe(|| f(dispatch, next))) {
+            Ok(fut) => Box::pin(async move {
+                match AssertUnwindSafe(fut).catch_unwind().await {
+                    Ok(r) => r,
+                    Err(p) => Err(panicked(PanicSite::Wrapper, tool, p)),
+                }
+            }),
+            Err(p) => Box::pin(std::future::ready(Err(panicked(
+                PanicSite::Wrapper,
+                tool,
+                p,
+            )))),
+        }
+    }
+}
+
+pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a non-string panic payload".to_owned()
+    }
+}
+
+pub(crate) fn panicked(site: PanicSite, tool: String, payload: Box<dyn Any + Send>) -> ToolError {
+    ToolError::from_execution(ExecutionError::Panicked {
+        site,
+        tool,
+        message: panic_message(&*payload),
+    })
+}
+
+/// The innermost step: check cancellation, fuse the caller's token back in, and run the body
+/// to completion (it is never raced away from).
+pub(crate) fn invoke_body(
+    dispatch: Dispatch,
+    runtime: ToolRuntime,
+) -> BoxFuture<'static, Result<Value, ToolError>> {
+    let Dispatch {
+        exec,
+        def,
+        cancel,
+        replaced,
+    } = dispatch;
+    let caller = exec.cancellation().clone();
+    if caller.is_cancelled() || cancel.is_cancelled() {
+        let err = ExecutionError::AbortedBeforeDispatch {
+            tool: def.name().to_owned(),
+        };
+        return Box::pin(std::future::ready(Err(ToolError::from_execution(err))));
+    }
+    // A replaced token is fused with the caller's: the body sees a child of the wrapper's token,
+    // which the caller's cancellation also cancels (below).
+    let fused = replaced.then(|| cancel.child_token());
+    let body_token = fused.clone().unwrap_or(caller.clone());
+    exec.0.body_started.store(true, Ordering::Release);
+    let args = exec.arguments_arc().clone();
+    let ctx = ToolRunContext {
+        exec,
+        cancel: body_token,
+        runtime,
+    };
+    let body = def.0.body.clone();
+    let started = std::panic::catch_unwind(AssertUnwindSafe(|| body(args, ctx)));
+    let fut = match started {
+        Ok(fut) => fut,
+        Err(p) => {
+            let err = panicked(PanicSite::Body, def.name().to_owned(), p);
+            return Box::pin(std::future::ready(Err(err)));
+        }
+    };
+    let fut = async move {
+        match AssertUnwindSafe(fut).catch_unwind().await {
+            Ok(r) => r,
+            Err(p) => Err(panicked(PanicSite::Body, def.name().to_owned(), p)),
+        }
+    };
+    match fused {
+        None => Box::pin(fut),
+        Some(fused) => Box::pin(async move {
+            let mut fut = std::pin::pin!(fut);
+            tokio::select! {
+                biased;
+                r = &mut fut => r,
+                () = caller.cancelled() => {
+                    fused.cancel();
+                    fut.await
+                }
+            }
+        }),
+    }
+}

@@ -1,6 +1,6 @@
-//! The `tools-codegen` command-line tool.
+//! The `tools-codegen` command-line tool: see `tools-codegen --help` and
+//! [`tools_codegen::cli`].
 
 fn main() {
-    eprintln!("tools-codegen: the command-line interface is not built yet");
-    std::process::exit(2);
+    tools_codegen::cli::main()
 }

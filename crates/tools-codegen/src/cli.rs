@@ -1,0 +1,377 @@
+//! The `tools-codegen` command-line tool (behind the default `cli` feature).
+//!
+//! [`run`] is the whole program with its streams passed in, so tests and build scripts can call
+//! it without a process; `src/main.rs` only forwards to [`main`].
+//!
+//! Exit status: `0` success, `1` a `--check` found a file that differs (a unified diff is
+//! printed), `2` bad usage or bad input (the error names the file and line and column, or the
+//! tool and JSON pointer).
+
+use crate::{CodegenError, Language, Renderer};
+use clap::{Args, Parser, Subcommand};
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use tools_schema::{Catalog, CatalogError};
+
+const EXAMPLES: &str = "\
+Examples:
+  # Render every output of the example catalog into generated/
+  tools-codegen all --catalog examples/catalog.json --out-dir generated
+
+  # Fail (exit 1, with a diff) when the checked-in files are out of date
+  tools-codegen all --catalog examples/catalog.json --out-dir generated --check
+
+  # The TypeScript SDK on stdout, the catalog read from stdin
+  my-mcp-server --list-tools | tools-codegen sdk --lang typescript
+
+  # The Python SDK into a file, written atomically
+  tools-codegen sdk --lang python --catalog tools.json --out sdk/tools.py
+
+  # The docs, with your own templates overriding the embedded ones
+  tools-codegen docs --catalog tools.json --templates my-templates --out docs/tools.md
+
+The catalog is the MCP tools/list result: {\"tools\": [{\"name\", \"description\",
+\"inputSchema\", \"outputSchema\"}]}, or a bare array of tools.
+Exit status: 0 success, 1 --check found a difference, 2 bad usage or bad input.";
+
+/// The file names `all` writes into `--out-dir`.
+pub const ALL_FILES: [(&str, Output); 3] = [
+    ("sdk.ts", Output::Sdk(Language::TypeScript)),
+    ("sdk.py", Output::Sdk(Language::Python)),
+    ("catalog.md", Output::Docs),
+];
+
+/// One thing the tool can render.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    /// The SDK in a language.
+    Sdk(Language),
+    /// The Markdown catalog docs.
+    Docs,
+}
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "tools-codegen",
+    version,
+    about = "Render a tool catalog into a typed TypeScript or Python SDK and Markdown docs.",
+    long_about = "Render a tool catalog into a typed TypeScript or Python SDK and Markdown docs.\n\n\
+The output is byte-identical for the same tools, whatever their order in the input.",
+    after_help = EXAMPLES
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Render the typed SDK in one language.
+    #[command(after_help = EXAMPLES)]
+    Sdk {
+        /// The SDK language: typescript or python.
+        #[arg(long, value_name = "LANG", value_parser = parse_language)]
+        lang: Language,
+        #[command(flatten)]
+        input: InputArgs,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// Render the Markdown catalog docs.
+    #[command(after_help = EXAMPLES)]
+    Docs {
+        #[command(flatten)]
+        input: InputArgs,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// Render sdk.ts, sdk.py and catalog.md into a folder.
+    #[command(after_help = EXAMPLES)]
+    All {
+        #[command(flatten)]
+        input: InputArgs,
+        /// The folder to write into (created when missing).
+        #[arg(long, value_name = "DIR")]
+        out_dir: PathBuf,
+        /// Write nothing; exit 1 with a unified diff when a file on disk differs.
+        #[arg(long)]
+        check: bool,
+    },
+    /// Print the Code Mode usage text for a language.
+    Usage {
+        /// The language: typescript or python.
+        #[arg(long, value_name = "LANG", value_parser = parse_language)]
+        lang: Language,
+        /// Templates overriding the embedded ones (files of the same name).
+        #[arg(long, value_name = "DIR")]
+        templates: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Args)]
+struct InputArgs {
+    /// The catalog file (MCP tools/list JSON); `-` or absent reads stdin.
+    #[arg(long, value_name = "FILE")]
+    catalog: Option<PathBuf>,
+    /// Templates overriding the embedded ones (files of the same name).
+    #[arg(long, value_name = "DIR")]
+    templates: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+struct OutputArgs {
+    /// Write to FILE (atomically: a temporary file, then a rename) instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Write nothing; exit 1 with a unified diff when FILE differs from the rendering.
+    #[arg(long, requires = "out")]
+    check: bool,
+}
+
+fn parse_language(name: &str) -> Result<Language, String> {
+    Language::from_name(name)
+        .ok_or_else(|| format!("unknown language {name:?}; expected typescript or python"))
+}
+
+/// Why the tool failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CliError {
+    /// The catalog could not be read or is invalid.
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
+    /// Standard input could not be read.
+    #[error("<stdin>: cannot read the catalog: {0}")]
+    Stdin(#[source] std::io::Error),
+    /// The templates could not be loaded or rendered.
+    #[error(transparent)]
+    Codegen(#[from] CodegenError),
+    /// An output file could not be read (for `--check`) or written.
+    #[error("{path}: cannot {action}: {error}")]
+    File {
+        /// The file.
+        path: String,
+        /// `read the file`, `write the file` or `create the folder`.
+        action: &'static str,
+        /// The underlying error.
+        #[source]
+        error: std::io::Error,
+    },
+}
+
+impl CliError {
+    /// The stable error code: the catalog's or codegen's code, `STDIN` or `FILE_IO`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            CliError::Catalog(e) => e.code(),
+            CliError::Stdin(_) => "STDIN",
+            CliError::Codegen(e) => e.code(),
+            CliError::File { .. } => "FILE_IO",
+        }
+    }
+}
+
+/// Runs the tool as a process: real arguments and streams, and exits with its status.
+pub fn main() -> ! {
+    let status = run(
+        std::env::args_os(),
+        &mut std::io::stdin().lock(),
+        &mut std::io::stdout().lock(),
+        &mut std::io::stderr().lock(),
+    );
+    std::process::exit(status)
+}
+
+/// Runs the tool with `args` (the first is the program name) and the given streams; returns the
+/// exit status (`0`, `1` when `--check` found a difference, `2` on error).
+pub fn run(
+    args: impl IntoIterator<Item = impl Into<OsString> + Clone>,
+    stdin: &mut dyn Read,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> i32 {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(error) => {
+            let text = error.render().ansi().to_string();
+            let stream: &mut dyn Write = if error.use_stderr() { stderr } else { stdout };
+            let _ = stream.write_all(text.as_bytes());
+            return error.exit_code();
+        }
+    };
+    match execute(cli.command, stdin, stdout, stderr) {
+        Ok(status) => status,
+        Err(error) => {
+            let _ = writeln!(stderr, "tools-codegen: error[{}]: {error}", error.code());
+            2
+        }
+    }
+}
+
+fn renderer(templates: Option<&Path>) -> Result<Renderer, CliError> {
+    Ok(match templates {
+        Some(dir) => Renderer::with_template_dir(dir)?,
+        None => Renderer::new()?,
+    })
+}
+
+fn load(catalog: Option<&Path>, stdin: &mut dyn Read) -> Result<Catalog, CliError> {
+    match catalog {
+        Some(path) if path != Path::new("-") => Ok(Catalog::load(path)?),
+        _ => {
+            let mut text = String::new();
+            stdin.read_to_string(&mut text).map_err(CliError::Stdin)?;
+            Ok(Catalog::from_json_str(&text, Some("<stdin>"))?)
+        }
+    }
+}
+
+fn render(renderer: &Renderer, catalog: &Catalog, output: Output) -> Result<String, CliError> {
+    Ok(match output {
+        Output::Sdk(language) => renderer.sdk(catalog, language)?,
+        Output::Docs => renderer.markdown(catalog)?,
+    })
+}
+
+fn execute(
+    command: Command,
+    stdin: &mut dyn Read,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> Result<i32, CliError> {
+    let (input, output_args, what) = match command {
+        Command::Sdk {
+            lang,
+            input,
+            output,
+        } => (input, output, Output::Sdk(lang)),
+        Command::Docs { input, output } => (input, output, Output::Docs),
+        Command::Usage { lang, templates } => {
+            let text = renderer(templates.as_deref())?.usage(lang)?;
+            write_stdout(stdout, &text)?;
+            return Ok(0);
+        }
+        Command::All {
+            input,
+            out_dir,
+            check,
+        } => {
+            let renderer = renderer(input.templates.as_deref())?;
+            let catalog = load(input.catalog.as_deref(), stdin)?;
+            let mut status = 0;
+            if !check {
+                std::fs::create_dir_all(&out_dir).map_err(|error| CliError::File {
+                    path: out_dir.display().to_string(),
+                    action: "create the folder",
+                    error,
+                })?;
+            }
+            for (name, what) in ALL_FILES {
+                let text = render(&renderer, &catalog, what)?;
+                let path = out_dir.join(name);
+                status = status.max(deliver(&path, &text, check, stdout, stderr)?);
+            }
+            return Ok(status);
+        }
+    };
+    let renderer = renderer(input.templates.as_deref())?;
+    let catalog = load(input.catalog.as_deref(), stdin)?;
+    let text = render(&renderer, &catalog, what)?;
+    match output_args.out {
+        Some(path) => deliver(&path, &text, output_args.check, stdout, stderr),
+        None => {
+            write_stdout(stdout, &text)?;
+            Ok(0)
+        }
+    }
+}
+
+fn write_stdout(stdout: &mut dyn Write, text: &str) -> Result<(), CliError> {
+    stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .map_err(|error| CliError::File {
+            path: "<stdout>".into(),
+            action: "write the file",
+            error,
+        })
+}
+
+/// Checks `path` against `text` (`check`) or writes it atomically; returns the exit status.
+fn deliver(
+    path: &Path,
+    text: &str,
+    check: bool,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> Result<i32, CliError> {
+    let shown = path.display().to_string();
+    let existing = match std::fs::read_to_string(path) {
+        Ok(existing) => Some(existing),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
+        Err(error) => {
+            return Err(CliError::File {
+                path: shown,
+                action: "read the file",
+                error,
+            });
+        }
+    };
+    if check {
+        if existing.as_deref() == Some(text) {
+            return Ok(0);
+        }
+        let old = existing.as_deref().unwrap_or("");
+        let diff = similar::TextDiff::from_lines(old, text)
+            .unified_diff()
+            .context_radius(3)
+            .header(
+                &format!("{shown} (on disk)"),
+                &format!("{shown} (generated)"),
+            )
+            .to_string();
+        let _ = stdout.write_all(diff.as_bytes());
+        let reason = if existing.is_some() {
+            "differs from the catalog's rendering"
+        } else {
+            "is missing"
+        };
+        let _ = writeln!(
+            stderr,
+            "tools-codegen: {shown} {reason}; regenerate it by running the same command without --check"
+        );
+        return Ok(1);
+    }
+    if existing.as_deref() != Some(text) {
+        write_atomically(path, text)?;
+    }
+    let _ = writeln!(stderr, "tools-codegen: wrote {shown}");
+    Ok(0)
+}
+
+/// Writes a temporary file beside `path`, then renames it over `path`: a reader sees the old
+/// file or the new one, never a half-written one.
+fn write_atomically(path: &Path, text: &str) -> Result<(), CliError> {
+    let fail = |action: &'static str| {
+        let path = path.display().to_string();
+        move |error: std::io::Error| CliError::File {
+            path,
+            action,
+            error,
+        }
+    };
+    let dir = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&dir).map_err(fail("create the folder"))?;
+    let mut file = tempfile::NamedTempFile::new_in(&dir).map_err(fail("write the file"))?;
+    file.write_all(text.as_bytes())
+        .and_then(|()| file.flush())
+        .map_err(fail("write the file"))?;
+    file.persist(path)
+        .map_err(|e| e.error)
+        .map_err(fail("write the file"))?;
+    Ok(())
+}

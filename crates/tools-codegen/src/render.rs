@@ -1,0 +1,264 @@
+//! Computing the template contexts: every type, name and key the templates print.
+
+use crate::lower::{Ty, lower_root};
+use crate::py::{PyModule, py_type};
+use crate::text::ts_string;
+use crate::ts::{Layout, ts_key, ts_type};
+use serde::Serialize;
+use serde_json::Value;
+use tools_schema::ToolSchema;
+
+/// A tool in the TypeScript SDK template.
+#[derive(Debug, Serialize)]
+pub(crate) struct TsTool {
+    name: String,
+    key: String,
+    description: String,
+    args: String,
+    output: String,
+    bindable: bool,
+}
+
+/// The TypeScript SDK template's context.
+#[derive(Debug, Serialize)]
+pub(crate) struct TsContext {
+    tools: Vec<TsTool>,
+}
+
+/// Tool names that cannot be members of the `tools` object: a `then` member would make the
+/// object a thenable, so `await tools` (or returning it from an async function) would call it.
+const TS_UNBINDABLE: &[&str] = &["then"];
+
+pub(crate) fn typescript_context(tools: &[ToolSchema]) -> TsContext {
+    let layout = Layout::Multi { indent: 2 };
+    let tools = tools
+        .iter()
+        .map(|tool| TsTool {
+            name: ts_string(&tool.name),
+            key: ts_key(&tool.name),
+            description: tool.description.clone(),
+            args: ts_type(&lower_root(&tool.input_schema), layout),
+            output: match &tool.output_schema {
+                Some(schema) => ts_type(&lower_root(schema), layout),
+                None => "JsonValue".to_owned(),
+            },
+            bindable: !TS_UNBINDABLE.contains(&tool.name.as_str()),
+        })
+        .collect();
+    TsContext { tools }
+}
+
+/// A `TypedDict` in the Python SDK template.
+#[derive(Debug, Serialize)]
+pub(crate) struct PyTypedDict {
+    name: String,
+    description: String,
+    functional: bool,
+    fields: Vec<PyField>,
+}
+
+/// A `TypedDict` key in the Python SDK template.
+#[derive(Debug, Serialize)]
+pub(crate) struct PyField {
+    key: String,
+    ty: String,
+    description: String,
+}
+
+/// A tool in the Python SDK template.
+#[derive(Debug, Serialize)]
+pub(crate) struct PyTool {
+    name: String,
+    method: String,
+    description: String,
+    args: String,
+    output: String,
+}
+
+/// The Python SDK template's context.
+#[derive(Debug, Serialize)]
+pub(crate) struct PyContext {
+    typed_dicts: Vec<PyTypedDict>,
+    method_tools: Vec<PyTool>,
+    subscript_tools: Vec<PyTool>,
+}
+
+pub(crate) fn python_context(tools: &[ToolSchema]) -> PyContext {
+    let mut module = PyModule::new(tools.iter().map(|t| t.name.as_str()));
+    let mut typed = Vec::with_capacity(tools.len());
+    for tool in tools {
+        let mut m = Some(&mut module);
+        let args = py_type(
+            &lower_root(&tool.input_schema),
+            &mut m,
+            &PyModule::root_base(&tool.name, "Args"),
+        );
+        let output = match &tool.output_schema {
+            Some(schema) => py_type(
+                &lower_root(schema),
+                &mut m,
+                &PyModule::root_base(&tool.name, "Output"),
+            ),
+            None => "Any".to_owned(),
+        };
+        typed.push((tool, args, output));
+    }
+    let typed_dicts = module
+        .defs
+        .iter()
+        .map(|def| {
+            let functional = !def.fields.iter().all(|f| module.is_class_field(&f.key));
+            let fields = def
+                .fields
+                .iter()
+                .map(|f| PyField {
+                    key: if functional {
+                        crate::text::py_string(&f.key)
+                    } else {
+                        f.key.clone()
+                    },
+                    ty: if f.required {
+                        f.ty.clone()
+                    } else {
+                        format!("NotRequired[{}]", f.ty)
+                    },
+                    description: f.doc.clone().unwrap_or_default(),
+                })
+                .collect();
+            PyTypedDict {
+                name: def.name.clone(),
+                description: def.doc.clone().unwrap_or_default(),
+                functional,
+                fields,
+            }
+        })
+        .collect();
+    let mut method_tools = Vec::new();
+    let mut subscript_tools = Vec::new();
+    for (tool, args, output) in typed {
+        let entry = PyTool {
+            name: tool.name.clone(),
+            method: tool.name.clone(),
+            description: tool.description.clone(),
+            args,
+            output,
+        };
+        if module.is_method_name(&tool.name) {
+            method_tools.push(entry);
+        } else {
+            subscript_tools.push(entry);
+        }
+    }
+    PyContext {
+        typed_dicts,
+        method_tools,
+        subscript_tools,
+    }
+}
+
+/// A top-level argument in the docs template.
+#[derive(Debug, Serialize)]
+pub(crate) struct MdParam {
+    name: String,
+    ty: String,
+    required: bool,
+    description: String,
+}
+
+/// A tool in the docs template.
+#[derive(Debug, Serialize)]
+pub(crate) struct MdTool {
+    name: String,
+    anchor: String,
+    summary: String,
+    description: String,
+    args_type: String,
+    params: Vec<MdParam>,
+    output_type: String,
+    input_schema: String,
+    output_schema: String,
+    input_fence: String,
+    output_fence: String,
+}
+
+/// The docs template's context.
+#[derive(Debug, Serialize)]
+pub(crate) struct MdContext {
+    tools: Vec<MdTool>,
+}
+
+/// The anchor of a tool's section: `tool-` and the name. Tool names are unique and use only
+/// `A-Z a-z 0-9 _ - .`, all legal in an HTML id, so anchors are unique and depend on nothing
+/// but the name.
+pub(crate) fn anchor(name: &str) -> String {
+    format!("tool-{name}")
+}
+
+/// A backtick fence longer than any backtick run in `text` (at least three).
+fn fence_for(text: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        if c == '`' {
+            run += 1;
+            longest = longest.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    "`".repeat((longest + 1).max(3))
+}
+
+/// Pretty JSON. The catalog bounds schema depth (`tools_schema::MAX_SCHEMA_DEPTH`), so the
+/// recursive serializer stays shallow.
+fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_default()
+}
+
+pub(crate) fn markdown_context(tools: &[ToolSchema]) -> MdContext {
+    let tools = tools
+        .iter()
+        .map(|tool| {
+            let args = lower_root(&tool.input_schema);
+            let params = match &args {
+                Ty::Object(object) => object
+                    .props
+                    .iter()
+                    .map(|p| MdParam {
+                        name: p.key.clone(),
+                        ty: ts_type(&p.ty, Layout::Compact),
+                        required: p.required,
+                        description: p.doc.clone().unwrap_or_default(),
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            let input_schema = pretty(&tool.input_schema);
+            let (output_type, output_schema) = match &tool.output_schema {
+                Some(schema) => (
+                    ts_type(&lower_root(schema), Layout::Compact),
+                    pretty(schema),
+                ),
+                None => (String::new(), String::new()),
+            };
+            let summary = crate::text::doc_lines(&tool.description)
+                .into_iter()
+                .find(|l| !l.is_empty())
+                .unwrap_or_default();
+            MdTool {
+                name: tool.name.clone(),
+                anchor: anchor(&tool.name),
+                summary,
+                description: tool.description.clone(),
+                args_type: ts_type(&args, Layout::Compact),
+                params,
+                output_type,
+                input_fence: fence_for(&input_schema),
+                output_fence: fence_for(&output_schema),
+                input_schema,
+                output_schema,
+            }
+        })
+        .collect();
+    MdContext { tools }
+}

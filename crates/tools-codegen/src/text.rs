@@ -1,0 +1,357 @@
+//! Text helpers shared by the renderers: identifier rules, reserved words, string literals and
+//! comment escaping.
+//!
+//! Every function here is total: any input text yields output that cannot end the comment or
+//! string it is placed in, and cannot inject code.
+
+/// True when `s` is a plain ASCII identifier: `[A-Za-z_$][A-Za-z0-9_$]*` when `dollar` is set
+/// (JavaScript), `[A-Za-z_][A-Za-z0-9_]*` otherwise (Python).
+///
+/// Identifiers are restricted to ASCII on purpose: Unicode identifiers are legal in both
+/// languages but Python normalises them (NFKC), so two distinct wire names could become one
+/// attribute.
+pub(crate) fn is_ascii_identifier(s: &str, dollar: bool) -> bool {
+    let mut chars = s.chars();
+    let Some(first) = chars.next() else {
+        return false;
+    };
+    let head_ok = first.is_ascii_alphabetic() || first == '_' || (dollar && first == '$');
+    head_ok && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || (dollar && c == '$'))
+}
+
+/// TypeScript/JavaScript reserved words, contextual keywords and names with a meaning inside a
+/// type literal (`new(...)` is a construct signature, `get`/`set` start accessors). Such names are
+/// always written quoted, which is legal for every one of them.
+const TS_RESERVED: &[&str] = &[
+    "abstract",
+    "accessor",
+    "any",
+    "as",
+    "asserts",
+    "async",
+    "await",
+    "bigint",
+    "boolean",
+    "break",
+    "case",
+    "catch",
+    "class",
+    "const",
+    "constructor",
+    "continue",
+    "debugger",
+    "declare",
+    "default",
+    "delete",
+    "do",
+    "else",
+    "enum",
+    "export",
+    "extends",
+    "false",
+    "finally",
+    "for",
+    "from",
+    "function",
+    "get",
+    "global",
+    "if",
+    "implements",
+    "import",
+    "in",
+    "infer",
+    "instanceof",
+    "interface",
+    "is",
+    "keyof",
+    "let",
+    "module",
+    "namespace",
+    "never",
+    "new",
+    "null",
+    "number",
+    "object",
+    "of",
+    "out",
+    "override",
+    "package",
+    "private",
+    "protected",
+    "public",
+    "readonly",
+    "require",
+    "return",
+    "satisfies",
+    "set",
+    "static",
+    "string",
+    "super",
+    "switch",
+    "symbol",
+    "this",
+    "throw",
+    "true",
+    "try",
+    "type",
+    "typeof",
+    "undefined",
+    "unique",
+    "unknown",
+    "var",
+    "void",
+    "while",
+    "with",
+    "yield",
+];
+
+/// Python hard keywords: never an attribute or a class-form `TypedDict` field.
+const PY_KEYWORDS: &[&str] = &[
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield",
+];
+
+/// True when `name` can be written bare as a TypeScript property or method name.
+pub(crate) fn is_ts_bare_key(name: &str) -> bool {
+    is_ascii_identifier(name, true) && !TS_RESERVED.contains(&name)
+}
+
+/// True when `name` is a Python hard keyword.
+pub(crate) fn is_py_keyword(name: &str) -> bool {
+    PY_KEYWORDS.contains(&name)
+}
+
+/// A TypeScript string literal (double-quoted JSON escaping, plus U+2028/U+2029 escaped).
+pub(crate) fn ts_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' || is_line_separator(c) => {
+                out.push_str(&format!("\\u{:04x}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A Python string literal (double-quoted; control characters and line separators escaped).
+pub(crate) fn py_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    push_py_escaped(&mut out, s, true);
+    out.push('"');
+    out
+}
+
+/// Appends `s` escaped for the inside of a double-quoted (or triple-double-quoted) Python string.
+/// With `escape_newline` false, `\n` stays a real newline (for docstrings).
+fn push_py_escaped(out: &mut String, s: &str, escape_newline: bool) {
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' if escape_newline => out.push_str("\\n"),
+            '\n' => out.push('\n'),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                out.push_str(&format!("\\x{:02x}", c as u32));
+            }
+            c if is_line_separator(c) || c == '\u{feff}' => {
+                out.push_str(&format!("\\u{:04x}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+}
+
+/// Unicode characters that some tools treat as line breaks inside source text.
+fn is_line_separator(c: char) -> bool {
+    matches!(c, '\u{2028}' | '\u{2029}' | '\u{85}')
+}
+
+/// Splits documentation text into lines on every kind of line break (`\r\n`, `\r`, `\n`, U+2028,
+/// U+2029, U+0085), trims trailing whitespace, and drops leading and trailing blank lines.
+pub(crate) fn doc_lines(text: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut current = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' => {
+                if chars.peek() == Some(&'\n') {
+                    chars.next();
+                }
+                lines.push(std::mem::take(&mut current));
+            }
+            '\n' => lines.push(std::mem::take(&mut current)),
+            c if is_line_separator(c) => lines.push(std::mem::take(&mut current)),
+            c => current.push(c),
+        }
+    }
+    lines.push(current);
+    let mut lines: Vec<String> = lines.into_iter().map(|l| l.trim_end().to_owned()).collect();
+    while lines.first().is_some_and(String::is_empty) {
+        lines.remove(0);
+    }
+    while lines.last().is_some_and(String::is_empty) {
+        lines.pop();
+    }
+    lines
+}
+
+/// Replaces control characters (other than tab) and a byte-order mark with a visible `\xNN` /
+/// `\uNNNN` spelling so comments hold printable text only.
+fn visible_controls(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    for c in line.chars() {
+        if ((c as u32) < 0x20 && c != '\t') || c == '\u{7f}' {
+            out.push_str(&format!("\\x{:02x}", c as u32));
+        } else if c == '\u{feff}' {
+            out.push_str("\\ufeff");
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A JSDoc block comment for `text`, each line prefixed by `indent`, ending in a newline; empty
+/// when the text is blank. `*/` cannot occur in the result's body: it is written `*\/`.
+pub(crate) fn ts_doc(text: &str, indent: &str) -> String {
+    let lines = doc_lines(text);
+    if lines.is_empty() {
+        return String::new();
+    }
+    let escape = |l: &str| visible_controls(l).replace("*/", "*\\/");
+    if lines.len() == 1 {
+        return format!("{indent}/** {} */\n", escape(&lines[0]));
+    }
+    let mut out = format!("{indent}/**\n");
+    for line in &lines {
+        if line.is_empty() {
+            out.push_str(&format!("{indent} *\n"));
+        } else {
+            out.push_str(&format!("{indent} * {}\n", escape(line)));
+        }
+    }
+    out.push_str(&format!("{indent} */\n"));
+    out
+}
+
+/// Python `#` comment lines for `text`, each prefixed by `indent`, ending in a newline.
+pub(crate) fn py_comment(text: &str, indent: &str) -> String {
+    let mut out = String::new();
+    for line in doc_lines(text) {
+        if line.is_empty() {
+            out.push_str(&format!("{indent}#\n"));
+        } else {
+            out.push_str(&format!("{indent}# {}\n", visible_controls(&line)));
+        }
+    }
+    out
+}
+
+/// A Python docstring statement for `text` at `indent`, ending in a newline; empty when blank.
+/// Quotes and backslashes are escaped, so the text cannot close the string.
+pub(crate) fn py_docstring(text: &str, indent: &str) -> String {
+    let lines = doc_lines(text);
+    if lines.is_empty() {
+        return String::new();
+    }
+    let escape = |l: &str| {
+        let mut s = String::new();
+        push_py_escaped(&mut s, l, true);
+        s
+    };
+    if lines.len() == 1 {
+        return format!("{indent}\"\"\"{}\"\"\"\n", escape(&lines[0]));
+    }
+    let mut out = format!("{indent}\"\"\"{}\n", escape(&lines[0]));
+    for line in &lines[1..] {
+        if line.is_empty() {
+            out.push('\n');
+        } else {
+            out.push_str(&format!("{indent}{}\n", escape(line)));
+        }
+    }
+    out.push_str(&format!("{indent}\"\"\"\n"));
+    out
+}
+
+/// `PascalCase` of the ASCII alphanumeric runs of `s` (`search_files` -> `SearchFiles`,
+/// `getUser` -> `GetUser`). May be empty, may start with a digit.
+pub(crate) fn pascal_case(s: &str) -> String {
+    let mut out = String::new();
+    let mut upper_next = true;
+    for c in s.chars() {
+        if c.is_ascii_alphanumeric() {
+            if upper_next {
+                out.push(c.to_ascii_uppercase());
+                upper_next = false;
+            } else {
+                out.push(c);
+            }
+        } else {
+            upper_next = true;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifiers() {
+        assert!(is_ascii_identifier("_from", false));
+        assert!(is_ascii_identifier("$x", true));
+        assert!(!is_ascii_identifier("$x", false));
+        assert!(!is_ascii_identifier("a-b", true));
+        assert!(!is_ascii_identifier("1a", true));
+        assert!(!is_ascii_identifier("", true));
+        assert!(!is_ascii_identifier("é", true));
+        assert!(!is_ts_bare_key("new"));
+        assert!(is_ts_bare_key("query"));
+        assert!(is_py_keyword("class"));
+        assert!(!is_py_keyword("type"));
+    }
+
+    #[test]
+    fn strings_escape_everything_dangerous() {
+        assert_eq!(ts_string("a\"b\\\u{2028}\r"), "\"a\\\"b\\\\\\u2028\\r\"");
+        assert_eq!(py_string("a\"b\\\u{0}\n"), "\"a\\\"b\\\\\\x00\\n\"");
+    }
+
+    #[test]
+    fn doc_comments_cannot_be_closed() {
+        let doc = ts_doc("ends */ here\r\nnext\u{2028}line", "  ");
+        assert_eq!(
+            doc,
+            "  /**\n   * ends *\\/ here\n   * next\n   * line\n   */\n"
+        );
+        assert_eq!(ts_doc("  \n ", ""), "");
+        let py = py_docstring("say \"\"\" and \\ end\"", "    ");
+        assert_eq!(py, "    \"\"\"say \\\"\\\"\\\" and \\\\ end\\\"\"\"\"\n");
+        assert_eq!(py_comment("a\nb\u{0}", ""), "# a\n# b\\x00\n");
+    }
+
+    #[test]
+    fn pascal() {
+        assert_eq!(pascal_case("search_files"), "SearchFiles");
+        assert_eq!(pascal_case("getUser"), "GetUser");
+        assert_eq!(pascal_case("a-b"), "AB");
+        assert_eq!(pascal_case("--"), "");
+    }
+}

@@ -1,0 +1,205 @@
+//! TypeScript types from the type model.
+//!
+//! Types are written inline (no named declarations besides the fixed SDK names), so two tools'
+//! types can never collide, whatever their titles say. Objects that admit extra keys get an index
+//! signature `[key: string]: unknown`, so a value with keys the schema allows but does not
+//! declare still type-checks.
+
+use crate::lower::{Extra, ObjectTy, Ty};
+use crate::text::{is_ts_bare_key, ts_doc, ts_string};
+use serde_json::Value;
+
+/// How a type is laid out.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Layout {
+    /// Objects span lines, properties carry doc comments; `indent` is the current depth in
+    /// spaces (the closing brace's column).
+    Multi { indent: usize },
+    /// Everything on one line, no comments (for tables).
+    Compact,
+}
+
+impl Layout {
+    fn deeper(self) -> Layout {
+        match self {
+            Layout::Multi { indent } => Layout::Multi { indent: indent + 2 },
+            Layout::Compact => Layout::Compact,
+        }
+    }
+}
+
+/// A TypeScript key: bare when it is a plain identifier and not a reserved word, quoted otherwise.
+pub(crate) fn ts_key(key: &str) -> String {
+    if is_ts_bare_key(key) {
+        key.to_owned()
+    } else {
+        ts_string(key)
+    }
+}
+
+/// Writes `ty` as a TypeScript type expression.
+pub(crate) fn ts_type(ty: &Ty, layout: Layout) -> String {
+    let mut out = String::new();
+    write_ty(ty, layout, &mut out);
+    out
+}
+
+fn literal(value: &Value) -> String {
+    match value {
+        Value::String(s) => ts_string(s),
+        Value::Null => "null".to_owned(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::Array(_) | Value::Object(_) => "unknown".to_owned(),
+    }
+}
+
+/// True when `ty` renders as one token that `T[]` can follow without parentheses.
+fn is_atom(ty: &Ty) -> bool {
+    match ty {
+        Ty::Literals(values) => {
+            values.len() == 1 && !values.iter().any(|v| v.as_f64().is_some_and(|n| n < 0.0))
+        }
+        Ty::Array(inner) => is_atom(inner),
+        Ty::Union(_) | Ty::Object(_) => false,
+        _ => true,
+    }
+}
+
+fn write_ty(ty: &Ty, layout: Layout, out: &mut String) {
+    match ty {
+        Ty::Unknown => out.push_str("unknown"),
+        Ty::Json => out.push_str("JsonValue"),
+        Ty::Null => out.push_str("null"),
+        Ty::Boolean => out.push_str("boolean"),
+        Ty::String => out.push_str("string"),
+        Ty::Number | Ty::Integer => out.push_str("number"),
+        Ty::Literals(values) => {
+            let parts: Vec<String> = values.iter().map(literal).collect();
+            out.push_str(&parts.join(" | "));
+        }
+        Ty::Array(element) => {
+            if is_atom(element) {
+                write_ty(element, layout, out);
+                out.push_str("[]");
+            } else {
+                out.push_str("Array<");
+                write_ty(element, layout, out);
+                out.push('>');
+            }
+        }
+        Ty::Union(members) => {
+            let mut seen: Vec<String> = Vec::with_capacity(members.len());
+            for member in members {
+                let text = ts_type(member, layout);
+                if !seen.contains(&text) {
+                    seen.push(text);
+                }
+            }
+            out.push_str(&seen.join(" | "));
+        }
+        Ty::Object(object) => write_object(object, layout, out),
+    }
+}
+
+fn write_object(object: &ObjectTy, layout: Layout, out: &mut String) {
+    let index = match &object.extra {
+        Extra::Closed if object.props.is_empty() => Some("never".to_owned()),
+        Extra::Closed => None,
+        Extra::Open => Some("unknown".to_owned()),
+        Extra::Map(value) => Some(ts_type(value, layout.deeper())),
+    };
+    match layout {
+        Layout::Compact => {
+            let mut parts = Vec::new();
+            for prop in &object.props {
+                let optional = if prop.required { "" } else { "?" };
+                parts.push(format!(
+                    "{}{optional}: {}",
+                    ts_key(&prop.key),
+                    ts_type(&prop.ty, layout)
+                ));
+            }
+            if let Some(index) = index {
+                parts.push(format!("[key: string]: {index}"));
+            }
+            out.push_str("{ ");
+            out.push_str(&parts.join("; "));
+            out.push_str(" }");
+        }
+        Layout::Multi { indent } => {
+            let inner = " ".repeat(indent + 2);
+            out.push_str("{\n");
+            for prop in &object.props {
+                if let Some(doc) = &prop.doc {
+                    out.push_str(&ts_doc(doc, &inner));
+                }
+                let optional = if prop.required { "" } else { "?" };
+                out.push_str(&inner);
+                out.push_str(&ts_key(&prop.key));
+                out.push_str(optional);
+                out.push_str(": ");
+                write_ty(&prop.ty, layout.deeper(), out);
+                out.push_str(";\n");
+            }
+            if let Some(index) = index {
+                out.push_str(&format!("{inner}[key: string]: {index};\n"));
+            }
+            out.push_str(&" ".repeat(indent));
+            out.push('}');
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lower::lower;
+    use serde_json::json;
+
+    fn ts(schema: serde_json::Value) -> String {
+        ts_type(&lower(&schema), Layout::Compact)
+    }
+
+    #[test]
+    fn scalars_and_unions() {
+        assert_eq!(ts(json!({"type": ["string", "null"]})), "string | null");
+        assert_eq!(
+            ts(json!({"enum": ["a", 1, true, null]})),
+            "\"a\" | 1 | true | null"
+        );
+        assert_eq!(
+            ts(json!({"type": "array", "items": {"type": ["string", "null"]}})),
+            "Array<string | null>"
+        );
+        assert_eq!(ts(json!({"type": "array"})), "JsonValue[]");
+        assert_eq!(
+            ts(json!({"type": "array", "items": {"const": -1}})),
+            "Array<-1>"
+        );
+        assert_eq!(ts(json!({"anyOf": []})), "unknown");
+    }
+
+    #[test]
+    fn objects() {
+        assert_eq!(
+            ts(
+                json!({"type": "object", "properties": {"_from": {"type": "string"}, "a-b": {}},
+                      "required": ["_from"], "additionalProperties": false})
+            ),
+            "{ _from: string; \"a-b\"?: JsonValue }"
+        );
+        assert_eq!(
+            ts(json!({"type": "object", "additionalProperties": false})),
+            "{ [key: string]: never }"
+        );
+        assert_eq!(
+            ts(json!({"type": "object", "additionalProperties": {"type": "number"}})),
+            "{ [key: string]: number }"
+        );
+        assert_eq!(
+            ts(json!({"type": "object", "properties": {"new": {"type": "string"}}})),
+            "{ \"new\"?: string; [key: string]: unknown }"
+        );
+    }
+}

@@ -1,2 +1,518 @@
 //! Support for the code the macros generate. Not public API: names here may change in any
-//! release.
+//! release. The generated code names only paths under `::tools_runtime::__private`, so a user
+//! depends on `tools-runtime` alone.
+
+use std::any::Any;
+use std::fmt;
+use std::sync::{Arc, OnceLock as StdOnceLock};
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+pub use serde;
+pub use serde_json;
+pub use std::sync::OnceLock;
+pub use std::time::Duration;
+pub use tools_schema::typed::{ToolSchema, nullable};
+pub use tools_schema::{AdditionalProperties, Annotations, Schema, SchemaKind, StringSchema};
+
+pub use crate::{
+    ContentBlock, DefinitionError, Output, ToolDefinition, ToolError, ToolExecution,
+    ToolExecutionResult, ToolFailure, ToolRunContext, codes,
+};
+
+use tools_schema::ObjectSchema;
+
+// ---------------------------------------------------------------------------------------------
+// Schema building (used by `#[derive(ToolSchema)]` and `#[tool]`)
+// ---------------------------------------------------------------------------------------------
+
+/// Returns the cached schema, building it on first use.
+pub fn cached(cache: &'static StdOnceLock<Schema>, build: impl FnOnce() -> Schema) -> Schema {
+    cache.get_or_init(build).clone()
+}
+
+/// The largest of `depths` (0 when empty), usable in constants.
+pub const fn max_nesting(depths: &[usize]) -> usize {
+    let mut max = 0;
+    let mut i = 0;
+    while i < depths.len() {
+        if depths[i] > max {
+            max = depths[i];
+        }
+        i += 1;
+    }
+    max
+}
+
+/// The schema a derive that failed to compile stands in with; never reached at run time.
+pub fn stub_schema() -> Schema {
+    plain(SchemaKind::Any)
+}
+
+fn plain(kind: SchemaKind) -> Schema {
+    Schema {
+        kind,
+        annotations: Annotations::default(),
+    }
+}
+
+/// `schema` with `doc` as its description (kept as is when `doc` is `None`).
+pub fn describe(mut schema: Schema, doc: Option<&str>) -> Schema {
+    if let Some(doc) = doc {
+        schema.annotations.description = Some(doc.to_owned());
+    }
+    schema
+}
+
+/// A string schema admitting exactly `values`.
+pub fn string_enum(values: &[&str], doc: Option<&str>) -> Schema {
+    let kind = SchemaKind::String(StringSchema {
+        enum_values: Some(values.iter().map(|v| (*v).to_owned()).collect()),
+        ..StringSchema::default()
+    });
+    describe(plain(kind), doc)
+}
+
+/// The externally tagged form of a data variant: `{"<name>": data}`.
+pub fn external(name: &str, data: Schema, doc: Option<&str>) -> Schema {
+    let kind = SchemaKind::Object(ObjectSchema {
+        properties: vec![(name.to_owned(), data)],
+        required: vec![name.to_owned()],
+        additional_properties: AdditionalProperties::Deny,
+    });
+    describe(plain(kind), doc)
+}
+
+/// Exactly one of `alternatives`. A single alternative stands alone; repeated `null`
+/// alternatives (untagged unit variants) collapse into one so exact-one matching still holds.
+pub fn one_of(alternatives: Vec<Schema>, doc: Option<&str>) -> Schema {
+    let mut kept: Vec<Schema> = Vec::with_capacity(alternatives.len());
+    for alternative in alternatives {
+        let is_null = matches!(alternative.kind, SchemaKind::Null);
+        if is_null && kept.iter().any(|k| matches!(k.kind, SchemaKind::Null)) {
+            continue;
+        }
+        kept.push(alternative);
+    }
+    let schema = if kept.len() == 1 {
+        kept.pop().unwrap_or_else(|| plain(SchemaKind::Any))
+    } else {
+        plain(SchemaKind::OneOf(kept))
+    };
+    describe(schema, doc)
+}
+
+/// When a serialized field is left out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SkipIf {
+    /// Always written.
+    Never,
+    /// Left out exactly when it is `None`.
+    IsNone,
+    /// Left out when some predicate holds.
+    Custom,
+}
+
+/// Removes the `null` alternative from a nullable schema.
+fn strip_null(schema: Schema) -> Schema {
+    let Schema { kind, annotations } = schema;
+    match kind {
+        SchemaKind::OneOf(alternatives)
+            if alternatives
+                .iter()
+                .any(|a| matches!(a.kind, SchemaKind::Null)) =>
+        {
+            let mut rest: Vec<Schema> = alternatives
+                .into_iter()
+                .filter(|a| !matches!(a.kind, SchemaKind::Null))
+                .collect();
+            let kind = if rest.len() == 1 {
+                rest.pop().map_or(SchemaKind::Any, |s| s.kind)
+            } else {
+                SchemaKind::OneOf(rest)
+            };
+            Schema { kind, annotations }
+        }
+        kind => Schema { kind, annotations },
+    }
+}
+
+/// Builds an object schema field by field, then merges flattened schemas.
+#[derive(Debug)]
+pub struct ObjectBuilder {
+    properties: Vec<(String, Schema)>,
+    required: Vec<String>,
+    deny_unknown: bool,
+    flattened: Vec<Schema>,
+}
+
+impl ObjectBuilder {
+    /// An empty object; `deny_unknown` closes it (`additionalProperties: false`).
+    pub fn new(deny_unknown: bool) -> Self {
+        ObjectBuilder {
+            properties: Vec::new(),
+            required: Vec::new(),
+            deny_unknown,
+            flattened: Vec::new(),
+        }
+    }
+
+    /// A property with an explicit schema.
+    pub fn field(&mut self, name: &str, schema: Schema, required: bool, doc: Option<&str>) {
+        if required {
+            self.required.push(name.to_owned());
+        }
+        self.properties
+            .push((name.to_owned(), describe(schema, doc)));
+    }
+
+    /// A field as `Deserialize` reads it: optional when it has a default or is an `Option`
+    /// (then its schema is the present value's). Aliases are named in the description.
+    pub fn input_field<T: ToolSchema + ?Sized>(
+        &mut self,
+        name: &str,
+        doc: Option<&str>,
+        default: bool,
+        aliases: &[&str],
+    ) {
+        let schema = if T::OPTIONAL {
+            T::input_field_schema()
+        } else {
+            T::input_schema()
+        };
+        let doc = if aliases.is_empty() {
+            doc.map(str::to_owned)
+        } else {
+            let also = aliases
+                .iter()
+                .map(|a| format!("`{a}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            Some(match doc {
+                Some(doc) => format!("{doc}\n\nAlso accepted as {also}."),
+                None => format!("Also accepted as {also}."),
+            })
+        };
+        self.field(name, schema, !(default || T::OPTIONAL), doc.as_deref());
+    }
+
+    /// A field as `Serialize` writes it.
+    pub fn output_field<T: ToolSchema + ?Sized>(
+        &mut self,
+        name: &str,
+        doc: Option<&str>,
+        skip: SkipIf,
+    ) {
+        let (schema, required) = match skip {
+            SkipIf::Never => (T::output_schema(), true),
+            SkipIf::IsNone => (strip_null(T::output_schema()), false),
+            SkipIf::Custom => (T::output_schema(), false),
+        };
+        self.field(name, schema, required, doc);
+    }
+
+    /// A tag property admitting `names[0]` (and, on input, the aliases after it).
+    pub fn tag(&mut self, tag: &str, names: &[&str]) {
+        let kind = match names {
+            [one] => SchemaKind::String(StringSchema {
+                const_value: Some((*one).to_owned()),
+                ..StringSchema::default()
+            }),
+            many => SchemaKind::String(StringSchema {
+                enum_values: Some(many.iter().map(|n| (*n).to_owned()).collect()),
+                ..StringSchema::default()
+            }),
+        };
+        self.field(tag, plain(kind), true, None);
+    }
+
+    /// Merges the properties of a `#[serde(flatten)]` field (or an internally tagged newtype
+    /// variant) into this object when the schema is built.
+    pub fn flatten(&mut self, schema: Schema) {
+        self.flattened.push(schema);
+    }
+
+    /// The finished schema, described by `doc`.
+    pub fn build(self, doc: Option<&str>) -> Schema {
+        let base = ObjectSchema {
+            properties: self.properties,
+            required: self.required,
+            additional_properties: if self.deny_unknown {
+                AdditionalProperties::Deny
+            } else {
+                AdditionalProperties::Allow
+            },
+        };
+        let mut objects = vec![base];
+        for flat in self.flattened {
+            objects = merge_flattened(objects, flat);
+        }
+        let schema = if objects.len() == 1 {
+            objects
+                .pop()
+                .map_or_else(|| plain(SchemaKind::Any), |o| plain(SchemaKind::Object(o)))
+        } else {
+            plain(SchemaKind::OneOf(
+                objects
+                    .into_iter()
+                    .map(|o| plain(SchemaKind::Object(o)))
+                    .collect(),
+            ))
+        };
+        describe(schema, doc)
+    }
+}
+
+/// Merges one flattened schema into every object of `objects`. A flattened `oneOf` of objects
+/// (a flattened enum) multiplies the alternatives; a flattened map gives the leftover keys its
+/// value schema; anything else leaves the object open.
+fn merge_flattened(objects: Vec<ObjectSchema>, flat: Schema) -> Vec<ObjectSchema> {
+    let alternatives: Vec<ObjectSchema> = match flat.kind {
+        SchemaKind::Object(o) => vec![o],
+        SchemaKind::OneOf(alts) if alts.iter().all(|a| matches!(a.kind, SchemaKind::Object(_))) => {
+            alts.into_iter()
+                .filter_map(|a| match a.kind {
+                    SchemaKind::Object(o) => Some(o),
+                    _ => None,
+                })
+                .collect()
+        }
+        SchemaKind::Null => return objects,
+        _ => vec![ObjectSchema {
+            properties: Vec::new(),
+            required: Vec::new(),
+            additional_properties: AdditionalProperties::Allow,
+        }],
+    };
+    let mut out = Vec::with_capacity(objects.len() * alternatives.len());
+    for object in &objects {
+        for alt in &alternatives {
+            let mut merged = object.clone();
+            merged.properties.extend(alt.properties.iter().cloned());
+            merged.required.extend(alt.required.iter().cloned());
+            match &alt.additional_properties {
+                AdditionalProperties::Schema(s) => {
+                    merged.additional_properties = AdditionalProperties::Schema(s.clone());
+                }
+                AdditionalProperties::Allow
+                    if alt.properties.is_empty()
+                        && !matches!(
+                            merged.additional_properties,
+                            AdditionalProperties::Schema(_)
+                        ) =>
+                {
+                    merged.additional_properties = AdditionalProperties::Allow;
+                }
+                _ => {}
+            }
+            out.push(merged);
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tool definitions (used by `#[tool]` and `#[tools]`)
+// ---------------------------------------------------------------------------------------------
+
+/// The `Ok` type of a tool function's `Result` return type.
+pub trait ToolResult {
+    /// The success type, whose output schema the tool declares.
+    type Ok;
+}
+
+impl<T, E> ToolResult for Result<T, E> {
+    type Ok = T;
+}
+
+/// An argument value the runtime can inject into a tool function parameter marked `#[context]`.
+///
+/// Implemented for [`ToolRunContext`], [`CancellationToken`] and `Arc<T>` (shared state installed
+/// in the runtime). Implement it for your own extractor types.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be injected into a `#[context]` parameter: it does not implement `FromRunContext`",
+    label = "not injectable",
+    note = "injectable types are `ToolRunContext`, `CancellationToken` and `Arc<T>` (shared state installed in the runtime); implement `tools_runtime::FromRunContext` for your own",
+    note = "a parameter the model fills in is written without `#[context]`"
+)]
+pub trait FromRunContext: Sized {
+    /// Extracts the value from the call's run context.
+    fn from_run_context(context: &ToolRunContext) -> Result<Self, ToolError>;
+}
+
+impl FromRunContext for ToolRunContext {
+    fn from_run_context(context: &ToolRunContext) -> Result<Self, ToolError> {
+        Ok(context.clone())
+    }
+}
+
+impl FromRunContext for CancellationToken {
+    fn from_run_context(context: &ToolRunContext) -> Result<Self, ToolError> {
+        Ok(context.cancellation().clone())
+    }
+}
+
+impl<T: Any + Send + Sync> FromRunContext for Arc<T> {
+    fn from_run_context(context: &ToolRunContext) -> Result<Self, ToolError> {
+        context.state::<T>().ok_or_else(|| {
+            ToolError::new(format!(
+                "the shared state `{}` this tool needs is not installed in the runtime",
+                std::any::type_name::<T>()
+            ))
+        })
+    }
+}
+
+/// Reads the argument `name` from the call's arguments: a missing argument of an `Option` type
+/// is `None`; any other missing or ill-typed argument is an `INVALID_ARGS` failure.
+pub fn arg<T: DeserializeOwned + ToolSchema>(args: &Value, name: &str) -> Result<T, ToolError> {
+    match args.get(name) {
+        Some(value) => T::deserialize(value).map_err(|e| {
+            ToolError::with_code(codes::INVALID_ARGS, format!("argument `{name}`: {e}"))
+        }),
+        None if T::OPTIONAL => T::deserialize(&Value::Null).map_err(|e| {
+            ToolError::with_code(codes::INVALID_ARGS, format!("argument `{name}`: {e}"))
+        }),
+        None => Err(ToolError::with_code(
+            codes::INVALID_ARGS,
+            format!("missing required argument `{name}`"),
+        )),
+    }
+}
+
+/// Reads the argument for a concurrency classifier: `None` when it does not deserialize (the
+/// call is then classified exclusive).
+pub fn classify_arg<T: DeserializeOwned + ToolSchema>(args: &Value, name: &str) -> Option<T> {
+    arg(args, name).ok()
+}
+
+/// Turns a tool function's success value into the canonical JSON value.
+pub fn ok_value<T: serde::Serialize + ?Sized>(value: &T) -> Result<Value, ToolError> {
+    serde_json::to_value(value)
+        .map_err(|e| ToolError::new(format!("the tool's output could not be serialized: {e}")))
+}
+
+/// Requires the body future to be `Send`: the runtime may move a call between threads.
+pub fn require_send<F: Future + Send>(future: F) -> F {
+    future
+}
+
+/// Wraps a tool function's error for conversion into a [`ToolError`]: a `ToolError` is kept, a
+/// [`ToolFailure`] keeps its own code, anything else [`Display`](fmt::Display)able becomes
+/// `TOOL_FAILED` with its text. Call as `(&&&ErrorWrap(e)).into_tool_error()`.
+#[derive(Debug)]
+pub struct ErrorWrap<E>(pub E);
+
+/// Conversion of a [`ToolError`] (highest priority).
+pub trait KeepToolError {
+    /// The error as a [`ToolError`].
+    fn into_tool_error(self) -> ToolError;
+}
+impl KeepToolError for &&&ErrorWrap<ToolError> {
+    fn into_tool_error(self) -> ToolError {
+        self.0.clone()
+    }
+}
+
+/// Conversion of a [`ToolFailure`].
+pub trait ViaToolFailure {
+    /// The error as a [`ToolError`] with its own code.
+    fn into_tool_error(self) -> ToolError;
+}
+impl<E: ToolFailure> ViaToolFailure for &&ErrorWrap<E> {
+    fn into_tool_error(self) -> ToolError {
+        ToolError::from_failure(&self.0)
+    }
+}
+
+/// Conversion of any displayable error (lowest priority).
+#[diagnostic::on_unimplemented(
+    message = "the error type `{Self}` of a tool function must implement `Display`",
+    note = "the model reads the error's `Display` text; implement `Display` (e.g. with `thiserror`) or return `ToolError`"
+)]
+pub trait ViaDisplay {
+    /// The error as a [`ToolError`] with code `TOOL_FAILED`.
+    fn into_tool_error(self) -> ToolError;
+}
+impl<E: fmt::Display> ViaDisplay for &ErrorWrap<E> {
+    fn into_tool_error(self) -> ToolError {
+        ToolError::from_display(&self.0)
+    }
+}
+
+/// A concurrency classifier that always answers `true` (the `concurrency_safe` flag).
+pub fn always_concurrency_safe(_args: &Value) -> bool {
+    true
+}
+
+/// The tool input root: an open object (the implicit parameter object is open).
+pub fn parameters() -> ObjectBuilder {
+    ObjectBuilder::new(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tools_schema::BooleanSchema;
+
+    fn boolean() -> Schema {
+        plain(SchemaKind::Boolean(BooleanSchema::default()))
+    }
+
+    #[test]
+    fn max_nesting_picks_the_largest() {
+        assert_eq!(max_nesting(&[]), 0);
+        assert_eq!(max_nesting(&[1, 4, 2]), 4);
+    }
+
+    #[test]
+    fn one_of_collapses_nulls_and_singletons() {
+        let s = one_of(vec![plain(SchemaKind::Null), plain(SchemaKind::Null)], None);
+        assert!(matches!(s.kind, SchemaKind::Null));
+        let s = one_of(vec![boolean(), plain(SchemaKind::Null)], Some("d"));
+        assert!(matches!(s.kind, SchemaKind::OneOf(ref a) if a.len() == 2));
+        assert_eq!(s.annotations.description.as_deref(), Some("d"));
+    }
+
+    #[test]
+    fn flattening_a_oneof_multiplies_alternatives() {
+        let mut inner_a = ObjectBuilder::new(false);
+        inner_a.tag("kind", &["a"]);
+        let mut inner_b = ObjectBuilder::new(false);
+        inner_b.tag("kind", &["b"]);
+        let flat = plain(SchemaKind::OneOf(vec![
+            inner_a.build(None),
+            inner_b.build(None),
+        ]));
+        let mut outer = ObjectBuilder::new(false);
+        outer.field("id", boolean(), true, None);
+        outer.flatten(flat);
+        let s = outer.build(None);
+        let SchemaKind::OneOf(alts) = s.kind else {
+            panic!("expected oneOf")
+        };
+        assert_eq!(alts.len(), 2);
+        for alt in alts {
+            let SchemaKind::Object(o) = alt.kind else {
+                panic!("expected object")
+            };
+            assert_eq!(o.required, vec!["id".to_owned(), "kind".to_owned()]);
+        }
+    }
+
+    #[test]
+    fn a_flattened_map_takes_the_leftover_keys() {
+        let mut outer = ObjectBuilder::new(false);
+        outer.field("id", boolean(), true, None);
+        outer.flatten(<std::collections::HashMap<String, bool>>::output_schema());
+        let SchemaKind::Object(o) = outer.build(None).kind else {
+            panic!("expected object")
+        };
+        assert!(matches!(
+            o.additional_properties,
+            AdditionalProperties::Schema(_)
+        ));
+    }
+}

@@ -1,0 +1,214 @@
+//! Generates the definition-building code of a `#[tool]` function or method.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned as _;
+
+use super::model::{Concurrency, ParamKind, Receiver, Returns, ToolFn};
+
+fn p() -> TokenStream {
+    quote!(::tools_runtime::__private)
+}
+
+fn opt_str(s: Option<&str>) -> TokenStream {
+    match s {
+        Some(s) => quote!(::core::option::Option::Some(#s)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+/// The expression that builds the tool's `ToolDefinition` (a `Result`). For a method, `self`
+/// (an `&Arc<Self>`) is captured by the body.
+pub(crate) fn definition(tool: &ToolFn) -> TokenStream {
+    let p = p();
+    let name = &tool.name.value;
+    let description = tool.description.clone().unwrap_or_default();
+    let ident = &tool.ident;
+
+    // Input schema: one property per argument parameter, in order.
+    let fields = tool
+        .params
+        .iter()
+        .filter(|param| param.kind == ParamKind::Argument)
+        .map(|param| {
+            let ty = &param.ty;
+            let name = &param.name;
+            let doc = opt_str(param.doc.as_deref());
+            quote_spanned!(ty.span()=> __o.input_field::<#ty>(#name, #doc, false, &[]);)
+        });
+    let output_ty = match &tool.returns {
+        Returns::Unit => quote!(()),
+        Returns::Plain(ty) => quote!(#ty),
+        Returns::Result(ty) => quote_spanned!(ty.span()=> <#ty as #p::ToolResult>::Ok),
+    };
+    let output_span = match &tool.returns {
+        Returns::Unit => ident.span(),
+        Returns::Plain(ty) | Returns::Result(ty) => ty.span(),
+    };
+    let output_schema =
+        quote_spanned!(output_span=> <#output_ty as #p::ToolSchema>::output_schema());
+
+    // Body: read each parameter, call the function, convert the result.
+    let mut reads = TokenStream::new();
+    let mut call_args = Vec::new();
+    for (i, param) in tool.params.iter().enumerate() {
+        let local = format_ident!("__a{}", i);
+        let ty = &param.ty;
+        let name = &param.name;
+        reads.extend(match param.kind {
+            ParamKind::Argument => {
+                quote_spanned!(ty.span()=> let #local: #ty = #p::arg::<#ty>(&__args, #name)?;)
+            }
+            ParamKind::Context => quote_spanned!(ty.span()=>
+                let #local: #ty = <#ty as #p::FromRunContext>::from_run_context(&__ctx)?;
+            ),
+        });
+        call_args.push(local);
+    }
+    let call = match tool.receiver {
+        Receiver::None => quote!(#ident(#(#call_args),*)),
+        Receiver::Ref => quote!(__this.#ident(#(#call_args),*)),
+    };
+    let call = if tool.is_async {
+        quote_spanned!(ident.span()=> #p::require_send(#call).await)
+    } else {
+        call
+    };
+    let convert = match &tool.returns {
+        Returns::Unit | Returns::Plain(_) => quote_spanned!(output_span=> #p::ok_value(&__ret)),
+        Returns::Result(_) => quote_spanned!(output_span=> match __ret {
+            ::core::result::Result::Ok(__v) => #p::ok_value(&__v),
+            ::core::result::Result::Err(__e) => {
+                #[allow(unused_imports)]
+                use #p::{KeepToolError as _, ViaDisplay as _, ViaToolFailure as _};
+                ::core::result::Result::Err((&&&#p::ErrorWrap(__e)).into_tool_error())
+            }
+        }),
+    };
+    let body = quote! {
+        async move {
+            #reads
+            let __ret = #call;
+            #convert
+        }
+    };
+    let execute = match tool.receiver {
+        Receiver::None => quote! {
+            .execute(move |__args: ::std::sync::Arc<#p::serde_json::Value>, __ctx: #p::ToolRunContext| #body)
+        },
+        Receiver::Ref => quote! {
+            .execute({
+                let __this = ::std::sync::Arc::clone(self);
+                move |__args: ::std::sync::Arc<#p::serde_json::Value>, __ctx: #p::ToolRunContext| {
+                    let __this = ::std::sync::Arc::clone(&__this);
+                    #body
+                }
+            })
+        },
+    };
+
+    let mut output = quote!(#p::Output::json(__output));
+    if let Some(render) = &tool.attrs.render {
+        output = quote_spanned!(render.span()=> {
+            let __render: fn(&#p::serde_json::Value, &#p::serde_json::Value) -> ::std::vec::Vec<#p::ContentBlock> = #render;
+            #p::Output::new(__output, __render)
+        });
+    }
+    if let Some(meta) = &tool.attrs.presentation_meta {
+        output = quote_spanned!(meta.span()=> {
+            let __meta: fn(&#p::serde_json::Value, &#p::serde_json::Value) -> #p::serde_json::Value = #meta;
+            (#output).presentation_meta(__meta)
+        });
+    }
+
+    let mut extra = TokenStream::new();
+    if let Some(timeout) = &tool.attrs.timeout
+        && let Ok(ms) = timeout.value
+    {
+        let ms = u64::try_from(ms).unwrap_or(u64::MAX);
+        extra.extend(quote!(.timeout(#p::Duration::from_millis(#ms))));
+    }
+    if let Some(concurrency) = &tool.attrs.concurrency {
+        extra.extend(match &concurrency.value {
+            Concurrency::Always => quote!(.concurrency_safe(#p::always_concurrency_safe)),
+            Concurrency::Classifier(path) => {
+                let args: Vec<_> = tool
+                    .params
+                    .iter()
+                    .filter(|param| param.kind == ParamKind::Argument)
+                    .collect();
+                let types: Vec<&syn::Type> = args.iter().map(|a| &a.ty).collect();
+                let locals: Vec<_> = (0..args.len()).map(|i| format_ident!("__c{}", i)).collect();
+                let names: Vec<&String> = args.iter().map(|a| &a.name).collect();
+                quote! {
+                    .concurrency_safe(|__args: &#p::serde_json::Value| -> bool {
+                        let __classify: fn(#(&#types),*) -> bool = #path;
+                        #(
+                            let ::core::option::Option::Some(#locals) = #p::classify_arg::<#types>(__args, #names) else {
+                                return false;
+                            };
+                        )*
+                        __classify(#(&#locals),*)
+                    })
+                }
+            }
+        });
+    }
+    if let Some(finalize) = &tool.attrs.finalize_content {
+        extra.extend(quote_spanned!(finalize.span()=> .finalize_content({
+            let __finalize: fn(&#p::ToolExecution, &#p::ToolExecutionResult) -> ::core::option::Option<::std::vec::Vec<#p::ContentBlock>> = #finalize;
+            __finalize
+        })));
+    }
+
+    quote! {{
+        static __INPUT: #p::OnceLock<#p::Schema> = #p::OnceLock::new();
+        static __OUTPUT: #p::OnceLock<#p::Schema> = #p::OnceLock::new();
+        let __input = #p::cached(&__INPUT, || {
+            let mut __o = #p::parameters();
+            #(#fields)*
+            __o.build(::core::option::Option::None)
+        });
+        let __output = #p::cached(&__OUTPUT, || #output_schema);
+        #p::ToolDefinition::builder(#name)
+            .description(#description)
+            .input_schema(__input)
+            .output(#output)
+            #execute
+            #extra
+            .build()
+    }}
+}
+
+/// The free-function form: the function itself plus a same-named definition holder.
+pub(crate) fn free(item: &syn::ItemFn, tool: Option<&ToolFn>) -> TokenStream {
+    let p = p();
+    let mut item = item.clone();
+    super::parse::strip_param_attrs(&mut item.sig);
+    let vis = &item.vis;
+    let ident = &item.sig.ident;
+    let body = match tool {
+        Some(tool) => definition(tool),
+        // Errors were reported; this stub keeps uses of `ident::definition()` quiet.
+        None => quote!(::core::unreachable!()),
+    };
+    let doc = format!(
+        "The tool definition of the `#[tool]` function `{ident}`: call `{ident}::definition()`."
+    );
+    quote! {
+        #item
+
+        #[doc = #doc]
+        #[allow(non_camel_case_types, dead_code, missing_debug_implementations, missing_docs)]
+        #vis struct #ident {}
+
+        #[allow(dead_code)]
+        impl #ident {
+            /// Builds the tool's definition: its schemas (built once and cached), description,
+            /// body and declarations.
+            #vis fn definition() -> ::core::result::Result<#p::ToolDefinition, #p::DefinitionError> {
+                #body
+            }
+        }
+    }
+}

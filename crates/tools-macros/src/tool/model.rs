@@ -1,0 +1,86 @@
+//! The typed model of a `#[tool]` function.
+
+use proc_macro2::Span;
+
+/// A value with the span of the key that set it.
+#[derive(Clone, Debug)]
+pub(crate) struct Spanned<T> {
+    pub(crate) value: T,
+    pub(crate) span: Span,
+}
+
+/// How a tool declares itself concurrency-safe.
+#[derive(Clone, Debug)]
+pub(crate) enum Concurrency {
+    /// `concurrency_safe`: every call may overlap.
+    Always,
+    /// `concurrency_safe = path`: `path(&arg, ...) -> bool` decides per call.
+    Classifier(syn::Path),
+}
+
+/// The keys of `#[tool(...)]`.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ToolAttrs {
+    pub(crate) name: Option<Spanned<String>>,
+    pub(crate) description: Option<Spanned<String>>,
+    /// The timeout in milliseconds, as written (zero is rejected by validation).
+    pub(crate) timeout: Option<Spanned<Result<u128, String>>>,
+    pub(crate) concurrency: Option<Spanned<Concurrency>>,
+    pub(crate) render: Option<syn::Path>,
+    pub(crate) finalize_content: Option<syn::Path>,
+    pub(crate) presentation_meta: Option<syn::Path>,
+    /// Reserved keys that were given (rejected by validation until presentation cards land).
+    pub(crate) reserved: Vec<Spanned<String>>,
+}
+
+/// How a parameter is filled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum ParamKind {
+    /// From the model's arguments, with a schema.
+    Argument,
+    /// Injected from the run context (`#[context]`), absent from the schema.
+    Context,
+}
+
+/// One parameter of the function.
+#[derive(Clone, Debug)]
+pub(crate) struct Param {
+    /// The argument name the model sees (the identifier without `r#`).
+    pub(crate) name: String,
+    pub(crate) ty: syn::Type,
+    pub(crate) doc: Option<String>,
+    pub(crate) kind: ParamKind,
+}
+
+/// What the function returns.
+#[derive(Clone, Debug)]
+pub(crate) enum Returns {
+    /// Nothing: the output is `null`.
+    Unit,
+    /// A value of this type.
+    Plain(syn::Type),
+    /// `Result<T, E>` (or an alias whose name ends in `Result`).
+    Result(syn::Type),
+}
+
+/// The receiver of a method tool inside `#[tools]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Receiver {
+    /// A free function.
+    None,
+    /// `&self`.
+    Ref,
+}
+
+/// A `#[tool]` function.
+#[derive(Clone, Debug)]
+pub(crate) struct ToolFn {
+    pub(crate) attrs: ToolAttrs,
+    pub(crate) ident: syn::Ident,
+    pub(crate) name: Spanned<String>,
+    pub(crate) description: Option<String>,
+    pub(crate) is_async: bool,
+    pub(crate) receiver: Receiver,
+    pub(crate) params: Vec<Param>,
+    pub(crate) returns: Returns,
+}

@@ -1,0 +1,120 @@
+//! Checks a parsed [`ToolFn`] against the rules a definition must meet, recording every problem.
+
+use super::model::{ParamKind, ToolFn};
+use crate::diag::Errors;
+
+/// The longest tool name.
+const MAX_NAME: usize = 128;
+
+/// Whether `name` follows the catalog's name rule (`tools_schema::catalog::validate_tool_name`,
+/// MCP's): 1 to 128 ASCII letters, digits, `_`, `-` or `.`.
+pub(crate) fn name_is_valid(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= MAX_NAME
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+}
+
+/// Records every problem of `tool`.
+pub(crate) fn validate(tool: &ToolFn, errors: &mut Errors) {
+    let name = &tool.name.value;
+    if !name_is_valid(name) {
+        errors.error_at(
+            tool.name.span,
+            format!(
+                "invalid tool name `{name}`: a name is 1 to {MAX_NAME} ASCII letters, digits, `_`, `-` or `.`; \
+                 write e.g. `#[tool(name = \"{}\")]`",
+                suggest_name(name)
+            ),
+        );
+    } else if name == "run_code" {
+        errors.error_at(
+            tool.name.span,
+            "`run_code` is reserved for the Code Mode transport: choose another name with `#[tool(name = \"...\")]`",
+        );
+    }
+    if tool
+        .description
+        .as_deref()
+        .is_none_or(|d| d.trim().is_empty())
+    {
+        let span = tool
+            .attrs
+            .description
+            .as_ref()
+            .map_or(tool.ident.span(), |d| d.span);
+        errors.error_at(
+            span,
+            "a tool needs a description, the text the model reads to decide when to call it: \
+             add a `///` doc comment to the function, or write `#[tool(description = \"...\")]`",
+        );
+    }
+    if let Some(timeout) = &tool.attrs.timeout {
+        match &timeout.value {
+            Ok(0) => errors.error_at(
+                timeout.span,
+                "a zero timeout would fail every call: give a positive duration such as `timeout = \"30s\"`, \
+                 or remove `timeout` for none",
+            ),
+            Ok(_) => {}
+            Err(message) => errors.error_at(timeout.span, message),
+        }
+    }
+    for key in &tool.attrs.reserved {
+        errors.error_at(
+            key.span,
+            format!(
+                "`{}` is reserved for tool-owned presentation cards, which this version does not wire yet; remove it for now",
+                key.value
+            ),
+        );
+    }
+    let mut seen: Vec<&str> = Vec::new();
+    for param in tool.params.iter().filter(|p| p.kind == ParamKind::Argument) {
+        if seen.contains(&param.name.as_str()) {
+            errors.error(
+                &param.ty,
+                format!("two parameters are named `{}`: rename one", param.name),
+            );
+        }
+        seen.push(&param.name);
+    }
+}
+
+/// A valid name close to `name`: disallowed characters become `_`, truncated to the limit.
+fn suggest_name(name: &str) -> String {
+    let mut s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(MAX_NAME)
+        .collect();
+    if s.is_empty() {
+        s.push_str("my_tool");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::name_is_valid;
+
+    #[test]
+    fn names() {
+        assert!(name_is_valid("read_file"));
+        assert!(name_is_valid("NotebookEdit"));
+        assert!(name_is_valid("web-fetch2"));
+        assert!(!name_is_valid(""));
+        assert!(!name_is_valid("read file"));
+        assert!(name_is_valid("fs.read"));
+        assert!(!name_is_valid("read/file"));
+        assert!(name_is_valid(&"a".repeat(128)));
+        assert!(!name_is_valid(&"a".repeat(129)));
+    }
+}

@@ -1,0 +1,138 @@
+//! End-to-end behaviour of `#[tool]`, `#[tools]` and `#[derive(ToolSchema)]`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tools_runtime::{
+    CancellationToken, ToolCall, ToolRunContext, ToolRuntime, ToolSchema, tool, tools,
+};
+
+/// Add two numbers.
+#[tool(concurrency_safe)]
+fn add(
+    /// The first addend.
+    a: i64,
+    /// The second addend.
+    b: i64,
+) -> i64 {
+    a + b
+}
+
+#[derive(Debug, Serialize, Deserialize, ToolSchema)]
+#[serde(rename_all = "camelCase")]
+struct Page {
+    /// Lines of the page.
+    lines: Vec<String>,
+    total_lines: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next_offset: Option<u64>,
+}
+
+/// Read a file.
+#[tool(timeout = "30s")]
+async fn read_file(
+    /// Path of the file.
+    path: String,
+    offset: Option<u64>,
+    #[context] ctx: ToolRunContext,
+    #[context] _cancel: CancellationToken,
+) -> Result<Page, std::io::Error> {
+    let _ = ctx.call_id();
+    if path.is_empty() {
+        return Err(std::io::Error::other("empty path"));
+    }
+    Ok(Page {
+        lines: vec![path],
+        total_lines: 1,
+        next_offset: offset,
+    })
+}
+
+struct Counter {
+    base: i64,
+}
+
+#[tools]
+impl Counter {
+    /// Add to the base.
+    #[tool]
+    async fn bump(&self, by: i64) -> i64 {
+        self.base + by
+    }
+
+    /// Show the base.
+    #[tool(name = "show-base")]
+    fn show(&self) -> String {
+        self.base.to_string()
+    }
+}
+
+#[test]
+fn plain_call_and_schemas() {
+    assert_eq!(add(1, 2), 3);
+    let def = add::definition().unwrap();
+    assert_eq!(def.name(), "add");
+    assert_eq!(def.description(), "Add two numbers.");
+    assert_eq!(
+        def.input_schema(),
+        &json!({"type": "object", "properties": {
+            "a": {"type": "integer", "description": "The first addend."},
+            "b": {"type": "integer", "description": "The second addend."}
+        }, "required": ["a", "b"], "additionalProperties": true})
+    );
+    let def = read_file::definition().unwrap();
+    println!(
+        "{}",
+        serde_json::to_string_pretty(def.input_schema()).unwrap()
+    );
+    println!(
+        "{}",
+        serde_json::to_string_pretty(def.output_schema()).unwrap()
+    );
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&Page::output_schema().to_json()).unwrap()
+    );
+}
+
+#[tokio::test]
+async fn executes_through_the_runtime() {
+    let runtime = ToolRuntime::new();
+    let scope = runtime.scope();
+    let _a = scope.register(add::definition().unwrap()).unwrap();
+    let _r = scope.register(read_file::definition().unwrap()).unwrap();
+    let counter = Arc::new(Counter { base: 10 });
+    let mut regs = Vec::new();
+    for def in counter.tool_definitions().unwrap() {
+        regs.push(scope.register(def).unwrap());
+    }
+    let r = runtime
+        .execute(ToolCall::new("1", "add", json!({"a": 2, "b": 3})))
+        .await;
+    assert_eq!(r.value(), Some(&json!(5)));
+    let r = runtime
+        .execute(ToolCall::new(
+            "2",
+            "read_file",
+            json!({"path": "x", "offset": 4}),
+        ))
+        .await;
+    assert_eq!(
+        r.value(),
+        Some(&json!({"lines": ["x"], "totalLines": 1, "nextOffset": 4}))
+    );
+    let r = runtime
+        .execute(ToolCall::new("3", "read_file", json!({"path": ""})))
+        .await;
+    assert_eq!(r.text(), "Error: empty path");
+    let r = runtime
+        .execute(ToolCall::new("4", "bump", json!({"by": 5})))
+        .await;
+    assert_eq!(r.value(), Some(&json!(15)));
+    let r = runtime
+        .execute(ToolCall::new("5", "show-base", json!({})))
+        .await;
+    assert_eq!(r.value(), Some(&Value::String("10".into())));
+}

@@ -486,7 +486,10 @@ impl Catalog {
             .map(|tool| {
                 let mut entry = serde_json::Map::new();
                 entry.insert("name".into(), Value::String(tool.name.clone()));
-                entry.insert("description".into(), Value::String(tool.description.clone()));
+                entry.insert(
+                    "description".into(),
+                    Value::String(tool.description.clone()),
+                );
                 entry.insert("inputSchema".into(), deep::clone_value(&tool.input_schema));
                 if let Some(output) = &tool.output_schema {
                     entry.insert("outputSchema".into(), deep::clone_value(output));

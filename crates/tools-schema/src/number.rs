@@ -131,14 +131,26 @@ mod tests {
     fn compares_across_representations() {
         assert_eq!(compare(&n(json!(1)), &n(json!(1.0))), Some(Ordering::Equal));
         assert_eq!(compare(&n(json!(1)), &n(json!(1.5))), Some(Ordering::Less));
-        assert_eq!(compare(&n(json!(2)), &n(json!(1.5))), Some(Ordering::Greater));
-        assert_eq!(compare(&n(json!(-2)), &n(json!(-1.5))), Some(Ordering::Less));
+        assert_eq!(
+            compare(&n(json!(2)), &n(json!(1.5))),
+            Some(Ordering::Greater)
+        );
+        assert_eq!(
+            compare(&n(json!(-2)), &n(json!(-1.5))),
+            Some(Ordering::Less)
+        );
         assert_eq!(
             compare(&n(json!(u64::MAX)), &n(json!(-1))),
             Some(Ordering::Greater)
         );
-        assert_eq!(compare(&n(json!(u64::MAX)), &n(json!(1e300))), Some(Ordering::Less));
-        assert_eq!(compare(&n(json!(i64::MIN)), &n(json!(-1e300))), Some(Ordering::Greater));
+        assert_eq!(
+            compare(&n(json!(u64::MAX)), &n(json!(1e300))),
+            Some(Ordering::Less)
+        );
+        assert_eq!(
+            compare(&n(json!(i64::MIN)), &n(json!(-1e300))),
+            Some(Ordering::Greater)
+        );
     }
 
     #[test]
@@ -155,7 +167,8 @@ mod tests {
 
     #[test]
     fn lossy_numbers() {
-        let big: serde_json::Value = serde_json::from_str("123456789012345678901234567890").unwrap();
+        let big: serde_json::Value =
+            serde_json::from_str("123456789012345678901234567890").unwrap();
         assert!(may_be_lossy(&n(big)));
         assert!(!may_be_lossy(&n(json!(u64::MAX))));
         assert!(!may_be_lossy(&n(json!(1.5))));

@@ -56,37 +56,88 @@ const TYPED_ANNOTATIONS: &[&str] = &["title", "description", "default", "example
 
 /// Keywords outside the subset, each with the reason given to the author.
 const REJECTED: &[(&str, &str)] = &[
-    ("$ref", "references are not supported; inline the referenced schema"),
-    ("$defs", "definitions are not supported; inline each definition where it is used"),
-    ("definitions", "definitions are not supported; inline each definition where it is used"),
+    (
+        "$ref",
+        "references are not supported; inline the referenced schema",
+    ),
+    (
+        "$defs",
+        "definitions are not supported; inline each definition where it is used",
+    ),
+    (
+        "definitions",
+        "definitions are not supported; inline each definition where it is used",
+    ),
     ("$dynamicRef", "dynamic references are not supported"),
     ("$dynamicAnchor", "dynamic anchors are not supported"),
     ("$recursiveRef", "recursive references are not supported"),
     ("$recursiveAnchor", "recursive anchors are not supported"),
-    ("$anchor", "anchors are not supported (there are no references to resolve)"),
+    (
+        "$anchor",
+        "anchors are not supported (there are no references to resolve)",
+    ),
     ("$vocabulary", "vocabularies are not supported"),
-    ("anyOf", "`anyOf` is not supported; use `oneOf` with alternatives that exclude each other"),
-    ("allOf", "`allOf` is not supported; merge the schemas into one"),
+    (
+        "anyOf",
+        "`anyOf` is not supported; use `oneOf` with alternatives that exclude each other",
+    ),
+    (
+        "allOf",
+        "`allOf` is not supported; merge the schemas into one",
+    ),
     ("not", "`not` is not supported"),
-    ("if", "conditional schemas (`if`/`then`/`else`) are not supported; use `oneOf`"),
-    ("then", "conditional schemas (`if`/`then`/`else`) are not supported; use `oneOf`"),
-    ("else", "conditional schemas (`if`/`then`/`else`) are not supported; use `oneOf`"),
-    ("patternProperties", "`patternProperties` is not supported; use `additionalProperties` with a schema"),
+    (
+        "if",
+        "conditional schemas (`if`/`then`/`else`) are not supported; use `oneOf`",
+    ),
+    (
+        "then",
+        "conditional schemas (`if`/`then`/`else`) are not supported; use `oneOf`",
+    ),
+    (
+        "else",
+        "conditional schemas (`if`/`then`/`else`) are not supported; use `oneOf`",
+    ),
+    (
+        "patternProperties",
+        "`patternProperties` is not supported; use `additionalProperties` with a schema",
+    ),
     ("propertyNames", "`propertyNames` is not supported"),
-    ("dependentSchemas", "`dependentSchemas` is not supported; use `oneOf`"),
-    ("dependentRequired", "`dependentRequired` is not supported; use `oneOf`"),
-    ("dependencies", "`dependencies` is not supported; use `oneOf`"),
-    ("prefixItems", "tuples (`prefixItems`) are not supported; use an object"),
-    ("additionalItems", "tuples (`additionalItems`) are not supported; use an object"),
+    (
+        "dependentSchemas",
+        "`dependentSchemas` is not supported; use `oneOf`",
+    ),
+    (
+        "dependentRequired",
+        "`dependentRequired` is not supported; use `oneOf`",
+    ),
+    (
+        "dependencies",
+        "`dependencies` is not supported; use `oneOf`",
+    ),
+    (
+        "prefixItems",
+        "tuples (`prefixItems`) are not supported; use an object",
+    ),
+    (
+        "additionalItems",
+        "tuples (`additionalItems`) are not supported; use an object",
+    ),
     ("contains", "`contains` is not supported"),
     ("minContains", "`minContains` is not supported"),
     ("maxContains", "`maxContains` is not supported"),
-    ("unevaluatedProperties", "`unevaluatedProperties` is not supported; use `additionalProperties`"),
+    (
+        "unevaluatedProperties",
+        "`unevaluatedProperties` is not supported; use `additionalProperties`",
+    ),
     ("unevaluatedItems", "`unevaluatedItems` is not supported"),
     ("minProperties", "`minProperties` is not supported"),
     ("maxProperties", "`maxProperties` is not supported"),
     ("contentSchema", "`contentSchema` is not supported"),
-    ("nullable", "`nullable` is not supported; write `\"oneOf\": [{...}, {\"type\": \"null\"}]`"),
+    (
+        "nullable",
+        "`nullable` is not supported; write `\"oneOf\": [{...}, {\"type\": \"null\"}]`",
+    ),
 ];
 
 /// Escapes one reference token of an RFC 6901 JSON pointer.
@@ -98,14 +149,17 @@ pub(crate) fn escape_token(token: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-fn join(pointer: &str, token: &str) -> String {
-    let token = escape_token(token);
-    let mut out = String::with_capacity(pointer.len() + 1 + token.len());
-    out.push_str(pointer);
-    out.push('/');
-    out.push_str(&token);
-    out
+/// One reference token of a pointer under construction.
+#[derive(Clone, Copy)]
+enum Seg<'a> {
+    Key(&'a str),
+    Index(usize),
 }
+
+/// Handle on a pointer stored in [`Parser::paths`]; pointers are materialised only for errors,
+/// so deep schemas cost memory linear in their size.
+type PathId = u32;
+const ROOT: PathId = u32::MAX;
 
 /// A short name for the kind of a JSON value, for messages.
 pub(crate) fn kind_name(value: &Value) -> &'static str {
@@ -242,16 +296,41 @@ struct Pending {
 }
 
 enum Step<'a> {
-    Enter(&'a Value, String),
+    Enter(&'a Value, PathId),
     Build(Box<Pending>),
 }
 
-struct Parser {
+struct Parser<'a> {
     errors: Vec<SubsetError>,
+    paths: Vec<(PathId, Seg<'a>)>,
 }
 
-impl Parser {
-    fn error(&mut self, pointer: String, keyword: &str, message: impl Into<String>) {
+impl<'a> Parser<'a> {
+    fn seg(&mut self, parent: PathId, seg: Seg<'a>) -> PathId {
+        self.paths.push((parent, seg));
+        (self.paths.len() - 1) as PathId
+    }
+
+    fn pointer(&self, id: PathId) -> String {
+        let mut segs = Vec::new();
+        let mut at = id;
+        while let Some((parent, seg)) = self.paths.get(at as usize) {
+            segs.push(*seg);
+            at = *parent;
+        }
+        let mut out = String::new();
+        for seg in segs.iter().rev() {
+            out.push('/');
+            match seg {
+                Seg::Key(k) => out.push_str(&escape_token(k)),
+                Seg::Index(i) => out.push_str(&i.to_string()),
+            }
+        }
+        out
+    }
+
+    fn error(&mut self, at: PathId, keyword: &str, message: impl Into<String>) {
+        let pointer = self.pointer(at);
         self.errors.push(SubsetError {
             pointer,
             keyword: keyword.to_string(),
@@ -260,8 +339,8 @@ impl Parser {
     }
 
     /// Flags numbers inside `value` that may have lost precision.
-    fn check_lossless(&mut self, value: &Value, pointer: &str, keyword: &str) {
-        let mut stack = vec![(value, pointer.to_string())];
+    fn check_lossless(&mut self, value: &'a Value, pointer: PathId, keyword: &str) {
+        let mut stack = vec![(value, pointer)];
         while let Some((value, at)) = stack.pop() {
             match value {
                 Value::Number(n) if number::may_be_lossy(n) => self.error(
@@ -274,14 +353,16 @@ impl Parser {
                 ),
                 Value::Array(items) => {
                     for (i, item) in items.iter().enumerate().rev() {
-                        stack.push((item, join(&at, &i.to_string())));
+                        let id = self.seg(at, Seg::Index(i));
+                        stack.push((item, id));
                     }
                 }
                 Value::Object(map) => {
                     let mut entries: Vec<_> = map.iter().collect();
                     entries.reverse();
                     for (k, v) in entries {
-                        stack.push((v, join(&at, k)));
+                        let id = self.seg(at, Seg::Key(k));
+                        stack.push((v, id));
                     }
                 }
                 _ => {}
@@ -289,10 +370,10 @@ impl Parser {
         }
     }
 
-    fn number(&mut self, value: &Value, at: String, keyword: &str) -> Option<Number> {
+    fn number(&mut self, value: &'a Value, at: PathId, keyword: &str) -> Option<Number> {
         match value {
             Value::Number(n) if number::may_be_lossy(n) => {
-                self.check_lossless(value, &at, keyword);
+                self.check_lossless(value, at, keyword);
                 None
             }
             Value::Number(n) => Some(n.clone()),
@@ -307,7 +388,7 @@ impl Parser {
         }
     }
 
-    fn count(&mut self, value: &Value, at: String, keyword: &str) -> Option<u64> {
+    fn count(&mut self, value: &'a Value, at: PathId, keyword: &str) -> Option<u64> {
         match value.as_u64() {
             Some(n) => Some(n),
             None => {
@@ -321,7 +402,7 @@ impl Parser {
         }
     }
 
-    fn string(&mut self, value: &Value, at: String, keyword: &str) -> Option<String> {
+    fn string(&mut self, value: &'a Value, at: PathId, keyword: &str) -> Option<String> {
         match value {
             Value::String(s) => Some(s.clone()),
             other => {
@@ -336,7 +417,7 @@ impl Parser {
     }
 
     /// Parses one `enum` or `const` value of a scalar type.
-    fn scalar(&mut self, ty: Ty, value: &Value, at: String, keyword: &str) -> Option<Scalar> {
+    fn scalar(&mut self, ty: Ty, value: &'a Value, at: PathId, keyword: &str) -> Option<Scalar> {
         let ok = match (ty, value) {
             (Ty::Boolean, Value::Bool(b)) => Some(Scalar::Bool(*b)),
             (Ty::String, Value::String(s)) => Some(Scalar::String(s.clone())),
@@ -367,7 +448,7 @@ impl Parser {
         if let Some(Scalar::Number(n)) = &ok
             && number::may_be_lossy(n)
         {
-            self.check_lossless(value, &at, keyword);
+            self.check_lossless(value, at, keyword);
             return None;
         }
         ok
@@ -391,9 +472,12 @@ impl Schema {
     ///
     /// The walk uses an explicit work stack: schemas of any depth are read without recursion.
     pub fn from_json(value: &Value) -> Result<Schema, SubsetErrors> {
-        let mut parser = Parser { errors: Vec::new() };
+        let mut parser = Parser {
+            errors: Vec::new(),
+            paths: Vec::new(),
+        };
         let mut built: Vec<Schema> = Vec::new();
-        let mut work = vec![Step::Enter(value, String::new())];
+        let mut work = vec![Step::Enter(value, ROOT)];
         while let Some(step) = work.pop() {
             match step {
                 Step::Enter(value, pointer) => {
@@ -584,9 +668,7 @@ fn write_node(schema: &Schema, children: Vec<Value>) -> Value {
             let additional = match &object.additional_properties {
                 AdditionalProperties::Allow => Value::Bool(true),
                 AdditionalProperties::Deny => Value::Bool(false),
-                AdditionalProperties::Schema(_) => {
-                    children.next().unwrap_or(Value::Bool(true))
-                }
+                AdditionalProperties::Schema(_) => children.next().unwrap_or(Value::Bool(true)),
             };
             map.insert("additionalProperties".into(), additional);
         }
@@ -604,8 +686,8 @@ fn write_node(schema: &Schema, children: Vec<Value>) -> Value {
         );
     }
     for (key, value) in &a.extra {
-        let interpreted = SUBSET_KEYWORDS.contains(&key.as_str())
-            || TYPED_ANNOTATIONS.contains(&key.as_str());
+        let interpreted =
+            SUBSET_KEYWORDS.contains(&key.as_str()) || TYPED_ANNOTATIONS.contains(&key.as_str());
         if !interpreted && !map.contains_key(key) {
             map.insert(key.clone(), deep::clone_value(value));
         }
@@ -613,18 +695,18 @@ fn write_node(schema: &Schema, children: Vec<Value>) -> Value {
     Value::Object(map)
 }
 
-impl Parser {
-    fn enter<'a>(
+impl<'a> Parser<'a> {
+    fn enter(
         &mut self,
         value: &'a Value,
-        pointer: String,
+        pointer: PathId,
         work: &mut Vec<Step<'a>>,
         built: &mut Vec<Schema>,
     ) {
         let map = match value {
             Value::Object(map) => map,
             other => {
-                if let Some(error) = non_object_schema_error(other, &pointer) {
+                if let Some(error) = non_object_schema_error(other, &self.pointer(pointer)) {
                     self.errors.push(error);
                 }
                 built.push(Schema::any());
@@ -633,6 +715,7 @@ impl Parser {
         };
 
         // Decide the node's type first: keyword applicability depends on it.
+        let type_at = self.seg(pointer, Seg::Key("type"));
         let ty = match map.get("type") {
             None if map.contains_key("oneOf") => Ty::OneOf,
             None => Ty::Any,
@@ -640,7 +723,7 @@ impl Parser {
                 Some(ty) => ty,
                 None => {
                     self.error(
-                        join(&pointer, "type"),
+                        type_at,
                         "type",
                         format!(
                             "unknown type name {value}; expected one of \"null\", \"boolean\", \"string\", \
@@ -653,7 +736,7 @@ impl Parser {
             },
             Some(Value::Array(_)) => {
                 self.error(
-                    join(&pointer, "type"),
+                    type_at,
                     "type",
                     "a list of types is not supported; for a nullable value write \
                      `\"oneOf\": [{...}, {\"type\": \"null\"}]`",
@@ -662,9 +745,12 @@ impl Parser {
             }
             Some(other) => {
                 self.error(
-                    join(&pointer, "type"),
+                    type_at,
                     "type",
-                    format!("`type` must be a type name string, got {}", kind_name(other)),
+                    format!(
+                        "`type` must be a type name string, got {}",
+                        kind_name(other)
+                    ),
                 );
                 Ty::Invalid
             }
@@ -685,15 +771,15 @@ impl Parser {
         let mut numeric = NumericSchema::default();
         let mut boolean = BooleanSchema::default();
         // Children, in the order `assemble` pops them: items, properties, additional, oneOf.
-        let mut children: Vec<(&'a Value, String)> = Vec::new();
-        let mut property_children: Vec<(&'a Value, String)> = Vec::new();
-        let mut additional_child: Option<(&'a Value, String)> = None;
-        let mut one_of_children: Vec<(&'a Value, String)> = Vec::new();
-        let mut required_value: Option<(&'a Value, String)> = None;
+        let mut children: Vec<(&'a Value, PathId)> = Vec::new();
+        let mut property_children: Vec<(&'a Value, PathId)> = Vec::new();
+        let mut additional_child: Option<(&'a Value, PathId)> = None;
+        let mut one_of_children: Vec<(&'a Value, PathId)> = Vec::new();
+        let mut required_value: Option<(&'a Value, PathId)> = None;
         let mut property_map: Option<&'a Map<String, Value>> = None;
 
         for (key, v) in map {
-            let at = join(&pointer, key);
+            let at = self.seg(pointer, Seg::Key(key));
             let k = key.as_str();
             if let Some((_, reason)) = REJECTED.iter().find(|(name, _)| *name == k) {
                 self.error(at, k, *reason);
@@ -705,12 +791,12 @@ impl Parser {
                     "description" => pending.annotations.description = self.string(v, at, k),
                     "format" => pending.annotations.format = self.string(v, at, k),
                     "default" => {
-                        self.check_lossless(v, &at, k);
+                        self.check_lossless(v, at, k);
                         pending.annotations.default = Some(deep::clone_value(v));
                     }
                     _ => match v {
                         Value::Array(items) => {
-                            self.check_lossless(v, &at, k);
+                            self.check_lossless(v, at, k);
                             pending.annotations.examples =
                                 Some(items.iter().map(deep::clone_value).collect());
                         }
@@ -724,7 +810,7 @@ impl Parser {
                 continue;
             }
             if !SUBSET_KEYWORDS.contains(&k) {
-                self.check_lossless(v, &at, k);
+                self.check_lossless(v, at, k);
                 pending
                     .annotations
                     .extra
@@ -756,7 +842,8 @@ impl Parser {
                     Value::Array(values) if !values.is_empty() => {
                         let mut parsed = Vec::new();
                         for (i, item) in values.iter().enumerate() {
-                            if let Some(s) = self.scalar(ty, item, join(&at, &i.to_string()), k) {
+                            let item_at = self.seg(at, Seg::Index(i));
+                            if let Some(s) = self.scalar(ty, item, item_at, k) {
                                 parsed.push(s);
                             }
                         }
@@ -812,7 +899,7 @@ impl Parser {
                 "minLength" => string.min_length = self.count(v, at, k),
                 "maxLength" => string.max_length = self.count(v, at, k),
                 "pattern" => {
-                    if let Some(p) = self.string(v, at.clone(), k) {
+                    if let Some(p) = self.string(v, at, k) {
                         if let Err(message) = crate::pattern::compile(&p) {
                             self.error(at, k, message);
                         }
@@ -841,7 +928,7 @@ impl Parser {
                     Value::Object(props) => {
                         property_map = Some(props);
                         for (name, schema) in props {
-                            property_children.push((schema, join(&at, name)));
+                            property_children.push((schema, self.seg(at, Seg::Key(name))));
                         }
                     }
                     other => self.error(
@@ -867,7 +954,7 @@ impl Parser {
                 "oneOf" => match v {
                     Value::Array(alternatives) if !alternatives.is_empty() => {
                         for (i, alt) in alternatives.iter().enumerate() {
-                            one_of_children.push((alt, join(&at, &i.to_string())));
+                            one_of_children.push((alt, self.seg(at, Seg::Index(i))));
                         }
                     }
                     Value::Array(_) => {
@@ -887,14 +974,17 @@ impl Parser {
             match v {
                 Value::Array(names) => {
                     for (i, name) in names.iter().enumerate() {
-                        let item_at = join(&at, &i.to_string());
+                        let item_at = self.seg(at, Seg::Index(i));
                         match name {
                             Value::String(name) => {
                                 if pending.required.contains(name) {
                                     self.error(
                                         item_at,
                                         "required",
-                                        format!("{v} is listed twice in `required`", v = Value::String(name.clone())),
+                                        format!(
+                                            "{v} is listed twice in `required`",
+                                            v = Value::String(name.clone())
+                                        ),
                                     );
                                 } else if !property_map.is_some_and(|p| p.contains_key(name)) {
                                     self.error(
@@ -920,7 +1010,10 @@ impl Parser {
                 other => self.error(
                     at,
                     "required",
-                    format!("`required` must be an array of strings, got {}", kind_name(other)),
+                    format!(
+                        "`required` must be an array of strings, got {}",
+                        kind_name(other)
+                    ),
                 ),
             }
         }
@@ -1045,7 +1138,10 @@ fn assemble(mut pending: Pending, built: &mut Vec<Schema>) -> Schema {
         (Ty::OneOf, _) => SchemaKind::OneOf(alternatives),
         (_, leaf) => {
             // Children of an invalid node: the whole parse fails, drop them without recursion.
-            for s in items.into_iter().chain(properties.into_iter().map(|(_, s)| s)) {
+            for s in items
+                .into_iter()
+                .chain(properties.into_iter().map(|(_, s)| s))
+            {
                 deep::drop_schema(s);
             }
             if let AdditionalProperties::Schema(s) = additional {

@@ -1018,9 +1018,8 @@ impl<'c, 'v, M: Mode<'v>> Walk<'c, 'v, M> {
 
 fn one_of_message<P>(scope: &Scope<'_, P>, count: usize) -> String {
     if scope.matched.is_empty() {
-        let mut text = format!(
-            "matched none of the {count} oneOf alternatives, expected exactly 1"
-        );
+        let mut text =
+            format!("matched none of the {count} oneOf alternatives, expected exactly 1");
         if !scope.reasons.is_empty() {
             let reasons: Vec<String> = scope
                 .reasons
@@ -1083,7 +1082,11 @@ fn type_message(expected: &str, got: &Value) -> String {
         Value::Bool(b) => format!("boolean {b}"),
         Value::Number(n) => format!("number {n}"),
         Value::String(s) => format!("string {}", preview_str(s)),
-        Value::Array(items) => format!("array of {} {}", items.len(), plural(items.len() as u64, "item")),
+        Value::Array(items) => format!(
+            "array of {} {}",
+            items.len(),
+            plural(items.len() as u64, "item")
+        ),
         Value::Object(map) => match map.len() {
             0 => "empty object".to_string(),
             n => format!("object with {n} {}", plural(n as u64, "property")),
@@ -1124,8 +1127,7 @@ fn first_duplicate(items: &[Value]) -> Option<(usize, usize)> {
         for j in start + 1..end {
             for i in start..j {
                 let (a, b) = (hashed[i].1.min(hashed[j].1), hashed[i].1.max(hashed[j].1));
-                if deep::values_equal(&items[a], &items[b]) && best.is_none_or(|(_, bb)| b < bb)
-                {
+                if deep::values_equal(&items[a], &items[b]) && best.is_none_or(|(_, bb)| b < bb) {
                     best = Some((a, b));
                 }
             }

@@ -302,6 +302,8 @@ enum Step<'a> {
 
 struct Parser<'a> {
     errors: Vec<SubsetError>,
+    /// For each error, its position in the document (see [`Parser::chain`]).
+    order: Vec<Vec<PathId>>,
     paths: Vec<(PathId, Seg<'a>)>,
 }
 
@@ -329,8 +331,23 @@ impl<'a> Parser<'a> {
         out
     }
 
+    /// The ids from the root down to `id`; comparing chains orders errors as in the document,
+    /// because sibling segments are created in document order.
+    fn chain(&self, id: PathId) -> Vec<PathId> {
+        let mut chain = Vec::new();
+        let mut at = id;
+        while let Some((parent, _)) = self.paths.get(at as usize) {
+            chain.push(at);
+            at = *parent;
+        }
+        chain.reverse();
+        chain
+    }
+
     fn error(&mut self, at: PathId, keyword: &str, message: impl Into<String>) {
         let pointer = self.pointer(at);
+        let chain = self.chain(at);
+        self.order.push(chain);
         self.errors.push(SubsetError {
             pointer,
             keyword: keyword.to_string(),
@@ -474,6 +491,7 @@ impl Schema {
     pub fn from_json(value: &Value) -> Result<Schema, SubsetErrors> {
         let mut parser = Parser {
             errors: Vec::new(),
+            order: Vec::new(),
             paths: Vec::new(),
         };
         let mut built: Vec<Schema> = Vec::new();
@@ -493,7 +511,11 @@ impl Schema {
         for rest in built {
             deep::drop_schema(rest);
         }
-        match (SubsetErrors::new(parser.errors), result) {
+        let mut ordered: Vec<(Vec<PathId>, SubsetError)> =
+            parser.order.into_iter().zip(parser.errors).collect();
+        ordered.sort_by(|a, b| a.0.cmp(&b.0));
+        let errors = ordered.into_iter().map(|(_, e)| e).collect();
+        match (SubsetErrors::new(errors), result) {
             (None, Some(schema)) => Ok(schema),
             (Some(errors), result) => {
                 if let Some(schema) = result {
@@ -707,6 +729,8 @@ impl<'a> Parser<'a> {
             Value::Object(map) => map,
             other => {
                 if let Some(error) = non_object_schema_error(other, &self.pointer(pointer)) {
+                    let chain = self.chain(pointer);
+                    self.order.push(chain);
                     self.errors.push(error);
                 }
                 built.push(Schema::any());

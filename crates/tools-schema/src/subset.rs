@@ -116,15 +116,11 @@ pub struct SubsetError {
 impl fmt::Display for SubsetError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let at = if self.pointer.is_empty() {
-            "the root"
+            "(root)"
         } else {
             self.pointer.as_str()
         };
-        if self.keyword.is_empty() {
-            write!(f, "at {at}: {}", self.message)
-        } else {
-            write!(f, "at {at}, keyword `{}`: {}", self.keyword, self.message)
-        }
+        write!(f, "{at}: {}", self.message)
     }
 }
 
@@ -193,7 +189,7 @@ impl SubsetErrors {
 impl fmt::Display for SubsetErrors {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.errors.as_slice() {
-            [one] => write!(f, "unsupported schema {one}"),
+            [one] => write!(f, "unsupported schema: {one}"),
             many => {
                 write!(f, "unsupported schema ({} problems):", many.len())?;
                 for error in many {

@@ -676,7 +676,8 @@ impl<'c, 'v, M: Mode<'v>> Walk<'c, 'v, M> {
                 if !scope.reasons.iter().any(|(a, _)| *a == alternative) {
                     let pointer = self.mode.pointer(path);
                     let text = message();
-                    let text = if pointer.is_empty() {
+                    // Where the failure is at the oneOf's own value, its pointer adds nothing.
+                    let text = if pointer.is_empty() || pointer == self.mode.pointer(scope.path) {
                         text
                     } else {
                         format!("{pointer}: {text}")
@@ -1020,15 +1021,25 @@ fn one_of_message<P>(scope: &Scope<'_, P>, count: usize) -> String {
     if scope.matched.is_empty() {
         let mut text =
             format!("matched none of the {count} oneOf alternatives, expected exactly 1");
-        if !scope.reasons.is_empty() {
-            let reasons: Vec<String> = scope
-                .reasons
-                .iter()
-                .map(|(i, r)| format!("alternative {i}: {r}"))
-                .collect();
-            text.push_str(" (");
-            text.push_str(&reasons.join("; "));
-            text.push(')');
+        let all_same = scope.reasons.len() == count
+            && scope.reasons.windows(2).all(|w| w[0].1 == w[1].1);
+        match scope.reasons.first() {
+            Some((_, reason)) if all_same && count > 1 => {
+                text.push_str(" (every alternative: ");
+                text.push_str(reason);
+                text.push(')');
+            }
+            Some(_) => {
+                let reasons: Vec<String> = scope
+                    .reasons
+                    .iter()
+                    .map(|(i, r)| format!("alternative {i}: {r}"))
+                    .collect();
+                text.push_str(" (");
+                text.push_str(&reasons.join("; "));
+                text.push(')');
+            }
+            None => {}
         }
         text
     } else {
@@ -1082,6 +1093,7 @@ fn type_message(expected: &str, got: &Value) -> String {
         Value::Bool(b) => format!("boolean {b}"),
         Value::Number(n) => format!("number {n}"),
         Value::String(s) => format!("string {}", preview_str(s)),
+        Value::Array(items) if items.is_empty() => "empty array".to_string(),
         Value::Array(items) => format!(
             "array of {} {}",
             items.len(),

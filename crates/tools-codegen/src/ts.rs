@@ -28,6 +28,30 @@ impl Layout {
     }
 }
 
+/// The members every object inherits from `Object.prototype` (as `lib.es5.d.ts` declares them).
+/// An object literal that omits an optional property of one of these names still has it,
+/// inherited, and TypeScript checks the inherited member against the property type, so such an
+/// optional property's type also admits the inherited member (`constructor?: string |
+/// Object["constructor"]`): that is also what reading it from a value without the key returns.
+const OBJECT_MEMBERS: &[&str] = &[
+    "constructor",
+    "hasOwnProperty",
+    "isPrototypeOf",
+    "propertyIsEnumerable",
+    "toLocaleString",
+    "toString",
+    "valueOf",
+];
+
+/// The type of a property, widened by the inherited member for an optional property named like
+/// an `Object.prototype` member (see [`OBJECT_MEMBERS`]).
+fn write_prop_type(key: &str, required: bool, ty: &Ty, layout: Layout, out: &mut String) {
+    write_ty(ty, layout, out);
+    if !required && OBJECT_MEMBERS.contains(&key) {
+        out.push_str(&format!(" | Object[{}]", ts_string(key)));
+    }
+}
+
 /// A TypeScript key: bare when it is a plain identifier and not a reserved word, quoted otherwise.
 pub(crate) fn ts_key(key: &str) -> String {
     if is_ts_bare_key(key) {
@@ -114,11 +138,9 @@ fn write_object(object: &ObjectTy, layout: Layout, out: &mut String) {
             let mut parts = Vec::new();
             for prop in &object.props {
                 let optional = if prop.required { "" } else { "?" };
-                parts.push(format!(
-                    "{}{optional}: {}",
-                    ts_key(&prop.key),
-                    ts_type(&prop.ty, layout)
-                ));
+                let mut ty = String::new();
+                write_prop_type(&prop.key, prop.required, &prop.ty, layout, &mut ty);
+                parts.push(format!("{}{optional}: {ty}", ts_key(&prop.key)));
             }
             if let Some(index) = index {
                 parts.push(format!("[key: string]: {index}"));
@@ -139,7 +161,7 @@ fn write_object(object: &ObjectTy, layout: Layout, out: &mut String) {
                 out.push_str(&ts_key(&prop.key));
                 out.push_str(optional);
                 out.push_str(": ");
-                write_ty(&prop.ty, layout.deeper(), out);
+                write_prop_type(&prop.key, prop.required, &prop.ty, layout.deeper(), out);
                 out.push_str(";\n");
             }
             if let Some(index) = index {
@@ -200,6 +222,13 @@ mod tests {
         assert_eq!(
             ts(json!({"type": "object", "properties": {"new": {"type": "string"}}})),
             "{ \"new\"?: string; [key: string]: unknown }"
+        );
+        assert_eq!(
+            ts(
+                json!({"type": "object", "properties": {"toString": {"type": "string"}},
+                      "additionalProperties": false})
+            ),
+            "{ toString?: string | Object[\"toString\"] }"
         );
     }
 }

@@ -47,6 +47,8 @@ export const wrongType: Parameters<typeof tools.read_file>[0] = { path: 1 };
 export const undeclared: Parameters<typeof tools.read_file>[0] = { path: "a", nope: 1 };
 // @ts-expect-error not one of the enum values
 export const notInEnum: Parameters<typeof tools.search_files>[0] = { pattern: "x", mode: "fuzzy" };
+// @ts-expect-error descriptions cannot inject declarations: `injected` does not exist
+export { injected } from "./sdk_adversarial";
 // @ts-expect-error not a tool
 export const notATool: ToolName = "delete_everything";
 // @ts-expect-error the output type is exact
@@ -72,6 +74,8 @@ async def program() -> list[str]:
         return [error.tool_name, error.message]
     return [file["lines"][0]["text"], str(len(hits["matches"])), str(file["totalLines"])]
 
+
+from sdk_adversarial import injected  # type: ignore[attr-defined]  # descriptions cannot inject code
 
 missing: ReadFileArgs = {}  # type: ignore[typeddict-item]
 wrong_type: ReadFileArgs = {"path": 1}  # type: ignore[typeddict-item]

@@ -209,10 +209,18 @@ fn fence_for(text: &str) -> String {
     "`".repeat((longest + 1).max(3))
 }
 
-/// Pretty JSON. The catalog bounds schema depth (`tools_schema::MAX_SCHEMA_DEPTH`), so the
-/// recursive serializer stays shallow.
+/// Pretty JSON, with U+2028, U+2029, U+0085 and U+FEFF escaped (JSON allows them raw, but
+/// some viewers break lines on them or hide them). The catalog bounds schema depth
+/// (`tools_schema::MAX_SCHEMA_DEPTH`), so the recursive serializer stays shallow.
 fn pretty(value: &Value) -> String {
-    serde_json::to_string_pretty(value).unwrap_or_default()
+    let text = serde_json::to_string_pretty(value).unwrap_or_default();
+    if !text.contains(['\u{2028}', '\u{2029}', '\u{85}', '\u{feff}']) {
+        return text;
+    }
+    text.replace('\u{2028}', "\\u2028")
+        .replace('\u{2029}', "\\u2029")
+        .replace('\u{85}', "\\u0085")
+        .replace('\u{feff}', "\\ufeff")
 }
 
 pub(crate) fn markdown_context(tools: &[ToolSchema]) -> MdContext {

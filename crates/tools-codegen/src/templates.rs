@@ -5,7 +5,7 @@
 //! file of the same name from another folder.
 
 use crate::CodegenError;
-use crate::text::{doc_lines, py_comment, py_docstring, py_string, ts_doc};
+use crate::text::{doc_lines, py_comment, py_docstring, py_string, ts_doc, visible_controls};
 use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 use std::path::Path;
 
@@ -89,7 +89,9 @@ pub(crate) fn environment(dir: Option<&Path>) -> Result<Environment<'static>, Co
     Ok(env)
 }
 
+/// HTML-escapes `&`, `<` and `>`, and makes control characters visible (`\x00`).
 fn html_escape(text: &str) -> String {
+    let text = visible_controls(text);
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

@@ -212,7 +212,7 @@ pub(crate) fn doc_lines(text: &str) -> Vec<String> {
 
 /// Replaces control characters (other than tab) and a byte-order mark with a visible `\xNN` /
 /// `\uNNNN` spelling so comments hold printable text only.
-fn visible_controls(line: &str) -> String {
+pub(crate) fn visible_controls(line: &str) -> String {
     let mut out = String::with_capacity(line.len());
     for c in line.chars() {
         if ((c as u32) < 0x20 && c != '\t') || c == '\u{7f}' {

@@ -91,11 +91,13 @@ pub trait ToolSchema {
         Self::input_schema()
     }
 
-    /// How deeply the type's schema nests: `#[derive(ToolSchema)]` evaluates it at compile time,
-    /// so a type that contains itself through other types fails to compile (a recursive type has
-    /// no schema in a subset without `$ref`). Hand-written implementations keep the default.
+    /// How deeply the type's schema nests. `#[derive(ToolSchema)]` evaluates it at compile time,
+    /// so a type that contains itself through other types fails to compile with a cycle error
+    /// naming this constant: a recursive type has no schema in a subset without `$ref`. The
+    /// name is chosen to read as the reason in that error. Hand-written implementations keep
+    /// the default.
     #[doc(hidden)]
-    const NESTING: usize = 1;
+    const RECURSIVE_TYPES_HAVE_NO_SCHEMA: usize = 1;
 }
 
 /// A schema with the given kind and no annotations.
@@ -225,7 +227,7 @@ impl<T: ToolSchema> ToolSchema for Option<T> {
     fn input_field_schema() -> Schema {
         T::input_schema()
     }
-    const NESTING: usize = T::NESTING;
+    const RECURSIVE_TYPES_HAVE_NO_SCHEMA: usize = T::RECURSIVE_TYPES_HAVE_NO_SCHEMA;
 }
 
 macro_rules! pointer {
@@ -241,7 +243,7 @@ macro_rules! pointer {
             fn input_field_schema() -> Schema {
                 T::input_field_schema()
             }
-            const NESTING: usize = T::NESTING;
+            const RECURSIVE_TYPES_HAVE_NO_SCHEMA: usize = T::RECURSIVE_TYPES_HAVE_NO_SCHEMA;
         }
     )*};
 }
@@ -257,7 +259,7 @@ macro_rules! sequence {
             fn output_schema() -> Schema {
                 array_schema(T::output_schema(), $unique_out, None)
             }
-            const NESTING: usize = T::NESTING + 1;
+            const RECURSIVE_TYPES_HAVE_NO_SCHEMA: usize = T::RECURSIVE_TYPES_HAVE_NO_SCHEMA + 1;
         }
     )*};
 }
@@ -271,7 +273,7 @@ impl<T: ToolSchema, S> ToolSchema for HashSet<T, S> {
     fn output_schema() -> Schema {
         array_schema(T::output_schema(), true, None)
     }
-    const NESTING: usize = T::NESTING + 1;
+    const RECURSIVE_TYPES_HAVE_NO_SCHEMA: usize = T::RECURSIVE_TYPES_HAVE_NO_SCHEMA + 1;
 }
 
 impl<T: ToolSchema> ToolSchema for [T] {
@@ -281,7 +283,7 @@ impl<T: ToolSchema> ToolSchema for [T] {
     fn output_schema() -> Schema {
         array_schema(T::output_schema(), false, None)
     }
-    const NESTING: usize = T::NESTING + 1;
+    const RECURSIVE_TYPES_HAVE_NO_SCHEMA: usize = T::RECURSIVE_TYPES_HAVE_NO_SCHEMA + 1;
 }
 
 impl<T: ToolSchema, const N: usize> ToolSchema for [T; N] {
@@ -291,7 +293,7 @@ impl<T: ToolSchema, const N: usize> ToolSchema for [T; N] {
     fn output_schema() -> Schema {
         array_schema(T::output_schema(), false, Some(N as u64))
     }
-    const NESTING: usize = T::NESTING + 1;
+    const RECURSIVE_TYPES_HAVE_NO_SCHEMA: usize = T::RECURSIVE_TYPES_HAVE_NO_SCHEMA + 1;
 }
 
 impl<T: ToolSchema, S> ToolSchema for HashMap<String, T, S> {
@@ -301,7 +303,7 @@ impl<T: ToolSchema, S> ToolSchema for HashMap<String, T, S> {
     fn output_schema() -> Schema {
         map_schema(T::output_schema())
     }
-    const NESTING: usize = T::NESTING + 1;
+    const RECURSIVE_TYPES_HAVE_NO_SCHEMA: usize = T::RECURSIVE_TYPES_HAVE_NO_SCHEMA + 1;
 }
 
 impl<T: ToolSchema> ToolSchema for BTreeMap<String, T> {
@@ -311,7 +313,7 @@ impl<T: ToolSchema> ToolSchema for BTreeMap<String, T> {
     fn output_schema() -> Schema {
         map_schema(T::output_schema())
     }
-    const NESTING: usize = T::NESTING + 1;
+    const RECURSIVE_TYPES_HAVE_NO_SCHEMA: usize = T::RECURSIVE_TYPES_HAVE_NO_SCHEMA + 1;
 }
 
 #[cfg(test)]
@@ -409,7 +411,7 @@ mod tests {
         assert_eq!(input::<Map<String, Value>>(), json!({"type": "object"}));
         assert_eq!(input::<Box<u64>>(), input::<u64>());
         assert_eq!(input::<Rc<u64>>(), input::<u64>());
-        assert_eq!(<Vec<Vec<u8>>>::NESTING, 3);
+        assert_eq!(<Vec<Vec<u8>>>::RECURSIVE_TYPES_HAVE_NO_SCHEMA, 3);
     }
 
     #[test]

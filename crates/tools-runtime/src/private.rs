@@ -33,17 +33,9 @@ pub fn cached(cache: &'static StdOnceLock<Schema>, build: impl FnOnce() -> Schem
     cache.get_or_init(build).clone()
 }
 
-/// The largest of `depths` (0 when empty), usable in constants.
-pub const fn max_nesting(depths: &[usize]) -> usize {
-    let mut max = 0;
-    let mut i = 0;
-    while i < depths.len() {
-        if depths[i] > max {
-            max = depths[i];
-        }
-        i += 1;
-    }
-    max
+/// The larger of two depths, usable in constants.
+pub const fn max2(a: usize, b: usize) -> usize {
+    if a > b { a } else { b }
 }
 
 /// The schema a derive that failed to compile stands in with; never reached at run time.
@@ -318,6 +310,10 @@ fn merge_flattened(objects: Vec<ObjectSchema>, flat: Schema) -> Vec<ObjectSchema
 // ---------------------------------------------------------------------------------------------
 
 /// The `Ok` type of a tool function's `Result` return type.
+#[diagnostic::on_unimplemented(
+    message = "the return type `{Self}` is spelled `Result` but is not `std::result::Result`",
+    note = "`#[tool]` reads a return type spelled `Result<..>` as success or failure; return `std::result::Result<T, E>` (or an alias of it named `Result`)"
+)]
 pub trait ToolResult {
     /// The success type, whose output schema the tool declares.
     type Ok;
@@ -462,9 +458,10 @@ mod tests {
     }
 
     #[test]
-    fn max_nesting_picks_the_largest() {
-        assert_eq!(max_nesting(&[]), 0);
-        assert_eq!(max_nesting(&[1, 4, 2]), 4);
+    fn max2_picks_the_larger() {
+        assert_eq!(max2(0, 0), 0);
+        assert_eq!(max2(1, 4), 4);
+        assert_eq!(max2(4, 1), 4);
     }
 
     #[test]

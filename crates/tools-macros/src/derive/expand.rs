@@ -304,17 +304,17 @@ pub(crate) fn expand(c: &Container) -> TokenStream {
             quote!(static __CACHE: #p::OnceLock<#p::Schema> = #p::OnceLock::new(); #p::cached(&__CACHE, || #output)),
         )
     };
-    let nesting: Vec<TokenStream> = field_types(c)
-        .into_iter()
-        .map(|ty| quote_spanned!(ty.span()=> <#ty as #p::ToolSchema>::NESTING))
-        .collect();
+    // max(a, max(b, ... 0)): plain calls, so a cycle report stays short.
+    let nesting = field_types(c).into_iter().rev().fold(quote!(0), |acc, ty| {
+        quote_spanned!(ty.span()=> #p::max2(<#ty as #p::ToolSchema>::RECURSIVE_TYPES_HAVE_NO_SCHEMA, #acc))
+    });
     // Evaluating the depth at compile time turns a type that reaches itself through other
     // types into a compile error (a cycle in constant evaluation).
     let check = if is_generic || c.generics.lifetimes().next().is_some() {
         quote!()
     } else {
         quote!(
-            const _: () = ::core::assert!(<#ident as #p::ToolSchema>::NESTING > 0, "recursive types have no schema");
+            const _: () = ::core::assert!(<#ident as #p::ToolSchema>::RECURSIVE_TYPES_HAVE_NO_SCHEMA > 0, "recursive types have no schema");
         )
     };
     quote! {
@@ -322,7 +322,7 @@ pub(crate) fn expand(c: &Container) -> TokenStream {
         impl #impl_generics #p::ToolSchema for #ident #ty_generics #where_clause {
             fn input_schema() -> #p::Schema { #input }
             fn output_schema() -> #p::Schema { #output }
-            const NESTING: usize = 1 + #p::max_nesting(&[#(#nesting),*]);
+            const RECURSIVE_TYPES_HAVE_NO_SCHEMA: usize = 1 + #nesting;
         }
         #check
     }

@@ -187,6 +187,12 @@ pub(crate) fn free(item: &syn::ItemFn, tool: Option<&ToolFn>) -> TokenStream {
     super::parse::strip_param_attrs(&mut item.sig);
     let vis = &item.vis;
     let ident = &item.sig.ident;
+    let has_receiver = matches!(item.sig.inputs.first(), Some(syn::FnArg::Receiver(_)));
+    if tool.is_none() && has_receiver {
+        // A method outside `#[tools]`: the error says where it belongs; a holder struct inside
+        // an `impl` block would only add errors.
+        return quote!(#item);
+    }
     let body = match tool {
         Some(tool) => definition(tool),
         // Errors were reported; this stub keeps uses of `ident::definition()` quiet.

@@ -59,7 +59,8 @@ pub(crate) enum Returns {
     Unit,
     /// A value of this type.
     Plain(syn::Type),
-    /// `Result<T, E>` (or an alias whose name ends in `Result`).
+    /// A type spelled `Result<..>` (`std::result::Result`, or an alias named `Result` such as
+    /// `io::Result<T>`).
     Result(syn::Type),
 }
 

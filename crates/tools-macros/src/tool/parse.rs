@@ -106,7 +106,7 @@ pub(crate) fn parse(
         syn::ReturnType::Default => Returns::Unit,
         syn::ReturnType::Type(_, ty) => {
             let is_result = matches!(&**ty, syn::Type::Path(p) if p.qself.is_none()
-                && p.path.segments.last().is_some_and(|s| s.ident.to_string().ends_with("Result")));
+                && p.path.segments.last().is_some_and(|s| s.ident == "Result"));
             if is_result {
                 Returns::Result((**ty).clone())
             } else {

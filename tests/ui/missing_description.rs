@@ -1,0 +1,8 @@
+use tools_runtime::tool;
+
+#[tool]
+fn echo(text: String) -> String {
+    text
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use tools_runtime::tool;
+
+/// Count the characters of a text.
+#[tool]
+fn count(text: &str) -> usize {
+    text.chars().count()
+}
+
+fn main() {}

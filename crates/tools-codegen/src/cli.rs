@@ -194,7 +194,7 @@ pub fn run(
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(error) => {
-            let text = error.render().ansi().to_string();
+            let text = error.render().to_string();
             let stream: &mut dyn Write = if error.use_stderr() { stderr } else { stdout };
             let _ = stream.write_all(text.as_bytes());
             return error.exit_code();

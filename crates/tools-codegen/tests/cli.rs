@@ -1,0 +1,301 @@
+//! The `tools-codegen` binary, run as a process.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use tools_codegen::{Catalog, Language, render_catalog_markdown, render_sdk, usage_text};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn codegen(args: &[&str]) -> Output {
+    codegen_with_stdin(args, None)
+}
+
+fn codegen_with_stdin(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tools-codegen"))
+        .current_dir(repo())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    if let Some(text) = stdin {
+        input.write_all(text.as_bytes()).unwrap();
+    }
+    drop(input);
+    child.wait_with_output().unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).unwrap()
+}
+
+fn example() -> Catalog {
+    Catalog::load(&repo().join("examples/catalog.json")).unwrap()
+}
+
+#[test]
+fn the_readme_main_job_command_renders_all_three_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("generated");
+    let out_str = out.to_str().unwrap();
+    let run = codegen(&[
+        "all",
+        "--catalog",
+        "examples/catalog.json",
+        "--out-dir",
+        out_str,
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let catalog = example();
+    let ts = std::fs::read_to_string(out.join("sdk.ts")).unwrap();
+    let py = std::fs::read_to_string(out.join("sdk.py")).unwrap();
+    let md = std::fs::read_to_string(out.join("catalog.md")).unwrap();
+    assert_eq!(ts, render_sdk(&catalog, Language::TypeScript));
+    assert_eq!(py, render_sdk(&catalog, Language::Python));
+    assert_eq!(md, render_catalog_markdown(&catalog));
+    assert!(stderr(&run).contains("wrote"));
+    // Nothing but the three files: the temporary files were renamed into place.
+    let mut names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["catalog.md", "sdk.py", "sdk.ts"]);
+
+    // --check passes on fresh files, and fails with a diff once one drifts.
+    let check = [
+        "all",
+        "--catalog",
+        "examples/catalog.json",
+        "--out-dir",
+        out_str,
+        "--check",
+    ];
+    let clean = codegen(&check);
+    assert_eq!(clean.status.code(), Some(0), "{}", stderr(&clean));
+    assert_eq!(stdout(&clean), "");
+    let edited = ts.replace("export type ToolName", "export type ToolNames");
+    std::fs::write(out.join("sdk.ts"), &edited).unwrap();
+    std::fs::remove_file(out.join("catalog.md")).unwrap();
+    let drift = codegen(&check);
+    assert_eq!(drift.status.code(), Some(1));
+    let diff = stdout(&drift);
+    assert!(
+        diff.contains("sdk.ts (on disk)") && diff.contains("sdk.ts (generated)"),
+        "{diff}"
+    );
+    assert!(diff.contains("-export type ToolNames") && diff.contains("+export type ToolName "));
+    assert!(diff.contains("@@ "));
+    assert!(
+        stderr(&drift).contains("catalog.md is missing"),
+        "{}",
+        stderr(&drift)
+    );
+    assert!(
+        stderr(&drift).contains("sdk.ts differs"),
+        "{}",
+        stderr(&drift)
+    );
+    // --check writes nothing.
+    assert_eq!(std::fs::read_to_string(out.join("sdk.ts")).unwrap(), edited);
+    assert!(!out.join("catalog.md").exists());
+}
+
+#[test]
+fn sdk_reads_stdin_and_writes_stdout() {
+    let text = std::fs::read_to_string(repo().join("examples/catalog.json")).unwrap();
+    for (lang, language) in [
+        ("typescript", Language::TypeScript),
+        ("python", Language::Python),
+    ] {
+        let run = codegen_with_stdin(&["sdk", "--lang", lang], Some(&text));
+        assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+        assert_eq!(stdout(&run), render_sdk(&example(), language));
+    }
+    let run = codegen_with_stdin(&["docs", "--catalog", "-"], Some(&text));
+    assert_eq!(stdout(&run), render_catalog_markdown(&example()));
+}
+
+#[test]
+fn out_writes_a_file_and_check_compares_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("nested/sdk.py");
+    let file_str = file.to_str().unwrap();
+    let args = [
+        "sdk",
+        "--lang",
+        "py",
+        "--catalog",
+        "examples/catalog.json",
+        "--out",
+        file_str,
+    ];
+    let run = codegen(&args);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        render_sdk(&example(), Language::Python)
+    );
+    let mut check = args.to_vec();
+    check.push("--check");
+    assert_eq!(codegen(&check).status.code(), Some(0));
+    std::fs::write(&file, "stale\n").unwrap();
+    let drift = codegen(&check);
+    assert_eq!(drift.status.code(), Some(1));
+    assert!(stdout(&drift).contains("-stale"));
+}
+
+#[test]
+fn bad_input_names_the_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let broken = dir.path().join("broken.json");
+    std::fs::write(&broken, "{\"tools\": [\n  {\"name\": \"a\",, }\n]}").unwrap();
+    let run = codegen(&["docs", "--catalog", broken.to_str().unwrap()]);
+    assert_eq!(run.status.code(), Some(2));
+    let message = stderr(&run);
+    assert!(message.contains("broken.json:2:"), "{message}");
+    assert!(message.contains("CATALOG_PARSE"), "{message}");
+
+    let shape = dir.path().join("shape.json");
+    std::fs::write(&shape, r#"{"tools": [{"name": "ok", "inputSchema": 5}]}"#).unwrap();
+    let run = codegen(&["docs", "--catalog", shape.to_str().unwrap()]);
+    assert_eq!(run.status.code(), Some(2));
+    let message = stderr(&run);
+    assert!(
+        message.contains("tool \"ok\"") && message.contains("/tools/0/inputSchema"),
+        "{message}"
+    );
+
+    let run = codegen_with_stdin(
+        &["sdk", "--lang", "typescript"],
+        Some("[{\"name\": \"bad name\", \"inputSchema\": {}}]"),
+    );
+    assert_eq!(run.status.code(), Some(2));
+    assert!(
+        stderr(&run).contains("<stdin>") && stderr(&run).contains("/0/name"),
+        "{}",
+        stderr(&run)
+    );
+
+    let run = codegen(&["docs", "--catalog", "does/not/exist.json"]);
+    assert_eq!(run.status.code(), Some(2));
+    assert!(
+        stderr(&run).contains("does/not/exist.json"),
+        "{}",
+        stderr(&run)
+    );
+
+    let run = codegen(&[
+        "sdk",
+        "--lang",
+        "rust",
+        "--catalog",
+        "examples/catalog.json",
+    ]);
+    assert_eq!(run.status.code(), Some(2));
+    assert!(
+        stderr(&run).contains("expected typescript or python"),
+        "{}",
+        stderr(&run)
+    );
+
+    let run = codegen(&["docs", "--catalog", "examples/catalog.json", "--check"]);
+    assert_eq!(run.status.code(), Some(2), "--check needs --out");
+}
+
+#[test]
+fn help_shows_examples() {
+    for args in [&["--help"][..], &["all", "--help"], &["sdk", "--help"]] {
+        let run = codegen(args);
+        assert_eq!(run.status.code(), Some(0));
+        let text = stdout(&run);
+        assert!(text.contains("Examples:"), "{text}");
+        assert!(
+            text.contains("tools-codegen all --catalog examples/catalog.json --out-dir generated")
+        );
+        assert!(text.contains("--check"));
+    }
+}
+
+#[test]
+fn templates_can_be_overridden() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("catalog.md.jinja"),
+        "{% for tool in tools %}* {{ tool.name }}: {{ tool.summary | md_cell }}\n{% endfor %}",
+    )
+    .unwrap();
+    let templates = dir.path().to_str().unwrap();
+    let run = codegen(&[
+        "docs",
+        "--catalog",
+        "examples/catalog.json",
+        "--templates",
+        templates,
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    assert!(stdout(&run).starts_with("* list_tasks: List the tasks on the board, newest first.\n"));
+    // The templates not in the folder stay the embedded ones.
+    let run = codegen(&[
+        "sdk",
+        "--lang",
+        "typescript",
+        "--catalog",
+        "examples/catalog.json",
+        "--templates",
+        templates,
+    ]);
+    assert_eq!(stdout(&run), render_sdk(&example(), Language::TypeScript));
+
+    std::fs::write(
+        dir.path().join("catalog.md.jinja"),
+        "line one\n{% for x in %}\n",
+    )
+    .unwrap();
+    let run = codegen(&[
+        "docs",
+        "--catalog",
+        "examples/catalog.json",
+        "--templates",
+        templates,
+    ]);
+    assert_eq!(run.status.code(), Some(2));
+    let message = stderr(&run);
+    assert!(
+        message.contains("catalog.md.jinja:2") && message.contains("TEMPLATE"),
+        "{message}"
+    );
+
+    let run = codegen(&[
+        "docs",
+        "--catalog",
+        "examples/catalog.json",
+        "--templates",
+        "no/such/dir",
+    ]);
+    assert_eq!(run.status.code(), Some(2));
+    assert!(stderr(&run).contains("no/such/dir"), "{}", stderr(&run));
+}
+
+#[test]
+fn usage_prints_the_code_mode_text() {
+    for (lang, language) in [
+        ("typescript", Language::TypeScript),
+        ("python", Language::Python),
+    ] {
+        let run = codegen(&["usage", "--lang", lang]);
+        assert_eq!(run.status.code(), Some(0));
+        assert_eq!(stdout(&run), usage_text(language));
+    }
+}

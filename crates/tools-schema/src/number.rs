@@ -11,12 +11,14 @@ use serde_json::Number;
 /// The largest integer up to which every integer is exactly representable as an `f64` (2^53).
 pub(crate) const MAX_EXACT_F64_INTEGER: f64 = 9_007_199_254_740_992.0;
 
+/// A number in the form comparisons use.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Num {
     Int(i128),
     Float(f64),
 }
 
+#[inline]
 pub(crate) fn num(n: &Number) -> Num {
     if let Some(i) = n.as_i64() {
         Num::Int(i128::from(i))
@@ -29,12 +31,28 @@ pub(crate) fn num(n: &Number) -> Num {
 
 /// Compares two numbers by mathematical value. `None` only for NaN, which `serde_json` never
 /// produces.
+#[inline]
 pub(crate) fn compare(a: &Number, b: &Number) -> Option<Ordering> {
+    // Fast paths for the common representations.
+    if let (Some(x), Some(y)) = (a.as_i64(), b.as_i64()) {
+        return Some(x.cmp(&y));
+    }
+    if let (Some(x), Some(y)) = (a.as_f64(), b.as_f64())
+        && x.abs() < MAX_EXACT_F64_INTEGER
+        && y.abs() < MAX_EXACT_F64_INTEGER
+    {
+        // Below 2^53 every integer converts to f64 exactly.
+        return x.partial_cmp(&y);
+    }
     compare_num(num(a), num(b))
 }
 
+#[inline]
 pub(crate) fn compare_num(a: Num, b: Num) -> Option<Ordering> {
+    const EXACT: i128 = 1 << 53;
     match (a, b) {
+        (Num::Int(x), Num::Float(y)) if x.abs() < EXACT => (x as f64).partial_cmp(&y),
+        (Num::Float(x), Num::Int(y)) if y.abs() < EXACT => x.partial_cmp(&(y as f64)),
         (Num::Int(x), Num::Int(y)) => Some(x.cmp(&y)),
         (Num::Int(x), Num::Float(y)) => compare_int_float(x, y),
         (Num::Float(x), Num::Int(y)) => compare_int_float(y, x).map(Ordering::reverse),

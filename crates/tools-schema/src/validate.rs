@@ -60,7 +60,7 @@ use regex::Regex;
 use serde_json::{Number, Value};
 
 use crate::deep;
-use crate::number;
+use crate::number::{self, Num};
 use crate::projection::escape_token;
 use crate::schema::{AdditionalProperties, Schema, SchemaKind};
 use crate::subset::SubsetErrors;
@@ -190,11 +190,16 @@ struct NumberNode {
     integer: bool,
     enum_values: Option<Box<[Number]>>,
     const_value: Option<Number>,
-    minimum: Option<Number>,
-    maximum: Option<Number>,
-    exclusive_minimum: Option<Number>,
-    exclusive_maximum: Option<Number>,
+    /// Bounds as written (for messages) and pre-converted (for comparisons).
+    minimum: Option<(Number, Num)>,
+    maximum: Option<(Number, Num)>,
+    exclusive_minimum: Option<(Number, Num)>,
+    exclusive_maximum: Option<(Number, Num)>,
     multiple_of: Option<Number>,
+}
+
+fn bound(n: &Option<Number>) -> Option<(Number, Num)> {
+    n.as_ref().map(|n| (n.clone(), number::num(n)))
 }
 
 #[derive(Debug)]
@@ -222,19 +227,53 @@ struct ObjectNode {
     additional: Additional,
 }
 
+/// String equality tuned for the short strings of property names and enum members: compares
+/// with a few word loads instead of a call to `memcmp`.
+#[inline(always)]
+fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    #[inline(always)]
+    fn word8(s: &[u8], at: usize) -> u64 {
+        let mut buf = [0u8; 8];
+        buf.copy_from_slice(&s[at..at + 8]);
+        u64::from_ne_bytes(buf)
+    }
+    #[inline(always)]
+    fn word4(s: &[u8], at: usize) -> u32 {
+        let mut buf = [0u8; 4];
+        buf.copy_from_slice(&s[at..at + 4]);
+        u32::from_ne_bytes(buf)
+    }
+    match n {
+        0 => true,
+        1..=3 => a == b,
+        4..=7 => word4(a, 0) == word4(b, 0) && word4(a, n - 4) == word4(b, n - 4),
+        8..=16 => word8(a, 0) == word8(b, 0) && word8(a, n - 8) == word8(b, n - 8),
+        _ => a == b,
+    }
+}
+
 /// Objects with at most this many properties are searched linearly.
 const LINEAR_LOOKUP: usize = 8;
 
 impl ObjectNode {
-    #[inline]
     fn find(&self, key: &str, hint: usize) -> Option<usize> {
         if let Some(p) = self.props.get(hint)
-            && &*p.name == key
+            && str_eq(&p.name, key)
         {
             return Some(hint);
         }
+        self.find_slow(key)
+    }
+
+    #[inline(never)]
+    fn find_slow(&self, key: &str) -> Option<usize> {
         if self.props.len() <= LINEAR_LOOKUP {
-            self.props.iter().position(|p| &*p.name == key)
+            self.props.iter().position(|p| str_eq(&p.name, key))
         } else {
             self.by_name
                 .binary_search_by(|&i| (*self.props[i as usize].name).cmp(key))
@@ -374,10 +413,10 @@ impl Validator {
                         integer: matches!(schema.kind, SchemaKind::Integer(_)),
                         enum_values: n.enum_values.clone().map(Vec::into_boxed_slice),
                         const_value: n.const_value.clone(),
-                        minimum: n.minimum.clone(),
-                        maximum: n.maximum.clone(),
-                        exclusive_minimum: n.exclusive_minimum.clone(),
-                        exclusive_maximum: n.exclusive_maximum.clone(),
+                        minimum: bound(&n.minimum),
+                        maximum: bound(&n.maximum),
+                        exclusive_minimum: bound(&n.exclusive_minimum),
+                        exclusive_maximum: bound(&n.exclusive_maximum),
                         multiple_of: n.multiple_of.clone(),
                     }))
                 }
@@ -569,8 +608,14 @@ struct Scope<'v, P> {
 /// The current node failed and must not be checked further.
 struct Abort;
 
+/// How many container levels the fast walk checks in place (bounded recursion) before it
+/// defers to the work stack.
+const INLINE_DEPTH: u32 = 4;
+
 struct Walk<'c, 'v, M: Mode<'v>> {
     nodes: &'c [Node],
+    /// Current nesting of in-place container checks (fast mode), at most [`INLINE_DEPTH`].
+    inline_depth: u32,
     stack: Vec<Frame<'v, M::Path>>,
     scopes: Vec<Scope<'v, M::Path>>,
     mode: M,
@@ -580,6 +625,7 @@ impl<'c, 'v, M: Mode<'v>> Walk<'c, 'v, M> {
     fn new(nodes: &'c [Node], mode: M) -> Self {
         Walk {
             nodes,
+            inline_depth: 0,
             stack: Vec::new(),
             scopes: Vec::new(),
             mode,
@@ -702,7 +748,18 @@ impl<'c, 'v, M: Mode<'v>> Walk<'c, 'v, M> {
     fn child(&mut self, node: NodeId, value: &'v Value, path: M::Path) -> Result<(), Abort> {
         if !M::RICH {
             match self.nodes.get(node as usize) {
-                Some(Node::Array { .. } | Node::Object(_) | Node::OneOf(_)) => {}
+                // A oneOf always goes through the stack: its alternatives are delimited there.
+                Some(Node::OneOf(_)) => {}
+                // Containers are checked in place up to a small, fixed nesting (no work-stack
+                // allocation for the usual shallow arguments), then through the stack.
+                Some(Node::Array { .. } | Node::Object(_)) => {
+                    if self.inline_depth < INLINE_DEPTH {
+                        self.inline_depth += 1;
+                        let result = self.check(node, value, path);
+                        self.inline_depth -= 1;
+                        return result;
+                    }
+                }
                 _ => return self.check(node, value, path),
             }
         }
@@ -844,7 +901,12 @@ impl<'c, 'v, M: Mode<'v>> Walk<'c, 'v, M> {
         let mut found_required = 0usize;
         let mut hint = 0usize;
         for (key, v) in map {
-            match o.find(key, hint) {
+            // Arguments usually come in declaration order: try the next property first.
+            let found = match o.props.get(hint) {
+                Some(p) if str_eq(&p.name, key) => Some(hint),
+                _ => o.find_slow(key),
+            };
+            match found {
                 Some(i) => {
                     hint = i + 1;
                     let prop = &o.props[i];
@@ -916,9 +978,10 @@ impl<'c, 'v, M: Mode<'v>> Walk<'c, 'v, M> {
         Ok(())
     }
 
+    #[inline]
     fn check_string(&mut self, s: &StringNode, text: &str, path: M::Path) -> Result<(), Abort> {
         if let Some(values) = &s.enum_values
-            && !values.iter().any(|v| v == text)
+            && !values.iter().any(|v| str_eq(v, text))
         {
             self.fail(path, || {
                 let list: Vec<String> = values.iter().map(|v| quote(v)).collect();
@@ -932,7 +995,11 @@ impl<'c, 'v, M: Mode<'v>> Walk<'c, 'v, M> {
                 format!("expected {}, got {}", quote(c), preview_str(text))
             })?;
         }
-        if s.min_length.is_some() || s.max_length.is_some() {
+        // A character takes 1 to 4 bytes: most length checks are decided by the byte length.
+        let bytes = text.len() as u64;
+        let undecided = s.min_length.is_some_and(|min| bytes / 4 < min)
+            || s.max_length.is_some_and(|max| bytes > max);
+        if undecided {
             let len = text.chars().count() as u64;
             if let Some(min) = s.min_length
                 && len < min
@@ -969,6 +1036,7 @@ impl<'c, 'v, M: Mode<'v>> Walk<'c, 'v, M> {
         Ok(())
     }
 
+    #[inline]
     fn check_number(&mut self, n: &NumberNode, x: &Number, path: M::Path) -> Result<(), Abort> {
         use std::cmp::Ordering::{Greater, Less};
         if let Some(values) = &n.enum_values
@@ -984,25 +1052,26 @@ impl<'c, 'v, M: Mode<'v>> Walk<'c, 'v, M> {
         {
             self.fail(path, || format!("expected {c}, got {x}"))?;
         }
-        if let Some(min) = &n.minimum
-            && number::compare(x, min) == Some(Less)
+        let xv = number::num(x);
+        if let Some((min, mv)) = &n.minimum
+            && number::compare_num(xv, *mv) == Some(Less)
         {
             self.fail(path, || format!("{x} is less than the minimum {min}"))?;
         }
-        if let Some(max) = &n.maximum
-            && number::compare(x, max) == Some(Greater)
+        if let Some((max, mv)) = &n.maximum
+            && number::compare_num(xv, *mv) == Some(Greater)
         {
             self.fail(path, || format!("{x} is greater than the maximum {max}"))?;
         }
-        if let Some(min) = &n.exclusive_minimum
-            && number::compare(x, min) != Some(Greater)
+        if let Some((min, mv)) = &n.exclusive_minimum
+            && number::compare_num(xv, *mv) != Some(Greater)
         {
             self.fail(path, || {
                 format!("{x} is not greater than the exclusive minimum {min}")
             })?;
         }
-        if let Some(max) = &n.exclusive_maximum
-            && number::compare(x, max) != Some(Less)
+        if let Some((max, mv)) = &n.exclusive_maximum
+            && number::compare_num(xv, *mv) != Some(Less)
         {
             self.fail(path, || {
                 format!("{x} is not less than the exclusive maximum {max}")
@@ -1021,8 +1090,8 @@ fn one_of_message<P>(scope: &Scope<'_, P>, count: usize) -> String {
     if scope.matched.is_empty() {
         let mut text =
             format!("matched none of the {count} oneOf alternatives, expected exactly 1");
-        let all_same = scope.reasons.len() == count
-            && scope.reasons.windows(2).all(|w| w[0].1 == w[1].1);
+        let all_same =
+            scope.reasons.len() == count && scope.reasons.windows(2).all(|w| w[0].1 == w[1].1);
         match scope.reasons.first() {
             Some((_, reason)) if all_same && count > 1 => {
                 text.push_str(" (every alternative: ");

@@ -29,7 +29,10 @@ fn reads_both_shapes_and_writes_sorted() {
     assert_eq!(a.len(), 2);
     assert!(!a.is_empty());
     assert_eq!(a.tools()[0].name, "read_file");
-    assert_eq!(a.get("write_file").unwrap().output_schema, Some(json!({"type": "string"})));
+    assert_eq!(
+        a.get("write_file").unwrap().output_schema,
+        Some(json!({"type": "string"}))
+    );
     assert!(a.get("nope").is_none());
     let text = a.to_json_string();
     assert!(text.ends_with("}\n"));
@@ -101,8 +104,11 @@ fn raw_schemas_are_kept_even_outside_the_subset() {
 
 #[test]
 fn parse_errors_name_file_line_and_column() {
-    let error = Catalog::from_json_str("{\n  \"tools\": [\n    {\"name\": 1,}\n  ]\n}", Some("cat.json"))
-        .unwrap_err();
+    let error = Catalog::from_json_str(
+        "{\n  \"tools\": [\n    {\"name\": 1,}\n  ]\n}",
+        Some("cat.json"),
+    )
+    .unwrap_err();
     assert_eq!(error.code(), "CATALOG_PARSE");
     match &error {
         CatalogError::Parse {
@@ -116,24 +122,72 @@ fn parse_errors_name_file_line_and_column() {
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(error.to_string(), "cat.json:3:16: invalid JSON: trailing comma");
+    assert_eq!(
+        error.to_string(),
+        "cat.json:3:16: invalid JSON: trailing comma"
+    );
     let error = Catalog::from_json_str("", None).unwrap_err();
-    assert!(error.to_string().starts_with("<input>:1:0: invalid JSON: EOF"), "{error}");
+    assert!(
+        error
+            .to_string()
+            .starts_with("<input>:1:0: invalid JSON: EOF"),
+        "{error}"
+    );
 }
 
 #[test]
 fn shape_errors_name_the_tool_and_pointer() {
     let cases = [
         (r#"{"tool": []}"#, None, "", "there is no \"tools\" key"),
-        (r#"{"tools": {}}"#, None, "/tools", "expected an array of tools, got an object"),
+        (
+            r#"{"tools": {}}"#,
+            None,
+            "/tools",
+            "expected an array of tools, got an object",
+        ),
         ("3", None, "", "got a number"),
-        (r#"[1]"#, Some(ToolRef::Index(0)), "/0", "expected a tool object, got a number"),
-        (r#"{"tools": [{"description": "x"}]}"#, Some(ToolRef::Index(0)), "/tools/0", "no \"name\""),
-        (r#"[{"name": 5}]"#, Some(ToolRef::Index(0)), "/0/name", "expected a string, got a number"),
-        (r#"[{"name": "a", "description": 1, "inputSchema": {}}]"#, Some(ToolRef::Name("a".into())), "/0/description", "expected a string"),
-        (r#"[{"name": "a"}]"#, Some(ToolRef::Name("a".into())), "/0", "no \"inputSchema\""),
-        (r#"{"tools": [{"name": "ok", "inputSchema": {}}, {"name": "a", "inputSchema": "x"}]}"#, Some(ToolRef::Name("a".into())), "/tools/1/inputSchema", "expected a JSON Schema (an object or a boolean), got a string"),
-        (r#"[{"name": "a", "inputSchema": {}, "outputSchema": []}]"#, Some(ToolRef::Name("a".into())), "/0/outputSchema", "got an array"),
+        (
+            r#"[1]"#,
+            Some(ToolRef::Index(0)),
+            "/0",
+            "expected a tool object, got a number",
+        ),
+        (
+            r#"{"tools": [{"description": "x"}]}"#,
+            Some(ToolRef::Index(0)),
+            "/tools/0",
+            "no \"name\"",
+        ),
+        (
+            r#"[{"name": 5}]"#,
+            Some(ToolRef::Index(0)),
+            "/0/name",
+            "expected a string, got a number",
+        ),
+        (
+            r#"[{"name": "a", "description": 1, "inputSchema": {}}]"#,
+            Some(ToolRef::Name("a".into())),
+            "/0/description",
+            "expected a string",
+        ),
+        (
+            r#"[{"name": "a"}]"#,
+            Some(ToolRef::Name("a".into())),
+            "/0",
+            "no \"inputSchema\"",
+        ),
+        (
+            r#"{"tools": [{"name": "ok", "inputSchema": {}}, {"name": "a", "inputSchema": "x"}]}"#,
+            Some(ToolRef::Name("a".into())),
+            "/tools/1/inputSchema",
+            "expected a JSON Schema (an object or a boolean), got a string",
+        ),
+        (
+            r#"[{"name": "a", "inputSchema": {}, "outputSchema": []}]"#,
+            Some(ToolRef::Name("a".into())),
+            "/0/outputSchema",
+            "got an array",
+        ),
     ];
     for (text, tool, pointer, message) in cases {
         let error = Catalog::from_json_str(text, Some("c.json")).unwrap_err();
@@ -153,13 +207,17 @@ fn shape_errors_name_the_tool_and_pointer() {
             other => panic!("{other:?}"),
         }
     }
-    let error = Catalog::from_json_str(r#"[{"name": "a", "inputSchema": 1}]"#, Some("c.json")).unwrap_err();
+    let error =
+        Catalog::from_json_str(r#"[{"name": "a", "inputSchema": 1}]"#, Some("c.json")).unwrap_err();
     assert_eq!(
         error.to_string(),
         "c.json: tool \"a\" at /0/inputSchema: expected a JSON Schema (an object or a boolean), got a number"
     );
     let error = Catalog::from_json_str(r#"{"tools": 1}"#, Some("c.json")).unwrap_err();
-    assert_eq!(error.to_string(), "c.json: /tools: expected an array of tools, got a number");
+    assert_eq!(
+        error.to_string(),
+        "c.json: /tools: expected an array of tools, got a number"
+    );
 }
 
 #[test]
@@ -182,7 +240,10 @@ fn duplicates_and_bad_names_are_rejected() {
     );
     let catalog = Catalog::new(vec![tool("z"), tool("a.b-c_D9")]).unwrap();
     assert_eq!(catalog.tools()[0].name, "a.b-c_D9");
-    assert_eq!(Catalog::new(vec![]).unwrap().to_json(), json!({"tools": []}));
+    assert_eq!(
+        Catalog::new(vec![]).unwrap().to_json(),
+        json!({"tools": []})
+    );
     // Boolean schemas are valid JSON Schema documents.
     let t = ToolSchema {
         input_schema: json!(true),
@@ -220,18 +281,28 @@ fn load_names_the_file() {
     let dir = std::env::temp_dir().join(format!("tools-schema-catalog-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("catalog.json");
-    std::fs::write(&path, "{\"tools\": [{\"name\": \"t\", \"inputSchema\": {}}]}").unwrap();
+    std::fs::write(
+        &path,
+        "{\"tools\": [{\"name\": \"t\", \"inputSchema\": {}}]}",
+    )
+    .unwrap();
     let catalog = Catalog::load(&path).unwrap();
     assert_eq!(catalog.tools()[0].name, "t");
     std::fs::write(&path, "{\"tools\": [\n}").unwrap();
     let error = Catalog::load(&path).unwrap_err();
     assert!(
-        error.to_string().starts_with(&format!("{}:2:1: invalid JSON", path.display())),
+        error
+            .to_string()
+            .starts_with(&format!("{}:2:1: invalid JSON", path.display())),
         "{error}"
     );
     let missing = dir.join("missing.json");
     let error = Catalog::load(&missing).unwrap_err();
     assert_eq!(error.code(), "CATALOG_IO");
-    assert!(error.to_string().starts_with(&format!("{}: cannot read", missing.display())));
+    assert!(
+        error
+            .to_string()
+            .starts_with(&format!("{}: cannot read", missing.display()))
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

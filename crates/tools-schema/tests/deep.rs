@@ -149,7 +149,11 @@ fn validator_handles_deep_one_of_nesting() {
             .message
             .starts_with("matched none of the 2 oneOf alternatives"),
         "{}",
-        violations.violations()[0].message.chars().take(200).collect::<String>()
+        violations.violations()[0]
+            .message
+            .chars()
+            .take(200)
+            .collect::<String>()
     );
     deep::drop_value(good);
     deep::drop_value(bad);

@@ -75,7 +75,9 @@ fn raw_objects_are_open_and_explicit_objects_state_it() {
         Schema::closed_object(vec![], vec![]).to_json(),
         json!({"type": "object", "additionalProperties": false})
     );
-    let map = Schema::from_json(&json!({"type": "object", "additionalProperties": {"type": "string"}})).unwrap();
+    let map =
+        Schema::from_json(&json!({"type": "object", "additionalProperties": {"type": "string"}}))
+            .unwrap();
     assert_eq!(map, Schema::map(Schema::string()));
 }
 
@@ -83,17 +85,34 @@ fn raw_objects_are_open_and_explicit_objects_state_it() {
 fn constructors_build_the_expected_model() {
     let params = Schema::parameters(
         vec![
-            ("path".into(), Schema::string().with_description("Absolute file path")),
+            (
+                "path".into(),
+                Schema::string().with_description("Absolute file path"),
+            ),
             ("offset".into(), Schema::number()),
-            ("tags".into(), Schema::array(Schema::string_enum(["a", "b"]))),
-            ("note".into(), Schema::nullable(Schema::string().with_title("Note"))),
+            (
+                "tags".into(),
+                Schema::array(Schema::string_enum(["a", "b"])),
+            ),
+            (
+                "note".into(),
+                Schema::nullable(Schema::string().with_title("Note")),
+            ),
             ("kind".into(), Schema::string_const("circle")),
             ("n".into(), Schema::integer_range(0u8, 255u8)),
             ("any".into(), Schema::any().with_annotation("x-y", json!(1))),
             ("list".into(), Schema::any_array()),
-            ("b".into(), Schema::boolean().with_default(json!(false)).with_examples(vec![json!(true)])),
+            (
+                "b".into(),
+                Schema::boolean()
+                    .with_default(json!(false))
+                    .with_examples(vec![json!(true)]),
+            ),
             ("z".into(), Schema::null().with_format("none")),
-            ("m".into(), Schema::integer().with_minimum(1).with_maximum(3)),
+            (
+                "m".into(),
+                Schema::integer().with_minimum(1).with_maximum(3),
+            ),
         ],
         vec!["path".into()],
     );
@@ -120,16 +139,16 @@ fn constructors_build_the_expected_model() {
         })
     );
     assert_eq!(Schema::from_json(&params.to_json()).unwrap(), params);
-    assert_eq!(
-        params.description(),
-        None
-    );
+    assert_eq!(params.description(), None);
 }
 
 #[test]
 fn interpreted_keys_in_extra_are_not_written() {
     let mut schema = Schema::string();
-    schema.annotations.extra.insert("type".into(), json!("integer"));
+    schema
+        .annotations
+        .extra
+        .insert("type".into(), json!("integer"));
     schema.annotations.extra.insert("x-ok".into(), json!(1));
     assert_eq!(schema.to_json(), json!({"type": "string", "x-ok": 1}));
 }

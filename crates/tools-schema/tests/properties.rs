@@ -14,10 +14,37 @@ use tools_schema::{
 // Arbitrary JSON, biased towards schema keywords so the subset walker sees real structure.
 
 const KEYWORDS: &[&str] = &[
-    "type", "properties", "required", "additionalProperties", "items", "oneOf", "enum", "const",
-    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength",
-    "maxLength", "pattern", "minItems", "maxItems", "uniqueItems", "title", "description",
-    "default", "examples", "format", "$ref", "anyOf", "allOf", "not", "x-extra", "a", "b",
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "oneOf",
+    "enum",
+    "const",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "title",
+    "description",
+    "default",
+    "examples",
+    "format",
+    "$ref",
+    "anyOf",
+    "allOf",
+    "not",
+    "x-extra",
+    "a",
+    "b",
 ];
 const TYPES: &[&str] = &[
     "string", "number", "integer", "boolean", "null", "array", "object", "date",
@@ -93,7 +120,8 @@ fn arb_annotated(kind: SchemaKind) -> impl Strategy<Value = Schema> {
         prop::option::of("[A-Z]{1,4}"),
         // Lossless defaults only (see the subset's rule on integral floats beyond 2^53).
         prop::option::of(arb_scalar().prop_filter("lossless", |v| {
-            v.as_f64().is_none_or(|f| f.fract() != 0.0 || f.abs() < 9.0e15)
+            v.as_f64()
+                .is_none_or(|f| f.fract() != 0.0 || f.abs() < 9.0e15)
         })),
     )
         .prop_map(move |(description, title, default)| {
@@ -127,8 +155,14 @@ fn arb_string() -> impl Strategy<Value = SchemaKind> {
 }
 
 fn arb_numeric() -> impl Strategy<Value = SchemaKind> {
-    (any::<bool>(), -50i64..50, 0i64..100, prop::option::of(1i64..5), any::<bool>()).prop_map(
-        |(integer, min, span, multiple, exclusive)| {
+    (
+        any::<bool>(),
+        -50i64..50,
+        0i64..100,
+        prop::option::of(1i64..5),
+        any::<bool>(),
+    )
+        .prop_map(|(integer, min, span, multiple, exclusive)| {
             let mut n = NumericSchema::default();
             if exclusive {
                 n.exclusive_minimum = Some(Number::from(min - 1));
@@ -144,8 +178,7 @@ fn arb_numeric() -> impl Strategy<Value = SchemaKind> {
             } else {
                 SchemaKind::Number(n)
             }
-        },
-    )
+        })
 }
 
 fn arb_leaf() -> impl Strategy<Value = Schema> {
@@ -192,11 +225,16 @@ fn arb_schema() -> impl Strategy<Value = Schema> {
                 }))
             }),
             (
-                prop::collection::vec((prop::sample::select(NAMES), inner.clone(), any::<bool>()), 0..5),
+                prop::collection::vec(
+                    (prop::sample::select(NAMES), inner.clone(), any::<bool>()),
+                    0..5
+                ),
                 prop_oneof![
                     Just(AdditionalProperties::Allow),
                     Just(AdditionalProperties::Deny),
-                    inner.clone().prop_map(|s| AdditionalProperties::Schema(Box::new(s))),
+                    inner
+                        .clone()
+                        .prop_map(|s| AdditionalProperties::Schema(Box::new(s))),
                 ],
             )
                 .prop_map(|(props, additional)| {
@@ -240,12 +278,16 @@ fn arb_value_for(schema: &Schema) -> BoxedStrategy<Value> {
         SchemaKind::Any => arb_json().boxed(),
         SchemaKind::Null => Just(Value::Null).boxed(),
         SchemaKind::Boolean(b) => match &b.enum_values {
-            Some(values) => prop::sample::select(values.clone()).prop_map(Value::Bool).boxed(),
+            Some(values) => prop::sample::select(values.clone())
+                .prop_map(Value::Bool)
+                .boxed(),
             None => any::<bool>().prop_map(Value::Bool).boxed(),
         },
         SchemaKind::String(s) => {
             if let Some(values) = &s.enum_values {
-                prop::sample::select(values.clone()).prop_map(Value::String).boxed()
+                prop::sample::select(values.clone())
+                    .prop_map(Value::String)
+                    .boxed()
             } else if let Some(c) = &s.const_value {
                 Just(Value::String(c.clone())).boxed()
             } else {
@@ -262,13 +304,23 @@ fn arb_value_for(schema: &Schema) -> BoxedStrategy<Value> {
                 .minimum
                 .as_ref()
                 .and_then(Number::as_i64)
-                .or_else(|| n.exclusive_minimum.as_ref().and_then(Number::as_i64).map(|m| m + 1))
+                .or_else(|| {
+                    n.exclusive_minimum
+                        .as_ref()
+                        .and_then(Number::as_i64)
+                        .map(|m| m + 1)
+                })
                 .unwrap_or(-1000);
             let hi = n
                 .maximum
                 .as_ref()
                 .and_then(Number::as_i64)
-                .or_else(|| n.exclusive_maximum.as_ref().and_then(Number::as_i64).map(|m| m - 1))
+                .or_else(|| {
+                    n.exclusive_maximum
+                        .as_ref()
+                        .and_then(Number::as_i64)
+                        .map(|m| m - 1)
+                })
                 .unwrap_or(1000);
             let multiple = n.multiple_of.as_ref().and_then(Number::as_i64).unwrap_or(1);
             (lo..=hi, any::<bool>())
@@ -287,10 +339,15 @@ fn arb_value_for(schema: &Schema) -> BoxedStrategy<Value> {
                 .boxed()
         }
         SchemaKind::Array(a) => {
-            let item = a.items.as_deref().map_or_else(|| arb_json().boxed(), arb_value_for);
+            let item = a
+                .items
+                .as_deref()
+                .map_or_else(|| arb_json().boxed(), arb_value_for);
             let min = a.min_items.unwrap_or(0) as usize;
             let max = a.max_items.map_or(3, |m| m as usize);
-            prop::collection::vec(item, min..=max).prop_map(Value::Array).boxed()
+            prop::collection::vec(item, min..=max)
+                .prop_map(Value::Array)
+                .boxed()
         }
         SchemaKind::Object(o) => {
             let props: Vec<(String, BoxedStrategy<Value>, bool)> = o
@@ -331,7 +388,8 @@ fn arb_value_for(schema: &Schema) -> BoxedStrategy<Value> {
                 .boxed()
         }
         SchemaKind::OneOf(alternatives) => {
-            let options: Vec<BoxedStrategy<Value>> = alternatives.iter().map(arb_value_for).collect();
+            let options: Vec<BoxedStrategy<Value>> =
+                alternatives.iter().map(arb_value_for).collect();
             prop::strategy::Union::new(options).boxed()
         }
     }
@@ -375,7 +433,14 @@ fn mutations(schema: &Schema, value: &Value) -> Vec<Mutation> {
     // oneOf alternative: the oneOf itself decides which types are acceptable there).
     let mut stack: Vec<(&Schema, &Value, Vec<PathStep>, bool)> =
         vec![(schema, value, Vec::new(), true)];
-    let candidates = [json!(null), json!(true), json!("zz"), json!(0.5), json!([]), json!({})];
+    let candidates = [
+        json!(null),
+        json!(true),
+        json!("zz"),
+        json!(0.5),
+        json!([]),
+        json!({}),
+    ];
     while let Some((schema, value, path, retype)) = stack.pop() {
         if retype && let Some(wrong) = candidates.iter().find(|c| !type_accepts(schema, c)) {
             out.push(Mutation::Retype(path.clone(), wrong.clone()));
@@ -448,7 +513,10 @@ fn apply(value: &mut Value, mutation: &Mutation) -> String {
             pointer(path)
         }
         Mutation::RemoveRequired(path, name) => {
-            at_mut(value, path).as_object_mut().unwrap().shift_remove(name);
+            at_mut(value, path)
+                .as_object_mut()
+                .unwrap()
+                .shift_remove(name);
             pointer(path)
         }
         Mutation::AddUnexpected(path) => {

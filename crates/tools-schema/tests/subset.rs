@@ -9,7 +9,11 @@ fn errors(schema: Value) -> Vec<(String, String)> {
         Ok(()) => Vec::new(),
         Err(e) => e
             .iter()
-            .map(|SubsetError { pointer, keyword, .. }| (pointer.clone(), keyword.clone()))
+            .map(
+                |SubsetError {
+                     pointer, keyword, ..
+                 }| (pointer.clone(), keyword.clone()),
+            )
             .collect(),
     }
 }
@@ -123,7 +127,10 @@ fn display_lists_all_errors() {
     let e = assert_supported(&json!({"anyOf": [], "not": {}})).unwrap_err();
     assert_eq!(e.code(), "UNSUPPORTED_SCHEMA");
     let text = e.to_string();
-    assert!(text.starts_with("unsupported schema (2 problems):\n"), "{text}");
+    assert!(
+        text.starts_with("unsupported schema (2 problems):\n"),
+        "{text}"
+    );
     assert!(text.contains("/anyOf: "), "{text}");
     assert!(text.contains("/not: "), "{text}");
     let one = assert_supported(&json!({"$ref": "#"})).unwrap_err();
@@ -171,9 +178,18 @@ fn enum_and_const_values_match_the_type() {
         message(json!({"type": "integer", "enum": [1, 1.5]})),
         "`enum` values must match the declared type integer: expected an integer, got 1.5"
     );
-    assert_eq!(errors(json!({"type": "boolean", "const": "true"})), [pk("/const", "const")]);
-    assert_eq!(errors(json!({"type": "number", "const": "1"})), [pk("/const", "const")]);
-    assert_eq!(message(json!({"type": "string", "enum": []})), "`enum` must list at least one value");
+    assert_eq!(
+        errors(json!({"type": "boolean", "const": "true"})),
+        [pk("/const", "const")]
+    );
+    assert_eq!(
+        errors(json!({"type": "number", "const": "1"})),
+        [pk("/const", "const")]
+    );
+    assert_eq!(
+        message(json!({"type": "string", "enum": []})),
+        "`enum` must list at least one value"
+    );
     assert!(message(json!({"type": "string", "enum": "a"})).contains("must be an array"));
 }
 
@@ -186,7 +202,10 @@ fn keyword_values_are_checked() {
         (json!({"type": "string", "pattern": "("}), "/pattern"),
         (json!({"type": "string", "pattern": "(?<=a)b"}), "/pattern"),
         (json!({"type": "number", "minimum": "0"}), "/minimum"),
-        (json!({"type": "number", "exclusiveMinimum": true}), "/exclusiveMinimum"),
+        (
+            json!({"type": "number", "exclusiveMinimum": true}),
+            "/exclusiveMinimum",
+        ),
         (json!({"type": "number", "multipleOf": 0}), "/multipleOf"),
         (json!({"type": "number", "multipleOf": -2}), "/multipleOf"),
         (json!({"type": "array", "items": [{}]}), "/items"),
@@ -195,7 +214,10 @@ fn keyword_values_are_checked() {
         (json!({"type": "object", "properties": []}), "/properties"),
         (json!({"type": "object", "required": "a"}), "/required"),
         (json!({"type": "object", "required": [1]}), "/required/0"),
-        (json!({"type": "object", "additionalProperties": 1}), "/additionalProperties"),
+        (
+            json!({"type": "object", "additionalProperties": 1}),
+            "/additionalProperties",
+        ),
         (json!({"oneOf": []}), "/oneOf"),
         (json!({"oneOf": {}}), "/oneOf"),
         (json!({"title": 1}), "/title"),
@@ -222,13 +244,25 @@ fn keyword_values_are_checked() {
 #[test]
 fn boolean_null_and_non_object_schemas() {
     let t = assert_supported(&json!(true)).unwrap_err();
-    assert_eq!((t.errors()[0].pointer.as_str(), t.errors()[0].keyword.as_str()), ("", ""));
+    assert_eq!(
+        (
+            t.errors()[0].pointer.as_str(),
+            t.errors()[0].keyword.as_str()
+        ),
+        ("", "")
+    );
     assert!(t.errors()[0].message.contains("write `{}`"), "{t}");
     let f = assert_supported(&json!(false)).unwrap_err();
     assert!(f.errors()[0].message.contains("`false`"), "{f}");
     assert_eq!(message(json!(null)), "expected a schema object, got null");
-    assert_eq!(message(json!("string")), "expected a schema object, got a string");
-    assert_eq!(message(json!([{}])), "expected a schema object, got an array");
+    assert_eq!(
+        message(json!("string")),
+        "expected a schema object, got a string"
+    );
+    assert_eq!(
+        message(json!([{}])),
+        "expected a schema object, got an array"
+    );
     assert_eq!(message(json!(1)), "expected a schema object, got a number");
     assert_eq!(
         errors(json!({"type": "array", "items": true})),
@@ -242,7 +276,10 @@ fn boolean_null_and_non_object_schemas() {
     assert_supported(&json!({"type": "object", "additionalProperties": true})).unwrap();
     assert_supported(&json!({"type": "object", "additionalProperties": false})).unwrap();
     let display = assert_supported(&json!(null)).unwrap_err().to_string();
-    assert_eq!(display, "unsupported schema: (root): expected a schema object, got null");
+    assert_eq!(
+        display,
+        "unsupported schema: (root): expected a schema object, got null"
+    );
 }
 
 #[test]
@@ -278,8 +315,12 @@ fn annotations_must_be_lossless() {
     );
     let bound: Value = serde_json::from_str(r#"{"type": "integer", "maximum": 1e20}"#).unwrap();
     assert!(message(bound).contains("not lossless"));
-    let en: Value = serde_json::from_str(r#"{"type": "number", "enum": [9007199254740993.0]}"#).unwrap();
+    let en: Value =
+        serde_json::from_str(r#"{"type": "number", "enum": [9007199254740993.0]}"#).unwrap();
     assert_eq!(errors(en), [pk("/enum/0", "enum")]);
     // Exact integers and ordinary floats are fine.
-    assert_supported(&json!({"type": "integer", "maximum": u64::MAX, "minimum": i64::MIN, "default": 0.1})).unwrap();
+    assert_supported(
+        &json!({"type": "integer", "maximum": u64::MAX, "minimum": i64::MIN, "default": 0.1}),
+    )
+    .unwrap();
 }

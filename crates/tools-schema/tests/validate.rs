@@ -8,7 +8,11 @@ fn check(schema: Value, value: Value) -> Result<(), Violations> {
     let validator = Validator::new(&schema).unwrap();
     let result = validator.validate(&value);
     // The fast path and the full report always agree.
-    assert_eq!(validator.is_valid(&value), result.is_ok(), "{schema} / {value}");
+    assert_eq!(
+        validator.is_valid(&value),
+        result.is_ok(),
+        "{schema} / {value}"
+    );
     result
 }
 
@@ -89,13 +93,48 @@ fn nested_required_is_reported_at_the_object() {
 fn types() {
     let cases = [
         ("null", json!(null), json!(0), "expected null, got number 0"),
-        ("boolean", json!(true), json!("true"), "expected boolean, got string \"true\""),
-        ("string", json!("s"), json!(1.5), "expected string, got number 1.5"),
-        ("number", json!(1.5), json!(null), "expected number, got null"),
-        ("integer", json!(3), json!(3.5), "expected integer, got number 3.5"),
-        ("array", json!([]), json!({}), "expected array, got empty object"),
-        ("object", json!({}), json!([1, 2]), "expected object, got array of 2 items"),
-        ("object", json!({}), json!([]), "expected object, got empty array"),
+        (
+            "boolean",
+            json!(true),
+            json!("true"),
+            "expected boolean, got string \"true\"",
+        ),
+        (
+            "string",
+            json!("s"),
+            json!(1.5),
+            "expected string, got number 1.5",
+        ),
+        (
+            "number",
+            json!(1.5),
+            json!(null),
+            "expected number, got null",
+        ),
+        (
+            "integer",
+            json!(3),
+            json!(3.5),
+            "expected integer, got number 3.5",
+        ),
+        (
+            "array",
+            json!([]),
+            json!({}),
+            "expected array, got empty object",
+        ),
+        (
+            "object",
+            json!({}),
+            json!([1, 2]),
+            "expected object, got array of 2 items",
+        ),
+        (
+            "object",
+            json!({}),
+            json!([]),
+            "expected object, got empty array",
+        ),
     ];
     for (ty, good, bad, message) in cases {
         let schema = json!({"type": ty});
@@ -113,7 +152,13 @@ fn types() {
         "expected boolean, got array of 1 item"
     );
     // Any JSON.
-    for value in [json!(null), json!(1), json!("x"), json!([{}]), json!({"a": []})] {
+    for value in [
+        json!(null),
+        json!(1),
+        json!("x"),
+        json!([{}]),
+        json!({"a": []}),
+    ] {
         assert!(check(json!({"description": "anything"}), value).is_ok());
     }
 }
@@ -124,7 +169,10 @@ fn long_strings_are_shortened_in_messages() {
     let message = one(json!({"type": "integer"}), json!(long));
     assert_eq!(
         message,
-        format!("expected integer, got string \"{}...\" (100 characters)", "x".repeat(60))
+        format!(
+            "expected integer, got string \"{}...\" (100 characters)",
+            "x".repeat(60)
+        )
     );
 }
 
@@ -144,7 +192,10 @@ fn enum_and_const() {
         "false is not one of true"
     );
     assert_eq!(
-        one(json!({"type": "string", "const": "circle"}), json!("square")),
+        one(
+            json!({"type": "string", "const": "circle"}),
+            json!("square")
+        ),
         "expected \"circle\", got \"square\""
     );
     assert_eq!(
@@ -187,10 +238,7 @@ fn numeric_bounds() {
     // u64 bounds are exact.
     let s = json!({"type": "integer", "minimum": 0, "maximum": u64::MAX});
     assert!(check(s.clone(), json!(u64::MAX)).is_ok());
-    assert_eq!(
-        one(s, json!(-1)),
-        "-1 is less than the minimum 0"
-    );
+    assert_eq!(one(s, json!(-1)), "-1 is less than the minimum 0");
     // Several failing keywords on one value are all reported.
     assert_eq!(
         messages(
@@ -207,8 +255,14 @@ fn string_keywords() {
     assert!(check(s.clone(), json!("ab")).is_ok());
     // Lengths count characters, not bytes.
     assert!(check(s.clone(), json!("äöü")).is_ok());
-    assert_eq!(one(s.clone(), json!("a")), "expected at least 2 characters, got 1");
-    assert_eq!(one(s, json!("abcd")), "expected at most 3 characters, got 4");
+    assert_eq!(
+        one(s.clone(), json!("a")),
+        "expected at least 2 characters, got 1"
+    );
+    assert_eq!(
+        one(s, json!("abcd")),
+        "expected at most 3 characters, got 4"
+    );
     assert_eq!(
         one(json!({"type": "string", "minLength": 1}), json!("")),
         "expected at least 1 character, got 0"
@@ -228,7 +282,10 @@ fn array_keywords() {
     let s = json!({"type": "array", "items": {"type": "integer"}, "minItems": 1, "maxItems": 2});
     assert!(check(s.clone(), json!([1])).is_ok());
     assert_eq!(one(s.clone(), json!([])), "expected at least 1 item, got 0");
-    assert_eq!(one(s.clone(), json!([1, 2, 3])), "expected at most 2 items, got 3");
+    assert_eq!(
+        one(s.clone(), json!([1, 2, 3])),
+        "expected at most 2 items, got 3"
+    );
     assert_eq!(
         messages(s, json!([1, "2", true])),
         [
@@ -264,7 +321,10 @@ fn object_keywords() {
     // Raw objects are open unless they say otherwise.
     let open = json!({"type": "object", "properties": {"a": {"type": "integer"}}});
     assert!(check(open.clone(), json!({"a": 1, "b": "anything"})).is_ok());
-    assert_eq!(one(open, json!({"a": "1"})), "/a: expected integer, got string \"1\"");
+    assert_eq!(
+        one(open, json!({"a": "1"})),
+        "/a: expected integer, got string \"1\""
+    );
     // A closed object with no properties accepts only {}.
     let empty = json!({"type": "object", "additionalProperties": false});
     assert!(check(empty.clone(), json!({})).is_ok());
@@ -301,7 +361,10 @@ fn object_keywords() {
             "missing required property \"p07\"",
             format!(
                 "unexpected property \"zz\" (allowed: {})",
-                (0..20).map(|i| format!("\"p{i:02}\"")).collect::<Vec<_>>().join(", ")
+                (0..20)
+                    .map(|i| format!("\"p{i:02}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )
             .as_str(),
         ]
@@ -354,8 +417,14 @@ fn nested_one_of() {
     assert!(check(s.clone(), json!([1, "a"])).is_ok());
     assert!(check(s.clone(), json!(null)).is_ok());
     let m = one(s, json!([1, true]));
-    assert!(m.starts_with("matched none of the 2 oneOf alternatives"), "{m}");
-    assert!(m.contains("alternative 0: /1: matched none of the 2 oneOf alternatives"), "{m}");
+    assert!(
+        m.starts_with("matched none of the 2 oneOf alternatives"),
+        "{m}"
+    );
+    assert!(
+        m.contains("alternative 0: /1: matched none of the 2 oneOf alternatives"),
+        "{m}"
+    );
 }
 
 #[test]
@@ -376,7 +445,9 @@ fn violations_api() {
     fn assert_send_sync<T: Send + Sync + Clone>() {}
     assert_send_sync::<Validator>();
     let v2 = validator.clone();
-    std::thread::spawn(move || assert!(v2.is_valid(&json!({"a": 1})))).join().unwrap();
+    std::thread::spawn(move || assert!(v2.is_valid(&json!({"a": 1}))))
+        .join()
+        .unwrap();
     assert_eq!(
         validator.schema_json(),
         &json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}, "additionalProperties": true})

@@ -352,6 +352,11 @@ impl Catalog {
         Self::from_json_str(&text, Some(&name))
     }
 
+    /// Reads a catalog from an already parsed JSON document (see [`Catalog::from_json_str`]).
+    pub fn from_json_value(document: Value, source: Option<&str>) -> Result<Catalog, CatalogError> {
+        Self::from_value(document, source.unwrap_or(INPUT))
+    }
+
     fn from_value(document: Value, source: &str) -> Result<Catalog, CatalogError> {
         let shape = |tool: Option<ToolRef>, pointer: String, message: String| CatalogError::Shape {
             source_name: source.to_string(),

@@ -68,6 +68,7 @@ fn reads_both_shapes_and_writes_sorted() {
     );
     // What it writes, it reads back unchanged.
     assert_eq!(Catalog::from_json_str(&text, None).unwrap(), a);
+    assert_eq!(Catalog::from_json_value(a.to_json(), Some("v")).unwrap(), a);
     assert_eq!(a.clone().into_tools().len(), 2);
 }
 

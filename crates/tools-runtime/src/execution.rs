@@ -242,6 +242,25 @@ impl ToolRunContext {
     pub fn runtime(&self) -> &ToolRuntime {
         &self.runtime
     }
+
+    /// A nested call made from this execution: same agent scope, this execution's token as its
+    /// parent, and a cancellation token that this call's cancellation also cancels. Run it with
+    /// `ctx.runtime().execute(...)`.
+    pub fn nested_call(
+        &self,
+        call_id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: impl Into<Arc<Value>>,
+    ) -> ToolCall {
+        ToolCall {
+            call_id: call_id.into(),
+            name: name.into(),
+            arguments: arguments.into(),
+            cancel: self.cancel.child_token(),
+            agent: self.exec.agent(),
+            parent: Some(self.exec.token()),
+        }
+    }
 }
 
 impl fmt::Debug for ToolRunContext {

@@ -18,6 +18,26 @@
 //! calls: concurrency-safe calls overlap in a bounded pool, others run alone, and results come
 //! back in the model's order. [`wrappers`] ships an opt-in timeout wrapper and call metrics.
 //!
+//! # Decisions worth knowing
+//!
+//! - **Scoping.** A listener, guard or wrapper registered through an agent scope sees only calls
+//!   made from that agent or from agents nested in it; one registered through a global scope sees
+//!   every call. Registry change notifications are the exception: every `on_change` listener sees
+//!   every change.
+//! - **Snapshots.** A call reads the visible definition and every listener list once, at entry;
+//!   registrations made or disposed during the call apply to later calls.
+//! - **Waterfalls.** Pre-execute listeners receive the decision so far and return the next one,
+//!   so a later listener may overturn an earlier denial; guards cannot be overturned.
+//! - **No task is spawned.** [`ToolRuntime::execute`] runs every phase inside its own future and
+//!   awaits the body to completion, so it returns only after the body settled. Dropping that
+//!   future drops the call in place (body included) and publishes no result. A wrapper that
+//!   spawns the rest of the chain onto another task leaves this guarantee.
+//! - **Timeouts are cooperative.** A definition's `timeout` is declarative; the opt-in
+//!   [`wrappers::timeout`] enforces it by cancelling the body's token and waiting for it to stop.
+//! - **Tracing.** Each call is a `tool_call` span with `tool`, `call_id`, `token`, `parent` and
+//!   `outcome` (`ok` or the failure code). `token` and `parent` are process-local numbers that
+//!   correlate spans and mean nothing outside the process.
+//!
 //! # Example
 //!
 //! Register a tool, add a guard, execute a call, read the result:

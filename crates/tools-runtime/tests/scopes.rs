@@ -254,3 +254,47 @@ async fn a_call_keeps_the_definition_and_listeners_it_entered_with() {
         Err(codes::UNKNOWN_TOOL.into())
     );
 }
+
+#[tokio::test]
+async fn a_composite_tool_makes_nested_calls_with_its_token_as_parent_and_its_agent_scope() {
+    let rt = ToolRuntime::new();
+    let plugin = rt.scope();
+    let agent = rt.agent_scope();
+    let _inner = agent.register(tool("inner", 7)).unwrap();
+    let parents = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let p = parents.clone();
+    let _o = plugin
+        .on_result(move |exec, _| {
+            p.lock()
+                .unwrap()
+                .push((exec.name().to_owned(), exec.token(), exec.parent()))
+        })
+        .unwrap();
+    let outer = ToolDefinition::builder("outer")
+        .input_schema(json!({"type": "object"}))
+        .output(Output::json(json!({"type": "integer"})))
+        .execute(|_a, ctx| async move {
+            let call = ctx.nested_call("outer:1", "inner", json!({}));
+            let r = ctx.runtime().execute(call).await;
+            for c in r.additional_contexts.iter().cloned() {
+                ctx.defer_context(c);
+            }
+            r.value()
+                .cloned()
+                .ok_or_else(|| tools_runtime::ToolError::new(r.text()))
+        })
+        .build()
+        .unwrap();
+    let _t = plugin.register(outer).unwrap();
+    // `inner` is local to the agent, so the nested call must carry the agent scope.
+    assert_eq!(answer(&rt, "outer", agent.key()).await, Ok(7));
+    let seen = parents.lock().unwrap();
+    let (inner_name, _, inner_parent) = &seen[0];
+    let (outer_name, outer_token, outer_parent) = &seen[1];
+    assert_eq!(
+        (inner_name.as_str(), outer_name.as_str()),
+        ("inner", "outer")
+    );
+    assert_eq!(*inner_parent, Some(*outer_token));
+    assert_eq!(*outer_parent, None);
+}

@@ -140,6 +140,33 @@ const REJECTED: &[(&str, &str)] = &[
     ),
 ];
 
+/// What a keyword is to the subset.
+#[derive(Clone, Copy)]
+enum Class {
+    /// Interpreted by the subset (on some node type).
+    Subset,
+    /// A typed annotation (`title`, `description`, `default`, `examples`, `format`).
+    Annotation,
+    /// Outside the subset, with the reason.
+    Rejected(&'static str),
+}
+
+/// One hash lookup per keyword instead of scanning the tables above.
+static CLASSES: std::sync::LazyLock<std::collections::HashMap<&'static str, Class>> =
+    std::sync::LazyLock::new(|| {
+        let mut map = std::collections::HashMap::new();
+        for k in SUBSET_KEYWORDS {
+            map.insert(*k, Class::Subset);
+        }
+        for k in TYPED_ANNOTATIONS {
+            map.insert(*k, Class::Annotation);
+        }
+        for (k, reason) in REJECTED {
+            map.insert(*k, Class::Rejected(reason));
+        }
+        map
+    });
+
 /// Escapes one reference token of an RFC 6901 JSON pointer.
 pub(crate) fn escape_token(token: &str) -> std::borrow::Cow<'_, str> {
     if token.contains(['~', '/']) {
@@ -355,8 +382,9 @@ impl<'a> Parser<'a> {
         });
     }
 
-    /// Flags numbers inside `value` that may have lost precision.
-    fn check_lossless(&mut self, value: &'a Value, pointer: PathId, keyword: &str) {
+    /// Flags numbers inside `value` that may have lost precision; `true` when there are none.
+    fn check_lossless(&mut self, value: &'a Value, pointer: PathId, keyword: &str) -> bool {
+        let before = self.errors.len();
         let mut stack = vec![(value, pointer)];
         while let Some((value, at)) = stack.pop() {
             match value {
@@ -385,6 +413,7 @@ impl<'a> Parser<'a> {
                 _ => {}
             }
         }
+        self.errors.len() == before
     }
 
     fn number(&mut self, value: &'a Value, at: PathId, keyword: &str) -> Option<Number> {
@@ -489,6 +518,34 @@ impl Schema {
     ///
     /// The walk uses an explicit work stack: schemas of any depth are read without recursion.
     pub fn from_json(value: &Value) -> Result<Schema, SubsetErrors> {
+        let (schema, errors) = Self::parse(value);
+        match SubsetErrors::new(errors) {
+            None => Ok(schema),
+            Some(errors) => {
+                deep::drop_schema(schema);
+                Err(errors)
+            }
+        }
+    }
+
+    /// Reads any raw JSON Schema into the typed model, degrading what the subset cannot
+    /// express instead of failing, and reports what was degraded.
+    ///
+    /// This is for schemas that come from outside (an MCP server's catalog), where the codegen
+    /// must print *some* type. Degrading only ever widens: a rejected keyword is dropped (`$ref`,
+    /// `anyOf`, `allOf`, `not`, `if`, ... leave an unconstrained node), a schema position that
+    /// holds no schema object (`true`, `false`, `null`) becomes `{}`, an unknown `type` or a
+    /// type list becomes `{}`, an invalid keyword value is dropped, a required name that is not
+    /// declared is no longer required, and an object with `patternProperties` is treated as open.
+    /// Every value the raw schema admits is admitted by the result. The errors are the ones
+    /// [`Schema::from_json`] would return; `None` when nothing was degraded.
+    pub fn from_json_lenient(value: &Value) -> (Schema, Option<SubsetErrors>) {
+        let (schema, errors) = Self::parse(value);
+        (schema, SubsetErrors::new(errors))
+    }
+
+    /// The one walk behind [`Schema::from_json`] and [`Schema::from_json_lenient`].
+    fn parse(value: &Value) -> (Schema, Vec<SubsetError>) {
         let mut parser = Parser {
             errors: Vec::new(),
             order: Vec::new(),
@@ -507,24 +564,14 @@ impl Schema {
                 }
             }
         }
-        let result = built.pop();
+        let result = built.pop().unwrap_or_else(Schema::any);
         for rest in built {
             deep::drop_schema(rest);
         }
         let mut ordered: Vec<(Vec<PathId>, SubsetError)> =
             parser.order.into_iter().zip(parser.errors).collect();
         ordered.sort_by(|a, b| a.0.cmp(&b.0));
-        let errors = ordered.into_iter().map(|(_, e)| e).collect();
-        match (SubsetErrors::new(errors), result) {
-            (None, Some(schema)) => Ok(schema),
-            (Some(errors), result) => {
-                if let Some(schema) = result {
-                    deep::drop_schema(schema);
-                }
-                Err(errors)
-            }
-            (None, None) => Err(SubsetErrors::single("", "", "empty schema walk")),
-        }
+        (result, ordered.into_iter().map(|(_, e)| e).collect())
     }
 
     /// Projects the schema to JSON Schema with a fixed key order (see the
@@ -805,24 +852,27 @@ impl<'a> Parser<'a> {
         for (key, v) in map {
             let at = self.seg(pointer, Seg::Key(key));
             let k = key.as_str();
-            if let Some((_, reason)) = REJECTED.iter().find(|(name, _)| *name == k) {
-                self.error(at, k, *reason);
+            let class = CLASSES.get(k).copied();
+            if let Some(Class::Rejected(reason)) = class {
+                self.error(at, k, reason);
                 continue;
             }
-            if TYPED_ANNOTATIONS.contains(&k) {
+            if let Some(Class::Annotation) = class {
                 match k {
                     "title" => pending.annotations.title = self.string(v, at, k),
                     "description" => pending.annotations.description = self.string(v, at, k),
                     "format" => pending.annotations.format = self.string(v, at, k),
                     "default" => {
-                        self.check_lossless(v, at, k);
-                        pending.annotations.default = Some(deep::clone_value(v));
+                        if self.check_lossless(v, at, k) {
+                            pending.annotations.default = Some(deep::clone_value(v));
+                        }
                     }
                     _ => match v {
                         Value::Array(items) => {
-                            self.check_lossless(v, at, k);
-                            pending.annotations.examples =
-                                Some(items.iter().map(deep::clone_value).collect());
+                            if self.check_lossless(v, at, k) {
+                                pending.annotations.examples =
+                                    Some(items.iter().map(deep::clone_value).collect());
+                            }
                         }
                         other => self.error(
                             at,
@@ -833,12 +883,13 @@ impl<'a> Parser<'a> {
                 }
                 continue;
             }
-            if !SUBSET_KEYWORDS.contains(&k) {
-                self.check_lossless(v, at, k);
-                pending
-                    .annotations
-                    .extra
-                    .insert(key.clone(), deep::clone_value(v));
+            if class.is_none() {
+                if self.check_lossless(v, at, k) {
+                    pending
+                        .annotations
+                        .extra
+                        .insert(key.clone(), deep::clone_value(v));
+                }
                 continue;
             }
             if k == "type" {
@@ -865,13 +916,18 @@ impl<'a> Parser<'a> {
                 "enum" => match v {
                     Value::Array(values) if !values.is_empty() => {
                         let mut parsed = Vec::new();
+                        let mut rejected = false;
                         for (i, item) in values.iter().enumerate() {
                             let item_at = self.seg(at, Seg::Index(i));
-                            if let Some(s) = self.scalar(ty, item, item_at, k) {
-                                parsed.push(s);
+                            match self.scalar(ty, item, item_at, k) {
+                                Some(s) => parsed.push(s),
+                                None => rejected = true,
                             }
                         }
-                        set_enum(ty, parsed, &mut boolean, &mut string, &mut numeric);
+                        // A partly rejected list is dropped whole: degrading only widens.
+                        if !rejected {
+                            set_enum(ty, parsed, &mut boolean, &mut string, &mut numeric);
+                        }
                     }
                     Value::Array(_) => {
                         self.error(at, k, "`enum` must list at least one value");
@@ -924,10 +980,10 @@ impl<'a> Parser<'a> {
                 "maxLength" => string.max_length = self.count(v, at, k),
                 "pattern" => {
                     if let Some(p) = self.string(v, at, k) {
-                        if let Err(message) = crate::pattern::compile(&p) {
-                            self.error(at, k, message);
+                        match crate::pattern::compile(&p) {
+                            Ok(_) => string.pattern = Some(p),
+                            Err(message) => self.error(at, k, message),
                         }
-                        string.pattern = Some(p);
                     }
                 }
                 "minItems" => pending.array.min_items = self.count(v, at, k),
@@ -1042,6 +1098,10 @@ impl<'a> Parser<'a> {
             }
         }
 
+        // Dropping `patternProperties` must not close an object to the keys it described.
+        if map.contains_key("patternProperties") && matches!(pending.additional, AddlPlan::Deny) {
+            pending.additional = AddlPlan::Allow;
+        }
         pending.leaf = match ty {
             Ty::Any | Ty::Invalid => Some(SchemaKind::Any),
             Ty::Null => Some(SchemaKind::Null),
@@ -1159,6 +1219,8 @@ fn assemble(mut pending: Pending, built: &mut Vec<Schema>) -> Schema {
             required: pending.required,
             additional_properties: additional,
         }),
+        // An empty or invalid `oneOf` (an error already) degrades to any value.
+        (Ty::OneOf, _) if alternatives.is_empty() => SchemaKind::Any,
         (Ty::OneOf, _) => SchemaKind::OneOf(alternatives),
         (_, leaf) => {
             // Children of an invalid node: the whole parse fails, drop them without recursion.

@@ -589,3 +589,23 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Degrading only widens: whatever the raw schema admits (by the `jsonschema` crate), the
+    /// lenient reading admits too.
+    #[test]
+    fn lenient_reading_only_widens(schema in arb_json(), values in prop::collection::vec(arb_json(), 1..4)) {
+        let (lenient, errors) = Schema::from_json_lenient(&schema);
+        prop_assert_eq!(errors.is_none(), assert_supported(&schema).is_ok());
+        let ours = Validator::from_schema(&lenient).unwrap();
+        if let Ok(theirs) = jsonschema::validator_for(&schema) {
+            for value in &values {
+                if theirs.is_valid(value) {
+                    prop_assert!(ours.is_valid(value), "{}\n{}\n{}", schema, lenient.to_json(), value);
+                }
+            }
+        }
+    }
+}

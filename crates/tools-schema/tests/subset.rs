@@ -324,3 +324,44 @@ fn annotations_must_be_lossless() {
     )
     .unwrap();
 }
+
+#[test]
+fn lenient_reading_degrades_by_widening() {
+    use tools_schema::Schema;
+    let raw = json!({
+        "type": "object",
+        "properties": {
+            "a": {"$ref": "#/$defs/a", "description": "kept"},
+            "b": {"type": ["string", "null"]},
+            "c": {"type": "string", "pattern": "(?=x)", "minLength": 1},
+            "d": true,
+            "e": {"type": "integer", "minimum": "0", "maximum": 9},
+        },
+        "required": ["a", "zz"],
+        "patternProperties": {"^x": {}},
+        "additionalProperties": false,
+    });
+    let (schema, errors) = Schema::from_json_lenient(&raw);
+    assert_eq!(errors.unwrap().len(), 7);
+    assert_eq!(
+        schema.to_json(),
+        json!({
+            "type": "object",
+            "properties": {
+                "a": {"description": "kept"},
+                "b": {},
+                "c": {"type": "string", "minLength": 1},
+                "d": {},
+                "e": {"type": "integer", "maximum": 9},
+            },
+            "required": ["a"],
+            "additionalProperties": true,
+        })
+    );
+    let (clean, none) = Schema::from_json_lenient(&json!({"type": "string"}));
+    assert!(none.is_none());
+    assert_eq!(clean, Schema::string());
+    let (root, errors) = Schema::from_json_lenient(&json!(null));
+    assert_eq!(root, Schema::any());
+    assert_eq!(errors.unwrap().len(), 1);
+}

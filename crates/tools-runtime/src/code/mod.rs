@@ -1,2 +1,408 @@
-//! Code Mode runtimes: the [`CodeRuntime`](self) seam and the embedded TypeScript and Python
-//! runtimes that run a model's program against the tools it may call.
+//! Code Mode runtimes: the [`CodeRuntime`] seam and the embedded TypeScript and Python runtimes
+//! that run a model's program against the tools it may call.
+//!
+//! A Code Mode program is the *body* of an async function written by the model. It calls tools
+//! through a `tools` object, prints with `console.log` (TypeScript) or `print` (Python), and may
+//! `return` a JSON value. A runtime runs one program at a time per call to [`CodeRuntime::run`],
+//! with state that is fresh for every run, and reports either a [`CodeCompletion`] (the captured
+//! log lines and the optional return value) or a [`CodeFailure`] whose [`CodeFailureKind`] says
+//! what went wrong.
+//!
+//! The runtime never decides what a tool call does: every call goes to the [`CodeHost`] the caller
+//! passes in. The dispatch bridge of `run_code` implements [`CodeHost`] by running each call
+//! through the tool pipeline; tests and benches implement it directly.
+//!
+//! | runtime | feature | how it runs |
+//! | --- | --- | --- |
+//! | [`TypeScriptRuntime`] | `typescript` | QuickJS in-process, a fresh engine per run on a pooled thread, types stripped first |
+//! | [`PythonRuntime`] | `python` | CPython in a child process forked from a warm zygote, or spawned per run |
+//!
+//! # Limits
+//!
+//! [`CodeLimits`] holds the memory limit, the wall-clock deadline, the stack limit and the output
+//! cap (`max_output_bytes`, 64 MiB by default, counted over the UTF-8 bytes of every log line, the
+//! compact JSON text of the result and the failure message together). All are on by default.
+//!
+//! # Example
+//!
+//! ```
+//! # #[cfg(feature = "typescript")]
+//! # {
+//! use std::sync::Arc;
+//! use serde_json::{json, Value};
+//! use tokio_util::sync::CancellationToken;
+//! use tools_runtime::code::{CodeHost, CodeLimits, CodeRuntime, HostCallFuture, ToolCallFailure,
+//!     TypeScriptRuntime};
+//!
+//! /// A host with one tool, `add`, that answers at once.
+//! struct Adder;
+//!
+//! impl CodeHost for Adder {
+//!     fn tool_names(&self) -> Vec<String> {
+//!         vec!["add".to_owned()]
+//!     }
+//!     fn call(&self, name: &str, args: Value) -> HostCallFuture {
+//!         let name = name.to_owned();
+//!         Box::pin(async move {
+//!             match (name.as_str(), args["a"].as_i64(), args["b"].as_i64()) {
+//!                 ("add", Some(a), Some(b)) => Ok(json!(a + b)),
+//!                 _ => Err(ToolCallFailure::new("add needs two integers")),
+//!             }
+//!         })
+//!     }
+//! }
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let runtime = TypeScriptRuntime::new();
+//! let program = r#"
+//!     const sum: number = await tools.add({ a: 2, b: 3 });
+//!     console.log("sum is", sum);
+//!     return { sum };
+//! "#;
+//! let done = runtime
+//!     .run(program, Arc::new(Adder), &CodeLimits::default(), CancellationToken::new())
+//!     .await
+//!     .unwrap();
+//! assert_eq!(done.logs, vec!["sum is 5"]);
+//! assert_eq!(done.result, Some(json!({ "sum": 5 })));
+//! # });
+//! # }
+//! ```
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+mod output;
+
+#[cfg(feature = "typescript")]
+pub mod typescript;
+
+#[cfg(feature = "typescript")]
+pub use typescript::TypeScriptRuntime;
+
+/// The language a [`CodeRuntime`] runs; the registry picks the SDK renderer by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CodeLanguage {
+    /// TypeScript (erasable syntax only), run as JavaScript after its types are stripped.
+    TypeScript,
+    /// Python 3.
+    Python,
+}
+
+impl CodeLanguage {
+    /// The stable lower-case name: `typescript` or `python`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CodeLanguage::TypeScript => "typescript",
+            CodeLanguage::Python => "python",
+        }
+    }
+}
+
+impl fmt::Display for CodeLanguage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A failed tool call as the host reports it. The program sees it as a `ToolCallError` carrying
+/// the tool's name and this message, nothing else.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ToolCallFailure {
+    message: String,
+}
+
+impl ToolCallFailure {
+    /// A failure with a human-readable message.
+    pub fn new(message: impl Into<String>) -> Self {
+        ToolCallFailure {
+            message: message.into(),
+        }
+    }
+
+    /// The message the program sees.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+/// The future a [`CodeHost`] returns for one call. It is `Send + 'static` because runtimes spawn
+/// it onto the caller's tokio runtime, so that calls overlap.
+pub type HostCallFuture = Pin<Box<dyn Future<Output = Result<Value, ToolCallFailure>> + Send>>;
+
+/// What a program's `tools` object is bound to: the tool names and the call itself.
+///
+/// The `run_code` dispatch bridge implements this by running each call through the tool
+/// pipeline. Implementations must be cheap to call from any thread: a runtime calls
+/// [`CodeHost::call`] on its own thread and spawns the returned future onto the tokio runtime
+/// that polled [`CodeRuntime::run`]. When the run settles (completion, failure, timeout or
+/// cancellation), the runtime aborts every call still in flight and waits for those tasks to
+/// end before the run's future resolves.
+pub trait CodeHost: Send + Sync + 'static {
+    /// The names bound on `tools`, exactly as the program spells them (any string, including
+    /// names that are not identifiers).
+    fn tool_names(&self) -> Vec<String>;
+
+    /// Runs one call. `args` is already strict JSON (the runtime rejects anything else before
+    /// the call reaches the host). A `ToolCallFailure` rejects the program's call with a
+    /// `ToolCallError`.
+    fn call(&self, name: &str, args: Value) -> HostCallFuture;
+}
+
+/// The limits of one run. All are on by default; see each field for its default.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodeLimits {
+    /// Memory the program may use, in bytes (default 256 MiB). For TypeScript this bounds the
+    /// engine's heap; for Python it bounds the address space the program may add to the
+    /// interpreter's own (`RLIMIT_AS`).
+    pub memory_bytes: usize,
+    /// Wall-clock deadline from the moment the program starts (default 30 s). Time spent
+    /// waiting for a free worker is not counted.
+    pub timeout: Duration,
+    /// Stack the program may use, in bytes (default 1 MiB, at most 64 MiB). Python maps it to a
+    /// recursion limit of about one frame per 512 bytes.
+    pub stack_bytes: usize,
+    /// Cap on the output, in bytes (default 64 MiB): the UTF-8 bytes of every log line, the
+    /// compact JSON text of the result and the failure message, together.
+    pub max_output_bytes: usize,
+}
+
+/// The default memory limit: 256 MiB.
+pub const DEFAULT_MEMORY_BYTES: usize = 256 * 1024 * 1024;
+/// The default deadline: 30 seconds.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// The default stack limit: 1 MiB.
+pub const DEFAULT_STACK_BYTES: usize = 1024 * 1024;
+/// The default output cap: 64 MiB.
+pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 64 * 1024 * 1024;
+/// The largest stack limit a run may ask for: 64 MiB.
+pub const MAX_STACK_BYTES: usize = 64 * 1024 * 1024;
+
+impl Default for CodeLimits {
+    fn default() -> Self {
+        CodeLimits {
+            memory_bytes: DEFAULT_MEMORY_BYTES,
+            timeout: DEFAULT_TIMEOUT,
+            stack_bytes: DEFAULT_STACK_BYTES,
+            max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
+        }
+    }
+}
+
+impl CodeLimits {
+    /// Sets the memory limit in bytes.
+    #[must_use]
+    pub fn with_memory_bytes(mut self, bytes: usize) -> Self {
+        self.memory_bytes = bytes;
+        self
+    }
+
+    /// Sets the wall-clock deadline.
+    #[must_use]
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Sets the stack limit in bytes.
+    #[must_use]
+    pub fn with_stack_bytes(mut self, bytes: usize) -> Self {
+        self.stack_bytes = bytes;
+        self
+    }
+
+    /// Sets the output cap in bytes.
+    #[must_use]
+    pub fn with_max_output_bytes(mut self, bytes: usize) -> Self {
+        self.max_output_bytes = bytes;
+        self
+    }
+
+    /// Checks that every limit is usable. Runtimes call this first and fail the run with
+    /// [`CodeFailureKind::Internal`] and this error's message otherwise.
+    pub fn validate(&self) -> Result<(), CodeLimitsError> {
+        if self.memory_bytes < 1024 * 1024 {
+            return Err(CodeLimitsError::MemoryTooSmall {
+                bytes: self.memory_bytes,
+            });
+        }
+        if self.timeout.is_zero() {
+            return Err(CodeLimitsError::ZeroTimeout);
+        }
+        if !(64 * 1024..=MAX_STACK_BYTES).contains(&self.stack_bytes) {
+            return Err(CodeLimitsError::StackOutOfRange {
+                bytes: self.stack_bytes,
+            });
+        }
+        if self.max_output_bytes == 0 {
+            return Err(CodeLimitsError::ZeroOutput);
+        }
+        Ok(())
+    }
+}
+
+/// A [`CodeLimits`] value that no run can use.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CodeLimitsError {
+    /// `memory_bytes` is below 1 MiB.
+    #[error("limits.memory_bytes is {bytes}, but a run needs at least 1 MiB (1048576 bytes)")]
+    MemoryTooSmall {
+        /// The configured value.
+        bytes: usize,
+    },
+    /// `timeout` is zero.
+    #[error("limits.timeout is zero; give the program some time to run")]
+    ZeroTimeout,
+    /// `stack_bytes` is outside 64 KiB ..= 64 MiB.
+    #[error(
+        "limits.stack_bytes is {bytes}, but it must be between 65536 (64 KiB) and 67108864 (64 MiB)"
+    )]
+    StackOutOfRange {
+        /// The configured value.
+        bytes: usize,
+    },
+    /// `max_output_bytes` is zero.
+    #[error("limits.max_output_bytes is zero; a run needs room for at least its failure message")]
+    ZeroOutput,
+}
+
+impl CodeLimitsError {
+    /// A stable code for the error.
+    pub fn code(&self) -> &'static str {
+        match self {
+            CodeLimitsError::MemoryTooSmall { .. } => "LIMIT_MEMORY_TOO_SMALL",
+            CodeLimitsError::ZeroTimeout => "LIMIT_ZERO_TIMEOUT",
+            CodeLimitsError::StackOutOfRange { .. } => "LIMIT_STACK_OUT_OF_RANGE",
+            CodeLimitsError::ZeroOutput => "LIMIT_ZERO_OUTPUT",
+        }
+    }
+}
+
+/// A run that finished: what it printed and what it returned.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CodeCompletion {
+    /// The captured log lines, in order.
+    pub logs: Vec<String>,
+    /// The returned value; `None` when the program returned nothing (`undefined` / `None`).
+    pub result: Option<Value>,
+}
+
+/// Why a run failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CodeFailureKind {
+    /// The program does not parse (or uses syntax the runtime refuses, such as a TypeScript
+    /// `enum`); the failure carries the line and column in the model's text.
+    Syntax,
+    /// An uncaught error, with its message and the program's line where known.
+    Runtime,
+    /// The wall-clock deadline passed.
+    Timeout,
+    /// The program exceeded its memory limit (even if it caught the error).
+    Memory,
+    /// Logs, result and failure message together exceeded `max_output_bytes`.
+    OutputLimit,
+    /// The returned value is not strict JSON.
+    InvalidResult,
+    /// The run was cancelled.
+    Aborted,
+    /// The runtime itself failed (could not start, lost its worker, was misconfigured).
+    Internal,
+}
+
+impl CodeFailureKind {
+    /// The stable lower-case name: `syntax`, `runtime`, `timeout`, `memory`, `output_limit`,
+    /// `invalid_result`, `aborted` or `internal`.
+    pub fn code(self) -> &'static str {
+        match self {
+            CodeFailureKind::Syntax => "syntax",
+            CodeFailureKind::Runtime => "runtime",
+            CodeFailureKind::Timeout => "timeout",
+            CodeFailureKind::Memory => "memory",
+            CodeFailureKind::OutputLimit => "output_limit",
+            CodeFailureKind::InvalidResult => "invalid_result",
+            CodeFailureKind::Aborted => "aborted",
+            CodeFailureKind::Internal => "internal",
+        }
+    }
+}
+
+impl fmt::Display for CodeFailureKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.code())
+    }
+}
+
+/// A run that failed, with the log lines captured before it did.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("code run failed ({kind}): {message}")]
+pub struct CodeFailure {
+    /// What went wrong.
+    pub kind: CodeFailureKind,
+    /// A human-readable explanation (for `runtime`, the error's name and message).
+    pub message: String,
+    /// The log lines captured before the failure.
+    pub logs: Vec<String>,
+    /// The 1-based line in the model's program, where known.
+    pub line: Option<u32>,
+    /// The 1-based column in the model's program, where known.
+    pub column: Option<u32>,
+}
+
+impl CodeFailure {
+    /// A failure without a position.
+    pub fn new(kind: CodeFailureKind, message: impl Into<String>, logs: Vec<String>) -> Self {
+        CodeFailure {
+            kind,
+            message: message.into(),
+            logs,
+            line: None,
+            column: None,
+        }
+    }
+
+    /// Adds the 1-based line and column in the model's program.
+    #[must_use]
+    pub fn at(mut self, line: Option<u32>, column: Option<u32>) -> Self {
+        self.line = line;
+        self.column = column;
+        self
+    }
+
+    /// The stable code of the failure kind (see [`CodeFailureKind::code`]).
+    pub fn code(&self) -> &'static str {
+        self.kind.code()
+    }
+}
+
+/// The outcome of one run.
+pub type CodeOutcome = Result<CodeCompletion, CodeFailure>;
+
+/// The future [`CodeRuntime::run`] returns. Dropping it cancels the run.
+pub type CodeRunFuture = Pin<Box<dyn Future<Output = CodeOutcome> + Send>>;
+
+/// A language runtime for Code Mode programs.
+///
+/// `run` must be polled inside a tokio runtime: tool calls are spawned onto it. Every run gets
+/// fresh state; nothing one run leaves behind is visible to the next. The returned future
+/// resolves only after every tool call the run started has been aborted or has finished.
+pub trait CodeRuntime: Send + Sync + fmt::Debug {
+    /// The language this runtime runs.
+    fn language(&self) -> CodeLanguage;
+
+    /// Runs `program` against `host` under `limits` until it completes, fails, reaches its
+    /// deadline or `cancel` fires (then the run fails as [`CodeFailureKind::Aborted`]).
+    fn run(
+        &self,
+        program: &str,
+        host: Arc<dyn CodeHost>,
+        limits: &CodeLimits,
+        cancel: CancellationToken,
+    ) -> CodeRunFuture;
+}

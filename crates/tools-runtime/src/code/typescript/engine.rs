@@ -1,0 +1,774 @@
+//! One run of one program in a fresh QuickJS runtime and context, on the calling (worker) thread.
+//!
+//! The event loop is ours: QuickJS has no timers, so the only things that settle promises
+//! asynchronously are tool calls. The loop runs pending jobs, then waits for the next finished
+//! call (or a wake-up from cancellation) until the wall-clock deadline, so a call that never
+//! settles still ends the run on time. The interrupt handler stops running JavaScript at the
+//! same deadline, on cancellation, and once the memory or output limit was hit, so a program
+//! that catches the out-of-memory error still ends as a `memory` failure.
+//!
+//! Rust never keeps a JavaScript value: the native functions capture only Rust state, and
+//! everything that crosses is a string or a number.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::Instant;
+
+use rquickjs::allocator::{Allocator, RustAllocator};
+use rquickjs::context::EvalOptions;
+use rquickjs::{Context, Ctx, Function, Object, Runtime, Value};
+use serde::Deserialize;
+use tokio::task::JoinHandle;
+
+use super::strip::{PREFIX, StripError, strip_program};
+use crate::code::output::{Output, drop_value};
+use crate::code::{CodeFailure, CodeFailureKind, CodeHost, CodeLimits, CodeOutcome};
+
+const PRELUDE: &str = include_str!("prelude.js");
+const HOST: &str = "__codeModeHost";
+const PROGRAM_FILE: &str = "program.ts";
+const PRELUDE_FILE: &str = "code-mode-prelude.js";
+
+/// A message to a running program's event loop.
+#[derive(Debug)]
+pub(crate) enum Event {
+    /// A tool call finished: `Ok(json text)` or `Err(failure message)`.
+    Done {
+        id: u64,
+        result: Result<String, String>,
+    },
+    /// Look at the abort flag (the run was cancelled).
+    Wake,
+}
+
+/// Everything a worker needs to run one program.
+pub(crate) struct Job {
+    pub(crate) program: String,
+    pub(crate) host: Arc<dyn CodeHost>,
+    pub(crate) tool_names: Vec<String>,
+    pub(crate) limits: CodeLimits,
+    pub(crate) handle: tokio::runtime::Handle,
+    pub(crate) abort: Arc<AtomicBool>,
+    pub(crate) events_tx: mpsc::Sender<Event>,
+    pub(crate) events_rx: mpsc::Receiver<Event>,
+    pub(crate) reply: tokio::sync::oneshot::Sender<Reply>,
+}
+
+/// What a worker sends back: the outcome and the (already aborted) calls to drain.
+pub(crate) struct Reply {
+    pub(crate) outcome: CodeOutcome,
+    pub(crate) in_flight: Vec<JoinHandle<()>>,
+}
+
+/// Why JavaScript must stop, shared by the allocator, the interrupt handler and the loop.
+struct Flags {
+    oom: Cell<bool>,
+    output: Cell<bool>,
+    timed_out: Cell<bool>,
+    abort: Arc<AtomicBool>,
+    deadline: Instant,
+}
+
+impl Flags {
+    fn should_stop(&self) -> bool {
+        if self.oom.get() || self.output.get() || self.abort.load(Ordering::Relaxed) {
+            return true;
+        }
+        if Instant::now() >= self.deadline {
+            self.timed_out.set(true);
+            return true;
+        }
+        false
+    }
+}
+
+/// How the program ended, as the prelude reported it.
+enum Finish {
+    Nothing,
+    Json(String),
+    Invalid(String),
+    Thrown(String),
+}
+
+/// Rust-side state the native functions share. Holds no JavaScript value.
+struct State {
+    output: Output,
+    finish: Option<Finish>,
+    next_id: u64,
+    in_flight: HashMap<u64, JoinHandle<()>>,
+    host: Arc<dyn CodeHost>,
+    handle: tokio::runtime::Handle,
+    events_tx: mpsc::Sender<Event>,
+}
+
+/// The allocator of one run: counts bytes against the memory limit and records a refusal.
+struct LimitedAllocator {
+    used: usize,
+    limit: usize,
+    flags: Rc<Flags>,
+}
+
+impl LimitedAllocator {
+    fn admit(&mut self, extra: usize) -> bool {
+        match self.used.checked_add(extra) {
+            Some(total) if total <= self.limit => true,
+            _ => {
+                self.flags.oom.set(true);
+                false
+            }
+        }
+    }
+
+    fn account(&mut self, ptr: *mut u8) -> *mut u8 {
+        if ptr.is_null() {
+            self.flags.oom.set(true);
+        } else {
+            // SAFETY: `ptr` was just returned by `RustAllocator`.
+            self.used = self
+                .used
+                .saturating_add(unsafe { RustAllocator::usable_size(ptr) });
+        }
+        ptr
+    }
+}
+
+// SAFETY: every block comes from `RustAllocator` and goes back to it; this wrapper only counts.
+unsafe impl Allocator for LimitedAllocator {
+    fn alloc(&mut self, size: usize) -> *mut u8 {
+        if !self.admit(size) {
+            return std::ptr::null_mut();
+        }
+        let ptr = RustAllocator.alloc(size);
+        self.account(ptr)
+    }
+
+    fn calloc(&mut self, count: usize, size: usize) -> *mut u8 {
+        let Some(total) = count.checked_mul(size) else {
+            self.flags.oom.set(true);
+            return std::ptr::null_mut();
+        };
+        if !self.admit(total) {
+            return std::ptr::null_mut();
+        }
+        let ptr = if total == 0 {
+            RustAllocator.calloc(1, 1)
+        } else {
+            RustAllocator.calloc(1, total)
+        };
+        self.account(ptr)
+    }
+
+    unsafe fn dealloc(&mut self, ptr: *mut u8) {
+        if ptr.is_null() {
+            return;
+        }
+        // SAFETY: the caller passes a block this allocator returned.
+        unsafe {
+            self.used = self.used.saturating_sub(RustAllocator::usable_size(ptr));
+            RustAllocator.dealloc(ptr);
+        }
+    }
+
+    unsafe fn realloc(&mut self, ptr: *mut u8, new_size: usize) -> *mut u8 {
+        if ptr.is_null() {
+            return self.alloc(new_size);
+        }
+        // SAFETY: the caller passes a block this allocator returned.
+        let old = unsafe { RustAllocator::usable_size(ptr) };
+        if new_size > old && !self.admit(new_size - old) {
+            return std::ptr::null_mut();
+        }
+        // SAFETY: as above; on failure the old block stays valid and counted.
+        let new_ptr = unsafe { RustAllocator.realloc(ptr, new_size) };
+        if new_ptr.is_null() {
+            self.flags.oom.set(true);
+            return new_ptr;
+        }
+        self.used = self.used.saturating_sub(old);
+        self.account(new_ptr)
+    }
+
+    unsafe fn usable_size(ptr: *mut u8) -> usize {
+        // SAFETY: forwarded from the caller.
+        unsafe { RustAllocator::usable_size(ptr) }
+    }
+}
+
+/// Runs one job to its end and answers on its reply channel.
+pub(crate) fn run_job(job: Job) {
+    let Job {
+        program,
+        host,
+        tool_names,
+        limits,
+        handle,
+        abort,
+        events_tx,
+        events_rx,
+        reply,
+    } = job;
+    let deadline = Instant::now() + limits.timeout;
+    let flags = Rc::new(Flags {
+        oom: Cell::new(false),
+        output: Cell::new(false),
+        timed_out: Cell::new(false),
+        abort,
+        deadline,
+    });
+    let state = Rc::new(RefCell::new(State {
+        output: Output::new(limits.max_output_bytes),
+        finish: None,
+        next_id: 0,
+        in_flight: HashMap::new(),
+        host,
+        handle,
+        events_tx,
+    }));
+
+    let outcome = match strip_program(&program) {
+        Err(StripError {
+            message,
+            line,
+            column,
+        }) => Err(CodeFailure::new(CodeFailureKind::Syntax, message, Vec::new()).at(line, column)),
+        Ok(js) => execute(
+            &js,
+            &program,
+            &tool_names,
+            &limits,
+            &flags,
+            &state,
+            &events_rx,
+        ),
+    };
+
+    // Settlement: abort every call still in flight; the async side waits for them.
+    let in_flight: Vec<JoinHandle<()>> = state
+        .borrow_mut()
+        .in_flight
+        .drain()
+        .map(|(_, handle)| {
+            handle.abort();
+            handle
+        })
+        .collect();
+    let _ = reply.send(Reply { outcome, in_flight });
+}
+
+/// Where the loop stopped.
+enum Stop {
+    Finished,
+    Interrupted,
+    Stalled,
+    Failed(CodeFailure),
+}
+
+fn execute(
+    js: &str,
+    program: &str,
+    tool_names: &[String],
+    limits: &CodeLimits,
+    flags: &Rc<Flags>,
+    state: &Rc<RefCell<State>>,
+    events_rx: &mpsc::Receiver<Event>,
+) -> CodeOutcome {
+    let allocator = LimitedAllocator {
+        used: 0,
+        limit: limits.memory_bytes,
+        flags: flags.clone(),
+    };
+    let runtime = match Runtime::new_with_alloc(allocator) {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            return Err(internal(format!(
+                "cannot create a QuickJS runtime: {error}"
+            )));
+        }
+    };
+    runtime.set_max_stack_size(limits.stack_bytes);
+    let interrupt_flags = flags.clone();
+    runtime.set_interrupt_handler(Some(Box::new(move || interrupt_flags.should_stop())));
+    runtime.set_host_promise_rejection_tracker(Some(Box::new(
+        |ctx: Ctx<'_>, promise: Value<'_>, reason: Value<'_>, handled: bool| {
+            let tracked = host_object(&ctx)
+                .and_then(|host| host.get::<_, Function<'_>>("track"))
+                .and_then(|track| track.call::<_, ()>((promise, reason, handled)));
+            if tracked.is_err() {
+                // The exception (an interrupt) stays pending; the loop sees the flags.
+                let _ = ctx.catch();
+            }
+        },
+    )));
+    let context = match Context::full(&runtime) {
+        Ok(context) => context,
+        Err(error) => {
+            let outcome = finish_interrupted(flags, state, limits).unwrap_or_else(|| {
+                Err(internal(format!(
+                    "cannot create a QuickJS context: {error}"
+                )))
+            });
+            return outcome;
+        }
+    };
+
+    let outcome = drive(
+        &runtime, &context, js, program, tool_names, limits, flags, state, events_rx,
+    );
+    drop(context);
+    runtime.run_gc();
+    drop(runtime);
+    outcome
+}
+
+#[allow(clippy::too_many_arguments)]
+fn drive(
+    runtime: &Runtime,
+    context: &Context,
+    js: &str,
+    program: &str,
+    tool_names: &[String],
+    limits: &CodeLimits,
+    flags: &Rc<Flags>,
+    state: &Rc<RefCell<State>>,
+    events_rx: &mpsc::Receiver<Event>,
+) -> CodeOutcome {
+    let started = context.with(|ctx| start(&ctx, js, program, tool_names, state, flags));
+    if let Err(failure) = started {
+        if let Some(outcome) = finish_interrupted(flags, state, limits) {
+            return outcome;
+        }
+        return Err(with_logs(state, failure));
+    }
+
+    let stop = event_loop(runtime, context, flags, state, events_rx);
+    if let Some(outcome) = finish_interrupted(flags, state, limits) {
+        return outcome;
+    }
+    match stop {
+        Stop::Interrupted => Err(internal("the program was interrupted".into())),
+        Stop::Failed(failure) => Err(with_logs(state, failure)),
+        Stop::Stalled => {
+            let output = take_output(state);
+            Err(output.fail(
+                CodeFailureKind::Runtime,
+                "the program is waiting on a promise that nothing can settle (no tool call is \
+                 in flight, and this runtime has no timers)"
+                    .into(),
+                None,
+                None,
+            ))
+        }
+        Stop::Finished => {
+            let unhandled = context.with(|ctx| {
+                host_object(&ctx)
+                    .and_then(|host| host.get::<_, Function<'_>>("firstUnhandled"))
+                    .and_then(|first| first.call::<_, Option<String>>(()))
+                    .ok()
+                    .flatten()
+            });
+            if let Some(outcome) = finish_interrupted(flags, state, limits) {
+                return outcome;
+            }
+            let finish = state.borrow_mut().finish.take();
+            let output = take_output(state);
+            match finish {
+                Some(Finish::Thrown(text)) => Err(thrown(output, &text, program, false)),
+                _ if unhandled.is_some() => Err(thrown(
+                    output,
+                    unhandled.as_deref().unwrap_or_default(),
+                    program,
+                    true,
+                )),
+                Some(Finish::Nothing) | None => output.complete(None),
+                Some(Finish::Invalid(message)) => Err(output.fail(
+                    CodeFailureKind::InvalidResult,
+                    format!("the program returned a value that is not JSON: {message}"),
+                    None,
+                    None,
+                )),
+                Some(Finish::Json(text)) => {
+                    match serde_json::from_str::<serde_json::Value>(&text) {
+                        Ok(value) => output.complete(Some((value, text.len()))),
+                        Err(error) => Err(output.fail(
+                            CodeFailureKind::InvalidResult,
+                            format!("the returned value could not be read as JSON: {error}"),
+                            None,
+                            None,
+                        )),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Installs the prelude and the program, and starts it.
+fn start(
+    ctx: &Ctx<'_>,
+    js: &str,
+    program: &str,
+    tool_names: &[String],
+    state: &Rc<RefCell<State>>,
+    flags: &Rc<Flags>,
+) -> Result<(), CodeFailure> {
+    let call_state = state.clone();
+    let host_call = Function::new(ctx.clone(), move |name: String, args: String| -> f64 {
+        host_call(&call_state, name, &args)
+    })
+    .map_err(|e| setup_error(ctx, e))?;
+    let log_state = state.clone();
+    let log_flags = flags.clone();
+    let host_log = Function::new(ctx.clone(), move |line: String| {
+        if !log_state.borrow_mut().output.push(line) {
+            log_flags.output.set(true);
+        }
+    })
+    .map_err(|e| setup_error(ctx, e))?;
+    let finish_state = state.clone();
+    let host_finish = Function::new(ctx.clone(), move |kind: i32, text: String| {
+        let finish = match kind {
+            0 => Finish::Nothing,
+            1 => Finish::Json(text),
+            2 => Finish::Invalid(text),
+            _ => Finish::Thrown(text),
+        };
+        let mut state = finish_state.borrow_mut();
+        if state.finish.is_none() {
+            state.finish = Some(finish);
+        }
+    })
+    .map_err(|e| setup_error(ctx, e))?;
+
+    let prelude: Function<'_> = ctx
+        .eval_with_options(PRELUDE, options(PRELUDE_FILE))
+        .map_err(|e| setup_error(ctx, e))?;
+    prelude
+        .call::<_, ()>((host_call, host_log, host_finish, tool_names.to_vec()))
+        .map_err(|e| setup_error(ctx, e))?;
+
+    let main: Value<'_> = match ctx.eval_with_options(js, options(PROGRAM_FILE)) {
+        Ok(main) => main,
+        Err(rquickjs::Error::Exception) => {
+            let exception = ctx.catch();
+            let text = describe_exception(ctx, exception);
+            let output = Output::new(usize::MAX);
+            let mut failure = thrown(output, &text, program, false);
+            if failure.message.starts_with("SyntaxError") {
+                failure.kind = CodeFailureKind::Syntax;
+            }
+            return Err(failure);
+        }
+        Err(error) => return Err(setup_error(ctx, error)),
+    };
+    let run: Function<'_> = host_object(ctx)
+        .and_then(|host| host.get("run"))
+        .map_err(|e| setup_error(ctx, e))?;
+    run.call::<_, ()>((main,))
+        .map_err(|e| setup_error(ctx, e))?;
+    Ok(())
+}
+
+fn options(file: &str) -> EvalOptions {
+    let mut options = EvalOptions::default();
+    options.global = true;
+    options.strict = true;
+    options.filename = Some(file.to_owned());
+    options
+}
+
+fn host_object<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
+    ctx.globals().get(HOST)
+}
+
+/// Starts one tool call on the caller's tokio runtime and returns its id.
+fn host_call(state: &Rc<RefCell<State>>, name: String, args: &str) -> f64 {
+    let mut state = state.borrow_mut();
+    state.next_id += 1;
+    let id = state.next_id;
+    let events_tx = state.events_tx.clone();
+    match serde_json::from_str::<serde_json::Value>(args) {
+        Ok(args) => {
+            let call = state.host.call(&name, args);
+            let task = state.handle.spawn(async move {
+                let result = match call.await {
+                    Ok(value) => {
+                        let text = serde_json::to_string(&value)
+                            .map_err(|error| format!("the tool's result is not JSON: {error}"));
+                        drop_value(value);
+                        text
+                    }
+                    Err(failure) => Err(failure.message().to_owned()),
+                };
+                let _ = events_tx.send(Event::Done { id, result });
+            });
+            state.in_flight.insert(id, task);
+        }
+        Err(error) => {
+            let _ = events_tx.send(Event::Done {
+                id,
+                result: Err(format!("the arguments could not be read as JSON: {error}")),
+            });
+        }
+    }
+    // Ids stay far below 2^53, so they are exact as JavaScript numbers.
+    id as f64
+}
+
+/// Runs jobs and delivers finished calls until the program finishes, stalls or must stop.
+fn event_loop(
+    runtime: &Runtime,
+    context: &Context,
+    flags: &Rc<Flags>,
+    state: &Rc<RefCell<State>>,
+    events_rx: &mpsc::Receiver<Event>,
+) -> Stop {
+    loop {
+        loop {
+            match runtime.execute_pending_job() {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(_) => {
+                    if flags.should_stop() {
+                        return Stop::Interrupted;
+                    }
+                }
+            }
+            if flags.should_stop() {
+                return Stop::Interrupted;
+            }
+        }
+        if flags.should_stop() || state.borrow().output.exceeded() {
+            return Stop::Interrupted;
+        }
+        if state.borrow().finish.is_some() {
+            return Stop::Finished;
+        }
+        if state.borrow().in_flight.is_empty() && !runtime.is_job_pending() {
+            // A call that failed before dispatch may still be queued.
+            match events_rx.try_recv() {
+                Ok(event) => {
+                    if let Err(stop) = deliver(context, flags, state, event, events_rx) {
+                        return stop;
+                    }
+                    continue;
+                }
+                Err(_) => return Stop::Stalled,
+            }
+        }
+        let now = Instant::now();
+        if now >= flags.deadline {
+            flags.timed_out.set(true);
+            return Stop::Interrupted;
+        }
+        match events_rx.recv_timeout(flags.deadline - now) {
+            Ok(event) => {
+                if let Err(stop) = deliver(context, flags, state, event, events_rx) {
+                    return stop;
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                flags.timed_out.set(true);
+                return Stop::Interrupted;
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Stop::Failed(internal("the run lost its event channel".into()));
+            }
+        }
+    }
+}
+
+/// Delivers `first` and every other event already queued, in one entry into the engine.
+fn deliver(
+    context: &Context,
+    flags: &Rc<Flags>,
+    state: &Rc<RefCell<State>>,
+    first: Event,
+    events_rx: &mpsc::Receiver<Event>,
+) -> Result<(), Stop> {
+    context.with(|ctx| {
+        let settle: Function<'_> = host_object(&ctx)
+            .and_then(|host| host.get("settle"))
+            .map_err(|_| Stop::Failed(internal("the prelude's settle function is gone".into())))?;
+        let mut next = Some(first);
+        while let Some(event) = next {
+            if let Event::Done { id, result } = event {
+                state.borrow_mut().in_flight.remove(&id);
+                let (ok, text) = match result {
+                    Ok(text) => (true, text),
+                    Err(message) => (false, message),
+                };
+                if settle.call::<_, ()>((id as f64, ok, text)).is_err() {
+                    let _ = ctx.catch();
+                    if flags.should_stop() {
+                        return Err(Stop::Interrupted);
+                    }
+                }
+            }
+            if flags.should_stop() {
+                return Err(Stop::Interrupted);
+            }
+            next = events_rx.try_recv().ok();
+        }
+        Ok(())
+    })
+}
+
+/// The failure for a run stopped by a limit or cancellation, if one was hit.
+fn finish_interrupted(
+    flags: &Flags,
+    state: &Rc<RefCell<State>>,
+    limits: &CodeLimits,
+) -> Option<CodeOutcome> {
+    let output_exceeded = flags.output.get() || state.borrow().output.exceeded();
+    let (kind, message) = if flags.oom.get() {
+        (
+            CodeFailureKind::Memory,
+            format!(
+                "the program exceeded its memory limit of {} bytes",
+                limits.memory_bytes
+            ),
+        )
+    } else if output_exceeded {
+        let mut output = take_output(state);
+        return Some(Err(output.output_limit()));
+    } else if flags.abort.load(Ordering::Relaxed) {
+        (CodeFailureKind::Aborted, "the run was cancelled".to_owned())
+    } else if flags.timed_out.get() || Instant::now() >= flags.deadline {
+        (
+            CodeFailureKind::Timeout,
+            format!(
+                "the program did not finish within {} ms",
+                limits.timeout.as_millis()
+            ),
+        )
+    } else {
+        return None;
+    };
+    let output = take_output(state);
+    Some(Err(output.fail(kind, message, None, None)))
+}
+
+fn take_output(state: &Rc<RefCell<State>>) -> Output {
+    let mut state = state.borrow_mut();
+    let limit = usize::MAX;
+    std::mem::replace(&mut state.output, Output::new(limit))
+}
+
+fn with_logs(state: &Rc<RefCell<State>>, failure: CodeFailure) -> CodeFailure {
+    let output = take_output(state);
+    output.fail(failure.kind, failure.message, failure.line, failure.column)
+}
+
+fn internal(message: String) -> CodeFailure {
+    CodeFailure::new(CodeFailureKind::Internal, message, Vec::new())
+}
+
+fn setup_error(ctx: &Ctx<'_>, error: rquickjs::Error) -> CodeFailure {
+    if matches!(error, rquickjs::Error::Exception) {
+        let exception = ctx.catch();
+        let text = describe_exception(ctx, exception);
+        return internal(format!("the Code Mode prelude failed: {text}"));
+    }
+    internal(format!("the Code Mode prelude failed: {error}"))
+}
+
+/// The prelude's JSON description of a thrown value.
+fn describe_exception<'js>(ctx: &Ctx<'js>, exception: Value<'js>) -> String {
+    let described = host_object(ctx)
+        .and_then(|host| host.get::<_, Function<'_>>("errorText"))
+        .and_then(|describe| describe.call::<_, String>((exception.clone(),)));
+    match described {
+        Ok(text) => text,
+        Err(_) => {
+            let _ = ctx.catch();
+            let message = exception
+                .as_object()
+                .and_then(|object| object.get::<_, String>("message").ok())
+                .unwrap_or_else(|| "an exception".to_owned());
+            let stack = exception
+                .as_object()
+                .and_then(|object| object.get::<_, String>("stack").ok())
+                .unwrap_or_default();
+            let name = exception
+                .as_object()
+                .and_then(|object| object.get::<_, String>("name").ok())
+                .unwrap_or_else(|| "Error".to_owned());
+            serde_json::json!({ "name": name, "message": message, "stack": stack, "toolName": null })
+                .to_string()
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct Thrown {
+    name: String,
+    message: String,
+    #[serde(default)]
+    stack: String,
+    #[serde(rename = "toolName", default)]
+    tool_name: Option<String>,
+}
+
+/// A `runtime` failure from the prelude's description of a thrown value.
+fn thrown(output: Output, text: &str, program: &str, unhandled: bool) -> CodeFailure {
+    let (mut message, position) = match serde_json::from_str::<Thrown>(text) {
+        Ok(thrown) => {
+            let message = match &thrown.tool_name {
+                Some(tool) => format!("ToolCallError from tool {tool:?}: {}", thrown.message),
+                None if thrown.name == "Uncaught" => thrown.message.clone(),
+                None => format!("{}: {}", thrown.name, thrown.message),
+            };
+            (message, position_in(&thrown.stack, program))
+        }
+        Err(_) => (text.to_owned(), None),
+    };
+    if unhandled {
+        message = format!("unhandled promise rejection: {message}");
+    }
+    let (line, column) = position.map_or((None, None), |(l, c)| (Some(l), Some(c)));
+    output.fail(CodeFailureKind::Runtime, message, line, column)
+}
+
+/// The first `program.ts:LINE:COL` in a stack trace, mapped into the model's text.
+fn position_in(stack: &str, program: &str) -> Option<(u32, u32)> {
+    let marker = format!("{PROGRAM_FILE}:");
+    let start = stack.find(&marker)? + marker.len();
+    let rest = &stack[start..];
+    let mut parts = rest.splitn(3, ':');
+    let line: u32 = parts.next()?.parse().ok()?;
+    let column: u32 = parts
+        .next()
+        .map(|c| {
+            c.chars()
+                .take_while(char::is_ascii_digit)
+                .collect::<String>()
+        })
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(1);
+    let column = if line == 1 {
+        let prefix = u32::try_from(PREFIX.chars().count()).unwrap_or(0);
+        column.saturating_sub(prefix).max(1)
+    } else {
+        column
+    };
+    let lines = u32::try_from(program.split('\n').count()).unwrap_or(u32::MAX);
+    Some((line.min(lines), column))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stack_positions_map_into_the_program() {
+        let stack = "    at f (program.ts:3:9)\n    at <anonymous> (program.ts:5:1)\n";
+        assert_eq!(position_in(stack, "a\nb\nc\nd\ne"), Some((3, 9)));
+        let first = format!("    at <anonymous> (program.ts:1:{})\n", PREFIX.len() + 7);
+        assert_eq!(position_in(&first, "x"), Some((1, 7)));
+        assert_eq!(position_in("no frames", "x"), None);
+    }
+}

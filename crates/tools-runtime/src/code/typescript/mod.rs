@@ -1,0 +1,380 @@
+//! The TypeScript runtime: QuickJS (through `rquickjs`) in-process, with types stripped first.
+//!
+//! # How a run goes
+//!
+//! 1. The program is wrapped as the body of an async arrow function on its own first line, and
+//!    its types are stripped by `swc_ts_fast_strip` in strip-only mode, which keeps every line
+//!    and column. Syntax that would need code generation (`enum`, `namespace`, parameter
+//!    properties) and every parse error is a [`CodeFailureKind::Syntax`] failure with the line
+//!    and column in the model's own text. Programs nested deeper than 1,000 brackets are
+//!    refused before parsing, so no parser can overflow the stack.
+//! 2. A pooled worker thread creates a fresh QuickJS runtime and context for the run (nothing
+//!    survives into the next run), installs `tools`, `console` and `ToolCallError`, and starts
+//!    the program. Top-level `await` and `return` work.
+//! 3. `tools.name(args)` (or `tools["odd-name"](args)`) converts `args` to strict JSON (calling
+//!    with no argument sends `{}`); `undefined`, `BigInt`, cycles, sparse arrays, `-0`, `NaN`,
+//!    `Infinity`, functions, symbols, non-plain objects and strings with unpaired surrogates
+//!    reject that one call with a `TypeError` naming the path, such as `args.items[2]`. The call
+//!    is then spawned onto the tokio runtime that polls [`CodeRuntime::run`], so calls made
+//!    together (`Promise.all`) overlap. A [`ToolCallFailure`](crate::code::ToolCallFailure)
+//!    rejects the call with a `ToolCallError` (an `Error` subclass with `toolName` and
+//!    `message`).
+//! 4. `console.log`, `info`, `warn`, `error`, `debug` and `trace` each append one log line:
+//!    strings as they are, other values as compact JSON (errors as `Name: message` and their
+//!    stack).
+//! 5. The run ends when the program's promise settles. The returned value goes through the
+//!    same strict JSON conversion ([`CodeFailureKind::InvalidResult`] otherwise); `undefined`
+//!    means no result. An uncaught error, or a promise rejection nobody handled, is a
+//!    [`CodeFailureKind::Runtime`] failure with the message and the program's line. Calls
+//!    still in flight are aborted, and the run's future resolves after they have ended.
+//!
+//! # Limits and isolation
+//!
+//! The context has the standard JavaScript library only: no file system, network,
+//! environment, process, `require`, `import` or timers. Memory is counted by a per-run
+//! allocator; once a program passes the limit the run ends as [`CodeFailureKind::Memory`] even
+//! if the program catches the error. The deadline stops busy loops (and catastrophic regular
+//! expressions) through the engine's interrupt handler, and waiting calls through the event
+//! loop's timer. Stack depth is bounded by the engine (deep recursion is a catchable
+//! `RangeError`). A value nested deeper than 100 levels cannot cross to the host.
+//!
+//! Worker threads are long-lived (a run does not pay for a thread spawn) but every run gets a
+//! new engine. The pool grows on demand up to [`TypeScriptRuntime::with_max_threads`] threads
+//! (default: twice the available parallelism, at least 4); further runs wait for a free
+//! thread, and their deadline starts when they start. Dropping the last handle to the runtime
+//! cancels the runs still going (they fail as [`CodeFailureKind::Aborted`]) and joins every
+//! worker thread.
+
+mod engine;
+mod strip;
+
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError, mpsc};
+use std::thread::JoinHandle;
+
+use tokio_util::sync::CancellationToken;
+
+use self::engine::{Event, Job, Reply};
+use super::{
+    CodeFailure, CodeFailureKind, CodeHost, CodeLanguage, CodeLimits, CodeRunFuture, CodeRuntime,
+    MAX_STACK_BYTES,
+};
+
+/// Numbers worker threads across all pools, so their names are unique in the process.
+static NEXT_WORKER: AtomicUsize = AtomicUsize::new(0);
+
+/// Stack size of a worker thread: the largest engine stack plus room for the type stripper.
+const WORKER_STACK_BYTES: usize = MAX_STACK_BYTES + 64 * 1024 * 1024;
+
+/// The embedded TypeScript runtime. Cheap to clone; clones share one worker pool.
+#[derive(Clone)]
+pub struct TypeScriptRuntime {
+    pool: Arc<Pool>,
+}
+
+impl fmt::Debug for TypeScriptRuntime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = self.pool.shared.lock();
+        f.debug_struct("TypeScriptRuntime")
+            .field("threads", &state.threads)
+            .field("idle", &state.idle)
+            .field("max_threads", &self.pool.max_threads)
+            .finish()
+    }
+}
+
+impl Default for TypeScriptRuntime {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TypeScriptRuntime {
+    /// A runtime whose pool grows up to twice the available parallelism (at least 4 threads).
+    pub fn new() -> Self {
+        let parallelism = std::thread::available_parallelism().map_or(2, usize::from);
+        Self::with_max_threads((parallelism * 2).max(4))
+    }
+
+    /// A runtime whose pool grows up to `max_threads` threads (at least 1).
+    pub fn with_max_threads(max_threads: usize) -> Self {
+        TypeScriptRuntime {
+            pool: Arc::new(Pool {
+                shared: Arc::new(Shared::default()),
+                handles: Mutex::new(Vec::new()),
+                max_threads: max_threads.max(1),
+            }),
+        }
+    }
+
+    /// The number of worker threads alive now (idle or busy).
+    pub fn threads(&self) -> usize {
+        self.pool.shared.lock().threads
+    }
+
+    /// The names of the worker threads this runtime started (`code-ts-N`, unique in the
+    /// process), for diagnostics and leak checks.
+    pub fn worker_names(&self) -> Vec<String> {
+        self.pool.shared.lock().names.clone()
+    }
+}
+
+impl CodeRuntime for TypeScriptRuntime {
+    fn language(&self) -> CodeLanguage {
+        CodeLanguage::TypeScript
+    }
+
+    fn run(
+        &self,
+        program: &str,
+        host: Arc<dyn CodeHost>,
+        limits: &CodeLimits,
+        cancel: CancellationToken,
+    ) -> CodeRunFuture {
+        let program = program.to_owned();
+        let limits = limits.clone();
+        let pool = self.pool.clone();
+        Box::pin(async move {
+            if let Err(error) = limits.validate() {
+                return Err(CodeFailure::new(
+                    CodeFailureKind::Internal,
+                    error.to_string(),
+                    Vec::new(),
+                ));
+            }
+            let Ok(handle) = tokio::runtime::Handle::try_current() else {
+                return Err(CodeFailure::new(
+                    CodeFailureKind::Internal,
+                    "TypeScriptRuntime::run must be polled inside a tokio runtime",
+                    Vec::new(),
+                ));
+            };
+            if cancel.is_cancelled() {
+                return Err(CodeFailure::new(
+                    CodeFailureKind::Aborted,
+                    "the run was cancelled before it started",
+                    Vec::new(),
+                ));
+            }
+            let tool_names = host.tool_names();
+            let (events_tx, events_rx) = mpsc::channel();
+            let abort = Arc::new(AtomicBool::new(false));
+            let (reply_tx, mut reply_rx) = tokio::sync::oneshot::channel::<Reply>();
+            let mut guard = AbortOnDrop {
+                abort: abort.clone(),
+                events_tx: events_tx.clone(),
+                armed: true,
+            };
+            let job = Job {
+                program,
+                host,
+                tool_names,
+                limits,
+                handle,
+                abort,
+                events_tx,
+                events_rx,
+                reply: reply_tx,
+            };
+            if let Err(message) = pool.submit(job) {
+                guard.armed = false;
+                return Err(CodeFailure::new(
+                    CodeFailureKind::Internal,
+                    message,
+                    Vec::new(),
+                ));
+            }
+            drop(pool);
+            let reply = tokio::select! {
+                reply = &mut reply_rx => reply,
+                () = cancel.cancelled() => {
+                    guard.fire();
+                    reply_rx.await
+                }
+            };
+            guard.armed = false;
+            match reply {
+                Ok(Reply { outcome, in_flight }) => {
+                    for task in in_flight {
+                        // Aborted by the worker already; wait until each has really ended.
+                        let _ = task.await;
+                    }
+                    outcome
+                }
+                Err(_) => Err(CodeFailure::new(
+                    CodeFailureKind::Internal,
+                    "the worker thread ended without reporting the run's outcome",
+                    Vec::new(),
+                )),
+            }
+        })
+    }
+}
+
+/// Stops the run when the run's future is dropped or cancelled.
+struct AbortOnDrop {
+    abort: Arc<AtomicBool>,
+    events_tx: mpsc::Sender<Event>,
+    armed: bool,
+}
+
+impl AbortOnDrop {
+    fn fire(&self) {
+        self.abort.store(true, Ordering::Relaxed);
+        let _ = self.events_tx.send(Event::Wake);
+    }
+}
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        if self.armed {
+            self.fire();
+        }
+    }
+}
+
+/// Queue and bookkeeping shared with the worker threads.
+#[derive(Default)]
+struct Shared {
+    state: Mutex<PoolState>,
+    ready: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, PoolState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[derive(Default)]
+struct PoolState {
+    queue: VecDeque<Job>,
+    idle: usize,
+    threads: usize,
+    names: Vec<String>,
+    /// How to stop the run each busy worker is on, by worker number.
+    running: HashMap<usize, AbortOnDrop>,
+    closed: bool,
+}
+
+/// Long-lived worker threads, each creating a fresh engine per run.
+struct Pool {
+    shared: Arc<Shared>,
+    handles: Mutex<Vec<JoinHandle<()>>>,
+    max_threads: usize,
+}
+
+impl Pool {
+    fn submit(&self, job: Job) -> Result<(), String> {
+        let mut state = self.shared.lock();
+        if state.closed {
+            return Err("the TypeScript runtime was shut down".to_owned());
+        }
+        state.queue.push_back(job);
+        let spawn = state.queue.len() > state.idle && state.threads < self.max_threads;
+        if spawn {
+            state.threads += 1;
+            let number = NEXT_WORKER.fetch_add(1, Ordering::Relaxed) + 1;
+            let name = format!("code-ts-{number}");
+            state.names.push(name.clone());
+            drop(state);
+            let shared = self.shared.clone();
+            let spawned = std::thread::Builder::new()
+                .name(name)
+                .stack_size(WORKER_STACK_BYTES)
+                .spawn(move || worker(&shared, number));
+            match spawned {
+                Ok(handle) => {
+                    let mut handles = self.handles.lock().unwrap_or_else(PoisonError::into_inner);
+                    handles.retain(|h| !h.is_finished());
+                    handles.push(handle);
+                }
+                Err(error) => {
+                    let mut state = self.shared.lock();
+                    state.threads -= 1;
+                    if state.threads == 0 {
+                        // No thread will ever pick the job up: give it back as a failure.
+                        let jobs: Vec<Job> = state.queue.drain(..).collect();
+                        drop(state);
+                        for job in jobs {
+                            let _ = job.reply.send(Reply {
+                                outcome: Err(CodeFailure::new(
+                                    CodeFailureKind::Internal,
+                                    format!("cannot start a worker thread: {error}"),
+                                    Vec::new(),
+                                )),
+                                in_flight: Vec::new(),
+                            });
+                        }
+                    }
+                }
+            }
+        } else {
+            drop(state);
+        }
+        self.shared.ready.notify_one();
+        Ok(())
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        {
+            let mut state = self.shared.lock();
+            state.closed = true;
+            // Runs still going are cancelled: the runtime that owns them is going away.
+            for stop in state.running.values() {
+                stop.fire();
+            }
+        }
+        self.shared.ready.notify_all();
+        let handles =
+            std::mem::take(&mut *self.handles.lock().unwrap_or_else(PoisonError::into_inner));
+        let current = std::thread::current().id();
+        for handle in handles {
+            if handle.thread().id() != current {
+                let _ = handle.join();
+            }
+        }
+    }
+}
+
+fn worker(shared: &Shared, number: usize) {
+    loop {
+        let job = {
+            let mut state = shared.lock();
+            loop {
+                if let Some(job) = state.queue.pop_front() {
+                    let stop = AbortOnDrop {
+                        abort: job.abort.clone(),
+                        events_tx: job.events_tx.clone(),
+                        armed: false,
+                    };
+                    state.running.insert(number, stop);
+                    break Some(job);
+                }
+                if state.closed {
+                    break None;
+                }
+                state.idle += 1;
+                state = shared
+                    .ready
+                    .wait(state)
+                    .unwrap_or_else(PoisonError::into_inner);
+                state.idle -= 1;
+            }
+        };
+        match job {
+            Some(job) => {
+                engine::run_job(job);
+                shared.lock().running.remove(&number);
+            }
+            None => {
+                shared.lock().threads -= 1;
+                return;
+            }
+        }
+    }
+}

@@ -1,0 +1,363 @@
+// The Code Mode prelude for the TypeScript runtime. It runs before the program in a fresh
+// QuickJS context and is called with the host functions the Rust side installed:
+//
+//   hostCall(name, argsJson) -> id   starts a tool call on the host
+//   hostLog(line)                    appends one log line
+//   hostFinish(kind, text)           records how the program ended
+//   toolNames                        the names to bind on `tools`
+//
+// It leaves the functions the Rust side calls later (settle, run, track, firstUnhandled,
+// errorText) on a frozen, non-writable `__codeModeHost` global; the host functions themselves
+// are never reachable from the program. No JavaScript value is
+// ever handed to Rust to keep: Rust only sees strings and numbers.
+(function (hostCall, hostLog, hostFinish, toolNames) {
+  'use strict';
+  const G = globalThis;
+  const ObjectProto = Object.prototype;
+  const ArrayProto = Array.prototype;
+  const getProto = Object.getPrototypeOf;
+  const keysOf = Object.keys;
+  const defineProperty = Object.defineProperty;
+  const freeze = Object.freeze;
+  const create = Object.create;
+  const isArray = Array.isArray;
+  const hasOwn = Function.prototype.call.bind(ObjectProto.hasOwnProperty);
+  const tagOf = Function.prototype.call.bind(ObjectProto.toString);
+  const stringify = JSON.stringify;
+  const parse = JSON.parse;
+  const isFiniteNumber = Number.isFinite;
+  const wellFormed = String.prototype.isWellFormed;
+  const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+  const isWellFormed = wellFormed
+    ? Function.prototype.call.bind(wellFormed)
+    : (s) => !loneSurrogate.test(s);
+  const toWellFormed = String.prototype.toWellFormed
+    ? Function.prototype.call.bind(String.prototype.toWellFormed)
+    : (s) => s.replace(new RegExp(loneSurrogate.source, 'g'), '\uFFFD');
+  const PromiseCtor = Promise;
+  const MapCtor = Map;
+  const SetCtor = Set;
+  const TypeErrorCtor = TypeError;
+  const ErrorCtor = Error;
+  const StringCtor = String;
+  const identifier = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+  const MAX_DEPTH = 100;
+
+  // --- strict JSON snapshot ---------------------------------------------------------------
+
+  function pathOf(node) {
+    const parts = [];
+    for (let n = node; n !== null; n = n.parent) parts.push(n);
+    let out = '';
+    for (let i = parts.length - 1; i >= 0; i--) {
+      const key = parts[i].key;
+      if (parts[i].parent === null) out = key;
+      else if (typeof key === 'number') out += '[' + key + ']';
+      else if (identifier.test(key)) out += '.' + key;
+      else out += '[' + stringify(key) + ']';
+    }
+    return out;
+  }
+
+  function refuse(node, what) {
+    throw new TypeErrorCtor(pathOf(node) + ' ' + what + '; only plain JSON values can cross to the host');
+  }
+
+  // Copies `root` into a fresh plain JSON tree (or refuses it, naming the path) and returns its
+  // JSON text. Iterative, so deep values cannot overflow the stack.
+  function toJsonText(root, label) {
+    const holder = [undefined];
+    const rootNode = { parent: null, key: label, depth: 0 };
+    const stack = [[root, holder, 0, rootNode]];
+    const active = new SetCtor();
+    while (stack.length > 0) {
+      const item = stack.pop();
+      if (item.length === 1) {
+        active.delete(item[0]);
+        continue;
+      }
+      const v = item[0];
+      const node = item[3];
+      switch (typeof v) {
+        case 'string':
+          if (!isWellFormed(v)) refuse(node, 'is a string with an unpaired UTF-16 surrogate');
+          item[1][item[2]] = v;
+          break;
+        case 'number':
+          if (v !== v) refuse(node, 'is NaN');
+          if (!isFiniteNumber(v)) refuse(node, 'is ' + (v > 0 ? 'Infinity' : '-Infinity'));
+          if (v === 0 && 1 / v < 0) refuse(node, 'is -0');
+          item[1][item[2]] = v;
+          break;
+        case 'boolean':
+          item[1][item[2]] = v;
+          break;
+        case 'undefined':
+          refuse(node, 'is undefined');
+          break;
+        case 'bigint':
+          refuse(node, 'is a BigInt');
+          break;
+        case 'symbol':
+          refuse(node, 'is a symbol');
+          break;
+        case 'function':
+          refuse(node, 'is a function');
+          break;
+        default: {
+          if (v === null) {
+            item[1][item[2]] = null;
+            break;
+          }
+          if (node.depth >= MAX_DEPTH) refuse(node, 'nests deeper than ' + MAX_DEPTH + ' levels');
+          if (active.has(v)) refuse(node, 'is a cycle (it contains itself)');
+          const proto = getProto(v);
+          if (isArray(v)) {
+            if (proto !== ArrayProto) refuse(node, 'is an array subclass, not a plain array');
+            const n = v.length;
+            for (let i = 0; i < n; i++) {
+              if (!hasOwn(v, i)) {
+                refuse({ parent: node, key: i, depth: node.depth + 1 }, 'is a hole in a sparse array');
+              }
+            }
+            const copy = [];
+            for (let i = 0; i < n; i++) copy.push(null);
+            item[1][item[2]] = copy;
+            active.add(v);
+            stack.push([v]);
+            for (let i = n - 1; i >= 0; i--) {
+              stack.push([v[i], copy, i, { parent: node, key: i, depth: node.depth + 1 }]);
+            }
+          } else {
+            if (proto !== ObjectProto && proto !== null) {
+              refuse(node, 'is ' + tagOf(v).slice(8, -1) + ' object, not a plain object');
+            }
+            const keys = keysOf(v);
+            const copy = create(null);
+            for (let i = 0; i < keys.length; i++) {
+              const k = keys[i];
+              if (!isWellFormed(k)) refuse(node, 'has a key with an unpaired UTF-16 surrogate');
+              copy[k] = null;
+            }
+            item[1][item[2]] = copy;
+            active.add(v);
+            stack.push([v]);
+            for (let i = keys.length - 1; i >= 0; i--) {
+              const k = keys[i];
+              stack.push([v[k], copy, k, { parent: node, key: k, depth: node.depth + 1 }]);
+            }
+          }
+        }
+      }
+    }
+    return stringify(holder[0]);
+  }
+
+  // --- console ----------------------------------------------------------------------------
+
+  function describe(v) {
+    switch (typeof v) {
+      case 'string':
+        return v;
+      case 'number':
+        return v === 0 && 1 / v < 0 ? '-0' : StringCtor(v);
+      case 'bigint':
+        return StringCtor(v) + 'n';
+      case 'symbol':
+        return v.toString();
+      case 'function':
+        return v.name ? '[Function: ' + v.name + ']' : '[Function (anonymous)]';
+      case 'undefined':
+        return 'undefined';
+      case 'boolean':
+        return StringCtor(v);
+      default:
+        break;
+    }
+    if (v === null) return 'null';
+    if (v instanceof ErrorCtor) {
+      const stack = typeof v.stack === 'string' ? v.stack : '';
+      return StringCtor(v.name) + ': ' + StringCtor(v.message) + (stack ? '\n' + stack.replace(/\s+$/, '') : '');
+    }
+    const seen = new SetCtor();
+    const text = stringify(v, function (key, value) {
+      switch (typeof value) {
+        case 'bigint':
+          return StringCtor(value) + 'n';
+        case 'function':
+          return value.name ? '[Function: ' + value.name + ']' : '[Function (anonymous)]';
+        case 'symbol':
+          return value.toString();
+        case 'undefined':
+          return key === '' ? 'undefined' : undefined;
+        case 'object':
+          if (value === null) return null;
+          if (seen.has(value)) return '[Circular]';
+          seen.add(value);
+          return value;
+        default:
+          return value;
+      }
+    });
+    return text === undefined ? StringCtor(v) : text;
+  }
+
+  function logger() {
+    return function (...values) {
+      let line = '';
+      for (let i = 0; i < values.length; i++) {
+        if (i > 0) line += ' ';
+        line += describe(values[i]);
+      }
+      hostLog(toWellFormed(line));
+    };
+  }
+
+  const consoleObject = create(null);
+  for (const level of ['log', 'info', 'warn', 'error', 'debug', 'trace']) {
+    consoleObject[level] = logger();
+  }
+  freeze(consoleObject);
+
+  // --- tools ------------------------------------------------------------------------------
+
+  class ToolCallError extends ErrorCtor {
+    constructor(toolName, message) {
+      super(message);
+      this.name = 'ToolCallError';
+      this.toolName = toolName;
+    }
+  }
+
+  const pending = new MapCtor();
+
+  function bind(name) {
+    return function (args) {
+      let text;
+      try {
+        text = toJsonText(arguments.length === 0 ? {} : args, 'args');
+      } catch (error) {
+        return PromiseCtor.reject(error);
+      }
+      const id = hostCall(name, text);
+      return new PromiseCtor(function (resolve, reject) {
+        pending.set(id, { resolve, reject, name });
+      });
+    };
+  }
+
+  const tools = create(null);
+  for (let i = 0; i < toolNames.length; i++) {
+    defineProperty(tools, toolNames[i], {
+      value: bind(toolNames[i]),
+      enumerable: true,
+      writable: false,
+      configurable: false,
+    });
+  }
+  freeze(tools);
+
+  function settle(id, ok, text) {
+    const entry = pending.get(id);
+    if (entry === undefined) return;
+    pending.delete(id);
+    if (!ok) {
+      entry.reject(new ToolCallError(entry.name, text));
+      return;
+    }
+    let value;
+    try {
+      value = parse(text);
+    } catch (error) {
+      entry.reject(error);
+      return;
+    }
+    entry.resolve(value);
+  }
+
+  // --- unhandled rejections ---------------------------------------------------------------
+
+  const unhandled = new MapCtor();
+  function track(promise, reason, handled) {
+    if (handled) unhandled.delete(promise);
+    else unhandled.set(promise, reason);
+  }
+
+  // --- running ------------------------------------------------------------------------------
+
+  // Finish kinds: 0 = returned nothing, 1 = returned JSON text, 2 = invalid result,
+  // 3 = uncaught error (text is the JSON of {name, message, stack}).
+  function errorText(e) {
+    let name = 'Error';
+    let message;
+    let stack = '';
+    let toolName = null;
+    try {
+      if (e instanceof ErrorCtor) {
+        name = StringCtor(e.name);
+        message = StringCtor(e.message);
+        stack = typeof e.stack === 'string' ? e.stack : '';
+        if (e instanceof ToolCallError) toolName = StringCtor(e.toolName);
+      } else {
+        name = 'Uncaught';
+        message = 'the program threw a non-Error value: ' + describe(e);
+      }
+    } catch (inner) {
+      message = 'the program threw a value that cannot be described';
+    }
+    return stringify({
+      name: toWellFormed(name),
+      message: toWellFormed(message),
+      stack: toWellFormed(stack),
+      toolName: toolName === null ? null : toWellFormed(toolName),
+    });
+  }
+
+  function finishWith(value) {
+    if (value === undefined) {
+      hostFinish(0, '');
+      return;
+    }
+    let text;
+    try {
+      text = toJsonText(value, 'result');
+    } catch (error) {
+      hostFinish(2, StringCtor(error.message));
+      return;
+    }
+    hostFinish(1, text);
+  }
+
+  function run(main) {
+    if (typeof main !== 'function') {
+      hostFinish(3, stringify({ name: 'SyntaxError', message: 'the program must be the body of a function', stack: '', toolName: null }));
+      return;
+    }
+    let promise;
+    try {
+      promise = main();
+    } catch (error) {
+      hostFinish(3, errorText(error));
+      return;
+    }
+    PromiseCtor.resolve(promise).then(finishWith, function (error) {
+      hostFinish(3, errorText(error));
+    });
+  }
+
+  function firstUnhandled() {
+    for (const reason of unhandled.values()) return errorText(reason);
+    return undefined;
+  }
+
+  defineProperty(G, 'tools', { value: tools, enumerable: false, writable: false, configurable: false });
+  defineProperty(G, 'console', { value: consoleObject, enumerable: false, writable: true, configurable: true });
+  defineProperty(G, 'ToolCallError', { value: ToolCallError, enumerable: false, writable: true, configurable: true });
+
+  defineProperty(G, '__codeModeHost', {
+    value: freeze({ settle, run, track, firstUnhandled, errorText }),
+    enumerable: false,
+    writable: false,
+    configurable: false,
+  });
+})

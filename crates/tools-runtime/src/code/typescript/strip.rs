@@ -1,0 +1,400 @@
+//! Type stripping: the model's TypeScript becomes JavaScript with every line and column kept.
+//!
+//! The program is wrapped as the body of an async arrow function *on its first line*, so a
+//! position in the wrapped text maps back to the model's text by subtracting the prefix length
+//! from columns on line 1. `swc_ts_fast_strip` in strip-only mode replaces type syntax with
+//! whitespace and refuses syntax that would need code generation (`enum`, `namespace`,
+//! parameter properties), each with a span we report as line and column.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use swc_common::errors::{DiagnosticBuilder, Emitter, Handler};
+use swc_common::sync::Lrc;
+use swc_common::{BytePos, SourceMap};
+use swc_ts_fast_strip::{Mode, Options, operate};
+
+/// Text put in front of the program, on the same line.
+pub(crate) const PREFIX: &str = "(async () => {";
+/// Text put after the program, on a new line (so a trailing `//` comment cannot swallow it).
+pub(crate) const SUFFIX: &str = "\n})";
+
+/// The longest program accepted, in bytes (1 MiB).
+pub(crate) const MAX_PROGRAM_BYTES: usize = 1024 * 1024;
+
+/// The deepest bracket nesting accepted before parsing (parsers recurse on nesting).
+pub(crate) const MAX_NESTING: usize = 1000;
+
+/// A program that cannot run, with the position in the model's text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct StripError {
+    pub(crate) message: String,
+    pub(crate) line: Option<u32>,
+    pub(crate) column: Option<u32>,
+}
+
+/// Strips the types from `program` and returns the wrapped JavaScript.
+pub(crate) fn strip_program(program: &str) -> Result<String, StripError> {
+    if program.len() > MAX_PROGRAM_BYTES {
+        return Err(StripError {
+            message: format!(
+                "the program is {} bytes long; the limit is {MAX_PROGRAM_BYTES} bytes",
+                program.len()
+            ),
+            line: None,
+            column: None,
+        });
+    }
+    check_nesting(program)?;
+
+    let mut wrapped = String::with_capacity(PREFIX.len() + program.len() + SUFFIX.len());
+    wrapped.push_str(PREFIX);
+    wrapped.push_str(program);
+    wrapped.push_str(SUFFIX);
+
+    let cm: Lrc<SourceMap> = Lrc::default();
+    let diagnostics: Diagnostics = Arc::new(Mutex::new(Vec::new()));
+    let handler = Handler::with_emitter(
+        false,
+        false,
+        Box::new(Collect {
+            diagnostics: diagnostics.clone(),
+        }),
+    );
+    let options = Options {
+        module: Some(false),
+        mode: Mode::StripOnly,
+        ..Options::default()
+    };
+    match operate(&cm, &handler, wrapped, options) {
+        Ok(output) => Ok(output.code),
+        Err(error) => {
+            let collected =
+                std::mem::take(&mut *diagnostics.lock().unwrap_or_else(PoisonError::into_inner));
+            let Some((message, pos)) = collected.into_iter().next() else {
+                return Err(StripError {
+                    message: error.message,
+                    line: None,
+                    column: None,
+                });
+            };
+            let (line, column) = match pos {
+                Some(pos) => locate(&cm, pos, program),
+                None => (None, None),
+            };
+            Err(StripError {
+                message,
+                line,
+                column,
+            })
+        }
+    }
+}
+
+/// Maps a position in the wrapped text to a 1-based line and column in the model's text.
+fn locate(cm: &SourceMap, pos: BytePos, program: &str) -> (Option<u32>, Option<u32>) {
+    let Ok(loc) = cm.try_lookup_char_pos(pos) else {
+        return (None, None);
+    };
+    let prefix_chars = PREFIX.chars().count();
+    let mut line = loc.line;
+    let mut column = loc.col.0 + 1;
+    if line == 1 {
+        column = column.saturating_sub(prefix_chars).max(1);
+    }
+    // A position inside the suffix (an error at the end of input) maps to the program's end.
+    let program_lines = program.split('\n').count();
+    if line > program_lines {
+        line = program_lines;
+        let last = program.rsplit('\n').next().unwrap_or("");
+        column = last.chars().count() + 1;
+    }
+    (u32::try_from(line).ok(), u32::try_from(column).ok())
+}
+
+/// Diagnostics as (message, primary position), shared with the handler's emitter.
+type Diagnostics = Arc<Mutex<Vec<(String, Option<BytePos>)>>>;
+
+/// Collects diagnostics.
+struct Collect {
+    diagnostics: Diagnostics,
+}
+
+impl Emitter for Collect {
+    fn emit(&mut self, db: &mut DiagnosticBuilder<'_>) {
+        let message = db.message();
+        let pos = db.span.primary_span().map(|span| span.lo);
+        self.diagnostics
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push((message, pos));
+    }
+}
+
+/// Words the parsers recurse on when they repeat within one statement.
+const CHAIN_WORDS: &[&str] = &[
+    "if", "else", "for", "while", "do", "with", "typeof", "void", "delete", "await", "new",
+    "yield", "keyof", "readonly", "infer", "unique", "extends",
+];
+
+/// Refuses programs nested deeper than [`MAX_NESTING`] before any recursive parser sees them.
+///
+/// The scan skips comments, string and template text. It is a guard, not a parser; it refuses
+/// a program when any of these passes [`MAX_NESTING`]:
+/// - bracket depth (`(`, `[`, `{`, `${` against their closers);
+/// - a run of prefix operators (`!!!!x`, `- - -x`);
+/// - within one statement (between `;`, `{`, `}` and `,`), the count of constructs parsers
+///   recurse on without brackets: `?`, `=>`, assignments, `<`, and words such as `if`, `else`,
+///   `typeof`, `new`, `await`, `keyof`;
+/// - `<` without a matching `>` within one statement (nested type arguments);
+/// - `else` in the whole program, past twice the limit (`else if` chains).
+fn check_nesting(program: &str) -> Result<(), StripError> {
+    let bytes = program.as_bytes();
+    let mut depth: usize = 0;
+    // Each open template literal remembers the depth of its `${` so `}` can resume the text.
+    let mut templates: Vec<usize> = Vec::new();
+    let mut unary_run: usize = 0;
+    let mut chain: usize = 0;
+    let mut angle: usize = 0;
+    let mut elses: usize = 0;
+    let mut i = 0;
+    let mut line: u32 = 1;
+    let mut line_start = 0;
+    let too_deep = |i: usize, line: u32, line_start: usize| StripError {
+        message: format!(
+            "the program nests deeper than {MAX_NESTING} levels; split the expression into smaller statements"
+        ),
+        line: Some(line),
+        column: program
+            .get(line_start..i)
+            .and_then(|text| u32::try_from(text.chars().count() + 1).ok()),
+    };
+    let mut in_template_text = false;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b == b'\n' {
+            line = line.saturating_add(1);
+            line_start = i + 1;
+        }
+        if in_template_text {
+            match b {
+                b'\\' => i += 1,
+                b'`' => in_template_text = false,
+                b'$' if bytes.get(i + 1) == Some(&b'{') => {
+                    in_template_text = false;
+                    depth += 1;
+                    templates.push(depth);
+                    if depth > MAX_NESTING {
+                        return Err(too_deep(i, line, line_start));
+                    }
+                    i += 1;
+                }
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        let mut chained = false;
+        match b {
+            b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i < bytes.len() && !(bytes[i] == b'*' && bytes.get(i + 1) == Some(&b'/')) {
+                    if bytes[i] == b'\n' {
+                        line = line.saturating_add(1);
+                        line_start = i + 1;
+                    }
+                    i += 1;
+                }
+                i += 2;
+                continue;
+            }
+            b'\'' | b'"' => {
+                let quote = b;
+                i += 1;
+                while i < bytes.len() && bytes[i] != quote && bytes[i] != b'\n' {
+                    if bytes[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            b'`' => in_template_text = true,
+            b'(' | b'[' => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Err(too_deep(i, line, line_start));
+                }
+            }
+            b'{' => {
+                depth += 1;
+                chain = 0;
+                angle = 0;
+                if depth > MAX_NESTING {
+                    return Err(too_deep(i, line, line_start));
+                }
+            }
+            b')' | b']' => depth = depth.saturating_sub(1),
+            b'}' => {
+                if templates.last() == Some(&depth) {
+                    templates.pop();
+                    in_template_text = true;
+                }
+                depth = depth.saturating_sub(1);
+                chain = 0;
+                angle = 0;
+            }
+            b';' => {
+                chain = 0;
+                angle = 0;
+            }
+            b',' => chain = 0,
+            b'!' | b'~' | b'-' | b'+' => {
+                unary_run += 1;
+                if unary_run > MAX_NESTING {
+                    return Err(too_deep(i, line, line_start));
+                }
+                if bytes.get(i + 1) == Some(&b'=') {
+                    chained = true;
+                }
+                i += 1;
+                if !chained {
+                    continue;
+                }
+            }
+            b'?' => chained = true,
+            b'<' => {
+                chained = true;
+                angle += 1;
+                if angle > MAX_NESTING {
+                    return Err(too_deep(i, line, line_start));
+                }
+            }
+            b'>' => angle = angle.saturating_sub(1),
+            b'=' => {
+                let next = bytes.get(i + 1).copied();
+                let prev = i.checked_sub(1).and_then(|p| bytes.get(p)).copied();
+                if next == Some(b'>') {
+                    chained = true;
+                    i += 1;
+                } else if next != Some(b'=') && !matches!(prev, Some(b'=' | b'!' | b'<' | b'>')) {
+                    chained = true;
+                }
+            }
+            b' ' | b'\t' | b'\r' | b'\n' => {
+                i += 1;
+                continue;
+            }
+            b'a'..=b'z' | b'A'..=b'Z' | b'_' | b'$' => {
+                let start = i;
+                while i < bytes.len()
+                    && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_' || bytes[i] == b'$')
+                {
+                    i += 1;
+                }
+                let word = program.get(start..i).unwrap_or("");
+                if word == "else" {
+                    elses += 1;
+                    if elses > 2 * MAX_NESTING {
+                        return Err(too_deep(start, line, line_start));
+                    }
+                }
+                unary_run = 0;
+                if CHAIN_WORDS.contains(&word) {
+                    chain += 1;
+                    if chain > MAX_NESTING {
+                        return Err(too_deep(start, line, line_start));
+                    }
+                }
+                continue;
+            }
+            _ => {}
+        }
+        if chained {
+            chain += 1;
+            if chain > MAX_NESTING {
+                return Err(too_deep(i, line, line_start));
+            }
+        }
+        unary_run = 0;
+        i += 1;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn types_are_stripped_and_positions_kept() {
+        let js = strip_program("const x: number = 1;\nreturn x as number;").unwrap();
+        assert!(js.starts_with(PREFIX));
+        assert_eq!(js.lines().count(), 3);
+        assert!(!js.contains("number"));
+    }
+
+    #[test]
+    fn enums_are_refused_with_their_position() {
+        let err = strip_program("const a = 1;\n  enum Color { Red }\n").unwrap_err();
+        assert_eq!(err.line, Some(2));
+        assert_eq!(err.column, Some(3));
+        assert!(err.message.contains("enum"), "{}", err.message);
+    }
+
+    #[test]
+    fn first_line_columns_exclude_the_wrapper() {
+        let err = strip_program("namespace N { export const x = 1 }").unwrap_err();
+        assert_eq!((err.line, err.column), (Some(1), Some(1)));
+    }
+
+    #[test]
+    fn an_error_at_the_end_maps_into_the_program() {
+        let err = strip_program("if (x) {\n  foo(").unwrap_err();
+        assert_eq!(err.line, Some(2));
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_before_parsing() {
+        for program in [
+            format!("return {}1{};", "(".repeat(5000), ")".repeat(5000)),
+            format!("return {}x;", "!".repeat(5000)),
+            format!("return {}1;", "a => ".repeat(5000)),
+            format!("{} x;", "if (a) ".repeat(5000)),
+            format!("let x: {}number{};", "A<".repeat(5000), ">".repeat(5000)),
+            format!("return {}1;", "a ? b : ".repeat(5000)),
+            format!("return {}1;", "typeof ".repeat(5000)),
+            format!("if (a) {{}}{}", " else if (a) {}".repeat(5000)),
+        ] {
+            let err = strip_program(&program).unwrap_err();
+            assert!(err.message.contains("nests deeper"), "{}", err.message);
+        }
+        let too_long = "x;".repeat(MAX_PROGRAM_BYTES);
+        assert!(strip_program(&too_long).is_err());
+    }
+
+    #[test]
+    fn ordinary_programs_pass_the_nesting_guard() {
+        // Run on a thread with the worker's stack: debug builds use much more per level.
+        let ok = std::thread::Builder::new()
+            .stack_size(64 * 1024 * 1024)
+            .spawn(|| {
+                let nested = format!("return {}1{};", "(".repeat(300), ")".repeat(300));
+                let text = format!(
+                    "const s = '{}' + `${{1}}{}`;\nfor (let i = 0; i < 10; i++) {{ a = i >= 2 ? i : -i; }}\n{}",
+                    "(".repeat(5000),
+                    "[".repeat(5000),
+                    "x = 1;\n".repeat(5000)
+                );
+                [nested, text].iter().all(|p| strip_program(p).is_ok())
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert!(ok);
+    }
+}

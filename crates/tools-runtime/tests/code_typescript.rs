@@ -1,0 +1,814 @@
+//! The TypeScript Code Mode runtime: ordinary behaviour and the hostile-program suite.
+//!
+//! Every hostile test asserts the exact failure kind and then that the runtime is healthy: the
+//! next run on the same one-thread pool works and no worker thread was added or left stuck.
+#![cfg(feature = "typescript")]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod code_support;
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use code_support::{BARRIER_SIZE, Shared, TestHost, hostile_limits, ordinary_limits};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use tools_runtime::code::{
+    CodeCompletion, CodeFailure, CodeFailureKind, CodeLanguage, CodeLimits, CodeOutcome,
+    CodeRuntime, TypeScriptRuntime,
+};
+
+fn runtime() -> TypeScriptRuntime {
+    TypeScriptRuntime::with_max_threads(1)
+}
+
+async fn run_with(
+    rt: &TypeScriptRuntime,
+    host: &Arc<TestHost>,
+    program: &str,
+    limits: &CodeLimits,
+) -> CodeOutcome {
+    let run = rt.run(
+        program,
+        Arc::new(Shared(host.clone())),
+        limits,
+        CancellationToken::new(),
+    );
+    // A hang is a failure, not a stuck test.
+    tokio::time::timeout(Duration::from_secs(60), run)
+        .await
+        .expect("the run did not end")
+}
+
+async fn ok(rt: &TypeScriptRuntime, program: &str) -> CodeCompletion {
+    let host = TestHost::new();
+    match run_with(rt, &host, program, &ordinary_limits()).await {
+        Ok(done) => done,
+        Err(failure) => panic!("expected a completion, got {failure:?}"),
+    }
+}
+
+async fn fail(rt: &TypeScriptRuntime, program: &str, limits: &CodeLimits) -> CodeFailure {
+    let host = TestHost::new();
+    match run_with(rt, &host, program, limits).await {
+        Ok(done) => panic!("expected a failure, got {done:?}"),
+        Err(failure) => failure,
+    }
+}
+
+/// The next run works and the pool still has its single worker.
+async fn assert_healthy(rt: &TypeScriptRuntime) {
+    let done = ok(rt, "const x: number = 20; return x + 22;").await;
+    assert_eq!(done.result, Some(json!(42)));
+    assert_eq!(
+        rt.threads(),
+        1,
+        "the pool should still have exactly one worker"
+    );
+}
+
+// --- ordinary behaviour -------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logs_and_return_value() {
+    let rt = runtime();
+    assert_eq!(rt.language(), CodeLanguage::TypeScript);
+    let done = ok(
+        &rt,
+        r#"
+        interface Point { x: number; y: number }
+        const p: Point = { x: 1, y: 2 };
+        console.log("point", p, [1, "two"], null, undefined, 3n, -0);
+        console.info("info");
+        console.warn("warn");
+        console.error(new TypeError("bad"));
+        return { sum: p.x + p.y, list: [true, null, "s"] };
+        "#,
+    )
+    .await;
+    assert_eq!(
+        done.logs[0],
+        r#"point {"x":1,"y":2} [1,"two"] null undefined 3n -0"#
+    );
+    assert_eq!(done.logs[1], "info");
+    assert_eq!(done.logs[2], "warn");
+    assert!(
+        done.logs[3].starts_with("TypeError: bad"),
+        "{}",
+        done.logs[3]
+    );
+    assert_eq!(
+        done.result,
+        Some(json!({ "sum": 3, "list": [true, null, "s"] }))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_return_means_no_result_and_null_is_kept() {
+    let rt = runtime();
+    assert_eq!(ok(&rt, "console.log('x')").await.result, None);
+    assert_eq!(ok(&rt, "return undefined;").await.result, None);
+    assert_eq!(ok(&rt, "return null;").await.result, Some(Value::Null));
+    assert_eq!(ok(&rt, "return 'text';").await.result, Some(json!("text")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_results_arrive_as_values() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let done = run_with(
+        &rt,
+        &host,
+        "const r = await tools.echo({ a: [1, { b: 'c' }] }); return r;",
+        &ordinary_limits(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        done.result,
+        Some(json!({ "tool": "echo", "args": { "a": [1, { "b": "c" }] } }))
+    );
+    let done = run_with(&rt, &host, "return await tools.echo();", &ordinary_limits())
+        .await
+        .unwrap();
+    assert_eq!(done.result, Some(json!({ "tool": "echo", "args": {} })));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_call_error_can_be_caught() {
+    let rt = runtime();
+    let done = ok(
+        &rt,
+        r#"
+        try {
+            await tools.fail({});
+            return "not reached";
+        } catch (e) {
+            return [e instanceof ToolCallError, e instanceof Error, e.name, e.toolName, e.message];
+        }
+        "#,
+    )
+    .await;
+    assert_eq!(
+        done.result,
+        Some(json!([true, true, "ToolCallError", "fail", "boom"]))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uncaught_tool_call_error_fails_with_its_line() {
+    let rt = runtime();
+    let failure = fail(
+        &rt,
+        "console.log('before');\nconst x = 1;\nawait tools.fail({ x });\n",
+        &ordinary_limits(),
+    )
+    .await;
+    assert_eq!(failure.kind, CodeFailureKind::Runtime);
+    assert!(failure.message.contains("boom"), "{}", failure.message);
+    assert!(failure.message.contains("fail"), "{}", failure.message);
+    assert_eq!(failure.logs, vec!["before"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runtime_errors_carry_the_program_line() {
+    let rt = runtime();
+    let failure = fail(
+        &rt,
+        "const a: number = 1;\n\nnull.boom();\n",
+        &ordinary_limits(),
+    )
+    .await;
+    assert_eq!(failure.kind, CodeFailureKind::Runtime);
+    assert!(
+        failure.message.starts_with("TypeError"),
+        "{}",
+        failure.message
+    );
+    assert_eq!(failure.line, Some(3));
+    // QuickJS places a `new Error(...)` frame at the constructor's name.
+    let failure = fail(&rt, "throw new Error('first line')", &ordinary_limits()).await;
+    assert_eq!(failure.line, Some(1));
+    assert_eq!(failure.column, Some(11));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn promise_all_calls_overlap_on_the_host() {
+    let rt = runtime();
+    let host = TestHost::new();
+    // Each `barrier` call waits until BARRIER_SIZE calls wait together: the run can only
+    // finish if the calls are in flight at the same time.
+    let program = format!(
+        "const r = await Promise.all(Array.from({{ length: {BARRIER_SIZE} }}, () => tools.barrier({{}})));\nreturn r;"
+    );
+    let done = run_with(&rt, &host, &program, &ordinary_limits())
+        .await
+        .unwrap();
+    assert_eq!(done.result, Some(json!(vec![true; BARRIER_SIZE])));
+    assert_eq!(host.peak.load(Ordering::SeqCst), BARRIER_SIZE);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancellation_mid_call_aborts_the_run_and_the_call() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let cancel = CancellationToken::new();
+    let run = rt.run(
+        "console.log('waiting'); await tools.never({}); return 1;",
+        Arc::new(Shared(host.clone())),
+        &ordinary_limits(),
+        cancel.clone(),
+    );
+    let task = tokio::spawn(run);
+    host.never_started.notified().await;
+    cancel.cancel();
+    let failure = task.await.unwrap().unwrap_err();
+    assert_eq!(failure.kind, CodeFailureKind::Aborted);
+    assert_eq!(failure.logs, vec!["waiting"]);
+    assert_eq!(host.never_dropped.load(Ordering::SeqCst), 1);
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancellation_stops_a_busy_program() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let cancel = CancellationToken::new();
+    let run = rt.run(
+        "await tools.echo({}); while (true) {}",
+        Arc::new(Shared(host.clone())),
+        &ordinary_limits(),
+        cancel.clone(),
+    );
+    let task = tokio::spawn(run);
+    while host.calls() == 0 {
+        tokio::task::yield_now().await;
+    }
+    cancel.cancel();
+    let failure = task.await.unwrap().unwrap_err();
+    assert_eq!(failure.kind, CodeFailureKind::Aborted);
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invalid_limits_are_reported() {
+    let rt = runtime();
+    let failure = fail(
+        &rt,
+        "return 1",
+        &CodeLimits::default().with_timeout(Duration::ZERO),
+    )
+    .await;
+    assert_eq!(failure.kind, CodeFailureKind::Internal);
+    assert!(failure.message.contains("timeout"), "{}", failure.message);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_runtime_ends_its_threads() {
+    let rt = runtime();
+    assert_healthy(&rt).await;
+    let names = rt.worker_names();
+    assert_eq!(names.len(), 1);
+    drop(rt);
+    let alive = std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|entry| std::fs::read_to_string(entry.unwrap().path().join("comm")).ok())
+        .any(|comm| names.contains(&comm.trim().to_owned()));
+    assert!(
+        !alive,
+        "worker {names:?} still alive after the runtime was dropped"
+    );
+}
+
+// --- hostile programs -----------------------------------------------------------------------
+
+async fn hostile(program: &str, kind: CodeFailureKind) -> CodeFailure {
+    hostile_with(program, kind, &hostile_limits()).await
+}
+
+async fn hostile_with(program: &str, kind: CodeFailureKind, limits: &CodeLimits) -> CodeFailure {
+    let rt = runtime();
+    let failure = fail(&rt, program, limits).await;
+    assert_eq!(failure.kind, kind, "{failure:?}");
+    assert_healthy(&rt).await;
+    failure
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn busy_loop_times_out() {
+    hostile("while (true) {}", CodeFailureKind::Timeout).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loop_that_swallows_every_exception_times_out() {
+    hostile(
+        "for (;;) { try { while (true) {} } catch (e) {} finally { continue; } }",
+        CodeFailureKind::Timeout,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn catastrophic_regex_times_out() {
+    hostile(
+        r#"return /^(a+)+$/.test("a".repeat(40) + "!");"#,
+        CodeFailureKind::Timeout,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uncaught_memory_bomb_is_a_memory_failure() {
+    hostile(
+        "const keep = []; while (true) keep.push(new Array(100000).fill(keep.length));",
+        CodeFailureKind::Memory,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn caught_memory_bomb_is_still_a_memory_failure() {
+    let failure = hostile(
+        r#"
+        let caught = 0;
+        for (let round = 0; round < 3; round++) {
+            try {
+                const keep: number[][] = [];
+                while (true) keep.push(new Array(100000).fill(round));
+            } catch (e) {
+                caught++;
+            }
+        }
+        return caught;
+        "#,
+        CodeFailureKind::Memory,
+    )
+    .await;
+    assert!(failure.message.contains("memory"), "{}", failure.message);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deep_recursion_is_a_runtime_error() {
+    let failure = hostile(
+        "function f(n: number): number { return f(n + 1) + 1; }\nreturn f(0);",
+        CodeFailureKind::Runtime,
+    )
+    .await;
+    assert!(failure.message.contains("stack"), "{}", failure.message);
+    // Caught, it is an ordinary error the program can recover from.
+    let rt = runtime();
+    let done = ok(
+        &rt,
+        "function f(n: number): number { return f(n + 1) + 1; }\ntry { f(0) } catch (e) { return e.name }",
+    )
+    .await;
+    assert_eq!(done.result, Some(json!("RangeError")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn output_flood_hits_the_output_limit() {
+    let limits = hostile_limits().with_max_output_bytes(64 * 1024);
+    let failure = hostile_with(
+        "while (true) console.log('flooding the log');",
+        CodeFailureKind::OutputLimit,
+        &limits,
+    )
+    .await;
+    let kept: usize = failure.logs.iter().map(String::len).sum();
+    assert!(!failure.logs.is_empty());
+    assert!(kept <= 64 * 1024);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_huge_log_line_hits_the_output_limit() {
+    let limits = hostile_limits().with_max_output_bytes(1024 * 1024);
+    let failure = hostile_with(
+        "console.log('small'); console.log('x'.repeat(2 * 1024 * 1024)); return 1;",
+        CodeFailureKind::OutputLimit,
+        &limits,
+    )
+    .await;
+    assert_eq!(failure.logs, vec!["small"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_result_hits_the_output_limit() {
+    let limits = hostile_limits().with_max_output_bytes(1024);
+    hostile_with(
+        "return 'x'.repeat(4096);",
+        CodeFailureKind::OutputLimit,
+        &limits,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_never_settling_call_times_out_and_is_aborted() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let failure = run_with(&rt, &host, "await tools.never({});", &hostile_limits())
+        .await
+        .unwrap_err();
+    assert_eq!(failure.kind, CodeFailureKind::Timeout);
+    assert_eq!(
+        host.never_dropped.load(Ordering::SeqCst),
+        1,
+        "the call was not aborted"
+    );
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_promise_nothing_can_settle_fails_at_once() {
+    let failure = hostile("await new Promise(() => {});", CodeFailureKind::Runtime).await;
+    assert!(
+        failure.message.contains("nothing can settle"),
+        "{}",
+        failure.message
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_concurrent_calls() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let done = run_with(
+        &rt,
+        &host,
+        "const r = await Promise.all(Array.from({ length: 10000 }, (_, i) => tools.echo({ i })));\nreturn r.length + r[9999].args.i;",
+        &ordinary_limits(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(done.result, Some(json!(19999)));
+    assert_eq!(host.calls(), 10000);
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unawaited_calls_are_aborted_when_the_run_settles() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let done = run_with(
+        &rt,
+        &host,
+        "tools.never({}); tools.never({}); return 'done';",
+        &ordinary_limits(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(done.result, Some(json!("done")));
+    assert_eq!(host.never_dropped.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unhandled_rejection_fails_the_run() {
+    let failure = hostile(
+        "tools.fail({}); await tools.echo({}); return 1;",
+        CodeFailureKind::Runtime,
+    )
+    .await;
+    assert!(failure.message.contains("unhandled"), "{}", failure.message);
+    assert!(failure.message.contains("boom"), "{}", failure.message);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_state_survives_into_the_next_run() {
+    let rt = runtime();
+    ok(
+        &rt,
+        r#"
+        (globalThis as any).leak = 42;
+        (Object.prototype as any).polluted = 1;
+        (Array.prototype as any).push = null;
+        JSON.stringify = () => "hijacked";
+        return 1;
+        "#,
+    )
+    .await;
+    let done = ok(
+        &rt,
+        "return [typeof (globalThis as any).leak, ({} as any).polluted === undefined, typeof [].push, JSON.stringify({a: 1})];",
+    )
+    .await;
+    assert_eq!(
+        done.result,
+        Some(json!(["undefined", true, "function", "{\"a\":1}"]))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_program_cannot_break_the_bridge_by_patching_builtins() {
+    let rt = runtime();
+    let done = ok(
+        &rt,
+        r#"
+        JSON.stringify = () => "{}";
+        Array.isArray = () => false;
+        Object.getPrototypeOf = () => null;
+        const r = await tools.echo({ list: [1, 2] });
+        return r.args;
+        "#,
+    )
+    .await;
+    assert_eq!(done.result, Some(json!({ "list": [1, 2] })));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_files_network_environment_process_or_modules() {
+    let rt = runtime();
+    let done = ok(
+        &rt,
+        r#"
+        const g = globalThis as any;
+        return [typeof require, typeof process, typeof fetch, typeof XMLHttpRequest,
+                typeof WebSocket, typeof std, typeof os, typeof Deno, typeof Bun,
+                typeof setTimeout, typeof g.__codeModeHost.settle];
+        "#,
+    )
+    .await;
+    let mut expected = vec![json!("undefined"); 10];
+    expected.push(json!("function"));
+    assert_eq!(done.result, Some(Value::Array(expected)));
+
+    for program in [
+        "return require('fs').readFileSync('/etc/passwd', 'utf8');",
+        "return process.env.HOME;",
+        "return await fetch('http://127.0.0.1/');",
+        "return std.loadFile('/etc/passwd');",
+        "return await import('fs');",
+        "return await import('/etc/passwd');",
+    ] {
+        let failure = fail(&rt, program, &hostile_limits()).await;
+        assert_eq!(
+            failure.kind,
+            CodeFailureKind::Runtime,
+            "{program}: {failure:?}"
+        );
+    }
+    for program in ["import fs from 'fs';\nreturn fs;", "export const x = 1;"] {
+        let failure = fail(&rt, program, &hostile_limits()).await;
+        assert_eq!(
+            failure.kind,
+            CodeFailureKind::Syntax,
+            "{program}: {failure:?}"
+        );
+        assert_eq!(failure.line, Some(1), "{program}: {failure:?}");
+    }
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn throwing_non_error_values() {
+    let rt = runtime();
+    for (program, needle) in [
+        ("throw 'a plain string';", "a plain string"),
+        ("throw { code: 7 };", "{\"code\":7}"),
+        ("throw null;", "null"),
+        ("throw undefined;", "undefined"),
+        ("await Promise.reject(42);", "42"),
+    ] {
+        let failure = fail(&rt, program, &hostile_limits()).await;
+        assert_eq!(failure.kind, CodeFailureKind::Runtime, "{program}");
+        assert!(
+            failure.message.contains(needle),
+            "{program}: {}",
+            failure.message
+        );
+    }
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn returning_values_that_are_not_json() {
+    let rt = runtime();
+    assert_eq!(ok(&rt, "return undefined;").await.result, None);
+    for (program, needle) in [
+        ("return () => 1;", "result is a function"),
+        (
+            "const a: any = {}; a.self = a; return a;",
+            "result.self is a cycle",
+        ),
+        ("return new Date(0);", "result is Date object"),
+        ("return 10n;", "result is a BigInt"),
+        ("return { a: undefined };", "result.a is undefined"),
+        ("return [1, , 3];", "result[1] is a hole"),
+        ("return NaN;", "result is NaN"),
+        ("return { m: new Map() };", "result.m is Map object"),
+        ("return Symbol('s');", "result is a symbol"),
+    ] {
+        let failure = fail(&rt, program, &hostile_limits()).await;
+        assert_eq!(failure.kind, CodeFailureKind::InvalidResult, "{program}");
+        assert!(
+            failure.message.contains(needle),
+            "{program}: {}",
+            failure.message
+        );
+    }
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arguments_that_are_not_json_reject_only_that_call() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let done = run_with(
+        &rt,
+        &host,
+        r#"
+        const cyclic: any = { n: 1 }; cyclic.me = cyclic;
+        const bad: [string, any][] = [
+            ["undefined", { a: undefined }],
+            ["bigint", { n: 1n }],
+            ["cycle", cyclic],
+            ["sparse", { list: [1, , 3] }],
+            ["negzero", { z: -0 }],
+            ["nan", { x: NaN }],
+            ["inf", { x: [Infinity] }],
+            ["function", { f() {} }],
+            ["symbol", { s: Symbol("s") }],
+            ["date", { when: new Date() }],
+            ["odd key", { "odd key": { deep: new Set() } }],
+        ];
+        const messages: string[] = [];
+        for (const [label, args] of bad) {
+            try { await tools.echo(args); messages.push(label + ": sent"); }
+            catch (e) { messages.push(label + ": " + (e instanceof TypeError) + " " + e.message); }
+        }
+        const fine = await tools.echo({ ok: [0, 1.5, "", false, null] });
+        return { messages, fine: fine.args };
+        "#,
+        &ordinary_limits(),
+    )
+    .await
+    .unwrap();
+    let result = done.result.unwrap();
+    let messages: Vec<&str> = result["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap())
+        .collect();
+    let expected = [
+        "undefined: true args.a is undefined",
+        "bigint: true args.n is a BigInt",
+        "cycle: true args.me is a cycle",
+        "sparse: true args.list[1] is a hole",
+        "negzero: true args.z is -0",
+        "nan: true args.x is NaN",
+        "inf: true args.x[0] is Infinity",
+        "function: true args.f is a function",
+        "symbol: true args.s is a symbol",
+        "date: true args.when is Date object",
+        "odd key: true args[\"odd key\"].deep is Set object",
+    ];
+    for (message, expected) in messages.iter().zip(expected) {
+        assert!(message.starts_with(expected), "{message} vs {expected}");
+    }
+    assert_eq!(messages.len(), expected.len());
+    assert_eq!(result["fine"], json!({ "ok": [0, 1.5, "", false, null] }));
+    assert_eq!(host.calls(), 1, "only the valid call reached the host");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deeply_nested_values_are_refused_not_overflowed() {
+    let rt = runtime();
+    let done = ok(
+        &rt,
+        r#"
+        let v: any = 1;
+        for (let i = 0; i < 100000; i++) v = [v];
+        try { await tools.echo({ v }); return "sent"; } catch (e) { return e.message; }
+        "#,
+    )
+    .await;
+    let message = done.result.unwrap();
+    assert!(
+        message.as_str().unwrap().contains("nests deeper than 100"),
+        "{message}"
+    );
+    let failure = fail(
+        &rt,
+        "let v: any = 1; for (let i = 0; i < 100000; i++) v = { v }; return v;",
+        &ordinary_limits(),
+    )
+    .await;
+    assert_eq!(failure.kind, CodeFailureKind::InvalidResult);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn syntax_errors_report_their_position() {
+    let rt = runtime();
+    let failure = fail(&rt, "const ok = 1;\nconst x = ;\n", &hostile_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::Syntax);
+    assert_eq!((failure.line, failure.column), (Some(2), Some(11)));
+    let failure = fail(&rt, "return (1 +;", &hostile_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::Syntax);
+    assert_eq!(failure.line, Some(1));
+    let failure = fail(&rt, "if (true) {\n  console.log('open'", &hostile_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::Syntax);
+    assert_eq!(failure.line, Some(2));
+    let deep = format!("return {}1{};", "[".repeat(5000), "]".repeat(5000));
+    let failure = fail(&rt, &deep, &hostile_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::Syntax);
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn enums_namespaces_and_parameter_properties_are_syntax_failures() {
+    let rt = runtime();
+    for (program, line, column) in [
+        (
+            "const a = 1;\n\nenum Color { Red, Green }\nreturn Color.Red;",
+            3,
+            1,
+        ),
+        ("namespace Space { export const x = 1; }", 1, 1),
+        (
+            "const b = 2;\n  class P { constructor(private x: number) {} }",
+            2,
+            33,
+        ),
+    ] {
+        let failure = fail(&rt, program, &hostile_limits()).await;
+        assert_eq!(failure.kind, CodeFailureKind::Syntax, "{program}");
+        assert_eq!(failure.line, Some(line), "{program}: {failure:?}");
+        assert_eq!(failure.column, Some(column), "{program}: {failure:?}");
+    }
+    // Erasable syntax is fine.
+    let done = ok(
+        &rt,
+        "type T = { a: number };\ndeclare const never: string;\nconst t = { a: 1 } satisfies T;\nfunction id<X>(x: X): X { return x }\nreturn id<number>(t.a as number)!;",
+    )
+    .await;
+    assert_eq!(done.result, Some(json!(1)));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unicode_in_logs_and_tool_names() {
+    let rt = runtime();
+    let host = TestHost::with_names(&["émoji-🚀", "日本語"]);
+    let done = run_with(
+        &rt,
+        &host,
+        "console.log('héllo 🌍', '日本');\nconst a = await tools['émoji-🚀']({ s: '✓' });\nconst b = await tools['日本語']({});\nreturn [a.tool, a.args.s, b.tool];",
+        &ordinary_limits(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(done.logs, vec!["héllo 🌍 日本"]);
+    assert_eq!(done.result, Some(json!(["émoji-🚀", "✓", "日本語"])));
+    // A lone surrogate cannot be JSON: a log line gets U+FFFD, a result is refused.
+    let failure = fail(
+        &rt,
+        "console.log('\\uD800'); return '\\uD800';",
+        &hostile_limits(),
+    )
+    .await;
+    assert_eq!(failure.kind, CodeFailureKind::InvalidResult);
+    assert_eq!(failure.logs, vec!["\u{FFFD}"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_named_then_constructor_and_proto() {
+    let rt = runtime();
+    let host = TestHost::with_names(&["then", "constructor", "__proto__", "hasOwnProperty"]);
+    let done = run_with(
+        &rt,
+        &host,
+        r#"
+        const a = await tools.then({ n: 1 });
+        const b = await tools.constructor({ n: 2 });
+        const c = await tools["__proto__"]({ n: 3 });
+        const d = await tools.hasOwnProperty({ n: 4 });
+        return [a.tool, b.tool, c.tool, d.tool, Object.keys(tools).length];
+        "#,
+        &ordinary_limits(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        done.result,
+        Some(json!([
+            "then",
+            "constructor",
+            "__proto__",
+            "hasOwnProperty",
+            8
+        ]))
+    );
+    let done = run_with(
+        &rt,
+        &host,
+        "return await tools.echo({ ['__proto__']: { polluted: true }, constructor: 1 });",
+        &ordinary_limits(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        done.result.unwrap()["args"],
+        json!({ "__proto__": { "polluted": true }, "constructor": 1 })
+    );
+    assert_healthy(&rt).await;
+}

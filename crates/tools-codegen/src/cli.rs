@@ -278,6 +278,8 @@ fn execute(
     let renderer = renderer(input.templates.as_deref())?;
     let catalog = load(input.catalog.as_deref(), stdin)?;
     let text = render(&renderer, &catalog, what)?;
+    // The process ends right after this: skip freeing the catalog piece by piece.
+    std::mem::forget(catalog);
     match output_args.out {
         Some(path) => deliver(&path, &text, output_args.check, stdout, stderr),
         None => {

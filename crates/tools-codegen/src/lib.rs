@@ -34,9 +34,20 @@
 //! - **Escaped.** Descriptions become doc comments and docstrings that no text can end early:
 //!   `*/`, `"""`, backslashes, CR, U+2028 and control characters are all neutralised.
 //!
-//! A tool named `then` is not a member of the TypeScript `tools` object (that would make the
-//! object awaitable); the SDK declares `callTool(name, args)`, which reaches every tool, and the
-//! code runtime must provide both `tools` and `callTool`.
+//! # What a code runtime must provide
+//!
+//! The SDK text declares what the program sees; the runtime that runs the program provides it:
+//!
+//! - TypeScript: a global `tools` object with one async function per tool (a null-prototype
+//!   object, so `constructor`, `__proto__` and `hasOwnProperty` are ordinary tool names) that
+//!   has **no** `then` member: a tool named `then` would make `tools` awaitable, so the SDK
+//!   declares it only through `callTool(name, args)`, a global that reaches every tool; and a
+//!   `ToolCallError` class (`toolName`, `message`) that failed calls reject with.
+//! - Python: a `tools` object with an async method per tool whose name is an identifier that is
+//!   not a keyword, does not start with `_`, and is not one of the names the module itself uses
+//!   (`Any`, `list`, `overload`, ...); the other tools are declared as `tools["name"]`
+//!   (`__getitem__`), so subscript access must work for them; and a `ToolCallError` exception
+//!   with `tool_name` and `message`.
 //!
 //! # Templates
 //!
@@ -124,6 +135,7 @@ use std::sync::OnceLock;
 /// | an object without properties, open | `{ [key: string]: unknown }` | `dict[str, Any]` |
 /// | an object without properties, closed | `{ [key: string]: never }` | an empty `TypedDict` |
 /// | a key in `required` but not in `properties` | a required key of the extra-key type | same |
+/// | an optional key named like an `Object.prototype` member (`constructor`, `toString`, ...) | `T \| Object["constructor"]` (an object literal without the key still inherits the member) | `T` |
 /// | no `type` but object (array) keywords | read as an object (array) | same |
 /// | no `type` and only other keywords (`minLength`, `format`, ...) | `JsonValue` | `Any` |
 /// | malformed `properties`, `required`, `items`, `additionalProperties`, `oneOf`, `enum` | `unknown` | `Any` |

@@ -119,31 +119,74 @@ pub(crate) fn doc_of(schema: &Value) -> Option<String> {
     (!text.trim().is_empty()).then(|| text.to_owned())
 }
 
-const OBJECT_KEYWORDS: &[&str] = &[
-    "properties",
-    "required",
-    "additionalProperties",
-    "patternProperties",
-];
-const ARRAY_KEYWORDS: &[&str] = &["items", "prefixItems"];
-const NARROWING_COMBINATORS: &[&str] = &["anyOf", "allOf", "not", "if"];
-const REFERENCES: &[&str] = &["$ref", "$dynamicRef", "$recursiveRef"];
+/// The keywords the reader looks at, found in one pass over a schema object.
+#[derive(Default)]
+struct Keywords<'a> {
+    reference: bool,
+    narrowing: bool,
+    constant: Option<&'a Value>,
+    enumeration: Option<&'a Value>,
+    types: Option<&'a Value>,
+    one_of: Option<&'a Value>,
+    properties: Option<&'a Value>,
+    required: Option<&'a Value>,
+    additional: Option<&'a Value>,
+    patterns: Option<&'a Value>,
+    items: Option<&'a Value>,
+    prefix_items: Option<&'a Value>,
+}
+
+impl<'a> Keywords<'a> {
+    fn scan(map: &'a Map<String, Value>) -> Keywords<'a> {
+        let mut k = Keywords::default();
+        for (key, value) in map {
+            match key.as_str() {
+                "$ref" | "$dynamicRef" | "$recursiveRef" => k.reference = true,
+                "anyOf" | "allOf" | "not" | "if" => k.narrowing = true,
+                "const" => k.constant = Some(value),
+                "enum" => k.enumeration = Some(value),
+                "type" => k.types = Some(value),
+                "oneOf" => k.one_of = Some(value),
+                "properties" => k.properties = Some(value),
+                "required" => k.required = Some(value),
+                "additionalProperties" => k.additional = Some(value),
+                "patternProperties" => k.patterns = Some(value),
+                "items" => k.items = Some(value),
+                "prefixItems" => k.prefix_items = Some(value),
+                _ => {}
+            }
+        }
+        k
+    }
+
+    fn implies_object(&self) -> bool {
+        self.properties.is_some()
+            || self.required.is_some()
+            || self.additional.is_some()
+            || self.patterns.is_some()
+    }
+
+    fn implies_array(&self) -> bool {
+        self.items.is_some() || self.prefix_items.is_some()
+    }
+}
 
 fn lower_map(map: &Map<String, Value>, depth: usize) -> Ty {
-    if REFERENCES.iter().any(|k| map.contains_key(*k)) {
+    let k = Keywords::scan(map);
+    if k.reference {
         return Ty::Unknown;
     }
-    if let Some(value) = map.get("const") {
+    if let Some(value) = k.constant {
         return literals(std::slice::from_ref(value));
     }
-    if let Some(values) = map.get("enum") {
+    if let Some(values) = k.enumeration {
         return match values {
             Value::Array(values) if !values.is_empty() => literals(values),
             _ => Ty::Unknown,
         };
     }
-    match map.get("type") {
-        Some(Value::String(name)) => lower_type(name, map, depth),
+    match k.types {
+        Some(Value::String(name)) => lower_type(name, &k, depth),
         Some(Value::Array(names)) => {
             if names.is_empty() {
                 return Ty::Unknown;
@@ -151,7 +194,7 @@ fn lower_map(map: &Map<String, Value>, depth: usize) -> Ty {
             let mut members = Vec::with_capacity(names.len());
             for name in names {
                 match name {
-                    Value::String(name) => members.push(lower_type(name, map, depth)),
+                    Value::String(name) => members.push(lower_type(name, &k, depth)),
                     _ => return Ty::Unknown,
                 }
             }
@@ -159,7 +202,7 @@ fn lower_map(map: &Map<String, Value>, depth: usize) -> Ty {
         }
         Some(_) => Ty::Unknown,
         None => {
-            if let Some(alternatives) = map.get("oneOf") {
+            if let Some(alternatives) = k.one_of {
                 return match alternatives {
                     Value::Array(items) if !items.is_empty() => {
                         union(items.iter().map(|s| lower_at(s, depth + 1)).collect())
@@ -167,13 +210,13 @@ fn lower_map(map: &Map<String, Value>, depth: usize) -> Ty {
                     _ => Ty::Unknown,
                 };
             }
-            if OBJECT_KEYWORDS.iter().any(|k| map.contains_key(*k)) {
-                return lower_object(map, depth);
+            if k.implies_object() {
+                return lower_object(&k, depth);
             }
-            if ARRAY_KEYWORDS.iter().any(|k| map.contains_key(*k)) {
-                return lower_array(map, depth);
+            if k.implies_array() {
+                return lower_array(&k, depth);
             }
-            if NARROWING_COMBINATORS.iter().any(|k| map.contains_key(*k)) {
+            if k.narrowing {
                 return Ty::Unknown;
             }
             Ty::Json
@@ -181,15 +224,15 @@ fn lower_map(map: &Map<String, Value>, depth: usize) -> Ty {
     }
 }
 
-fn lower_type(name: &str, map: &Map<String, Value>, depth: usize) -> Ty {
+fn lower_type(name: &str, k: &Keywords<'_>, depth: usize) -> Ty {
     match name {
         "null" => Ty::Null,
         "boolean" => Ty::Boolean,
         "string" => Ty::String,
         "number" => Ty::Number,
         "integer" => Ty::Integer,
-        "array" => lower_array(map, depth),
-        "object" => lower_object(map, depth),
+        "array" => lower_array(k, depth),
+        "object" => lower_object(k, depth),
         _ => Ty::Unknown,
     }
 }
@@ -211,14 +254,14 @@ fn literals(values: &[Value]) -> Ty {
     Ty::Literals(out)
 }
 
-fn lower_array(map: &Map<String, Value>, depth: usize) -> Ty {
-    if let Some(prefix) = map.get("prefixItems") {
+fn lower_array(k: &Keywords<'_>, depth: usize) -> Ty {
+    if let Some(prefix) = k.prefix_items {
         return match prefix {
             Value::Array(_) => Ty::Array(Box::new(Ty::Unknown)),
             _ => Ty::Unknown,
         };
     }
-    let element = match map.get("items") {
+    let element = match k.items {
         None | Some(Value::Bool(true)) => Ty::Json,
         Some(Value::Bool(false)) | Some(Value::Array(_)) => Ty::Unknown,
         Some(items @ Value::Object(_)) => lower_at(items, depth + 1),
@@ -227,8 +270,8 @@ fn lower_array(map: &Map<String, Value>, depth: usize) -> Ty {
     Ty::Array(Box::new(element))
 }
 
-fn lower_object(map: &Map<String, Value>, depth: usize) -> Ty {
-    let mut extra = match map.get("additionalProperties") {
+fn lower_object(k: &Keywords<'_>, depth: usize) -> Ty {
+    let mut extra = match k.additional {
         None | Some(Value::Bool(true)) => Extra::Open,
         Some(Value::Bool(false)) => Extra::Closed,
         Some(schema @ Value::Object(_)) => match lower_at(schema, depth + 1) {
@@ -237,14 +280,14 @@ fn lower_object(map: &Map<String, Value>, depth: usize) -> Ty {
         },
         Some(_) => return Ty::Unknown,
     };
-    match map.get("patternProperties") {
+    match k.patterns {
         None => {}
         Some(Value::Object(patterns)) if !patterns.is_empty() => extra = Extra::Open,
         Some(Value::Object(_)) => {}
         Some(_) => return Ty::Unknown,
     }
     let mut required: Vec<&str> = Vec::new();
-    match map.get("required") {
+    match k.required {
         None => {}
         Some(Value::Array(names)) => {
             for name in names {
@@ -261,9 +304,10 @@ fn lower_object(map: &Map<String, Value>, depth: usize) -> Ty {
         Some(_) => return Ty::Unknown,
     }
     let mut props = Vec::new();
-    match map.get("properties") {
+    match k.properties {
         None => {}
         Some(Value::Object(properties)) => {
+            props.reserve(properties.len());
             for (key, schema) in properties {
                 props.push(Prop {
                     key: key.clone(),

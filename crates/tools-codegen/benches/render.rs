@@ -1,0 +1,129 @@
+//! Rendering speed on a 1,000-tool catalog, measured side by side with parsing the same catalog
+//! from JSON (`Catalog::from_json_str`), the step every renderer input goes through anyway.
+//!
+//! Prints criterion's figures for each step, then a side-by-side summary with the ratios.
+//! The comparison with other generators (json-schema-to-typescript, datamodel-code-generator)
+//! is `benches/codegen/compare.py` at the repository root.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::{Value, json};
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+use tools_codegen::{Catalog, render_catalog_markdown, render_python, render_typescript};
+
+/// The same catalog shape as `benches/codegen/compare.py` generates.
+fn catalog_json(count: usize) -> String {
+    let tools: Vec<Value> = (0..count)
+        .map(|i| {
+            let mut properties = json!({
+                "path": {"type": "string", "description": format!("Path for tool {i}.")},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 500},
+                "mode": {"type": "string", "enum": ["fast", "exact", "fuzzy"]},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "dryRun": {"type": "boolean", "default": false},
+                "filter": {
+                    "type": "object",
+                    "properties": {
+                        "since": {"type": ["string", "null"], "format": "date-time"},
+                        "owner": {"type": "string"},
+                        "labels": {"type": "object", "additionalProperties": {"type": "string"}}
+                    },
+                    "required": ["owner"],
+                    "additionalProperties": false
+                }
+            });
+            if i % 4 == 1 {
+                properties["target"] = json!({"oneOf": [
+                    {"type": "object", "properties": {"kind": {"const": "file"}, "path": {"type": "string"}}, "required": ["kind", "path"], "additionalProperties": false},
+                    {"type": "object", "properties": {"kind": {"const": "url"}, "url": {"type": "string"}}, "required": ["kind", "url"], "additionalProperties": false}
+                ]});
+            }
+            if i % 4 == 2 {
+                properties["weights"] = json!({"type": "array", "items": {"type": "array", "items": {"type": "number"}}});
+            }
+            json!({
+                "name": format!("tool_{i:04}"),
+                "description": format!("Tool number {i}: does one thing well."),
+                "inputSchema": {"type": "object", "properties": properties, "required": ["path"], "additionalProperties": i % 4 != 3},
+                "outputSchema": {
+                    "type": "object",
+                    "properties": {
+                        "items": {"type": "array", "items": {
+                            "type": "object",
+                            "properties": {"id": {"type": "integer"}, "name": {"type": "string"}, "score": {"type": ["number", "null"]}},
+                            "required": ["id", "name"],
+                            "additionalProperties": false
+                        }},
+                        "total": {"type": "integer"},
+                        "truncated": {"type": "boolean"}
+                    },
+                    "required": ["items", "total"],
+                    "additionalProperties": false
+                }
+            })
+        })
+        .collect();
+    json!({"tools": tools}).to_string()
+}
+
+/// The fastest of `runs` runs of `f`.
+fn fastest(runs: usize, mut f: impl FnMut()) -> Duration {
+    (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            f();
+            start.elapsed()
+        })
+        .min()
+        .unwrap()
+}
+
+fn bench(c: &mut Criterion) {
+    let text = catalog_json(1000);
+    let catalog = Catalog::from_json_str(&text, None).unwrap();
+    let mut group = c.benchmark_group("1000_tools");
+    group.sample_size(20);
+    group.bench_function("parse_catalog_json (baseline)", |b| {
+        b.iter(|| Catalog::from_json_str(black_box(&text), None).unwrap())
+    });
+    group.bench_function("render_typescript", |b| {
+        b.iter(|| render_typescript(black_box(&catalog)))
+    });
+    group.bench_function("render_python", |b| {
+        b.iter(|| render_python(black_box(&catalog)))
+    });
+    group.bench_function("render_catalog_markdown", |b| {
+        b.iter(|| render_catalog_markdown(black_box(&catalog)))
+    });
+    group.finish();
+
+    // Side by side, interleaved in one run, for the printed ratios.
+    let parse = fastest(15, || {
+        drop(black_box(Catalog::from_json_str(&text, None).unwrap()))
+    });
+    let ts = fastest(15, || drop(black_box(render_typescript(&catalog))));
+    let py = fastest(15, || drop(black_box(render_python(&catalog))));
+    let md = fastest(15, || drop(black_box(render_catalog_markdown(&catalog))));
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    println!(
+        "\n1,000 tools ({} KiB of JSON), fastest of 15, compared against parsing the catalog JSON:",
+        text.len() / 1024
+    );
+    println!("  parse catalog JSON (baseline)  {:8.2} ms", ms(parse));
+    for (name, d) in [
+        ("render_typescript", ts),
+        ("render_python", py),
+        ("render_catalog_markdown", md),
+    ] {
+        println!(
+            "  {name:<30} {:8.2} ms  = {:.2}x the parse",
+            ms(d),
+            d.as_secs_f64() / parse.as_secs_f64()
+        );
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -185,7 +185,8 @@ impl fmt::Debug for ToolExecution {
 #[derive(Clone)]
 pub struct ToolRunContext {
     pub(crate) exec: ToolExecution,
-    pub(crate) cancel: CancellationToken,
+    /// The fused token when a wrapper replaced the caller's; `None` means the caller's.
+    pub(crate) cancel: Option<CancellationToken>,
     pub(crate) runtime: ToolRuntime,
 }
 
@@ -216,11 +217,11 @@ impl ToolRunContext {
     }
     /// The token the body must observe: stop owned work and settle when it is cancelled.
     pub fn cancellation(&self) -> &CancellationToken {
-        &self.cancel
+        self.cancel.as_ref().unwrap_or(&self.exec.0.cancel)
     }
     /// Whether the call has been cancelled.
     pub fn is_cancelled(&self) -> bool {
-        self.cancel.is_cancelled()
+        self.cancellation().is_cancelled()
     }
     /// Hold `context` until the call's final result; the loop appends it after the result.
     ///
@@ -256,7 +257,7 @@ impl ToolRunContext {
             call_id: call_id.into(),
             name: name.into(),
             arguments: arguments.into(),
-            cancel: self.cancel.child_token(),
+            cancel: self.cancellation().child_token(),
             agent: self.exec.agent(),
             parent: Some(self.exec.token()),
         }
@@ -267,7 +268,7 @@ impl fmt::Debug for ToolRunContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolRunContext")
             .field("execution", &self.exec)
-            .field("cancelled", &self.cancel.is_cancelled())
+            .field("cancelled", &self.is_cancelled())
             .finish_non_exhaustive()
     }
 }

@@ -293,18 +293,16 @@ impl Listeners {
 pub struct Dispatch {
     exec: ToolExecution,
     def: ToolDefinition,
-    cancel: CancellationToken,
-    replaced: bool,
+    /// A wrapper's replacement token; `None` means the caller's.
+    cancel: Option<CancellationToken>,
 }
 
 impl Dispatch {
     pub(crate) fn new(exec: ToolExecution, def: ToolDefinition) -> Self {
-        let cancel = exec.cancellation().clone();
         Dispatch {
             exec,
             def,
-            cancel,
-            replaced: false,
+            cancel: None,
         }
     }
     /// The read-only execution.
@@ -317,13 +315,12 @@ impl Dispatch {
     }
     /// The current cancellation token (the caller's, unless a wrapper replaced it).
     pub fn cancellation(&self) -> &CancellationToken {
-        &self.cancel
+        self.cancel.as_ref().unwrap_or(self.exec.cancellation())
     }
     /// Replaces the cancellation token for the rest of the chain. The caller's token still
     /// cancels the body: the registry fuses it back in just before the body runs.
     pub fn set_cancellation(&mut self, token: CancellationToken) {
-        self.cancel = token;
-        self.replaced = true;
+        self.cancel = Some(token);
     }
 }
 
@@ -331,7 +328,7 @@ impl fmt::Debug for Dispatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Dispatch")
             .field("execution", &self.exec)
-            .field("replaced_cancellation", &self.replaced)
+            .field("replaced_cancellation", &self.cancel.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -371,7 +368,7 @@ impl Next {
             i += 1;
         }
         let Some(entry) = wrappers.get(i) else {
-            return invoke_body(dispatch, self.runtime.clone());
+            return Box::pin(run_body(dispatch, self.runtime.clone()));
         };
         let next = Next {
             listeners: self.listeners.clone(),
@@ -416,52 +413,33 @@ pub(crate) fn panicked(site: PanicSite, tool: String, payload: Box<dyn Any + Sen
 
 /// The innermost step: check cancellation, fuse the caller's token back in, and run the body
 /// to completion (it is never raced away from).
-pub(crate) fn invoke_body(
-    dispatch: Dispatch,
-    runtime: ToolRuntime,
-) -> BoxFuture<'static, Result<Value, ToolError>> {
-    let Dispatch {
-        exec,
-        def,
-        cancel,
-        replaced,
-    } = dispatch;
-    let caller = exec.cancellation().clone();
-    if caller.is_cancelled() || cancel.is_cancelled() {
-        let err = ExecutionError::AbortedBeforeDispatch {
-            tool: def.name().to_owned(),
-        };
-        return Box::pin(std::future::ready(Err(ToolError::from_execution(err))));
+pub(crate) async fn run_body(dispatch: Dispatch, runtime: ToolRuntime) -> Result<Value, ToolError> {
+    let Dispatch { exec, def, cancel } = dispatch;
+    if exec.cancellation().is_cancelled() || cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
+        return Err(ToolError::from_execution(
+            ExecutionError::AbortedBeforeDispatch {
+                tool: def.name().to_owned(),
+            },
+        ));
     }
     // A replaced token is fused with the caller's: the body sees a child of the wrapper's token,
     // which the caller's cancellation also cancels (below).
-    let fused = replaced.then(|| cancel.child_token());
-    let body_token = fused.clone().unwrap_or(caller.clone());
+    let fused = cancel.map(|c| (c.child_token(), exec.cancellation().clone()));
     exec.0.body_started.store(true, Ordering::Release);
     let args = exec.arguments_arc().clone();
     let ctx = ToolRunContext {
         exec,
-        cancel: body_token,
+        cancel: fused.as_ref().map(|(f, _)| f.clone()),
         runtime,
     };
-    let body = def.0.body.clone();
-    let started = std::panic::catch_unwind(AssertUnwindSafe(|| body(args, ctx)));
+    let started = std::panic::catch_unwind(AssertUnwindSafe(|| (def.0.body)(args, ctx)));
     let fut = match started {
-        Ok(fut) => fut,
-        Err(p) => {
-            let err = panicked(PanicSite::Body, def.name().to_owned(), p);
-            return Box::pin(std::future::ready(Err(err)));
-        }
+        Ok(fut) => AssertUnwindSafe(fut).catch_unwind(),
+        Err(p) => return Err(panicked(PanicSite::Body, def.name().to_owned(), p)),
     };
-    let fut = async move {
-        match AssertUnwindSafe(fut).catch_unwind().await {
-            Ok(r) => r,
-            Err(p) => Err(panicked(PanicSite::Body, def.name().to_owned(), p)),
-        }
-    };
-    match fused {
-        None => Box::pin(fut),
-        Some(fused) => Box::pin(async move {
+    let out = match fused {
+        None => fut.await,
+        Some((fused, caller)) => {
             let mut fut = std::pin::pin!(fut);
             tokio::select! {
                 biased;
@@ -471,6 +449,7 @@ pub(crate) fn invoke_body(
                     fut.await
                 }
             }
-        }),
-    }
+        }
+    };
+    out.unwrap_or_else(|p| Err(panicked(PanicSite::Body, def.name().to_owned(), p)))
 }

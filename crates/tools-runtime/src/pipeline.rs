@@ -204,10 +204,10 @@ impl Run {
                     }
                     Err(p) => return Err(self.panicked(PanicSite::Listener, p)),
                 }
+                if self.cancelled() {
+                    return Err(self.aborted_before_dispatch());
+                }
             }
-        }
-        if self.cancelled() {
-            return Err(self.aborted_before_dispatch());
         }
         // Guards: synchronous and monotonic; the first denial is final.
         for entry in self
@@ -223,10 +223,11 @@ impl Run {
                 }
                 Err(p) => return Err(self.panicked(PanicSite::Guard, p)),
             }
+            if self.cancelled() {
+                return Err(self.aborted_before_dispatch());
+            }
         }
-        if self.cancelled() {
-            return Err(self.aborted_before_dispatch());
-        }
+        // (The body's own entry re-checks cancellation after the wrappers.)
         Ok(def)
     }
 
@@ -234,7 +235,7 @@ impl Run {
     pub(crate) async fn dispatch(&self, def: &ToolDefinition) -> Draft {
         let dispatch = self.rt.dispatch(self.exec.clone(), def.clone());
         let out = if self.listeners.wrappers.is_empty() {
-            hooks::invoke_body(dispatch, self.rt.clone()).await
+            hooks::run_body(dispatch, self.rt.clone()).await
         } else {
             self.rt.next(self.listeners.clone()).run(dispatch).await
         };
@@ -243,7 +244,6 @@ impl Run {
                 let (message, code) = error.into_parts();
                 Draft::Failure { message, code }
             }
-            Ok(_) if self.cancelled() => self.aborted(),
             Ok(value) => self.normalise(def, value),
         }
     }

@@ -220,7 +220,7 @@ enum Additional {
 struct ObjectNode {
     /// In declaration order.
     props: Box<[Prop]>,
-    /// Indices into `props`, sorted by name, for lookup in large objects.
+    /// Indices into `props`, sorted by [`by_length_then_bytes`], for lookup in large objects.
     by_name: Box<[u32]>,
     /// Indices into `props` of the required properties, in `required` order.
     required: Box<[u32]>,
@@ -250,15 +250,22 @@ fn str_eq(a: &str, b: &str) -> bool {
     }
     match n {
         0 => true,
-        1..=3 => a == b,
+        1..=3 => a.iter().zip(b).all(|(x, y)| x == y),
         4..=7 => word4(a, 0) == word4(b, 0) && word4(a, n - 4) == word4(b, n - 4),
         8..=16 => word8(a, 0) == word8(b, 0) && word8(a, n - 8) == word8(b, n - 8),
         _ => a == b,
     }
 }
 
+/// The order of [`ObjectNode::by_name`]: most comparisons are decided by the length alone.
+fn by_length_then_bytes(a: &str, b: &str) -> std::cmp::Ordering {
+    a.len()
+        .cmp(&b.len())
+        .then_with(|| a.as_bytes().cmp(b.as_bytes()))
+}
+
 /// Objects with at most this many properties are searched linearly.
-const LINEAR_LOOKUP: usize = 8;
+const LINEAR_LOOKUP: usize = 24;
 
 impl ObjectNode {
     fn find(&self, key: &str, hint: usize) -> Option<usize> {
@@ -276,7 +283,7 @@ impl ObjectNode {
             self.props.iter().position(|p| str_eq(&p.name, key))
         } else {
             self.by_name
-                .binary_search_by(|&i| (*self.props[i as usize].name).cmp(key))
+                .binary_search_by(|&i| by_length_then_bytes(&self.props[i as usize].name, key))
                 .ok()
                 .map(|pos| self.by_name[pos] as usize)
         }
@@ -454,7 +461,9 @@ impl Validator {
                         .map(|i| i as u32)
                         .collect();
                     let mut by_name: Vec<u32> = (0..props.len() as u32).collect();
-                    by_name.sort_by(|&a, &b| props[a as usize].name.cmp(&props[b as usize].name));
+                    by_name.sort_by(|&a, &b| {
+                        by_length_then_bytes(&props[a as usize].name, &props[b as usize].name)
+                    });
                     let additional = match &o.additional_properties {
                         AdditionalProperties::Allow => Additional::Allow,
                         AdditionalProperties::Deny => Additional::Deny,

@@ -419,5 +419,5 @@ pub fn json_schema_to_ts(schema: &Value) -> String {
 /// module to declare `TypedDict`s in, an object with properties is `dict[str, Any]`. The text
 /// may refer to `Any` and `Literal` from `typing`.
 pub fn json_schema_to_py(schema: &Value) -> String {
-    py::py_type(&lower::lower_root(schema), &mut None, "T")
+    py::py_type(&lower::lower_root(schema), &mut None, &|| "T".to_owned())
 }

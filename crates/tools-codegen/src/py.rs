@@ -146,7 +146,14 @@ fn literal(value: &Value) -> Option<String> {
 /// Writes `ty` as a Python type expression. With a module, objects become named `TypedDict`s
 /// (their names derived from `hint`); without one, every object with declared properties is
 /// `dict[str, Any]`.
-pub(crate) fn py_type(ty: &Ty, module: &mut Option<&mut PyModule>, hint: &str) -> String {
+///
+/// `hint` computes the base name of a `TypedDict` for `ty`; it is called only when one is
+/// declared.
+pub(crate) fn py_type(
+    ty: &Ty,
+    module: &mut Option<&mut PyModule>,
+    hint: &dyn Fn() -> String,
+) -> String {
     match ty {
         Ty::Unknown | Ty::Json => "Any".to_owned(),
         Ty::Null => "None".to_owned(),
@@ -175,11 +182,14 @@ pub(crate) fn py_type(ty: &Ty, module: &mut Option<&mut PyModule>, hint: &str) -
             }
             out
         }
-        Ty::Array(element) => format!("list[{}]", py_type(element, module, &format!("{hint}Item"))),
+        Ty::Array(element) => format!(
+            "list[{}]",
+            py_type(element, module, &|| format!("{}Item", hint()))
+        ),
         Ty::Union(members) => {
             let mut seen: Vec<String> = Vec::with_capacity(members.len());
             for (i, member) in members.iter().enumerate() {
-                let text = py_type(member, module, &format!("{hint}Variant{}", i + 1));
+                let text = py_type(member, module, &|| format!("{}Variant{}", hint(), i + 1));
                 if text == "Any" {
                     return text;
                 }
@@ -193,21 +203,28 @@ pub(crate) fn py_type(ty: &Ty, module: &mut Option<&mut PyModule>, hint: &str) -
     }
 }
 
-fn py_object(object: &ObjectTy, module: &mut Option<&mut PyModule>, hint: &str) -> String {
+fn py_object(
+    object: &ObjectTy,
+    module: &mut Option<&mut PyModule>,
+    hint: &dyn Fn() -> String,
+) -> String {
     let typed_dict = !object.props.is_empty() || object.extra == Extra::Closed;
     let claimed = if typed_dict {
-        module.as_deref_mut().map(|m| m.claim(hint))
+        module.as_deref_mut().map(|m| m.claim(&hint()))
     } else {
         None
     };
     if let Some(name) = claimed {
         let mut fields = Vec::with_capacity(object.props.len());
         for prop in &object.props {
-            let mut key_part = pascal_case(&prop.key);
-            if key_part.is_empty() {
-                key_part = "Field".to_owned();
-            }
-            let ty = py_type(&prop.ty, module, &format!("{name}{key_part}"));
+            let ty = py_type(&prop.ty, module, &|| {
+                let key_part = pascal_case(&prop.key);
+                if key_part.is_empty() {
+                    format!("{name}Field")
+                } else {
+                    format!("{name}{key_part}")
+                }
+            });
             fields.push(FieldDef {
                 key: prop.key.clone(),
                 ty,
@@ -226,10 +243,8 @@ fn py_object(object: &ObjectTy, module: &mut Option<&mut PyModule>, hint: &str) 
     }
     match (&object.extra, object.props.is_empty()) {
         (Extra::Map(value), true) => {
-            format!(
-                "dict[str, {}]",
-                py_type(value, module, &format!("{hint}Value"))
-            )
+            let value = py_type(value, module, &|| format!("{}Value", hint()));
+            format!("dict[str, {value}]")
         }
         _ => "dict[str, Any]".to_owned(),
     }
@@ -242,7 +257,7 @@ mod tests {
     use serde_json::json;
 
     fn py(schema: serde_json::Value) -> String {
-        py_type(&lower(&schema), &mut None, "T")
+        py_type(&lower(&schema), &mut None, &|| "T".to_owned())
     }
 
     #[test]
@@ -272,7 +287,7 @@ mod tests {
         let mut module = PyModule::new(["FooArgs"]);
         let ty = lower(&json!({"type": "object", "properties": {
             "a": {"type": "object", "properties": {"b": {"type": "string"}}}}}));
-        let name = py_type(&ty, &mut Some(&mut module), "FooArgs");
+        let name = py_type(&ty, &mut Some(&mut module), &|| "FooArgs".to_owned());
         assert_eq!(name, "FooArgs2");
         let names: Vec<&str> = module.defs.iter().map(|d| d.name.as_str()).collect();
         assert_eq!(names, ["FooArgs2A", "FooArgs2"]);

@@ -88,46 +88,42 @@ pub(crate) fn python_context(tools: &[ToolSchema]) -> PyContext {
     let mut typed = Vec::with_capacity(tools.len());
     for tool in tools {
         let mut m = Some(&mut module);
-        let args = py_type(
-            &lower_root(&tool.input_schema),
-            &mut m,
-            &PyModule::root_base(&tool.name, "Args"),
-        );
+        let args = py_type(&lower_root(&tool.input_schema), &mut m, &|| {
+            PyModule::root_base(&tool.name, "Args")
+        });
         let output = match &tool.output_schema {
-            Some(schema) => py_type(
-                &lower_root(schema),
-                &mut m,
-                &PyModule::root_base(&tool.name, "Output"),
-            ),
+            Some(schema) => py_type(&lower_root(schema), &mut m, &|| {
+                PyModule::root_base(&tool.name, "Output")
+            }),
             None => "Any".to_owned(),
         };
         typed.push((tool, args, output));
     }
-    let typed_dicts = module
-        .defs
-        .iter()
+    let defs = std::mem::take(&mut module.defs);
+    let typed_dicts = defs
+        .into_iter()
         .map(|def| {
             let functional = !def.fields.iter().all(|f| module.is_class_field(&f.key));
             let fields = def
                 .fields
-                .iter()
+                .into_iter()
                 .map(|f| PyField {
                     key: if functional {
                         crate::text::py_string(&f.key)
                     } else {
-                        f.key.clone()
+                        f.key
                     },
                     ty: if f.required {
-                        f.ty.clone()
+                        f.ty
                     } else {
                         format!("NotRequired[{}]", f.ty)
                     },
-                    description: f.doc.clone().unwrap_or_default(),
+                    description: f.doc.unwrap_or_default(),
                 })
                 .collect();
             PyTypedDict {
-                name: def.name.clone(),
-                description: def.doc.clone().unwrap_or_default(),
+                name: def.name,
+                description: def.doc.unwrap_or_default(),
                 functional,
                 fields,
             }

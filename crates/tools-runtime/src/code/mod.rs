@@ -80,9 +80,13 @@ use tokio_util::sync::CancellationToken;
 
 mod output;
 
+#[cfg(feature = "python")]
+pub mod python;
 #[cfg(feature = "typescript")]
 pub mod typescript;
 
+#[cfg(feature = "python")]
+pub use python::{PythonMode, PythonRuntime};
 #[cfg(feature = "typescript")]
 pub use typescript::TypeScriptRuntime;
 

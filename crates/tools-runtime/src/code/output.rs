@@ -68,7 +68,7 @@ impl Output {
     }
 
     /// Finishes a run that returned `result` (given with its compact JSON text length).
-    pub(crate) fn complete(mut self, result: Option<(Value, usize)>) -> CodeOutcome {
+    pub(crate) fn complete(&mut self, result: Option<(Value, usize)>) -> CodeOutcome {
         if self.exceeded {
             return Err(self.output_limit());
         }
@@ -90,7 +90,7 @@ impl Output {
 
     /// Finishes a failed run; an over-long message turns into an `output_limit` failure.
     pub(crate) fn fail(
-        mut self,
+        &mut self,
         kind: CodeFailureKind,
         message: String,
         line: Option<u32>,
@@ -142,14 +142,14 @@ mod tests {
         assert!(out.push("12345".into()));
         let failure = out.complete(Some((Value::from("x"), 6))).unwrap_err();
         assert_eq!(failure.kind, CodeFailureKind::OutputLimit);
-        let out = Output::new(10);
+        let mut out = Output::new(10);
         let done = out.complete(Some((Value::from(1), 1))).unwrap();
         assert_eq!(done.result, Some(Value::from(1)));
     }
 
     #[test]
     fn a_long_failure_message_becomes_an_output_limit() {
-        let out = Output::new(4);
+        let mut out = Output::new(4);
         let failure = out.fail(CodeFailureKind::Runtime, "too long".into(), Some(1), None);
         assert_eq!(failure.kind, CodeFailureKind::OutputLimit);
     }

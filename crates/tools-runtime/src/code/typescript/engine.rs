@@ -352,7 +352,7 @@ fn drive(
         Stop::Interrupted => Err(internal("the program was interrupted".into())),
         Stop::Failed(failure) => Err(with_logs(state, failure)),
         Stop::Stalled => {
-            let output = take_output(state);
+            let mut output = take_output(state);
             Err(output.fail(
                 CodeFailureKind::Runtime,
                 "the program is waiting on a promise that nothing can settle (no tool call is \
@@ -374,7 +374,7 @@ fn drive(
                 return outcome;
             }
             let finish = state.borrow_mut().finish.take();
-            let output = take_output(state);
+            let mut output = take_output(state);
             match finish {
                 Some(Finish::Thrown(text)) => Err(thrown(output, &text, program, false)),
                 _ if unhandled.is_some() => Err(thrown(
@@ -648,7 +648,7 @@ fn finish_interrupted(
     } else {
         return None;
     };
-    let output = take_output(state);
+    let mut output = take_output(state);
     Some(Err(output.fail(kind, message, None, None)))
 }
 
@@ -659,7 +659,7 @@ fn take_output(state: &Rc<RefCell<State>>) -> Output {
 }
 
 fn with_logs(state: &Rc<RefCell<State>>, failure: CodeFailure) -> CodeFailure {
-    let output = take_output(state);
+    let mut output = take_output(state);
     output.fail(failure.kind, failure.message, failure.line, failure.column)
 }
 
@@ -714,7 +714,7 @@ struct Thrown {
 }
 
 /// A `runtime` failure from the prelude's description of a thrown value.
-fn thrown(output: Output, text: &str, program: &str, unhandled: bool) -> CodeFailure {
+fn thrown(mut output: Output, text: &str, program: &str, unhandled: bool) -> CodeFailure {
     let (mut message, position) = match serde_json::from_str::<Thrown>(text) {
         Ok(thrown) => {
             let message = match &thrown.tool_name {

@@ -1,0 +1,539 @@
+//! The Python runtime: CPython in a child process, forked per run from a warm zygote.
+//!
+//! **This runtime is resource-limited, not a security sandbox.** The program runs as real
+//! CPython with the privileges of the host process: it can open files, use the network, start
+//! processes and import any installed module. What the runtime does guarantee is that each run
+//! is bounded and cleaned up: a memory ceiling (`RLIMIT_AS`), a wall-clock deadline enforced by
+//! killing the process (and its whole process group) from the host, an output cap, an empty
+//! environment, and no process left behind. To run untrusted programs, a deployment must add an
+//! operating-system sandbox around the interpreter: seccomp filters, Linux namespaces (no
+//! network, a read-only or empty file system view, a separate PID namespace), or a container /
+//! microVM, plus an unprivileged user. The TypeScript runtime, by contrast, is embedded and has
+//! no access to files, network, environment or processes at all.
+//!
+//! # How a run goes
+//!
+//! - The interpreter is `python3 -I -S` (isolated, no `site`), resolved once to the real
+//!   executable through `sys.executable`, so a version-manager shim is not paid on every run.
+//!   `TOOLS_PYTHON` or [`PythonRuntime::with_interpreter`] choose another interpreter.
+//! - [`PythonMode::Zygote`] (the default) starts one interpreter that preloads the runner and
+//!   `asyncio`, then forks a fresh child for every run. [`PythonMode::SpawnPerRun`] starts a new
+//!   interpreter per run instead (slower; kept for comparison and for hosts that cannot keep a
+//!   helper process).
+//! - Host and child speak length-prefixed JSON frames over a private socket (file descriptor 3
+//!   or one passed to the zygote), never stdin/stdout, so nothing the program prints or writes
+//!   can corrupt the protocol. Everything written to `sys.stdout` / `sys.stderr` (so `print`)
+//!   becomes log lines, one per line of text.
+//! - The program is the body of an `async def`: top-level `await` and `return` work and line
+//!   numbers are the model's own. `await tools.name(args)` and `tools["odd-name"](args)` call the
+//!   host; a call starts when it is made (as in TypeScript), so `asyncio.gather` overlaps calls.
+//!   Arguments and the result are converted strictly to JSON (`dict` with `str` keys, `list`,
+//!   `tuple`, `str`, finite `float` except `-0.0`, `int` within 64 bits, `bool`, `None`;
+//!   anything else, a cycle, or nesting deeper than 100 levels is a `TypeError` naming the
+//!   path). A failed call raises `ToolCallError` with `tool_name` and `message`. Returning
+//!   `None` (or nothing) means no result.
+//! - Limits: `memory_bytes` is added to the interpreter's own address space as `RLIMIT_AS`; a
+//!   `MemoryError` that escapes is a [`CodeFailureKind::Memory`] failure, and so is a program that
+//!   caught one after its peak address space came within 5% (at least 2 MiB) of the ceiling.
+//!   `stack_bytes` becomes a recursion limit of one frame per 512 bytes (deep recursion is a
+//!   catchable `RecursionError`, so a [`CodeFailureKind::Runtime`] failure when uncaught). At the
+//!   deadline, on cancellation, on an output overflow and whenever a run ends, the host kills
+//!   the child's process group and reaps it.
+
+mod process;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use self::process::{Interpreter, RunProcess, Zygote};
+use super::output::{Output, drop_value};
+use super::{
+    CodeFailure, CodeFailureKind, CodeHost, CodeLanguage, CodeLimits, CodeOutcome, CodeRunFuture,
+    CodeRuntime,
+};
+
+/// The runner script every child runs (embedded).
+const RUNNER: &str = include_str!("runner.py");
+
+/// The largest frame the host reads from a child: 256 MiB.
+const MAX_FRAME_BYTES: usize = 256 * 1024 * 1024;
+
+/// How the Python runtime gets a fresh interpreter for a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PythonMode {
+    /// Fork a child from a warm, pre-started interpreter (a few milliseconds a run).
+    #[default]
+    Zygote,
+    /// Start a new interpreter process for every run (tens of milliseconds a run).
+    SpawnPerRun,
+}
+
+/// The Python runtime. Cheap to clone; clones share one interpreter path and one zygote.
+#[derive(Clone)]
+pub struct PythonRuntime {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    configured: Option<PathBuf>,
+    mode: PythonMode,
+    interpreter: tokio::sync::OnceCell<Result<Interpreter, String>>,
+    zygote: tokio::sync::Mutex<Option<Arc<Zygote>>>,
+}
+
+impl fmt::Debug for PythonRuntime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PythonRuntime")
+            .field("configured", &self.inner.configured)
+            .field("mode", &self.inner.mode)
+            .field("interpreter", &self.inner.interpreter.get())
+            .finish()
+    }
+}
+
+impl Default for PythonRuntime {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PythonRuntime {
+    /// A zygote-backed runtime using `TOOLS_PYTHON`, or `python3` from `PATH`.
+    pub fn new() -> Self {
+        Self::build(None, PythonMode::Zygote)
+    }
+
+    /// A runtime using the given interpreter (resolved once to the real executable).
+    pub fn with_interpreter(path: impl Into<PathBuf>) -> Self {
+        Self::build(Some(path.into()), PythonMode::Zygote)
+    }
+
+    /// The same interpreter choice with another [`PythonMode`].
+    #[must_use]
+    pub fn with_mode(self, mode: PythonMode) -> Self {
+        Self::build(self.inner.configured.clone(), mode)
+    }
+
+    fn build(configured: Option<PathBuf>, mode: PythonMode) -> Self {
+        PythonRuntime {
+            inner: Arc::new(Inner {
+                configured,
+                mode,
+                interpreter: tokio::sync::OnceCell::new(),
+                zygote: tokio::sync::Mutex::new(None),
+            }),
+        }
+    }
+
+    /// The mode runs use.
+    pub fn mode(&self) -> PythonMode {
+        self.inner.mode
+    }
+
+    /// Resolves the interpreter and, in zygote mode, starts the zygote now instead of on the
+    /// first run. Must be called inside a tokio runtime.
+    pub async fn warm_up(&self) -> Result<(), CodeFailure> {
+        let interpreter = self.interpreter().await?;
+        if self.inner.mode == PythonMode::Zygote {
+            self.zygote(&interpreter).await?;
+        }
+        Ok(())
+    }
+
+    /// The process id of the zygote, if it is running (for diagnostics and leak checks: after
+    /// a run has ended, the zygote has no children).
+    pub async fn zygote_pid(&self) -> Option<u32> {
+        self.inner.zygote.lock().await.as_ref().map(|z| z.pid())
+    }
+
+    /// The resolved interpreter path, once a run or [`PythonRuntime::warm_up`] resolved it.
+    pub fn interpreter_path(&self) -> Option<PathBuf> {
+        self.inner
+            .interpreter
+            .get()
+            .and_then(|r| r.as_ref().ok())
+            .map(|i| i.path().to_path_buf())
+    }
+
+    async fn interpreter(&self) -> Result<Interpreter, CodeFailure> {
+        let configured = self.inner.configured.clone();
+        self.inner
+            .interpreter
+            .get_or_init(|| async move { Interpreter::resolve(configured).await })
+            .await
+            .clone()
+            .map_err(internal)
+    }
+
+    async fn zygote(&self, interpreter: &Interpreter) -> Result<Arc<Zygote>, CodeFailure> {
+        let mut slot = self.inner.zygote.lock().await;
+        if let Some(zygote) = slot.as_ref().filter(|z| z.is_alive()) {
+            return Ok(zygote.clone());
+        }
+        let zygote = Arc::new(Zygote::start(interpreter, RUNNER).await.map_err(internal)?);
+        *slot = Some(zygote.clone());
+        Ok(zygote)
+    }
+}
+
+impl CodeRuntime for PythonRuntime {
+    fn language(&self) -> CodeLanguage {
+        CodeLanguage::Python
+    }
+
+    fn run(
+        &self,
+        program: &str,
+        host: Arc<dyn CodeHost>,
+        limits: &CodeLimits,
+        cancel: CancellationToken,
+    ) -> CodeRunFuture {
+        let runtime = self.clone();
+        let program = program.to_owned();
+        let limits = limits.clone();
+        Box::pin(async move { runtime.run_inner(program, host, limits, cancel).await })
+    }
+}
+
+/// A frame from the child.
+#[derive(Deserialize)]
+#[serde(tag = "t", rename_all = "lowercase")]
+enum ChildMessage {
+    Call {
+        id: u64,
+        name: String,
+        args: Value,
+    },
+    Log {
+        text: String,
+        end: bool,
+    },
+    Done {
+        #[serde(default)]
+        result: Option<Value>,
+    },
+    Error {
+        kind: String,
+        message: String,
+        #[serde(default)]
+        line: Option<u32>,
+        #[serde(default)]
+        column: Option<u32>,
+    },
+}
+
+/// How a run ended, as the host saw it.
+enum Ended {
+    /// An outcome to report as it is.
+    Completed(CodeOutcome),
+    /// The host stopped the run (deadline, cancellation).
+    Stopped(CodeFailureKind, String),
+    /// The child went away without an outcome; the failure still lacks the exit status.
+    ChildGone(CodeFailure),
+}
+
+impl PythonRuntime {
+    async fn run_inner(
+        &self,
+        program: String,
+        host: Arc<dyn CodeHost>,
+        limits: CodeLimits,
+        cancel: CancellationToken,
+    ) -> CodeOutcome {
+        limits.validate().map_err(|e| internal(e.to_string()))?;
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Err(internal(
+                "PythonRuntime::run must be polled inside a tokio runtime".to_owned(),
+            ));
+        }
+        if cancel.is_cancelled() {
+            return Err(CodeFailure::new(
+                CodeFailureKind::Aborted,
+                "the run was cancelled before it started",
+                Vec::new(),
+            ));
+        }
+        let interpreter = self.interpreter().await?;
+        let (host_socket, child_socket) = std::os::unix::net::UnixStream::pair()
+            .map_err(|e| internal(format!("cannot create the run socket: {e}")))?;
+        let process = match self.inner.mode {
+            PythonMode::Zygote => {
+                let zygote = self.zygote(&interpreter).await?;
+                match zygote.fork(child_socket).await {
+                    Ok(process) => process,
+                    Err(error) => {
+                        // The zygote may have died: start a new one next time.
+                        *self.inner.zygote.lock().await = None;
+                        return Err(internal(error));
+                    }
+                }
+            }
+            PythonMode::SpawnPerRun => {
+                RunProcess::spawn(&interpreter, RUNNER, child_socket).map_err(internal)?
+            }
+        };
+
+        let mut process = process;
+        let outcome = drive(host_socket, &program, host, &limits, &cancel).await;
+        let status = process.finish().await;
+        match outcome {
+            Ended::Completed(outcome) => outcome,
+            Ended::Stopped(kind, message) => Err(CodeFailure::new(kind, message, Vec::new())),
+            Ended::ChildGone(mut failure) => {
+                failure.message = format!(
+                    "{} ({})",
+                    failure.message,
+                    status.unwrap_or_else(|| "exit status unknown".to_owned())
+                );
+                Err(failure)
+            }
+        }
+    }
+}
+
+/// Talks to one child until the run ends; never leaves a task behind.
+async fn drive(
+    socket: std::os::unix::net::UnixStream,
+    program: &str,
+    host: Arc<dyn CodeHost>,
+    limits: &CodeLimits,
+    cancel: &CancellationToken,
+) -> Ended {
+    let deadline = tokio::time::Instant::now() + limits.timeout;
+    if let Err(error) = socket.set_nonblocking(true) {
+        return Ended::Completed(Err(internal(format!("run socket: {error}"))));
+    }
+    let stream = match tokio::net::UnixStream::from_std(socket) {
+        Ok(stream) => stream,
+        Err(error) => return Ended::Completed(Err(internal(format!("run socket: {error}")))),
+    };
+    let (mut reader, mut writer) = stream.into_split();
+
+    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
+    let writer_task = tokio::spawn(async move {
+        while let Some(frame) = out_rx.recv().await {
+            if writer.write_all(&frame).await.is_err() {
+                break;
+            }
+        }
+    });
+    let (in_tx, mut in_rx) = mpsc::unbounded_channel::<Result<Vec<u8>, String>>();
+    let reader_task = tokio::spawn(async move {
+        loop {
+            match read_frame(&mut reader).await {
+                Ok(Some(frame)) => {
+                    if in_tx.send(Ok(frame)).is_err() {
+                        break;
+                    }
+                }
+                Ok(None) => break,
+                Err(error) => {
+                    let _ = in_tx.send(Err(error));
+                    break;
+                }
+            }
+        }
+    });
+
+    let start = serde_json::json!({
+        "program": program,
+        "tools": host.tool_names(),
+        "limits": {
+            "memory_bytes": limits.memory_bytes,
+            "stack_bytes": limits.stack_bytes,
+        },
+    });
+    let _ = out_tx.send(frame(&start));
+
+    let (done_tx, mut done_rx) = mpsc::unbounded_channel::<(u64, Result<Value, String>)>();
+    let mut calls = Calls(HashMap::new());
+    let _io = AbortOnDrop(vec![reader_task.abort_handle(), writer_task.abort_handle()]);
+    let mut output = Output::new(limits.max_output_bytes);
+    let mut partial = String::new();
+
+    let ended = loop {
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => {
+                break Ended::Stopped(CodeFailureKind::Aborted, "the run was cancelled".to_owned());
+            }
+            () = tokio::time::sleep_until(deadline) => {
+                break Ended::Stopped(
+                    CodeFailureKind::Timeout,
+                    format!("the program did not finish within {} ms", limits.timeout.as_millis()),
+                );
+            }
+            Some((id, result)) = done_rx.recv() => {
+                calls.0.remove(&id);
+                let reply = match result {
+                    Ok(value) => {
+                        let reply = frame(&serde_json::json!({ "id": id, "ok": true, "value": value }));
+                        drop_value(value);
+                        reply
+                    }
+                    Err(message) => frame(&serde_json::json!({ "id": id, "ok": false, "message": message })),
+                };
+                let _ = out_tx.send(reply);
+            }
+            message = in_rx.recv() => {
+                let bytes = match message {
+                    None => {
+                        let failure = output.fail(
+                            CodeFailureKind::Internal,
+                            "the Python process ended without reporting an outcome".to_owned(),
+                            None,
+                            None,
+                        );
+                        break Ended::ChildGone(failure);
+                    }
+                    Some(Err(error)) => break Ended::Completed(Err(internal(error))),
+                    Some(Ok(bytes)) => bytes,
+                };
+                let message = match serde_json::from_slice::<ChildMessage>(&bytes) {
+                    Ok(message) => message,
+                    Err(error) => break Ended::Completed(Err(internal(format!(
+                        "the Python process sent an unreadable message: {error}"
+                    )))),
+                };
+                match message {
+                    ChildMessage::Call { id, name, args } => {
+                        let call = host.call(&name, args);
+                        let done_tx = done_tx.clone();
+                        let task = tokio::spawn(async move {
+                            let result = call.await.map_err(|f| f.message().to_owned());
+                            let _ = done_tx.send((id, result));
+                        });
+                        calls.0.insert(id, task);
+                    }
+                    ChildMessage::Log { text, end } => {
+                        partial.push_str(&text);
+                        if end {
+                            if !output.push(std::mem::take(&mut partial)) {
+                                break Ended::Completed(Err(output.output_limit()));
+                            }
+                        } else if !output.fits(partial.len()) {
+                            break Ended::Completed(Err(output.output_limit()));
+                        }
+                    }
+                    ChildMessage::Done { result } => {
+                        let outcome = match result {
+                            None => output.complete(None),
+                            Some(value) => {
+                                let len = serde_json::to_vec(&value).map_or(usize::MAX, |v| v.len());
+                                output.complete(Some((value, len)))
+                            }
+                        };
+                        break Ended::Completed(outcome);
+                    }
+                    ChildMessage::Error { kind, message, line, column } => {
+                        let kind = match kind.as_str() {
+                            "syntax" => CodeFailureKind::Syntax,
+                            "memory" => CodeFailureKind::Memory,
+                            "invalid_result" => CodeFailureKind::InvalidResult,
+                            _ => CodeFailureKind::Runtime,
+                        };
+                        let message = if kind == CodeFailureKind::InvalidResult {
+                            format!("the program returned a value that is not JSON: {message}")
+                        } else {
+                            message
+                        };
+                        break Ended::Completed(Err(output.fail(kind, message, line, column)));
+                    }
+                }
+            }
+        }
+    };
+
+    // Settlement: abort every call in flight and wait until each has ended.
+    for task in calls.0.values() {
+        task.abort();
+    }
+    for (_, task) in calls.0.drain() {
+        let _ = task.await;
+    }
+    reader_task.abort();
+    writer_task.abort();
+    let _ = reader_task.await;
+    let _ = writer_task.await;
+
+    match ended {
+        Ended::Stopped(kind, message) => {
+            if !partial.is_empty() {
+                let _ = output.push(std::mem::take(&mut partial));
+            }
+            Ended::Completed(Err(output.fail(kind, message, None, None)))
+        }
+        other => other,
+    }
+}
+
+/// Tool calls in flight, aborted if the run's future is dropped.
+struct Calls(HashMap<u64, JoinHandle<()>>);
+
+impl Drop for Calls {
+    fn drop(&mut self) {
+        for task in self.0.values() {
+            task.abort();
+        }
+    }
+}
+
+/// Aborts tasks when dropped.
+struct AbortOnDrop(Vec<tokio::task::AbortHandle>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        for task in &self.0 {
+            task.abort();
+        }
+    }
+}
+
+fn frame(value: &Value) -> Vec<u8> {
+    let body = serde_json::to_vec(value).unwrap_or_default();
+    let len = u32::try_from(body.len()).unwrap_or(u32::MAX);
+    let mut out = Vec::with_capacity(body.len() + 4);
+    out.extend_from_slice(&len.to_be_bytes());
+    out.extend_from_slice(&body);
+    out
+}
+
+async fn read_frame(
+    reader: &mut tokio::net::unix::OwnedReadHalf,
+) -> Result<Option<Vec<u8>>, String> {
+    let mut header = [0u8; 4];
+    match reader.read_exact(&mut header).await {
+        Ok(_) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(error) => return Err(format!("reading from the Python process: {error}")),
+    }
+    let len = u32::from_be_bytes(header) as usize;
+    if len > MAX_FRAME_BYTES {
+        return Err(format!(
+            "the Python process sent a {len}-byte message; the limit is {MAX_FRAME_BYTES}"
+        ));
+    }
+    let mut body = vec![0u8; len];
+    match reader.read_exact(&mut body).await {
+        Ok(_) => Ok(Some(body)),
+        Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => Ok(None),
+        Err(error) => Err(format!("reading from the Python process: {error}")),
+    }
+}
+
+fn internal(message: String) -> CodeFailure {
+    CodeFailure::new(CodeFailureKind::Internal, message, Vec::new())
+}
+
+/// How long the host waits for the zygote to answer one control request.
+pub(crate) const CONTROL_TIMEOUT: Duration = Duration::from_secs(10);

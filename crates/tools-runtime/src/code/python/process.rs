@@ -1,0 +1,425 @@
+//! Child processes of the Python runtime: resolving the interpreter, the zygote and its control
+//! socket (with file-descriptor passing), and the spawn-per-run process.
+//!
+//! Every child gets its private socket as file descriptor 3 (or, for a forked run, a descriptor
+//! the zygote receives with `SCM_RIGHTS`), an empty environment, `/` as its working directory
+//! and `/dev/null` as stdin, stdout and stderr.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde::Deserialize;
+use tokio::process::{Child, Command};
+
+use super::CONTROL_TIMEOUT;
+
+/// The resolved interpreter.
+#[derive(Debug, Clone)]
+pub(crate) struct Interpreter {
+    path: PathBuf,
+}
+
+impl Interpreter {
+    /// Resolves `configured`, else `TOOLS_PYTHON`, else `python3`, to the real executable by
+    /// asking it for `sys.executable` (a version-manager shim then costs nothing per run).
+    pub(crate) async fn resolve(configured: Option<PathBuf>) -> Result<Interpreter, String> {
+        let candidate = configured
+            .or_else(|| std::env::var_os("TOOLS_PYTHON").map(PathBuf::from))
+            .unwrap_or_else(|| PathBuf::from("python3"));
+        let output = Command::new(&candidate)
+            .args(["-I", "-S", "-c", "import sys; print(sys.executable)"])
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .output()
+            .await
+            .map_err(|e| {
+                format!(
+                    "cannot start the Python interpreter {}: {e} (set TOOLS_PYTHON or configure a path)",
+                    candidate.display()
+                )
+            })?;
+        if !output.status.success() {
+            return Err(format!(
+                "the Python interpreter {} failed to start ({})",
+                candidate.display(),
+                output.status
+            ));
+        }
+        let printed = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+        let path = if printed.is_empty() {
+            candidate
+        } else {
+            PathBuf::from(printed)
+        };
+        Ok(Interpreter { path })
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// `python -I -S -c RUNNER MODE` with `fd` as descriptor 3 in a new process group.
+    fn command(&self, runner: &str, mode: &str, fd: RawFd) -> Command {
+        let mut command = Command::new(&self.path);
+        command
+            .args(["-I", "-S", "-c", runner, mode])
+            .env_clear()
+            .current_dir("/")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true);
+        // SAFETY: only async-signal-safe calls (dup2, fcntl, setpgid) between fork and exec.
+        unsafe {
+            command.pre_exec(move || {
+                if fd == 3 {
+                    let flags = libc::fcntl(fd, libc::F_GETFD);
+                    if flags < 0 || libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) < 0 {
+                        return Err(io::Error::last_os_error());
+                    }
+                } else if libc::dup2(fd, 3) < 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                if libc::setpgid(0, 0) < 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        command
+    }
+}
+
+/// The pre-started interpreter that forks a child per run.
+pub(crate) struct Zygote {
+    /// The control socket (`SOCK_SEQPACKET`); requests and replies are serialized by the lock.
+    control: Arc<Mutex<OwnedFd>>,
+    pid: u32,
+    alive: Arc<AtomicBool>,
+    /// Declared last: dropped after the control socket, so the zygote first sees it close and
+    /// kills its children, then is killed itself.
+    _child: Child,
+}
+
+#[derive(Deserialize)]
+struct ControlReply {
+    #[serde(default)]
+    pid: Option<i32>,
+    #[serde(default)]
+    status: Option<i32>,
+    #[serde(default)]
+    error: Option<String>,
+}
+
+impl Zygote {
+    pub(crate) async fn start(interpreter: &Interpreter, runner: &str) -> Result<Zygote, String> {
+        let (host, child) =
+            seqpacket_pair().map_err(|e| format!("cannot create the zygote socket: {e}"))?;
+        set_timeout(&host).map_err(|e| format!("cannot configure the zygote socket: {e}"))?;
+        let mut command = interpreter.command(runner, "zygote", child.as_raw_fd());
+        let process = command.spawn().map_err(|e| {
+            format!(
+                "cannot start the Python zygote {}: {e}",
+                interpreter.path().display()
+            )
+        })?;
+        drop(child);
+        let pid = process.id().unwrap_or(0);
+        let zygote = Zygote {
+            control: Arc::new(Mutex::new(host)),
+            pid,
+            alive: Arc::new(AtomicBool::new(true)),
+            _child: process,
+        };
+        // Wait until it answers, so the first run does not pay for the start.
+        zygote.request(r#"{"op":"ping"}"#, None).await?;
+        Ok(zygote)
+    }
+
+    pub(crate) fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    pub(crate) fn is_alive(&self) -> bool {
+        self.alive.load(Ordering::Relaxed)
+    }
+
+    /// Forks a child that runs on `socket`.
+    pub(crate) async fn fork(self: &Arc<Self>, socket: UnixStream) -> Result<RunProcess, String> {
+        let fd: OwnedFd = socket.into();
+        let reply = self.request(r#"{"op":"fork"}"#, Some(fd)).await?;
+        match (reply.pid, reply.error) {
+            (Some(pid), _) => Ok(RunProcess {
+                kind: Kind::Forked {
+                    pid,
+                    zygote: self.clone(),
+                },
+                finished: false,
+            }),
+            (None, error) => Err(format!(
+                "the Python zygote could not fork: {}",
+                error.unwrap_or_else(|| "no reason given".to_owned())
+            )),
+        }
+    }
+
+    /// Kills the child's process group and reaps it; returns its wait status.
+    async fn reap(&self, pid: i32) -> Result<Option<i32>, String> {
+        let request = format!(r#"{{"op":"reap","pid":{pid}}}"#);
+        Ok(self.request(&request, None).await?.status)
+    }
+
+    async fn request(&self, request: &str, fd: Option<OwnedFd>) -> Result<ControlReply, String> {
+        let control = self.control.clone();
+        let alive = self.alive.clone();
+        let request = request.to_owned();
+        tokio::task::spawn_blocking(move || request_blocking(&control, &alive, &request, fd))
+            .await
+            .map_err(|e| format!("the zygote request task failed: {e}"))?
+    }
+}
+
+/// One request and its reply on the zygote's control socket.
+fn request_blocking(
+    control: &Mutex<OwnedFd>,
+    alive: &AtomicBool,
+    request: &str,
+    fd: Option<OwnedFd>,
+) -> Result<ControlReply, String> {
+    let exchange = || -> io::Result<Vec<u8>> {
+        let control = control.lock().unwrap_or_else(PoisonError::into_inner);
+        send_with_fd(
+            &control,
+            request.as_bytes(),
+            fd.as_ref().map(AsRawFd::as_raw_fd),
+        )?;
+        let mut buffer = vec![0u8; 4096];
+        // SAFETY: `buffer` is valid for `buffer.len()` bytes.
+        let n = unsafe {
+            libc::recv(
+                control.as_raw_fd(),
+                buffer.as_mut_ptr().cast(),
+                buffer.len(),
+                0,
+            )
+        };
+        if n <= 0 {
+            return Err(if n == 0 {
+                io::Error::new(io::ErrorKind::UnexpectedEof, "the zygote closed its socket")
+            } else {
+                io::Error::last_os_error()
+            });
+        }
+        buffer.truncate(usize::try_from(n).unwrap_or(0));
+        Ok(buffer)
+    };
+    match exchange() {
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .map_err(|e| format!("the Python zygote sent an unreadable reply: {e}")),
+        Err(error) => {
+            alive.store(false, Ordering::Relaxed);
+            Err(format!("the Python zygote stopped answering: {error}"))
+        }
+    }
+}
+
+/// The process running one program. Dropped before [`RunProcess::finish`] (the run's future
+/// was dropped), it still kills the process group and has the process reaped.
+pub(crate) struct RunProcess {
+    kind: Kind,
+    finished: bool,
+}
+
+enum Kind {
+    /// A child of the zygote.
+    Forked { pid: i32, zygote: Arc<Zygote> },
+    /// A child of this process.
+    Spawned(Child),
+}
+
+impl RunProcess {
+    pub(crate) fn spawn(
+        interpreter: &Interpreter,
+        runner: &str,
+        socket: UnixStream,
+    ) -> Result<RunProcess, String> {
+        let fd: OwnedFd = socket.into();
+        let child = interpreter
+            .command(runner, "run", fd.as_raw_fd())
+            .spawn()
+            .map_err(|e| {
+                format!(
+                    "cannot start the Python interpreter {}: {e}",
+                    interpreter.path().display()
+                )
+            })?;
+        drop(fd);
+        Ok(RunProcess {
+            kind: Kind::Spawned(child),
+            finished: false,
+        })
+    }
+
+    /// Kills the process group (whatever the run left running) and reaps the process.
+    /// Returns a description of how it ended.
+    pub(crate) async fn finish(&mut self) -> Option<String> {
+        self.finished = true;
+        match &mut self.kind {
+            Kind::Forked { pid, zygote } => match zygote.reap(*pid).await {
+                Ok(Some(status)) => Some(describe_status(status)),
+                Ok(None) => None,
+                Err(error) => Some(error),
+            },
+            Kind::Spawned(child) => {
+                kill_group(child);
+                let _ = child.start_kill();
+                match child.wait().await {
+                    Ok(status) => Some(status.to_string()),
+                    Err(error) => Some(format!("cannot reap the Python process: {error}")),
+                }
+            }
+        }
+    }
+}
+
+impl Drop for RunProcess {
+    fn drop(&mut self) {
+        if self.finished {
+            return;
+        }
+        match &mut self.kind {
+            Kind::Forked { pid, zygote } => {
+                // SAFETY: plain syscall. The pid is the zygote's unreaped child (only our reap
+                // request reaps it), so it cannot have been reused.
+                unsafe {
+                    libc::kill(-*pid, libc::SIGKILL);
+                    libc::kill(*pid, libc::SIGKILL);
+                }
+                let control = zygote.control.clone();
+                let alive = zygote.alive.clone();
+                let request = format!(r#"{{"op":"reap","pid":{pid}}}"#);
+                let reap = move || {
+                    let _ = request_blocking(&control, &alive, &request, None);
+                };
+                if let Ok(handle) = tokio::runtime::Handle::try_current() {
+                    drop(handle.spawn_blocking(reap));
+                } else {
+                    let _ = std::thread::Builder::new()
+                        .name("code-py-reap".to_owned())
+                        .spawn(reap);
+                }
+            }
+            // `kill_on_drop` kills and reaps the process itself; the group goes here.
+            Kind::Spawned(child) => kill_group(child),
+        }
+    }
+}
+
+fn kill_group(child: &Child) {
+    if let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) {
+        // SAFETY: plain syscall; the group id is our own unreaped child's pid, so it cannot
+        // have been reused.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+}
+
+fn describe_status(status: i32) -> String {
+    if libc::WIFSIGNALED(status) {
+        format!("killed by signal {}", libc::WTERMSIG(status))
+    } else if libc::WIFEXITED(status) {
+        format!("exit status {}", libc::WEXITSTATUS(status))
+    } else {
+        format!("wait status {status}")
+    }
+}
+
+fn seqpacket_pair() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as RawFd; 2];
+    // SAFETY: `fds` has room for the two descriptors socketpair writes.
+    let rc = unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: socketpair succeeded, so both descriptors are open and owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+fn set_timeout(fd: &OwnedFd) -> io::Result<()> {
+    let timeout = libc::timeval {
+        tv_sec: libc::time_t::try_from(CONTROL_TIMEOUT.as_secs()).unwrap_or(10),
+        tv_usec: 0,
+    };
+    for option in [libc::SO_RCVTIMEO, libc::SO_SNDTIMEO] {
+        // SAFETY: `timeout` is a valid timeval for the size given.
+        let rc = unsafe {
+            libc::setsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_SOCKET,
+                option,
+                (&raw const timeout).cast(),
+                libc::socklen_t::try_from(std::mem::size_of::<libc::timeval>()).unwrap_or(16),
+            )
+        };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Sends one message, with `fd` attached as `SCM_RIGHTS` when given.
+fn send_with_fd(socket: &OwnedFd, data: &[u8], fd: Option<RawFd>) -> io::Result<()> {
+    let mut iov = libc::iovec {
+        iov_base: data.as_ptr().cast_mut().cast(),
+        iov_len: data.len(),
+    };
+    // Room for one descriptor, aligned for cmsghdr.
+    let mut control = [0u64; 8];
+    // SAFETY: zeroed msghdr is a valid "no name, no control" header.
+    let mut header: libc::msghdr = unsafe { std::mem::zeroed() };
+    header.msg_iov = &raw mut iov;
+    header.msg_iovlen = 1;
+    if let Some(fd) = fd {
+        let fd_len = u32::try_from(std::mem::size_of::<RawFd>()).unwrap_or(4);
+        // SAFETY: CMSG_SPACE/CMSG_LEN only compute sizes.
+        let space = unsafe { libc::CMSG_SPACE(fd_len) } as usize;
+        if space > std::mem::size_of_val(&control) {
+            return Err(io::Error::other("control buffer too small"));
+        }
+        header.msg_control = control.as_mut_ptr().cast();
+        header.msg_controllen = space as _;
+        // SAFETY: msg_control points at `space` writable, aligned bytes, enough for one header
+        // carrying one descriptor.
+        unsafe {
+            let cmsg = libc::CMSG_FIRSTHDR(&raw const header);
+            if cmsg.is_null() {
+                return Err(io::Error::other("no room for the control message"));
+            }
+            (*cmsg).cmsg_level = libc::SOL_SOCKET;
+            (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+            (*cmsg).cmsg_len = libc::CMSG_LEN(fd_len) as _;
+            std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>(), fd);
+        }
+    }
+    // SAFETY: `header` and everything it points to live until sendmsg returns.
+    let sent = unsafe { libc::sendmsg(socket.as_raw_fd(), &raw const header, libc::MSG_NOSIGNAL) };
+    if sent < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}

@@ -1,0 +1,628 @@
+//! The Python Code Mode runtime: ordinary behaviour and the hostile-program suite.
+//!
+//! The interpreter comes from `TOOLS_PYTHON` or `python3` on `PATH`; without one these tests fail
+//! (the runtime reports an `internal` failure naming the interpreter). Every hostile test
+//! asserts the exact failure kind and then that the runtime is healthy: the next run works and
+//! the zygote has no child left.
+#![cfg(feature = "python")]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod code_support;
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use code_support::{BARRIER_SIZE, Shared, TestHost, hostile_limits, ordinary_limits};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use tools_runtime::code::{
+    CodeCompletion, CodeFailure, CodeFailureKind, CodeLanguage, CodeLimits, CodeOutcome,
+    CodeRuntime, PythonMode, PythonRuntime,
+};
+
+fn runtime() -> PythonRuntime {
+    PythonRuntime::new()
+}
+
+async fn run_with(
+    rt: &PythonRuntime,
+    host: &Arc<TestHost>,
+    program: &str,
+    limits: &CodeLimits,
+) -> CodeOutcome {
+    let run = rt.run(
+        program,
+        Arc::new(Shared(host.clone())),
+        limits,
+        CancellationToken::new(),
+    );
+    tokio::time::timeout(Duration::from_secs(60), run)
+        .await
+        .expect("the run did not end")
+}
+
+async fn ok(rt: &PythonRuntime, program: &str) -> CodeCompletion {
+    let host = TestHost::new();
+    match run_with(rt, &host, program, &ordinary_limits()).await {
+        Ok(done) => done,
+        Err(failure) => panic!("expected a completion, got {failure:?}"),
+    }
+}
+
+async fn fail(rt: &PythonRuntime, program: &str, limits: &CodeLimits) -> CodeFailure {
+    let host = TestHost::new();
+    match run_with(rt, &host, program, limits).await {
+        Ok(done) => panic!("expected a failure, got {done:?}"),
+        Err(failure) => failure,
+    }
+}
+
+/// The child processes of `pid` (threads included).
+fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("children")).ok())
+        .flat_map(|text| {
+            text.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
+}
+
+/// Whether `pid` is gone (or only a zombie waiting for init).
+fn is_gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+/// The next run works and the zygote has no child left behind.
+async fn assert_healthy(rt: &PythonRuntime) {
+    let done = ok(rt, "x: int = 20\nreturn x + 22").await;
+    assert_eq!(done.result, Some(json!(42)));
+    if rt.mode() == PythonMode::Zygote {
+        let zygote = rt.zygote_pid().await.expect("the zygote is running");
+        assert_eq!(
+            children_of(zygote),
+            Vec::<u32>::new(),
+            "a run child was left behind"
+        );
+    }
+}
+
+// --- ordinary behaviour -------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logs_and_return_value() {
+    let rt = runtime();
+    assert_eq!(rt.language(), CodeLanguage::Python);
+    let done = ok(
+        &rt,
+        "import sys\nprint('point', {'x': 1}, [1, 'two'], None)\nprint('a\\nb')\nsys.stderr.write('err line\\n')\nprint('no newline', end='')\nreturn {'sum': 3, 'list': [True, None, 's'], 'pair': (1, 2)}",
+    )
+    .await;
+    assert_eq!(
+        done.logs,
+        vec![
+            "point {'x': 1} [1, 'two'] None",
+            "a",
+            "b",
+            "err line",
+            "no newline"
+        ]
+    );
+    assert_eq!(
+        done.result,
+        Some(json!({ "sum": 3, "list": [true, null, "s"], "pair": [1, 2] }))
+    );
+    let path = rt.interpreter_path().expect("resolved");
+    assert!(path.is_absolute(), "{path:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn returning_nothing_means_no_result() {
+    let rt = runtime();
+    assert_eq!(ok(&rt, "print('x')").await.result, None);
+    assert_eq!(ok(&rt, "return None").await.result, None);
+    assert_eq!(ok(&rt, "return 'text'").await.result, Some(json!("text")));
+    assert_eq!(ok(&rt, "").await.result, None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_results_arrive_as_values() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let done = run_with(
+        &rt,
+        &host,
+        "r = await tools.echo({'a': [1, {'b': 'c'}]})\nempty = await tools.echo()\nreturn [r, empty]",
+        &ordinary_limits(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        done.result,
+        Some(json!([
+            { "tool": "echo", "args": { "a": [1, { "b": "c" }] } },
+            { "tool": "echo", "args": {} }
+        ]))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_call_error_can_be_caught() {
+    let rt = runtime();
+    let done = ok(
+        &rt,
+        "try:\n    await tools.fail({})\nexcept ToolCallError as e:\n    return [isinstance(e, Exception), e.tool_name, e.message, str(e)]\nreturn 'not reached'",
+    )
+    .await;
+    assert_eq!(done.result, Some(json!([true, "fail", "boom", "boom"])));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uncaught_tool_call_error_fails_with_its_line() {
+    let rt = runtime();
+    let failure = fail(
+        &rt,
+        "print('before')\nx = 1\nawait tools.fail({'x': x})\n",
+        &ordinary_limits(),
+    )
+    .await;
+    assert_eq!(failure.kind, CodeFailureKind::Runtime);
+    assert!(failure.message.contains("boom"), "{}", failure.message);
+    assert!(failure.message.contains("fail"), "{}", failure.message);
+    assert_eq!(failure.line, Some(3));
+    assert_eq!(failure.logs, vec!["before"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn asyncio_gather_calls_overlap_on_the_host() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let program = format!(
+        "import asyncio\nr = await asyncio.gather(*[tools.barrier({{}}) for _ in range({BARRIER_SIZE})])\nreturn r"
+    );
+    let done = run_with(&rt, &host, &program, &ordinary_limits())
+        .await
+        .unwrap();
+    assert_eq!(done.result, Some(json!(vec![true; BARRIER_SIZE])));
+    assert_eq!(host.peak.load(Ordering::SeqCst), BARRIER_SIZE);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_start_when_made_not_when_awaited() {
+    let rt = runtime();
+    let host = TestHost::new();
+    // Neither call is awaited before both are made; each waits for the other at the barrier
+    // only if both were sent before the first await.
+    let program = format!(
+        "calls = [tools.barrier({{}}) for _ in range({BARRIER_SIZE})]\nreturn [await c for c in calls]"
+    );
+    let done = run_with(&rt, &host, &program, &ordinary_limits())
+        .await
+        .unwrap();
+    assert_eq!(done.result, Some(json!(vec![true; BARRIER_SIZE])));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancellation_mid_call_aborts_the_run_and_the_call() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let cancel = CancellationToken::new();
+    let run = rt.run(
+        "print('waiting')\nawait tools.never({})\nreturn 1",
+        Arc::new(Shared(host.clone())),
+        &ordinary_limits(),
+        cancel.clone(),
+    );
+    let task = tokio::spawn(run);
+    host.never_started.notified().await;
+    cancel.cancel();
+    let failure = task.await.unwrap().unwrap_err();
+    assert_eq!(failure.kind, CodeFailureKind::Aborted);
+    assert_eq!(failure.logs, vec!["waiting"]);
+    assert_eq!(host.never_dropped.load(Ordering::SeqCst), 1);
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spawn_per_run_mode_works_and_leaves_nothing() {
+    let rt = runtime().with_mode(PythonMode::SpawnPerRun);
+    assert_eq!(rt.mode(), PythonMode::SpawnPerRun);
+    let done = ok(&rt, "import os\nprint('hi')\nreturn os.getpid()").await;
+    assert_eq!(done.logs, vec!["hi"]);
+    let pid = u32::try_from(done.result.unwrap().as_u64().unwrap()).unwrap();
+    assert!(
+        is_gone(pid),
+        "the spawned interpreter {pid} is still running"
+    );
+    let failure = fail(&rt, "while True:\n    pass", &hostile_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::Timeout);
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_interpreter_is_an_internal_failure() {
+    let rt = PythonRuntime::with_interpreter("/nonexistent/python3");
+    let failure = fail(&rt, "return 1", &ordinary_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::Internal);
+    assert!(
+        failure.message.contains("/nonexistent/python3"),
+        "{}",
+        failure.message
+    );
+}
+
+// --- hostile programs -----------------------------------------------------------------------
+
+async fn hostile(program: &str, kind: CodeFailureKind) -> CodeFailure {
+    hostile_with(program, kind, &hostile_limits()).await
+}
+
+async fn hostile_with(program: &str, kind: CodeFailureKind, limits: &CodeLimits) -> CodeFailure {
+    let rt = runtime();
+    let failure = fail(&rt, program, limits).await;
+    assert_eq!(failure.kind, kind, "{failure:?}");
+    assert_healthy(&rt).await;
+    failure
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn busy_loop_times_out() {
+    hostile("while True:\n    pass", CodeFailureKind::Timeout).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loop_that_swallows_every_exception_times_out() {
+    hostile(
+        "while True:\n    try:\n        while True:\n            pass\n    except BaseException:\n        pass",
+        CodeFailureKind::Timeout,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn catastrophic_regex_times_out() {
+    hostile(
+        "import re\nreturn bool(re.match(r'^(a+)+$', 'a' * 40 + '!'))",
+        CodeFailureKind::Timeout,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uncaught_memory_bomb_is_a_memory_failure() {
+    hostile(
+        "keep = []\nwhile True:\n    keep.append(bytearray(1 << 20))",
+        CodeFailureKind::Memory,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn caught_memory_bomb_is_still_a_memory_failure() {
+    hostile(
+        "keep = []\ntry:\n    while True:\n        keep.append(bytearray(1 << 20))\nexcept MemoryError:\n    pass\nreturn len(keep)",
+        CodeFailureKind::Memory,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deep_recursion_is_a_runtime_error() {
+    let failure = hostile(
+        "def f(n):\n    return f(n + 1) + 1\nreturn f(0)",
+        CodeFailureKind::Runtime,
+    )
+    .await;
+    assert!(
+        failure.message.contains("RecursionError"),
+        "{}",
+        failure.message
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn output_flood_hits_the_output_limit() {
+    let limits = hostile_limits().with_max_output_bytes(64 * 1024);
+    let failure = hostile_with(
+        "while True:\n    print('flooding the log')",
+        CodeFailureKind::OutputLimit,
+        &limits,
+    )
+    .await;
+    let kept: usize = failure.logs.iter().map(String::len).sum();
+    assert!(!failure.logs.is_empty());
+    assert!(kept <= 64 * 1024);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_huge_log_line_hits_the_output_limit() {
+    let limits = hostile_limits().with_max_output_bytes(1024 * 1024);
+    let failure = hostile_with(
+        "print('small')\nprint('x' * (2 << 20))\nreturn 1",
+        CodeFailureKind::OutputLimit,
+        &limits,
+    )
+    .await;
+    assert_eq!(failure.logs, vec!["small"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_never_settling_call_times_out_and_is_aborted() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let failure = run_with(&rt, &host, "await tools.never({})", &hostile_limits())
+        .await
+        .unwrap_err();
+    assert_eq!(failure.kind, CodeFailureKind::Timeout);
+    assert_eq!(host.never_dropped.load(Ordering::SeqCst), 1);
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_concurrent_calls() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let done = run_with(
+        &rt,
+        &host,
+        "import asyncio\nr = await asyncio.gather(*(tools.echo({'i': i}) for i in range(10000)))\nreturn len(r) + r[9999]['args']['i']",
+        &ordinary_limits(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(done.result, Some(json!(19999)));
+    assert_eq!(host.calls(), 10000);
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_state_survives_into_the_next_run() {
+    let rt = runtime();
+    ok(
+        &rt,
+        "import builtins, json\nbuiltins.leak = 42\njson.dumps = None\nglobal g\ng = 1\nreturn 1",
+    )
+    .await;
+    let done = ok(
+        &rt,
+        "import builtins, json\nreturn [hasattr(builtins, 'leak'), json.dumps({'a': 1}), 'g' in globals()]",
+    )
+    .await;
+    assert_eq!(done.result, Some(json!([false, "{\"a\": 1}", false])));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn environment_is_empty_and_started_processes_do_not_survive() {
+    // Python is resource-limited, not sandboxed: the program can start processes, but they
+    // die with the run, and it sees none of the host's environment.
+    let rt = runtime();
+    let done = ok(
+        &rt,
+        "import os, subprocess\nchild = subprocess.Popen(['sleep', '30'])\nreturn {'env': sorted(k for k in os.environ if k != 'LC_CTYPE'), 'child': child.pid, 'cwd': os.getcwd()}",
+    )
+    .await;
+    let result = done.result.unwrap();
+    assert_eq!(result["env"], json!([]));
+    assert_eq!(result["cwd"], json!("/"));
+    let pid = u32::try_from(result["child"].as_u64().unwrap()).unwrap();
+    assert!(
+        is_gone(pid),
+        "the program's subprocess {pid} survived the run"
+    );
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_protocol_cannot_be_corrupted_by_writes() {
+    let rt = runtime();
+    let done = ok(
+        &rt,
+        "import os, sys\nos.write(1, b'\\x00\\x00\\x00\\x05junk')\nos.write(2, b'more junk')\nsys.__stdout__.write('raw')\nprint('fine')\nreturn 'ok'",
+    )
+    .await;
+    assert_eq!(done.logs, vec!["fine"]);
+    assert_eq!(done.result, Some(json!("ok")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn raising_unusual_values() {
+    let rt = runtime();
+    for (program, needle) in [
+        (
+            "raise 'a plain string'",
+            "exceptions must derive from BaseException",
+        ),
+        ("raise SystemExit(3)", "SystemExit"),
+        ("raise KeyboardInterrupt()", "KeyboardInterrupt"),
+        (
+            "class Odd(Exception):\n    def __str__(self):\n        return 'odd text'\nraise Odd()",
+            "Odd: odd text",
+        ),
+    ] {
+        let failure = fail(&rt, program, &hostile_limits()).await;
+        assert_eq!(failure.kind, CodeFailureKind::Runtime, "{program}");
+        assert!(
+            failure.message.contains(needle),
+            "{program}: {}",
+            failure.message
+        );
+    }
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn returning_values_that_are_not_json() {
+    let rt = runtime();
+    for (program, needle) in [
+        ("return lambda: 1", "result is a function"),
+        (
+            "a = {}\na['self'] = a\nreturn a",
+            "result[\"self\"] is a cycle",
+        ),
+        (
+            "import datetime\nreturn datetime.date(2020, 1, 1)",
+            "result is a date",
+        ),
+        ("return 2 ** 70", "result is an integer too large"),
+        ("return {'a': {1, 2}}", "result[\"a\"] is a set"),
+        ("return float('nan')", "result is NaN"),
+        ("return -0.0", "result is -0.0"),
+        ("return {1: 'x'}", "result has a key that is not a string"),
+        ("return b'bytes'", "result is a bytes"),
+    ] {
+        let failure = fail(&rt, program, &hostile_limits()).await;
+        assert_eq!(failure.kind, CodeFailureKind::InvalidResult, "{program}");
+        assert!(
+            failure.message.contains(needle),
+            "{program}: {}",
+            failure.message
+        );
+    }
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arguments_that_are_not_json_reject_only_that_call() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let done = run_with(
+        &rt,
+        &host,
+        r#"
+cyclic = {'n': 1}
+cyclic['me'] = cyclic
+deep = 1
+for _ in range(1000):
+    deep = [deep]
+bad = [
+    ('set', {'s': {1}}),
+    ('cycle', cyclic),
+    ('nan', {'x': float('nan')}),
+    ('function', {'f': print}),
+    ('object', {'o': object()}),
+    ('deep', {'v': deep}),
+]
+messages = []
+for label, args in bad:
+    try:
+        await tools.echo(args)
+        messages.append(label + ': sent')
+    except TypeError as e:
+        messages.append(label + ': ' + str(e))
+fine = await tools.echo({'ok': [0, 1.5, '', False, None]})
+return {'messages': messages, 'fine': fine['args']}
+"#,
+        &ordinary_limits(),
+    )
+    .await
+    .unwrap();
+    let result = done.result.unwrap();
+    let messages: Vec<&str> = result["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap())
+        .collect();
+    let expected = [
+        "set: args[\"s\"] is a set",
+        "cycle: args[\"me\"] is a cycle",
+        "nan: args[\"x\"] is NaN",
+        "function: args[\"f\"] is a builtin_function_or_method",
+        "object: args[\"o\"] is a object",
+        "deep: args[\"v\"]",
+    ];
+    for (message, expected) in messages.iter().zip(expected) {
+        assert!(message.starts_with(expected), "{message} vs {expected}");
+    }
+    assert!(
+        messages[5].contains("nests deeper than 100"),
+        "{}",
+        messages[5]
+    );
+    assert_eq!(messages.len(), expected.len());
+    assert_eq!(result["fine"], json!({ "ok": [0, 1.5, "", false, null] }));
+    assert_eq!(host.calls(), 1, "only the valid call reached the host");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn syntax_errors_report_their_position() {
+    let rt = runtime();
+    let failure = fail(&rt, "x = 1\ny = (1 +\nz = 2\n", &hostile_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::Syntax);
+    assert!(failure.line.is_some());
+    let failure = fail(&rt, "ok = 1\n  bad_indent = 2\n", &hostile_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::Syntax);
+    assert_eq!(failure.line, Some(2));
+    let failure = fail(&rt, "x = 1\nreturn x +* 2", &hostile_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::Syntax);
+    assert_eq!(failure.line, Some(2));
+    assert!(failure.column.is_some());
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unicode_in_logs_and_tool_names() {
+    let rt = runtime();
+    let host = TestHost::with_names(&["émoji-🚀", "日本語"]);
+    let done = run_with(
+        &rt,
+        &host,
+        "print('héllo 🌍', '日本')\na = await tools['émoji-🚀']({'s': '✓'})\nb = await tools.日本語({})\nreturn [a['tool'], a['args']['s'], b['tool']]",
+        &ordinary_limits(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(done.logs, vec!["héllo 🌍 日本"]);
+    assert_eq!(done.result, Some(json!(["émoji-🚀", "✓", "日本語"])));
+    let failure = fail(&rt, "print('\\ud800')\nreturn '\\ud800'", &hostile_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::InvalidResult);
+    assert_eq!(failure.logs, vec!["?"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_named_then_constructor_and_proto() {
+    let rt = runtime();
+    let host = TestHost::with_names(&["then", "constructor", "__proto__", "__class__"]);
+    let done = run_with(
+        &rt,
+        &host,
+        "a = await tools.then({})\nb = await tools.constructor({})\nc = await tools['__proto__']({})\nd = await tools['__class__']({})\nreturn [a['tool'], b['tool'], c['tool'], d['tool'], len(dir(tools))]",
+        &ordinary_limits(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        done.result,
+        Some(json!(["then", "constructor", "__proto__", "__class__", 8]))
+    );
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_runtime_stops_the_zygote() {
+    let rt = runtime();
+    rt.warm_up().await.unwrap();
+    let zygote = rt.zygote_pid().await.unwrap();
+    assert_healthy(&rt).await;
+    drop(rt);
+    let mut gone = false;
+    for _ in 0..200 {
+        if is_gone(zygote) {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(gone, "the zygote {zygote} outlived its runtime");
+}

@@ -13,7 +13,8 @@
 //!
 //! The catalog holds **raw** schemas: it checks only that `inputSchema` and `outputSchema` are
 //! JSON objects or booleans. A catalog may come from an MCP server whose schemas use constructs
-//! outside the [subset](crate::subset); the codegen degrades those instead of failing.
+//! outside the [subset](crate::subset); the codegen degrades those instead of failing (see
+//! [`Schema::from_json_lenient`](crate::Schema::from_json_lenient)).
 //!
 //! Every schema is at most [`MAX_SCHEMA_DEPTH`] levels deep, which is also how deep
 //! `serde_json`'s parser reads: anything the catalog writes it can read back, and the

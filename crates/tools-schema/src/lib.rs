@@ -7,7 +7,7 @@
 //! | module | what it holds |
 //! | --- | --- |
 //! | [`schema`] | the typed model: [`Schema`] = [`SchemaKind`] + [`Annotations`], with constructors |
-//! | [`projection`] | [`Schema::to_json`] (fixed key order) and [`Schema::from_json`] |
+//! | [`projection`] | [`Schema::to_json`] (fixed key order), [`Schema::from_json`] and [`Schema::from_json_lenient`] |
 //! | [`subset`] | the enforced raw subset: [`assert_supported`], [`assert_object_root`], [`SubsetErrors`] |
 //! | [`validate`] | [`Validator`]: compiled once, reports every [`Violation`] with its JSON pointer |
 //! | [`catalog`] | [`ToolSchema`] and [`Catalog`], the MCP `tools/list` shape |

@@ -17,6 +17,28 @@
 //! and `required` only when non-empty), except `additionalProperties`, which every object
 //! states. An entry of [`Annotations::extra`] whose key the subset interprets (`type`, `items`,
 //! ...) is not written: it would change what the schema means.
+//!
+//! ```
+//! use serde_json::json;
+//! use tools_schema::Schema;
+//!
+//! let raw = json!({"maximum": 9, "x-unit": "s", "type": "integer", "description": "Delay"});
+//! let schema = Schema::from_json(&raw).unwrap();
+//! assert_eq!(
+//!     schema.to_json().to_string(),
+//!     r#"{"type":"integer","description":"Delay","maximum":9,"x-unit":"s"}"#
+//! );
+//!
+//! // Outside the subset: rejected, or read leniently by widening.
+//! let mcp = json!({"type": "object", "properties": {"id": {"anyOf": [{"type": "string"}, {"type": "integer"}]}}});
+//! assert!(Schema::from_json(&mcp).is_err());
+//! let (lenient, errors) = Schema::from_json_lenient(&mcp);
+//! assert_eq!(errors.unwrap().errors()[0].pointer, "/properties/id/anyOf");
+//! assert_eq!(
+//!     lenient.to_json(),
+//!     json!({"type": "object", "properties": {"id": {}}, "additionalProperties": true})
+//! );
+//! ```
 
 use serde_json::{Map, Number, Value};
 

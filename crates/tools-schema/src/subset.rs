@@ -53,6 +53,10 @@
 //!   `additionalProperties: true | false` is a keyword value, not a schema, and is allowed.
 //! - A `null` root, or any root that is not an object, is rejected with the kind of value found.
 //!
+//! A schema from outside (an MCP server) that breaks these rules can still be read with
+//! [`Schema::from_json_lenient`], which drops what the subset cannot express, only ever admitting
+//! more values than the raw schema, and returns the same errors alongside.
+//!
 //! # Lossless annotations
 //!
 //! The specification asks that annotations stay lossless JSON. In TypeScript that excludes

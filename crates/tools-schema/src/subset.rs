@@ -101,7 +101,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-use crate::schema::{Schema, SchemaKind};
+use crate::schema::Schema;
 
 /// One keyword outside the subset.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -249,11 +249,6 @@ pub fn assert_object_root(schema: &Value) -> Result<(), SubsetErrors> {
             Err(errors)
         }
     }
-}
-
-/// Whether a typed schema describes an object at its root.
-pub fn schema_is_object(schema: &Schema) -> bool {
-    matches!(schema.kind, SchemaKind::Object(_))
 }
 
 fn object_root_error(schema: &Value) -> Option<SubsetError> {

@@ -113,7 +113,7 @@ def combined_schema(catalog):
 
 
 def run(cmd, **kwargs):
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, **kwargs)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **kwargs)
 
 
 def ensure_tools():
@@ -147,9 +147,18 @@ def best_of(runs, cmd):
     return min(times), statistics.median(times)
 
 
+def npm_version(package):
+    manifest = TOOLS / "node_modules" / package / "package.json"
+    try:
+        return json.loads(manifest.read_text())["version"]
+    except (OSError, KeyError, ValueError):
+        return "?"
+
+
 def version(cmd):
     out = subprocess.run(cmd, capture_output=True, text=True)
-    return (out.stdout or out.stderr).strip().splitlines()[-1] if (out.stdout or out.stderr) else "?"
+    text = (out.stdout or out.stderr).strip()
+    return text.splitlines()[-1] if text else "?"
 
 
 def main():
@@ -180,8 +189,10 @@ def main():
 
         print(f"Catalog: {args.tools} tools ({catalog_file.stat().st_size / 1024:.0f} KiB of JSON), "
               f"wall-clock per process, best (median) of {args.runs} / {other_runs} runs")
-        print(f"  json-schema-to-typescript {version([str(json2ts), '--version'])}; "
-              f"datamodel-code-generator {version([str(dmcg), '--version'])}")
+        print(f"  json-schema-to-typescript {npm_version('json-schema-to-typescript')}, "
+              f"node {version(['node', '--version'])}; "
+              f"datamodel-code-generator {version([str(dmcg), '--version'])}; "
+              f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
         rows = [
             ("TypeScript", "tools-codegen sdk --lang typescript", ours_ts, "json-schema-to-typescript (json2ts --no-format)", their_ts),
             ("Python", "tools-codegen sdk --lang python", ours_py, "datamodel-codegen (typing.TypedDict)", their_py),

@@ -126,6 +126,15 @@ fn write_ty(ty: &Ty, layout: Layout, out: &mut String) {
     }
 }
 
+/// Writes a key bare or quoted (see [`ts_key`]) without an intermediate string when bare.
+fn write_key(key: &str, out: &mut String) {
+    if is_ts_bare_key(key) {
+        out.push_str(key);
+    } else {
+        out.push_str(&ts_string(key));
+    }
+}
+
 fn write_object(object: &ObjectTy, layout: Layout, out: &mut String) {
     let index = match &object.extra {
         Extra::Closed if object.props.is_empty() => Some("never".to_owned()),
@@ -158,16 +167,19 @@ fn write_object(object: &ObjectTy, layout: Layout, out: &mut String) {
                 }
                 let optional = if prop.required { "" } else { "?" };
                 out.push_str(&inner);
-                out.push_str(&ts_key(&prop.key));
+                write_key(&prop.key, out);
                 out.push_str(optional);
                 out.push_str(": ");
                 write_prop_type(&prop.key, prop.required, &prop.ty, layout.deeper(), out);
                 out.push_str(";\n");
             }
             if let Some(index) = index {
-                out.push_str(&format!("{inner}[key: string]: {index};\n"));
+                out.push_str(&inner);
+                out.push_str("[key: string]: ");
+                out.push_str(&index);
+                out.push_str(";\n");
             }
-            out.push_str(&" ".repeat(indent));
+            out.push_str(&inner[..indent]);
             out.push('}');
         }
     }

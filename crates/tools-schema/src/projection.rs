@@ -610,9 +610,28 @@ impl Schema {
         while let Some(step) = work.pop() {
             match step {
                 Out::Enter(schema) => {
-                    let children = children_of(schema);
-                    work.push(Out::Exit(schema, children.len()));
-                    work.extend(children.into_iter().rev().map(Out::Enter));
+                    // Children are entered in reverse so they are built in order.
+                    let exit = work.len();
+                    work.push(Out::Exit(schema, 0));
+                    match &schema.kind {
+                        SchemaKind::Array(array) => {
+                            work.extend(array.items.as_deref().map(Out::Enter));
+                        }
+                        SchemaKind::Object(object) => {
+                            if let AdditionalProperties::Schema(s) = &object.additional_properties {
+                                work.push(Out::Enter(s));
+                            }
+                            work.extend(object.properties.iter().rev().map(|(_, s)| Out::Enter(s)));
+                        }
+                        SchemaKind::OneOf(alternatives) => {
+                            work.extend(alternatives.iter().rev().map(Out::Enter));
+                        }
+                        _ => {}
+                    }
+                    let count = work.len() - exit - 1;
+                    if let Some(Out::Exit(_, n)) = work.get_mut(exit) {
+                        *n = count;
+                    }
                 }
                 Out::Exit(schema, count) => {
                     let start = built.len().saturating_sub(count);
@@ -622,22 +641,6 @@ impl Schema {
             }
         }
         built.pop().unwrap_or(Value::Null)
-    }
-}
-
-/// The direct child schemas in the order `to_json` consumes them.
-fn children_of(schema: &Schema) -> Vec<&Schema> {
-    match &schema.kind {
-        SchemaKind::Array(array) => array.items.as_deref().into_iter().collect(),
-        SchemaKind::Object(object) => {
-            let mut out: Vec<&Schema> = object.properties.iter().map(|(_, s)| s).collect();
-            if let AdditionalProperties::Schema(s) = &object.additional_properties {
-                out.push(s);
-            }
-            out
-        }
-        SchemaKind::OneOf(alternatives) => alternatives.iter().collect(),
-        _ => Vec::new(),
     }
 }
 

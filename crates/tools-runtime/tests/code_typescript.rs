@@ -281,6 +281,45 @@ async fn dropping_the_runtime_ends_its_threads() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_runtime_cancels_runs_in_flight() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let run = rt.run(
+        "await tools.never({});",
+        Arc::new(Shared(host.clone())),
+        &ordinary_limits(),
+        CancellationToken::new(),
+    );
+    let task = tokio::spawn(run);
+    host.never_started.notified().await;
+    drop(rt);
+    let failure = task.await.unwrap().unwrap_err();
+    assert_eq!(failure.kind, CodeFailureKind::Aborted);
+    assert_eq!(host.never_dropped.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_share_a_pool_but_not_state() {
+    let rt = TypeScriptRuntime::with_max_threads(2);
+    let host = TestHost::new();
+    let runs: Vec<_> = (0..8)
+        .map(|i| {
+            rt.run(
+                &format!("(globalThis as any).seen = (globalThis as any).seen ?? {i};\nreturn (globalThis as any).seen;"),
+                Arc::new(Shared(host.clone())),
+                &ordinary_limits(),
+                CancellationToken::new(),
+            )
+        })
+        .collect();
+    let results = futures::future::join_all(runs).await;
+    for (i, result) in results.into_iter().enumerate() {
+        assert_eq!(result.unwrap().result, Some(json!(i)));
+    }
+    assert!(rt.threads() <= 2);
+}
+
 // --- hostile programs -----------------------------------------------------------------------
 
 async fn hostile(program: &str, kind: CodeFailureKind) -> CodeFailure {

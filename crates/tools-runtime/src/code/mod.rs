@@ -144,11 +144,13 @@ pub type HostCallFuture = Pin<Box<dyn Future<Output = Result<Value, ToolCallFail
 /// What a program's `tools` object is bound to: the tool names and the call itself.
 ///
 /// The `run_code` dispatch bridge implements this by running each call through the tool
-/// pipeline. Implementations must be cheap to call from any thread: a runtime calls
-/// [`CodeHost::call`] on its own thread and spawns the returned future onto the tokio runtime
-/// that polled [`CodeRuntime::run`]. When the run settles (completion, failure, timeout or
-/// cancellation), the runtime aborts every call still in flight and waits for those tasks to
-/// end before the run's future resolves.
+/// pipeline. A runtime may call [`CodeHost::call`] on its own thread. The TypeScript runtime
+/// polls the returned future once there (inside the context of the tokio runtime that polled
+/// [`CodeRuntime::run`], so `tokio::spawn` and timers work) and, unless it is already ready,
+/// spawns it onto that runtime, so calls that wait overlap; keep heavy synchronous work after
+/// the future's first `.await` (or in `spawn_blocking`). When the run settles (completion,
+/// failure, timeout or cancellation), the runtime aborts every call still in flight and waits
+/// for those tasks to end before the run's future resolves.
 pub trait CodeHost: Send + Sync + 'static {
     /// The names bound on `tools`, exactly as the program spells them (any string, including
     /// names that are not identifiers).

@@ -1,7 +1,8 @@
 //! One run of one program in a fresh QuickJS runtime and context, on the calling (worker) thread.
 //!
 //! The event loop is ours: QuickJS has no timers, so the only things that settle promises
-//! asynchronously are tool calls. The loop runs pending jobs, then waits for the next finished
+//! asynchronously are tool calls. A call's future is polled once on this thread (inside the
+//! caller's tokio runtime context); if it is not ready it is spawned onto that runtime. The loop runs pending jobs, then waits for the next finished
 //! call (or a wake-up from cancellation) until the wall-clock deadline, so a call that never
 //! settles still ends the run on time. The interrupt handler stops running JavaScript at the
 //! same deadline, on cancellation, and once the memory or output limit was hit, so a program
@@ -11,16 +12,18 @@
 //! everything that crosses is a string or a number.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
+use std::ffi::CString;
 use std::rc::Rc;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
+use std::sync::{Arc, OnceLock};
+use std::task::Poll;
 use std::time::Instant;
 
 use rquickjs::allocator::{Allocator, RustAllocator};
 use rquickjs::context::EvalOptions;
-use rquickjs::{Context, Ctx, Function, Object, Runtime, Value};
+use rquickjs::{Context, Ctx, Function, Object, Runtime, Value, qjs};
 use serde::Deserialize;
 use tokio::task::JoinHandle;
 
@@ -100,6 +103,8 @@ struct State {
     finish: Option<Finish>,
     next_id: u64,
     in_flight: HashMap<u64, JoinHandle<()>>,
+    /// Calls answered on their first poll, waiting to be delivered.
+    ready: VecDeque<Event>,
     host: Arc<dyn CodeHost>,
     handle: tokio::runtime::Handle,
     events_tx: mpsc::Sender<Event>,
@@ -224,6 +229,7 @@ pub(crate) fn run_job(job: Job) {
         finish: None,
         next_id: 0,
         in_flight: HashMap::new(),
+        ready: VecDeque::new(),
         host,
         handle,
         events_tx,
@@ -443,9 +449,7 @@ fn start(
     })
     .map_err(|e| setup_error(ctx, e))?;
 
-    let prelude: Function<'_> = ctx
-        .eval_with_options(PRELUDE, options(PRELUDE_FILE))
-        .map_err(|e| setup_error(ctx, e))?;
+    let prelude = prelude_function(ctx).map_err(|e| setup_error(ctx, e))?;
     prelude
         .call::<_, ()>((host_call, host_log, host_finish, tool_names.to_vec()))
         .map_err(|e| setup_error(ctx, e))?;
@@ -472,6 +476,82 @@ fn start(
     Ok(())
 }
 
+/// The prelude compiled once per process; each run loads the bytecode instead of parsing it.
+static PRELUDE_BYTECODE: OnceLock<Vec<u8>> = OnceLock::new();
+
+/// The prelude's function, from cached bytecode (compiled on first use).
+fn prelude_function<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Function<'js>> {
+    let bytes = match PRELUDE_BYTECODE.get() {
+        Some(bytes) => bytes,
+        None => {
+            let compiled = compile_prelude(ctx)?;
+            PRELUDE_BYTECODE.get_or_init(|| compiled)
+        }
+    };
+    let raw = ctx.as_raw().as_ptr();
+    // SAFETY: `bytes` is bytecode this binary's QuickJS wrote; JS_ReadObject validates its
+    // framing and reports errors as exceptions. JS_EvalFunction takes ownership of `object`,
+    // and `Value::from_raw` takes ownership of the returned value.
+    unsafe {
+        let object = qjs::JS_ReadObject(
+            raw,
+            bytes.as_ptr(),
+            bytes.len() as qjs::size_t,
+            qjs::JS_READ_OBJ_BYTECODE as i32,
+        );
+        if qjs::JS_IsException(object) {
+            return Err(rquickjs::Error::Exception);
+        }
+        let value = qjs::JS_EvalFunction(raw, object);
+        if qjs::JS_IsException(value) {
+            return Err(rquickjs::Error::Exception);
+        }
+        Value::from_raw(ctx.clone(), value)
+            .into_function()
+            .ok_or(rquickjs::Error::FromJs {
+                from: "value",
+                to: "function",
+                message: Some("the prelude did not evaluate to a function".into()),
+            })
+    }
+}
+
+/// Compiles the prelude without running it and serializes the bytecode.
+fn compile_prelude(ctx: &Ctx<'_>) -> rquickjs::Result<Vec<u8>> {
+    let raw = ctx.as_raw().as_ptr();
+    let source = CString::new(PRELUDE)?;
+    let file = CString::new(PRELUDE_FILE)?;
+    // SAFETY: `source` and `file` are NUL-terminated and outlive the calls; every JSValue is
+    // freed exactly once and the written buffer is released with js_free.
+    unsafe {
+        let compiled = qjs::JS_Eval(
+            raw,
+            source.as_ptr(),
+            PRELUDE.len() as qjs::size_t,
+            file.as_ptr(),
+            (qjs::JS_EVAL_TYPE_GLOBAL | qjs::JS_EVAL_FLAG_STRICT | qjs::JS_EVAL_FLAG_COMPILE_ONLY)
+                as i32,
+        );
+        if qjs::JS_IsException(compiled) {
+            return Err(rquickjs::Error::Exception);
+        }
+        let mut size: qjs::size_t = 0;
+        let buffer = qjs::JS_WriteObject(
+            raw,
+            &raw mut size,
+            compiled,
+            (qjs::JS_WRITE_OBJ_BYTECODE | qjs::JS_WRITE_OBJ_STRIP_SOURCE) as i32,
+        );
+        qjs::JS_FreeValue(raw, compiled);
+        if buffer.is_null() {
+            return Err(rquickjs::Error::Exception);
+        }
+        let bytes = std::slice::from_raw_parts(buffer, size as usize).to_vec();
+        qjs::js_free(raw, buffer.cast());
+        Ok(bytes)
+    }
+}
+
 fn options(file: &str) -> EvalOptions {
     let mut options = EvalOptions::default();
     options.global = true;
@@ -484,31 +564,43 @@ fn host_object<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
     ctx.globals().get(HOST)
 }
 
-/// Starts one tool call on the caller's tokio runtime and returns its id.
+/// Starts one tool call and returns its id.
+///
+/// The host's future is polled once right here (inside the caller's tokio runtime context): a
+/// call that answers at once is queued for delivery without any thread hop. A call that has
+/// to wait is spawned onto the caller's tokio runtime and continues there, so calls that wait
+/// overlap.
 fn host_call(state: &Rc<RefCell<State>>, name: String, args: &str) -> f64 {
     let mut state = state.borrow_mut();
     state.next_id += 1;
     let id = state.next_id;
-    let events_tx = state.events_tx.clone();
     match serde_json::from_str::<serde_json::Value>(args) {
         Ok(args) => {
-            let call = state.host.call(&name, args);
-            let task = state.handle.spawn(async move {
-                let result = match call.await {
-                    Ok(value) => {
-                        let text = serde_json::to_string(&value)
-                            .map_err(|error| format!("the tool's result is not JSON: {error}"));
-                        drop_value(value);
-                        text
-                    }
-                    Err(failure) => Err(failure.message().to_owned()),
-                };
-                let _ = events_tx.send(Event::Done { id, result });
-            });
-            state.in_flight.insert(id, task);
+            let mut call = state.host.call(&name, args);
+            let first = {
+                let _entered = state.handle.enter();
+                let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+                call.as_mut().poll(&mut cx)
+            };
+            match first {
+                Poll::Ready(result) => {
+                    state.ready.push_back(Event::Done {
+                        id,
+                        result: encode(result),
+                    });
+                }
+                Poll::Pending => {
+                    let events_tx = state.events_tx.clone();
+                    let task = state.handle.spawn(async move {
+                        let result = encode(call.await);
+                        let _ = events_tx.send(Event::Done { id, result });
+                    });
+                    state.in_flight.insert(id, task);
+                }
+            }
         }
         Err(error) => {
-            let _ = events_tx.send(Event::Done {
+            state.ready.push_back(Event::Done {
                 id,
                 result: Err(format!("the arguments could not be read as JSON: {error}")),
             });
@@ -516,6 +608,21 @@ fn host_call(state: &Rc<RefCell<State>>, name: String, args: &str) -> f64 {
     }
     // Ids stay far below 2^53, so they are exact as JavaScript numbers.
     id as f64
+}
+
+/// A host answer as the text the prelude settles with.
+fn encode(
+    result: Result<serde_json::Value, crate::code::ToolCallFailure>,
+) -> Result<String, String> {
+    match result {
+        Ok(value) => {
+            let text = serde_json::to_string(&value)
+                .map_err(|error| format!("the tool's result is not JSON: {error}"));
+            drop_value(value);
+            text
+        }
+        Err(failure) => Err(failure.message().to_owned()),
+    }
 }
 
 /// Runs jobs and delivers finished calls until the program finishes, stalls or must stop.
@@ -547,17 +654,14 @@ fn event_loop(
         if state.borrow().finish.is_some() {
             return Stop::Finished;
         }
-        if state.borrow().in_flight.is_empty() && !runtime.is_job_pending() {
-            // A call that failed before dispatch may still be queued.
-            match events_rx.try_recv() {
-                Ok(event) => {
-                    if let Err(stop) = deliver(context, flags, state, event, events_rx) {
-                        return stop;
-                    }
-                    continue;
-                }
-                Err(_) => return Stop::Stalled,
+        if !state.borrow().ready.is_empty() {
+            if let Err(stop) = deliver(context, flags, state, None, events_rx) {
+                return stop;
             }
+            continue;
+        }
+        if state.borrow().in_flight.is_empty() && !runtime.is_job_pending() {
+            return Stop::Stalled;
         }
         let now = Instant::now();
         if now >= flags.deadline {
@@ -566,7 +670,7 @@ fn event_loop(
         }
         match events_rx.recv_timeout(flags.deadline - now) {
             Ok(event) => {
-                if let Err(stop) = deliver(context, flags, state, event, events_rx) {
+                if let Err(stop) = deliver(context, flags, state, Some(event), events_rx) {
                     return stop;
                 }
             }
@@ -581,20 +685,32 @@ fn event_loop(
     }
 }
 
-/// Delivers `first` and every other event already queued, in one entry into the engine.
+/// Delivers the calls answered at once, then `first` and every other event already queued,
+/// in one entry into the engine.
 fn deliver(
     context: &Context,
     flags: &Rc<Flags>,
     state: &Rc<RefCell<State>>,
-    first: Event,
+    first: Option<Event>,
     events_rx: &mpsc::Receiver<Event>,
 ) -> Result<(), Stop> {
     context.with(|ctx| {
         let settle: Function<'_> = host_object(&ctx)
             .and_then(|host| host.get("settle"))
             .map_err(|_| Stop::Failed(internal("the prelude's settle function is gone".into())))?;
-        let mut next = Some(first);
-        while let Some(event) = next {
+        let mut first = first;
+        loop {
+            let local = state.borrow_mut().ready.pop_front();
+            let event = match local {
+                Some(event) => event,
+                None => match first.take() {
+                    Some(event) => event,
+                    None => match events_rx.try_recv() {
+                        Ok(event) => event,
+                        Err(_) => break,
+                    },
+                },
+            };
             if let Event::Done { id, result } = event {
                 state.borrow_mut().in_flight.remove(&id);
                 let (ok, text) = match result {
@@ -611,7 +727,6 @@ fn deliver(
             if flags.should_stop() {
                 return Err(Stop::Interrupted);
             }
-            next = events_rx.try_recv().ok();
         }
         Ok(())
     })

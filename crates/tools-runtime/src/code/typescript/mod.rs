@@ -14,9 +14,11 @@
 //! 3. `tools.name(args)` (or `tools["odd-name"](args)`) converts `args` to strict JSON (calling
 //!    with no argument sends `{}`); `undefined`, `BigInt`, cycles, sparse arrays, `-0`, `NaN`,
 //!    `Infinity`, functions, symbols, non-plain objects and strings with unpaired surrogates
-//!    reject that one call with a `TypeError` naming the path, such as `args.items[2]`. The call
-//!    is then spawned onto the tokio runtime that polls [`CodeRuntime::run`], so calls made
-//!    together (`Promise.all`) overlap. A [`ToolCallFailure`](crate::code::ToolCallFailure)
+//!    reject that one call with a `TypeError` naming the path, such as `args.items[2]`. The
+//!    host's future is polled once on the worker thread (inside the caller's tokio runtime
+//!    context): an answer that is ready at once is delivered without a thread hop; otherwise
+//!    the future is spawned onto the tokio runtime that polls [`CodeRuntime::run`], so calls
+//!    made together (`Promise.all`) overlap. A [`ToolCallFailure`](crate::code::ToolCallFailure)
 //!    rejects the call with a `ToolCallError` (an `Error` subclass with `toolName` and
 //!    `message`).
 //! 4. `console.log`, `info`, `warn`, `error`, `debug` and `trace` each append one log line:

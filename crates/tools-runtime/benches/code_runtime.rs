@@ -1,0 +1,237 @@
+//! What a Code Mode run costs, per runtime, against the alternatives.
+//!
+//! Three programs, each a fresh run against a host that answers every call at once with its
+//! arguments:
+//!
+//! - `one_call`: one tool call;
+//! - `sequential_100`: 100 calls, each awaited before the next;
+//! - `concurrent_1000`: 1,000 calls under `Promise.all` / `asyncio.gather`.
+//!
+//! Compared side by side in one run:
+//!
+//! - TypeScript (QuickJS, type stripping included) against a Node.js `worker_threads` worker
+//!   started per run with the same calls bridged over `postMessage`
+//!   (`benches/code-runtime/node-worker.mjs`, or `NODE_WORKER_SCRIPT`, run with `node` from
+//!   `PATH` or `TOOLS_NODE`);
+//! - Python through the zygote against a plain interpreter process per run.
+//!
+//! After criterion's report the bench prints the medians of its own measurement, the ratios,
+//! and the bridge overhead per call (`(sequential_100 - one_call) / 99`). Targets on the
+//! reference machine: a one-call TypeScript run at most 0.3 ms, at most 10 µs per call, and a
+//! Python run through the zygote at most 5 ms.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::Criterion;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use tools_runtime::code::{
+    CodeHost, CodeLimits, CodeRuntime, HostCallFuture, PythonMode, PythonRuntime, TypeScriptRuntime,
+};
+
+/// Answers every call at once with its arguments.
+struct Echo;
+
+impl CodeHost for Echo {
+    fn tool_names(&self) -> Vec<String> {
+        vec!["echo".to_owned()]
+    }
+
+    fn call(&self, _name: &str, args: Value) -> HostCallFuture {
+        Box::pin(async move { Ok(args) })
+    }
+}
+
+const TS: [(&str, &str); 3] = [
+    (
+        "one_call",
+        "const r: { n: number } = await tools.echo({ n: 1 });\nreturn r;",
+    ),
+    (
+        "sequential_100",
+        "let s: number = 0;\nfor (let i = 0; i < 100; i++) {\n  const r: { n: number } = await tools.echo({ n: i });\n  s += r.n;\n}\nreturn s;",
+    ),
+    (
+        "concurrent_1000",
+        "const r: unknown[] = await Promise.all(Array.from({ length: 1000 }, (_, i) => tools.echo({ n: i })));\nreturn r.length;",
+    ),
+];
+
+const PY: [(&str, &str); 3] = [
+    ("one_call", "r = await tools.echo({'n': 1})\nreturn r"),
+    (
+        "sequential_100",
+        "s = 0\nfor i in range(100):\n    r = await tools.echo({'n': i})\n    s += r['n']\nreturn s",
+    ),
+    (
+        "concurrent_1000",
+        "import asyncio\nr = await asyncio.gather(*(tools.echo({'n': i}) for i in range(1000)))\nreturn len(r)",
+    ),
+];
+
+fn tokio_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn run_once(rt: &tokio::runtime::Runtime, runtime: &dyn CodeRuntime, program: &str) {
+    let limits = CodeLimits::default();
+    let outcome =
+        rt.block_on(runtime.run(program, Arc::new(Echo), &limits, CancellationToken::new()));
+    assert!(outcome.is_ok(), "{outcome:?}");
+}
+
+fn median_of(
+    rt: &tokio::runtime::Runtime,
+    runtime: &dyn CodeRuntime,
+    program: &str,
+    n: usize,
+) -> Duration {
+    run_once(rt, runtime, program);
+    let mut times: Vec<Duration> = (0..n)
+        .map(|_| {
+            let start = Instant::now();
+            run_once(rt, runtime, program);
+            start.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[times.len() / 2]
+}
+
+fn criterion_benches(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
+    let ts = TypeScriptRuntime::new();
+    let mut group = c.benchmark_group("typescript");
+    for (name, program) in TS {
+        group.bench_function(name, |b| b.iter(|| run_once(rt, &ts, program)));
+    }
+    group.finish();
+
+    let zygote = PythonRuntime::new();
+    rt.block_on(zygote.warm_up()).unwrap();
+    let spawn = PythonRuntime::new().with_mode(PythonMode::SpawnPerRun);
+    let mut group = c.benchmark_group("python");
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(5));
+    for (name, program) in PY {
+        group.bench_function(format!("zygote/{name}"), |b| {
+            b.iter(|| run_once(rt, &zygote, program));
+        });
+        group.bench_function(format!("spawn/{name}"), |b| {
+            b.iter(|| run_once(rt, &spawn, program));
+        });
+    }
+    group.finish();
+}
+
+fn node_medians() -> Result<Value, String> {
+    let script = std::env::var_os("NODE_WORKER_SCRIPT").map_or_else(
+        || {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../../benches/code-runtime/node-worker.mjs")
+        },
+        PathBuf::from,
+    );
+    let node = std::env::var_os("TOOLS_NODE").unwrap_or_else(|| "node".into());
+    let output = Command::new(&node)
+        .arg(&script)
+        .arg("30")
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", PathBuf::from(&node).display()))?;
+    if !output.status.success() {
+        return Err(String::from_utf8_lossy(&output.stderr).into_owned());
+    }
+    serde_json::from_slice(&output.stdout).map_err(|e| format!("unreadable node output: {e}"))
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn summary(rt: &tokio::runtime::Runtime) {
+    let n = 60;
+    println!("\n=== Code Mode runtimes: medians of {n} fresh runs each (host answers at once) ===");
+
+    let ts = TypeScriptRuntime::new();
+    let ts_medians: Vec<(&str, Duration)> = TS
+        .iter()
+        .map(|(name, program)| (*name, median_of(rt, &ts, program, n)))
+        .collect();
+    let node = node_medians();
+    println!(
+        "\nTypeScript (QuickJS, fresh engine per run, stripping included) vs a Node.js worker_threads worker per run:"
+    );
+    for (name, ours) in &ts_medians {
+        match &node {
+            Ok(node) => {
+                let theirs = node["median_ms"][name].as_f64().unwrap_or(f64::NAN);
+                println!(
+                    "  {name:<16} quickjs {:>9.3} ms   node worker {:>9.3} ms   node/quickjs = {:>7.1}x",
+                    ms(*ours),
+                    theirs,
+                    theirs / ms(*ours)
+                );
+            }
+            Err(_) => println!("  {name:<16} quickjs {:>9.3} ms", ms(*ours)),
+        }
+    }
+    match &node {
+        Ok(node) => println!("  (node {})", node["node"].as_str().unwrap_or("?")),
+        Err(error) => println!("  node comparison skipped: {error}"),
+    }
+    let one = ts_medians[0].1;
+    let seq = ts_medians[1].1;
+    let conc = ts_medians[2].1;
+    println!(
+        "  bridge overhead per call: sequential {:.2} µs, concurrent {:.2} µs (target <= 10 µs); one-call run {:.3} ms (target <= 0.3 ms)",
+        (seq.as_secs_f64() - one.as_secs_f64()) / 99.0 * 1e6,
+        (conc.as_secs_f64() - one.as_secs_f64()) / 999.0 * 1e6,
+        ms(one)
+    );
+
+    let zygote = PythonRuntime::new();
+    rt.block_on(zygote.warm_up()).unwrap();
+    let spawn = PythonRuntime::new().with_mode(PythonMode::SpawnPerRun);
+    let py_n = 30;
+    println!(
+        "\nPython: zygote fork per run vs a plain interpreter process per run ({py_n} runs each):"
+    );
+    let mut zygote_one = Duration::ZERO;
+    for (name, program) in PY {
+        let z = median_of(rt, &zygote, program, py_n);
+        let s = median_of(rt, &spawn, program, py_n);
+        if name == "one_call" {
+            zygote_one = z;
+        }
+        println!(
+            "  {name:<16} zygote {:>9.3} ms   spawn {:>9.3} ms   spawn/zygote = {:>6.1}x",
+            ms(z),
+            ms(s),
+            s.as_secs_f64() / z.as_secs_f64()
+        );
+    }
+    println!(
+        "  one-call run through the zygote: {:.3} ms (target <= 5 ms); interpreter {}",
+        ms(zygote_one),
+        zygote
+            .interpreter_path()
+            .map_or_else(|| "?".to_owned(), |p| p.display().to_string())
+    );
+}
+
+fn main() {
+    let rt = tokio_runtime();
+    let mut c = Criterion::default().configure_from_args();
+    criterion_benches(&mut c, &rt);
+    summary(&rt);
+    c.final_summary();
+}

@@ -125,6 +125,15 @@ impl Run {
         })
     }
 
+    /// The whole pipeline for one call, in order.
+    pub(crate) async fn run(self) -> ToolExecutionResult {
+        let draft = match self.admit().await {
+            Ok(def) => self.dispatch(&def).await,
+            Err(failure) => failure,
+        };
+        self.conclude(draft).await
+    }
+
     /// Everything before the body: returns the definition to dispatch, or the failure.
     pub(crate) async fn admit(&self) -> Result<ToolDefinition, Draft> {
         let exec = &self.exec;
@@ -469,15 +478,12 @@ impl ToolRuntime {
     /// drops the call in place, body included, without a result.
     pub async fn execute(&self, call: ToolCall) -> ToolExecutionResult {
         let run = Run::enter(self, call);
-        let span = run.span.clone();
-        async move {
-            let draft = match run.admit().await {
-                Ok(def) => run.dispatch(&def).await,
-                Err(failure) => failure,
-            };
-            run.conclude(draft).await
+        if run.span.is_disabled() {
+            // No subscriber wants the span: skip the instrumentation wrapper entirely.
+            run.run().await
+        } else {
+            let span = run.span.clone();
+            run.run().instrument(span).await
         }
-        .instrument(span)
-        .await
     }
 }

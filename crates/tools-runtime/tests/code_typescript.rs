@@ -11,7 +11,9 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use code_support::{BARRIER_SIZE, Shared, TestHost, hostile_limits, ordinary_limits};
+use code_support::{
+    BARRIER_SIZE, Shared, TestHost, deadline_limits, hostile_limits, ordinary_limits,
+};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tools_runtime::code::{
@@ -323,13 +325,25 @@ async fn runs_share_a_pool_but_not_state() {
 // --- hostile programs -----------------------------------------------------------------------
 
 async fn hostile(program: &str, kind: CodeFailureKind) -> CodeFailure {
-    hostile_with(program, kind, &hostile_limits()).await
+    let limits = if kind == CodeFailureKind::Timeout {
+        deadline_limits()
+    } else {
+        hostile_limits()
+    };
+    hostile_with(program, kind, &limits).await
 }
 
 async fn hostile_with(program: &str, kind: CodeFailureKind, limits: &CodeLimits) -> CodeFailure {
     let rt = runtime();
     let failure = fail(&rt, program, limits).await;
-    assert_eq!(failure.kind, kind, "{failure:?}");
+    assert_eq!(
+        failure.kind,
+        kind,
+        "{}: {} ({} log lines)",
+        failure.kind,
+        failure.message,
+        failure.logs.len()
+    );
     assert_healthy(&rt).await;
     failure
 }
@@ -407,7 +421,8 @@ async fn deep_recursion_is_a_runtime_error() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn output_flood_hits_the_output_limit() {
-    let limits = hostile_limits().with_max_output_bytes(64 * 1024);
+    // The output limit, not the deadline, must stop it, even on a slow machine.
+    let limits = ordinary_limits().with_max_output_bytes(64 * 1024);
     let failure = hostile_with(
         "while (true) console.log('flooding the log');",
         CodeFailureKind::OutputLimit,
@@ -421,7 +436,7 @@ async fn output_flood_hits_the_output_limit() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_huge_log_line_hits_the_output_limit() {
-    let limits = hostile_limits().with_max_output_bytes(1024 * 1024);
+    let limits = ordinary_limits().with_max_output_bytes(1024 * 1024);
     let failure = hostile_with(
         "console.log('small'); console.log('x'.repeat(2 * 1024 * 1024)); return 1;",
         CodeFailureKind::OutputLimit,
@@ -446,7 +461,7 @@ async fn a_huge_result_hits_the_output_limit() {
 async fn a_never_settling_call_times_out_and_is_aborted() {
     let rt = runtime();
     let host = TestHost::new();
-    let failure = run_with(&rt, &host, "await tools.never({});", &hostile_limits())
+    let failure = run_with(&rt, &host, "await tools.never({});", &deadline_limits())
         .await
         .unwrap_err();
     assert_eq!(failure.kind, CodeFailureKind::Timeout);

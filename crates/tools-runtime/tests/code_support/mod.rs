@@ -99,11 +99,17 @@ impl CodeHost for Shared {
     }
 }
 
-/// Short limits for hostile programs.
+/// Limits for hostile programs that some other limit (memory, output, syntax, ...) must stop:
+/// a small memory limit and a deadline long enough never to fire first on a loaded machine.
 pub fn hostile_limits() -> CodeLimits {
     CodeLimits::default()
-        .with_timeout(Duration::from_millis(400))
+        .with_timeout(Duration::from_secs(20))
         .with_memory_bytes(32 * 1024 * 1024)
+}
+
+/// Limits for hostile programs the deadline must stop: a short deadline keeps the suite fast.
+pub fn deadline_limits() -> CodeLimits {
+    hostile_limits().with_timeout(Duration::from_millis(300))
 }
 
 /// Generous limits for ordinary programs (long enough never to fire on a loaded CI machine).

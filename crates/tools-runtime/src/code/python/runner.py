@@ -457,18 +457,27 @@ def child_main(sock):
     os._exit(0)
 
 
-def _die_with_parent():
+def _load_prctl():
+    """`prctl` from libc, loaded once in the zygote (importing ctypes per run would be slow)."""
     try:
         import ctypes
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        return ctypes.CDLL(None, use_errno=True).prctl
     except Exception:  # noqa: BLE001 - best effort; the host still kills by pid
-        pass
+        return None
+
+
+def _die_with_parent(prctl):
+    if prctl is not None:
+        try:
+            prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: die if the zygote dies
+        except Exception:  # noqa: BLE001
+            pass
 
 
 def zygote_main(control):
     children = set()
+    prctl = _load_prctl()
     while True:
         try:
             data, fds, _flags, _addr = socket.recv_fds(control, 1 << 16, 4)
@@ -494,7 +503,7 @@ def zygote_main(control):
             pid = os.fork()
             if pid == 0:
                 control.close()
-                _die_with_parent()
+                _die_with_parent(prctl)
                 os.setpgid(0, 0)
                 sock = socket.socket(fileno=fds[0])
                 sock.setblocking(True)

@@ -115,6 +115,9 @@ impl fmt::Debug for Output {
 pub fn render_json(value: &Value) -> ContentBlock {
     match value {
         Value::String(s) => ContentBlock::text(s.clone()),
+        Value::Array(_) | Value::Object(_) => {
+            ContentBlock::text(crate::deep::to_compact_json(value))
+        }
         other => ContentBlock::text(other.to_string()),
     }
 }

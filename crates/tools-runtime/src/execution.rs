@@ -110,6 +110,15 @@ pub(crate) struct ExecInner {
     pub(crate) body_started: AtomicBool,
 }
 
+impl Drop for ExecInner {
+    fn drop(&mut self) {
+        // The last owner of very deep arguments drops them without recursion.
+        if let Some(args) = Arc::get_mut(&mut self.arguments) {
+            crate::deep::discard(std::mem::take(args));
+        }
+    }
+}
+
 /// The read-only view of one execution that listeners, guards, wrappers and observers see.
 ///
 /// Cheap to clone (a shared handle). Nothing in it can be changed after entry.

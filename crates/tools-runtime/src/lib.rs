@@ -93,6 +93,7 @@
 
 pub mod code;
 mod content;
+mod deep;
 mod definition;
 mod error;
 mod execution;

@@ -58,6 +58,13 @@ impl Draft {
     fn is_success(&self) -> bool {
         matches!(self, Draft::Success { .. })
     }
+
+    /// Replaces this draft, dropping a replaced value of any depth without recursion.
+    fn replace(&mut self, next: Draft) {
+        if let Draft::Success { value, .. } = std::mem::replace(self, next) {
+            crate::deep::discard(value);
+        }
+    }
 }
 
 /// One call in flight.
@@ -273,6 +280,7 @@ impl Run {
     /// top-level calls, its presentation metadata).
     fn normalise(&self, def: &ToolDefinition, value: Value) -> Draft {
         if let Err(violations) = def.0.output.validate(&value) {
+            crate::deep::discard(value);
             return Draft::from_error(ExecutionError::InvalidOutput {
                 tool: def.name().to_owned(),
                 violations,
@@ -293,7 +301,10 @@ impl Run {
                 content,
                 meta,
             },
-            Err(p) => self.panicked(PanicSite::Render, p),
+            Err(p) => {
+                crate::deep::discard(value);
+                self.panicked(PanicSite::Render, p)
+            }
         }
     }
 
@@ -328,7 +339,7 @@ impl Run {
                     })),
                     PostListener::Async(f) => {
                         let snapshot = PostSnapshot {
-                            value: value.clone(),
+                            value: crate::deep::clone(value),
                             content: content.clone(),
                             meta: meta.clone(),
                         };
@@ -342,14 +353,14 @@ impl Run {
                 };
                 match decided {
                     Err(p) => {
-                        draft = self.panicked(PanicSite::Listener, p);
+                        draft.replace(self.panicked(PanicSite::Listener, p));
                         break;
                     }
                     Ok(PostDecision::Block {
                         feedback,
                         contexts: only,
                     }) => {
-                        draft = Draft::from_error(ExecutionError::Blocked { feedback });
+                        draft.replace(Draft::from_error(ExecutionError::Blocked { feedback }));
                         contexts = only;
                         break;
                     }
@@ -366,7 +377,7 @@ impl Run {
                                 }
                             }
                             Some(Replacement::Value(new)) => {
-                                draft = self.normalise(def, new);
+                                draft.replace(self.normalise(def, new));
                                 if !draft.is_success() {
                                     break;
                                 }
@@ -378,7 +389,7 @@ impl Run {
         }
         // Cancellation can replace only a success; every failure keeps its own code.
         if draft.is_success() && self.cancelled() {
-            draft = self.aborted();
+            draft.replace(self.aborted());
         }
         let mut result = match draft {
             Draft::Success {

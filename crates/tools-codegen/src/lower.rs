@@ -42,7 +42,7 @@ pub const MAX_DEPTH: usize = 48;
 
 /// A type in the renderers' model.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Ty {
+pub(crate) enum Ty<'a> {
     /// Outside the subset: accepts anything (TypeScript `unknown`, Python `Any`).
     Unknown,
     /// Unconstrained JSON (TypeScript `JsonValue`, Python `Any`).
@@ -53,52 +53,52 @@ pub(crate) enum Ty {
     Number,
     Integer,
     /// Scalar literal values (strings, numbers, booleans, null), deduplicated, in source order.
-    Literals(Vec<Value>),
-    Array(Box<Ty>),
-    Object(Box<ObjectTy>),
+    Literals(Vec<&'a Value>),
+    Array(Box<Ty<'a>>),
+    Object(Box<ObjectTy<'a>>),
     /// Two or more alternatives; never contains `Unknown` or `Json` (they absorb the union).
-    Union(Vec<Ty>),
+    Union(Vec<Ty<'a>>),
 }
 
 /// An object type.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct ObjectTy {
+pub(crate) struct ObjectTy<'a> {
     /// Declared properties in source order, then keys that are required but undeclared.
-    pub props: Vec<Prop>,
+    pub props: Vec<Prop<'a>>,
     /// What keys beyond `props` may hold.
-    pub extra: Extra,
+    pub extra: Extra<'a>,
     /// The object's own description (or title).
-    pub doc: Option<String>,
+    pub doc: Option<&'a str>,
 }
 
 /// One property of an object type.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Prop {
+pub(crate) struct Prop<'a> {
     /// The exact wire name.
-    pub key: String,
-    pub ty: Ty,
+    pub key: &'a str,
+    pub ty: Ty<'a>,
     pub required: bool,
     /// The property schema's description (or title).
-    pub doc: Option<String>,
+    pub doc: Option<&'a str>,
 }
 
 /// The keys an object admits beyond its declared properties.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Extra {
+pub(crate) enum Extra<'a> {
     /// `additionalProperties: false`: none.
     Closed,
     /// Any key, any value.
     Open,
     /// Any key, values of this type (a map).
-    Map(Box<Ty>),
+    Map(Box<Ty<'a>>),
 }
 
 /// Reads a raw schema. Total: never fails, never recurses deeper than [`MAX_DEPTH`].
-pub(crate) fn lower(schema: &Value) -> Ty {
+pub(crate) fn lower(schema: &Value) -> Ty<'_> {
     lower_at(schema, 0)
 }
 
-fn lower_at(schema: &Value, depth: usize) -> Ty {
+fn lower_at(schema: &Value, depth: usize) -> Ty<'_> {
     if depth > MAX_DEPTH {
         return Ty::Unknown;
     }
@@ -109,14 +109,14 @@ fn lower_at(schema: &Value, depth: usize) -> Ty {
 }
 
 /// The description of a schema, or its title when it has none.
-pub(crate) fn doc_of(schema: &Value) -> Option<String> {
+pub(crate) fn doc_of(schema: &Value) -> Option<&str> {
     let map = schema.as_object()?;
     let text = map
         .get("description")
         .and_then(Value::as_str)
         .filter(|s| !s.trim().is_empty())
         .or_else(|| map.get("title").and_then(Value::as_str))?;
-    (!text.trim().is_empty()).then(|| text.to_owned())
+    (!text.trim().is_empty()).then_some(text)
 }
 
 /// The keywords the reader looks at, found in one pass over a schema object.
@@ -171,7 +171,7 @@ impl<'a> Keywords<'a> {
     }
 }
 
-fn lower_map(map: &Map<String, Value>, depth: usize) -> Ty {
+fn lower_map(map: &Map<String, Value>, depth: usize) -> Ty<'_> {
     let k = Keywords::scan(map);
     if k.reference {
         return Ty::Unknown;
@@ -224,7 +224,7 @@ fn lower_map(map: &Map<String, Value>, depth: usize) -> Ty {
     }
 }
 
-fn lower_type(name: &str, k: &Keywords<'_>, depth: usize) -> Ty {
+fn lower_type<'a>(name: &str, k: &Keywords<'a>, depth: usize) -> Ty<'a> {
     match name {
         "null" => Ty::Null,
         "boolean" => Ty::Boolean,
@@ -241,20 +241,20 @@ fn is_scalar(value: &Value) -> bool {
     !matches!(value, Value::Array(_) | Value::Object(_))
 }
 
-fn literals(values: &[Value]) -> Ty {
+fn literals(values: &[Value]) -> Ty<'_> {
     if !values.iter().all(is_scalar) {
         return Ty::Unknown;
     }
-    let mut out: Vec<Value> = Vec::with_capacity(values.len());
+    let mut out: Vec<&Value> = Vec::with_capacity(values.len());
     for value in values {
-        if !out.contains(value) {
-            out.push(value.clone());
+        if !out.contains(&value) {
+            out.push(value);
         }
     }
     Ty::Literals(out)
 }
 
-fn lower_array(k: &Keywords<'_>, depth: usize) -> Ty {
+fn lower_array<'a>(k: &Keywords<'a>, depth: usize) -> Ty<'a> {
     if let Some(prefix) = k.prefix_items {
         return match prefix {
             Value::Array(_) => Ty::Array(Box::new(Ty::Unknown)),
@@ -270,7 +270,7 @@ fn lower_array(k: &Keywords<'_>, depth: usize) -> Ty {
     Ty::Array(Box::new(element))
 }
 
-fn lower_object(k: &Keywords<'_>, depth: usize) -> Ty {
+fn lower_object<'a>(k: &Keywords<'a>, depth: usize) -> Ty<'a> {
     let mut extra = match k.additional {
         None | Some(Value::Bool(true)) => Extra::Open,
         Some(Value::Bool(false)) => Extra::Closed,
@@ -286,7 +286,7 @@ fn lower_object(k: &Keywords<'_>, depth: usize) -> Ty {
         Some(Value::Object(_)) => {}
         Some(_) => return Ty::Unknown,
     }
-    let mut required: Vec<&str> = Vec::new();
+    let mut required: Vec<&'a str> = Vec::new();
     match k.required {
         None => {}
         Some(Value::Array(names)) => {
@@ -310,7 +310,7 @@ fn lower_object(k: &Keywords<'_>, depth: usize) -> Ty {
             props.reserve(properties.len());
             for (key, schema) in properties {
                 props.push(Prop {
-                    key: key.clone(),
+                    key: key.as_str(),
                     ty: lower_at(schema, depth + 1),
                     required: required.contains(&key.as_str()),
                     doc: doc_of(schema),
@@ -326,7 +326,7 @@ fn lower_object(k: &Keywords<'_>, depth: usize) -> Ty {
                 Extra::Closed | Extra::Open => Ty::Json,
             };
             props.push(Prop {
-                key: name.to_owned(),
+                key: name,
                 ty,
                 required: true,
                 doc: None,
@@ -347,8 +347,8 @@ fn lower_object(k: &Keywords<'_>, depth: usize) -> Ty {
 
 /// A union of `members`: nested unions are flattened, duplicates dropped, and an `Unknown` or
 /// `Json` member absorbs the whole union.
-pub(crate) fn union(members: Vec<Ty>) -> Ty {
-    let mut flat: Vec<Ty> = Vec::with_capacity(members.len());
+pub(crate) fn union(members: Vec<Ty<'_>>) -> Ty<'_> {
+    let mut flat: Vec<Ty<'_>> = Vec::with_capacity(members.len());
     let mut pending = members;
     pending.reverse();
     while let Some(member) = pending.pop() {
@@ -373,7 +373,7 @@ pub(crate) fn union(members: Vec<Ty>) -> Ty {
 }
 
 /// Reads a tool's root schema and attaches the schema's own description to a root object.
-pub(crate) fn lower_root(schema: &Value) -> Ty {
+pub(crate) fn lower_root(schema: &Value) -> Ty<'_> {
     match lower(schema) {
         Ty::Object(mut object) => {
             object.doc = doc_of(schema);
@@ -425,7 +425,8 @@ mod tests {
 
     #[test]
     fn required_but_undeclared_keys_are_required() {
-        let Ty::Object(object) = lower(&json!({"type": "object", "required": ["a"]})) else {
+        let schema = json!({"type": "object", "required": ["a"]});
+        let Ty::Object(object) = lower(&schema) else {
             panic!("not an object");
         };
         assert_eq!(object.props.len(), 1);

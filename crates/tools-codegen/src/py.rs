@@ -150,7 +150,7 @@ fn literal(value: &Value) -> Option<String> {
 /// `hint` computes the base name of a `TypedDict` for `ty`; it is called only when one is
 /// declared.
 pub(crate) fn py_type(
-    ty: &Ty,
+    ty: &Ty<'_>,
     module: &mut Option<&mut PyModule>,
     hint: &dyn Fn() -> String,
 ) -> String {
@@ -204,7 +204,7 @@ pub(crate) fn py_type(
 }
 
 fn py_object(
-    object: &ObjectTy,
+    object: &ObjectTy<'_>,
     module: &mut Option<&mut PyModule>,
     hint: &dyn Fn() -> String,
 ) -> String {
@@ -218,7 +218,7 @@ fn py_object(
         let mut fields = Vec::with_capacity(object.props.len());
         for prop in &object.props {
             let ty = py_type(&prop.ty, module, &|| {
-                let key_part = pascal_case(&prop.key);
+                let key_part = pascal_case(prop.key);
                 if key_part.is_empty() {
                     format!("{name}Field")
                 } else {
@@ -226,16 +226,16 @@ fn py_object(
                 }
             });
             fields.push(FieldDef {
-                key: prop.key.clone(),
+                key: prop.key.to_owned(),
                 ty,
                 required: prop.required,
-                doc: prop.doc.clone(),
+                doc: prop.doc.map(str::to_owned),
             });
         }
         if let Some(m) = module.as_deref_mut() {
             m.defs.push(TypedDictDef {
                 name: name.clone(),
-                doc: object.doc.clone(),
+                doc: object.doc.map(str::to_owned),
                 fields,
             });
         }
@@ -285,8 +285,9 @@ mod tests {
     #[test]
     fn names_are_unique_and_children_come_first() {
         let mut module = PyModule::new(["FooArgs"]);
-        let ty = lower(&json!({"type": "object", "properties": {
-            "a": {"type": "object", "properties": {"b": {"type": "string"}}}}}));
+        let schema = json!({"type": "object", "properties": {
+            "a": {"type": "object", "properties": {"b": {"type": "string"}}}}});
+        let ty = lower(&schema);
         let name = py_type(&ty, &mut Some(&mut module), &|| "FooArgs".to_owned());
         assert_eq!(name, "FooArgs2");
         let names: Vec<&str> = module.defs.iter().map(|d| d.name.as_str()).collect();

@@ -229,10 +229,10 @@ pub(crate) fn markdown_context(tools: &[ToolSchema]) -> MdContext {
                     .props
                     .iter()
                     .map(|p| MdParam {
-                        name: p.key.clone(),
+                        name: p.key.to_owned(),
                         ty: ts_type(&p.ty, Layout::Compact),
                         required: p.required,
-                        description: p.doc.clone().unwrap_or_default(),
+                        description: p.doc.unwrap_or_default().to_owned(),
                     })
                     .collect(),
                 _ => Vec::new(),

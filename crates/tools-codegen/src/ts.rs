@@ -45,7 +45,7 @@ const OBJECT_MEMBERS: &[&str] = &[
 
 /// The type of a property, widened by the inherited member for an optional property named like
 /// an `Object.prototype` member (see [`OBJECT_MEMBERS`]).
-fn write_prop_type(key: &str, required: bool, ty: &Ty, layout: Layout, out: &mut String) {
+fn write_prop_type(key: &str, required: bool, ty: &Ty<'_>, layout: Layout, out: &mut String) {
     write_ty(ty, layout, out);
     if !required && OBJECT_MEMBERS.contains(&key) {
         out.push_str(&format!(" | Object[{}]", ts_string(key)));
@@ -62,7 +62,7 @@ pub(crate) fn ts_key(key: &str) -> String {
 }
 
 /// Writes `ty` as a TypeScript type expression.
-pub(crate) fn ts_type(ty: &Ty, layout: Layout) -> String {
+pub(crate) fn ts_type(ty: &Ty<'_>, layout: Layout) -> String {
     let mut out = String::new();
     write_ty(ty, layout, &mut out);
     out
@@ -79,7 +79,7 @@ fn literal(value: &Value) -> String {
 }
 
 /// True when `ty` renders as one token that `T[]` can follow without parentheses.
-fn is_atom(ty: &Ty) -> bool {
+fn is_atom(ty: &Ty<'_>) -> bool {
     match ty {
         Ty::Literals(values) => {
             values.len() == 1 && !values.iter().any(|v| v.as_f64().is_some_and(|n| n < 0.0))
@@ -90,7 +90,7 @@ fn is_atom(ty: &Ty) -> bool {
     }
 }
 
-fn write_ty(ty: &Ty, layout: Layout, out: &mut String) {
+fn write_ty(ty: &Ty<'_>, layout: Layout, out: &mut String) {
     match ty {
         Ty::Unknown => out.push_str("unknown"),
         Ty::Json => out.push_str("JsonValue"),
@@ -99,7 +99,7 @@ fn write_ty(ty: &Ty, layout: Layout, out: &mut String) {
         Ty::String => out.push_str("string"),
         Ty::Number | Ty::Integer => out.push_str("number"),
         Ty::Literals(values) => {
-            let parts: Vec<String> = values.iter().map(literal).collect();
+            let parts: Vec<String> = values.iter().map(|v| literal(v)).collect();
             out.push_str(&parts.join(" | "));
         }
         Ty::Array(element) => {
@@ -135,7 +135,7 @@ fn write_key(key: &str, out: &mut String) {
     }
 }
 
-fn write_object(object: &ObjectTy, layout: Layout, out: &mut String) {
+fn write_object(object: &ObjectTy<'_>, layout: Layout, out: &mut String) {
     let index = match &object.extra {
         Extra::Closed if object.props.is_empty() => Some("never".to_owned()),
         Extra::Closed => None,
@@ -148,8 +148,8 @@ fn write_object(object: &ObjectTy, layout: Layout, out: &mut String) {
             for prop in &object.props {
                 let optional = if prop.required { "" } else { "?" };
                 let mut ty = String::new();
-                write_prop_type(&prop.key, prop.required, &prop.ty, layout, &mut ty);
-                parts.push(format!("{}{optional}: {ty}", ts_key(&prop.key)));
+                write_prop_type(prop.key, prop.required, &prop.ty, layout, &mut ty);
+                parts.push(format!("{}{optional}: {ty}", ts_key(prop.key)));
             }
             if let Some(index) = index {
                 parts.push(format!("[key: string]: {index}"));
@@ -162,15 +162,15 @@ fn write_object(object: &ObjectTy, layout: Layout, out: &mut String) {
             let inner = " ".repeat(indent + 2);
             out.push_str("{\n");
             for prop in &object.props {
-                if let Some(doc) = &prop.doc {
+                if let Some(doc) = prop.doc {
                     out.push_str(&ts_doc(doc, &inner));
                 }
                 let optional = if prop.required { "" } else { "?" };
                 out.push_str(&inner);
-                write_key(&prop.key, out);
+                write_key(prop.key, out);
                 out.push_str(optional);
                 out.push_str(": ");
-                write_prop_type(&prop.key, prop.required, &prop.ty, layout.deeper(), out);
+                write_prop_type(prop.key, prop.required, &prop.ty, layout.deeper(), out);
                 out.push_str(";\n");
             }
             if let Some(index) = index {

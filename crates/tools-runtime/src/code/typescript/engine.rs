@@ -296,6 +296,9 @@ fn execute(
         }
     };
     runtime.set_max_stack_size(limits.stack_bytes);
+    // Fewer collections for the small heaps most programs have (the default is 256 KiB); the
+    // allocator still enforces the memory limit.
+    runtime.set_gc_threshold((limits.memory_bytes / 16).clamp(256 * 1024, 4 * 1024 * 1024));
     let interrupt_flags = flags.clone();
     runtime.set_interrupt_handler(Some(Box::new(move || interrupt_flags.should_stop())));
     runtime.set_host_promise_rejection_tracker(Some(Box::new(
@@ -422,7 +425,7 @@ fn start(
     flags: &Rc<Flags>,
 ) -> Result<(), CodeFailure> {
     let call_state = state.clone();
-    let host_call = Function::new(ctx.clone(), move |name: String, args: String| -> f64 {
+    let host_call = Function::new(ctx.clone(), move |name: String, args: String| -> i32 {
         host_call(&call_state, name, &args)
     })
     .map_err(|e| setup_error(ctx, e))?;
@@ -570,7 +573,7 @@ fn host_object<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
 /// call that answers at once is queued for delivery without any thread hop. A call that has
 /// to wait is spawned onto the caller's tokio runtime and continues there, so calls that wait
 /// overlap.
-fn host_call(state: &Rc<RefCell<State>>, name: String, args: &str) -> f64 {
+fn host_call(state: &Rc<RefCell<State>>, name: String, args: &str) -> i32 {
     let mut state = state.borrow_mut();
     state.next_id += 1;
     let id = state.next_id;
@@ -606,8 +609,15 @@ fn host_call(state: &Rc<RefCell<State>>, name: String, args: &str) -> f64 {
             });
         }
     }
-    // Ids stay far below 2^53, so they are exact as JavaScript numbers.
-    id as f64
+    // Small integers (not doubles) on the JavaScript side: QuickJS hashes doubles with small
+    // integer values badly, which made the prelude's pending-call map slow.
+    js_id(id)
+}
+
+/// A call id as the prelude sees it. A run cannot make 2^31 calls within its memory limit; the
+/// id saturates rather than wraps if it ever did.
+fn js_id(id: u64) -> i32 {
+    i32::try_from(id).unwrap_or(i32::MAX)
 }
 
 /// A host answer as the text the prelude settles with.
@@ -717,7 +727,7 @@ fn deliver(
                     Ok(text) => (true, text),
                     Err(message) => (false, message),
                 };
-                if settle.call::<_, ()>((id as f64, ok, text)).is_err() {
+                if settle.call::<_, ()>((js_id(id), ok, text)).is_err() {
                     let _ = ctx.catch();
                     if flags.should_stop() {
                         return Err(Stop::Interrupted);

@@ -63,6 +63,36 @@
     throw new TypeErrorCtor(pathOf(node) + ' ' + what + '; only plain JSON values can cross to the host');
   }
 
+  // The common case, a plain object of plain scalars, without the general walker's bookkeeping.
+  // Returns undefined when `v` is anything else; the general walker then decides (and names
+  // the path of whatever is wrong).
+  function flatJsonText(v) {
+    if (v === null || typeof v !== 'object' || isArray(v)) return undefined;
+    const proto = getProto(v);
+    if (proto !== ObjectProto && proto !== null) return undefined;
+    const keys = keysOf(v);
+    const copy = create(null);
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i];
+      const x = v[k];
+      switch (typeof x) {
+        case 'string':
+          if (!isWellFormed(x)) return undefined;
+          break;
+        case 'number':
+          if (!isFiniteNumber(x) || (x === 0 && 1 / x < 0)) return undefined;
+          break;
+        case 'boolean':
+          break;
+        default:
+          if (x !== null) return undefined;
+      }
+      if (!isWellFormed(k)) return undefined;
+      copy[k] = x;
+    }
+    return stringify(copy);
+  }
+
   // Copies `root` into a fresh plain JSON tree (or refuses it, naming the path) and returns its
   // JSON text. Iterative, so deep values cannot overflow the stack.
   function toJsonText(root, label) {
@@ -229,19 +259,23 @@
     }
   }
 
-  const pending = new MapCtor();
+  // Pending calls by id - 1: the host numbers calls 1, 2, 3, ... in the order they are made,
+  // so this array only ever grows at its end and stays dense (fast in QuickJS).
+  const pending = [];
 
   function bind(name) {
     return function (args) {
+      const value = arguments.length === 0 ? {} : args;
       let text;
       try {
-        text = toJsonText(arguments.length === 0 ? {} : args, 'args');
+        text = flatJsonText(value);
+        if (text === undefined) text = toJsonText(value, 'args');
       } catch (error) {
         return PromiseCtor.reject(error);
       }
       const id = hostCall(name, text);
       return new PromiseCtor(function (resolve, reject) {
-        pending.set(id, { resolve, reject, name });
+        pending[id - 1] = { resolve, reject, name };
       });
     };
   }
@@ -258,9 +292,9 @@
   freeze(tools);
 
   function settle(id, ok, text) {
-    const entry = pending.get(id);
+    const entry = pending[id - 1];
     if (entry === undefined) return;
-    pending.delete(id);
+    pending[id - 1] = undefined;
     if (!ok) {
       entry.reject(new ToolCallError(entry.name, text));
       return;

@@ -1064,6 +1064,27 @@ fn live_events_registry_changes_are_unfiltered_shared_state_notifications() {
 // ---------------------------------------------------------------------------------------------
 // Key types
 
+#[test]
+fn key_types_execution_token_is_an_opaque_copy_eq_hash_value_and_the_runtime_is_shareable() {
+    fn copy_eq_hash<T: Copy + Eq + std::hash::Hash + std::fmt::Debug>() {}
+    fn send_sync_clone<T: Send + Sync + Clone>() {}
+    fn send_sync<T: Send + Sync>() {}
+    copy_eq_hash::<tools_runtime::ExecutionToken>();
+    copy_eq_hash::<tools_runtime::ScopeKey>();
+    send_sync_clone::<ToolRuntime>();
+    send_sync_clone::<ToolDefinition>();
+    send_sync_clone::<tools_runtime::ToolExecution>();
+    send_sync_clone::<tools_runtime::ToolRunContext>();
+    send_sync::<Scope>();
+    send_sync::<tools_runtime::Registration>();
+    // The execute future can be spawned.
+    fn spawnable<F: std::future::Future + Send + 'static>(_: F) {}
+    let rt = ToolRuntime::new();
+    let rt2 = rt.clone();
+    spawnable(async move { rt2.execute(call("t", json!({}))).await });
+    spawnable(async move { rt.execute_batch(vec![call("t", json!({}))], 2).await });
+}
+
 #[tokio::test]
 async fn key_types_tool_definition_body_receives_frozen_args_and_a_run_context() {
     let rt = ToolRuntime::new();

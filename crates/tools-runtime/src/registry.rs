@@ -340,6 +340,16 @@ impl ToolRuntime {
             .collect()
     }
 
+    /// What `scope` sees as a [`Catalog`](tools_schema::Catalog) (the MCP `tools/list` shape the
+    /// codegen renders SDKs and docs from). Fails only if a schema breaks the catalog's own rules
+    /// (for instance a raw input schema nested deeper than the catalog accepts).
+    pub fn catalog(
+        &self,
+        scope: ScopeKey,
+    ) -> Result<tools_schema::Catalog, tools_schema::CatalogError> {
+        tools_schema::Catalog::new(self.schemas(scope))
+    }
+
     /// The names of every tool `scope` sees, in name order.
     pub fn visible_names(&self, scope: ScopeKey) -> Vec<String> {
         let st = read(&self.0.state);

@@ -298,3 +298,20 @@ async fn a_composite_tool_makes_nested_calls_with_its_token_as_parent_and_its_ag
     assert_eq!(*inner_parent, Some(*outer_token));
     assert_eq!(*outer_parent, None);
 }
+
+#[test]
+fn the_catalog_of_a_scope_is_what_it_sees_in_the_mcp_shape() {
+    let rt = ToolRuntime::new();
+    let plugin = rt.scope();
+    let _a = plugin.register(tool("b_tool", 1)).unwrap();
+    let _b = plugin.register(tool("a_tool", 2)).unwrap();
+    let agent = rt.agent_scope();
+    let _m = agent.restrict(ToolFilter::deny(["b_tool"])).unwrap();
+    let catalog = rt.catalog(agent.key()).unwrap();
+    let json = catalog.to_json();
+    assert_eq!(json["tools"].as_array().unwrap().len(), 1);
+    assert_eq!(json["tools"][0]["name"], "a_tool");
+    assert_eq!(json["tools"][0]["inputSchema"], json!({"type": "object"}));
+    assert_eq!(json["tools"][0]["outputSchema"], json!({"type": "integer"}));
+    assert_eq!(rt.catalog(ScopeKey::GLOBAL).unwrap().len(), 2);
+}

@@ -375,15 +375,7 @@ async fn drive(
             }
             Some((id, result)) = done_rx.recv() => {
                 calls.0.remove(&id);
-                let reply = match result {
-                    Ok(value) => {
-                        let reply = frame(&serde_json::json!({ "id": id, "ok": true, "value": value }));
-                        drop_value(value);
-                        reply
-                    }
-                    Err(message) => frame(&serde_json::json!({ "id": id, "ok": false, "message": message })),
-                };
-                let _ = out_tx.send(reply);
+                let _ = out_tx.send(reply_frame(id, result));
             }
             message = in_rx.recv() => {
                 let bytes = match message {
@@ -407,13 +399,24 @@ async fn drive(
                 };
                 match message {
                     ChildMessage::Call { id, name, args } => {
-                        let call = host.call(&name, args);
-                        let done_tx = done_tx.clone();
-                        let task = tokio::spawn(async move {
-                            let result = call.await.map_err(|f| f.message().to_owned());
-                            let _ = done_tx.send((id, result));
-                        });
-                        calls.0.insert(id, task);
+                        // A call that answers on its first poll is answered without a task hop;
+                        // one that waits runs as its own task, so waiting calls overlap.
+                        let mut call = host.call(&name, args);
+                        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+                        match call.as_mut().poll(&mut cx) {
+                            std::task::Poll::Ready(result) => {
+                                let result = result.map_err(|f| f.message().to_owned());
+                                let _ = out_tx.send(reply_frame(id, result));
+                            }
+                            std::task::Poll::Pending => {
+                                let done_tx = done_tx.clone();
+                                let task = tokio::spawn(async move {
+                                    let result = call.await.map_err(|f| f.message().to_owned());
+                                    let _ = done_tx.send((id, result));
+                                });
+                                calls.0.insert(id, task);
+                            }
+                        }
                     }
                     ChildMessage::Log { text, end } => {
                         partial.push_str(&text);
@@ -497,6 +500,30 @@ impl Drop for AbortOnDrop {
             task.abort();
         }
     }
+}
+
+/// The reply frame for call `id`, serializing the value once.
+fn reply_frame(id: u64, result: Result<Value, String>) -> Vec<u8> {
+    let mut body = format!("{{\"id\":{id},\"ok\":").into_bytes();
+    match result {
+        Ok(value) => {
+            body.extend_from_slice(b"true,\"value\":");
+            if serde_json::to_writer(&mut body, &value).is_err() {
+                body.extend_from_slice(b"null");
+            }
+            drop_value(value);
+        }
+        Err(message) => {
+            body.extend_from_slice(b"false,\"message\":");
+            let _ = serde_json::to_writer(&mut body, &message);
+        }
+    }
+    body.push(b'}');
+    let len = u32::try_from(body.len()).unwrap_or(u32::MAX);
+    let mut out = Vec::with_capacity(body.len() + 4);
+    out.extend_from_slice(&len.to_be_bytes());
+    out.extend_from_slice(&body);
+    out
 }
 
 fn frame(value: &Value) -> Vec<u8> {

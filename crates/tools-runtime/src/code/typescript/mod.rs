@@ -6,8 +6,9 @@
 //!    its types are stripped by `swc_ts_fast_strip` in strip-only mode, which keeps every line
 //!    and column. Syntax that would need code generation (`enum`, `namespace`, parameter
 //!    properties) and every parse error is a [`CodeFailureKind::Syntax`] failure with the line
-//!    and column in the model's own text. Programs nested deeper than 1,000 brackets are
-//!    refused before parsing, so no parser can overflow the stack.
+//!    and column in the model's own text. Programs longer than 1 MiB, or nested deeper than
+//!    1,000 levels (brackets, operator chains, `else if` chains, type arguments), are refused
+//!    before parsing, so no recursive parser can overflow the stack.
 //! 2. A pooled worker thread creates a fresh QuickJS runtime and context for the run (nothing
 //!    survives into the next run), installs `tools`, `console` and `ToolCallError`, and starts
 //!    the program. Top-level `await` and `return` work.
@@ -27,8 +28,10 @@
 //! 5. The run ends when the program's promise settles. The returned value goes through the
 //!    same strict JSON conversion ([`CodeFailureKind::InvalidResult`] otherwise); `undefined`
 //!    means no result. An uncaught error, or a promise rejection nobody handled, is a
-//!    [`CodeFailureKind::Runtime`] failure with the message and the program's line. Calls
-//!    still in flight are aborted, and the run's future resolves after they have ended.
+//!    [`CodeFailureKind::Runtime`] failure with the message and the program's line. So is a
+//!    program left waiting on a promise that nothing can settle (no call in flight, and there
+//!    are no timers): it fails at once instead of at the deadline. Calls still in flight are
+//!    aborted, and the run's future resolves after they have ended.
 //!
 //! # Limits and isolation
 //!

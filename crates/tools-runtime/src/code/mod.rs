@@ -78,6 +78,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+#[cfg(any(feature = "typescript", feature = "python"))]
 mod output;
 
 #[cfg(feature = "python")]

@@ -43,6 +43,7 @@ impl Output {
     }
 
     /// Whether a log line was refused.
+    #[cfg_attr(not(feature = "typescript"), allow(dead_code))]
     pub(crate) fn exceeded(&self) -> bool {
         self.exceeded
     }

@@ -28,7 +28,7 @@ pub(crate) const RULES: &[(&str, RenameRule)] = &[
 
 impl RenameRule {
     /// The rule a `rename_all` string names.
-    pub(crate) fn from_str(s: &str) -> Option<Self> {
+    pub(crate) fn by_name(s: &str) -> Option<Self> {
         RULES.iter().find(|(name, _)| *name == s).map(|(_, r)| *r)
     }
 

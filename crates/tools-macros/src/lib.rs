@@ -47,11 +47,12 @@
 //! assert_eq!(definition.input_schema()["required"], serde_json::json!(["path"]));
 //!
 //! let runtime = ToolRuntime::new();
-//! let _registration = runtime.scope().register(definition).unwrap();
+//! let scope = runtime.scope(); // what a scope registered goes when it is dropped
+//! let _registration = scope.register(definition).unwrap();
 //! let result = runtime
 //!     .execute(ToolCall::new("call-1", "read_file", serde_json::json!({"path": "/a"})))
 //!     .await;
-//! assert_eq!(result.value(), Some(&serde_json::json!({"lines": ["/a"]})));
+//! assert_eq!(result.value(), Some(&serde_json::json!({"lines": ["/a"]})), "{}", result.text());
 //! # }
 //! ```
 //!
@@ -71,7 +72,9 @@
 //!   is its description. The parameter object is open (unknown keys are ignored), as the
 //!   specification's implicit parameter root is.
 //! - `Option<T>` parameters are optional: a missing argument is `None`. The schema offers `T`
-//!   (leaving the argument out is how the model says "none"); an explicit `null` is accepted too.
+//!   only, so leaving the argument out is how the model says "none" (an explicit `null` fails
+//!   validation with a message naming the argument). The same holds for `Option` fields of
+//!   derived input types.
 //! - Every other parameter type must implement `ToolSchema` and `serde::de::DeserializeOwned`;
 //!   a type that does not is a compile error on that type naming the trait and the derive.
 //! - References (`&str`), `impl Trait`, generic parameters, patterns and `unsafe`/`extern`

@@ -28,8 +28,10 @@ use tools_schema::ObjectSchema;
 // Schema building (used by `#[derive(ToolSchema)]` and `#[tool]`)
 // ---------------------------------------------------------------------------------------------
 
-/// Returns the cached schema, building it on first use.
-pub fn cached(cache: &'static StdOnceLock<Schema>, build: impl FnOnce() -> Schema) -> Schema {
+/// Returns the cached schema, building it on first use. `build` is a function pointer, not a
+/// generic closure, so every cache shares one instantiation of the `OnceLock` machinery (this
+/// keeps the compile time of many tools down).
+pub fn cached(cache: &'static StdOnceLock<Schema>, build: fn() -> Schema) -> Schema {
     cache.get_or_init(build).clone()
 }
 
@@ -169,11 +171,23 @@ impl ObjectBuilder {
         default: bool,
         aliases: &[&str],
     ) {
+        // Thin generic shell, non-generic work: many tools share one body.
         let schema = if T::OPTIONAL {
             T::input_field_schema()
         } else {
             T::input_schema()
         };
+        self.input_field_with(name, schema, doc, default || T::OPTIONAL, aliases);
+    }
+
+    fn input_field_with(
+        &mut self,
+        name: &str,
+        schema: Schema,
+        doc: Option<&str>,
+        optional: bool,
+        aliases: &[&str],
+    ) {
         let doc = if aliases.is_empty() {
             doc.map(str::to_owned)
         } else {
@@ -187,7 +201,7 @@ impl ObjectBuilder {
                 None => format!("Also accepted as {also}."),
             })
         };
-        self.field(name, schema, !(default || T::OPTIONAL), doc.as_deref());
+        self.field(name, schema, !optional, doc.as_deref());
     }
 
     /// A field as `Serialize` writes it.
@@ -197,10 +211,14 @@ impl ObjectBuilder {
         doc: Option<&str>,
         skip: SkipIf,
     ) {
+        self.output_field_with(name, T::output_schema(), doc, skip);
+    }
+
+    fn output_field_with(&mut self, name: &str, schema: Schema, doc: Option<&str>, skip: SkipIf) {
         let (schema, required) = match skip {
-            SkipIf::Never => (T::output_schema(), true),
-            SkipIf::IsNone => (strip_null(T::output_schema()), false),
-            SkipIf::Custom => (T::output_schema(), false),
+            SkipIf::Never => (schema, true),
+            SkipIf::IsNone => (strip_null(schema), false),
+            SkipIf::Custom => (schema, false),
         };
         self.field(name, schema, required, doc);
     }
@@ -261,7 +279,11 @@ impl ObjectBuilder {
 /// (a flattened enum) multiplies the alternatives; a flattened map gives the leftover keys its
 /// value schema; anything else leaves the object open.
 fn merge_flattened(objects: Vec<ObjectSchema>, flat: Schema) -> Vec<ObjectSchema> {
-    let alternatives: Vec<ObjectSchema> = match flat.kind {
+    // A flattened `Option<T>`: `T`'s fields, none of them required.
+    let optional = matches!(&flat.kind, SchemaKind::OneOf(alts)
+        if alts.iter().any(|a| matches!(a.kind, SchemaKind::Null)));
+    let flat = if optional { strip_null(flat) } else { flat };
+    let mut alternatives: Vec<ObjectSchema> = match flat.kind {
         SchemaKind::Object(o) => vec![o],
         SchemaKind::OneOf(alts) if alts.iter().all(|a| matches!(a.kind, SchemaKind::Object(_))) => {
             alts.into_iter()
@@ -278,6 +300,11 @@ fn merge_flattened(objects: Vec<ObjectSchema>, flat: Schema) -> Vec<ObjectSchema
             additional_properties: AdditionalProperties::Allow,
         }],
     };
+    if optional {
+        for alt in &mut alternatives {
+            alt.required.clear();
+        }
+    }
     let mut out = Vec::with_capacity(objects.len() * alternatives.len());
     for object in &objects {
         for alt in &alternatives {
@@ -364,18 +391,27 @@ impl<T: Any + Send + Sync> FromRunContext for Arc<T> {
 /// Reads the argument `name` from the call's arguments: a missing argument of an `Option` type
 /// is `None`; any other missing or ill-typed argument is an `INVALID_ARGS` failure.
 pub fn arg<T: DeserializeOwned + ToolSchema>(args: &Value, name: &str) -> Result<T, ToolError> {
-    match args.get(name) {
-        Some(value) => T::deserialize(value).map_err(|e| {
-            ToolError::with_code(codes::INVALID_ARGS, format!("argument `{name}`: {e}"))
-        }),
-        None if T::OPTIONAL => T::deserialize(&Value::Null).map_err(|e| {
-            ToolError::with_code(codes::INVALID_ARGS, format!("argument `{name}`: {e}"))
-        }),
-        None => Err(ToolError::with_code(
-            codes::INVALID_ARGS,
-            format!("missing required argument `{name}`"),
-        )),
+    // Thin generic shell over non-generic error handling: many tools share one body.
+    let value = match args.get(name) {
+        Some(value) => value,
+        None if T::OPTIONAL => &Value::Null,
+        None => return Err(missing_argument(name)),
+    };
+    match T::deserialize(value) {
+        Ok(v) => Ok(v),
+        Err(e) => Err(invalid_argument(name, &e)),
     }
+}
+
+fn missing_argument(name: &str) -> ToolError {
+    ToolError::with_code(
+        codes::INVALID_ARGS,
+        format!("missing required argument `{name}`"),
+    )
+}
+
+fn invalid_argument(name: &str, error: &serde_json::Error) -> ToolError {
+    ToolError::with_code(codes::INVALID_ARGS, format!("argument `{name}`: {error}"))
 }
 
 /// Reads the argument for a concurrency classifier: `None` when it does not deserialize (the
@@ -386,8 +422,16 @@ pub fn classify_arg<T: DeserializeOwned + ToolSchema>(args: &Value, name: &str) 
 
 /// Turns a tool function's success value into the canonical JSON value.
 pub fn ok_value<T: serde::Serialize + ?Sized>(value: &T) -> Result<Value, ToolError> {
-    serde_json::to_value(value)
-        .map_err(|e| ToolError::new(format!("the tool's output could not be serialized: {e}")))
+    match serde_json::to_value(value) {
+        Ok(v) => Ok(v),
+        Err(e) => Err(unserializable_output(&e)),
+    }
+}
+
+fn unserializable_output(error: &serde_json::Error) -> ToolError {
+    ToolError::new(format!(
+        "the tool's output could not be serialized: {error}"
+    ))
 }
 
 /// Requires the body future to be `Send`: the runtime may move a call between threads.

@@ -408,7 +408,10 @@ mod tests {
             input::<BTreeMap<String, Vec<i64>>>(),
             json!({"type": "object", "additionalProperties": {"type": "array", "items": {"type": "integer"}}})
         );
-        assert_eq!(input::<Map<String, Value>>(), json!({"type": "object"}));
+        assert_eq!(
+            input::<Map<String, Value>>(),
+            json!({"type": "object", "additionalProperties": true})
+        );
         assert_eq!(input::<Box<u64>>(), input::<u64>());
         assert_eq!(input::<Rc<u64>>(), input::<u64>());
         assert_eq!(<Vec<Vec<u8>>>::RECURSIVE_TYPES_HAVE_NO_SCHEMA, 3);

@@ -78,7 +78,7 @@ fn pair(meta: &ParseNestedMeta<'_>) -> syn::Result<(Option<syn::LitStr>, Option<
 fn rules(meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> syn::Result<Rules> {
     let (ser, de) = pair(meta)?;
     let mut convert = |lit: Option<syn::LitStr>| {
-        lit.and_then(|lit| match RenameRule::from_str(&lit.value()) {
+        lit.and_then(|lit| match RenameRule::by_name(&lit.value()) {
             Some(rule) => Some(rule),
             None => {
                 errors.error(

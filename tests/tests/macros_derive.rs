@@ -1,0 +1,383 @@
+//! `#[derive(ToolSchema)]` against serde: every shape-changing attribute, pinned with `insta`
+//! and checked for agreement with what serde reads and writes.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tools_runtime::ToolSchema;
+use tools_runtime::schema::Validator;
+
+/// Input and output schemas of `T`, for a snapshot.
+fn both<T: ToolSchema>() -> Value {
+    json!({"input": T::input_schema().to_json(), "output": T::output_schema().to_json()})
+}
+
+/// Deserializes `value` as `T`, checks it against the input schema, then checks that what serde
+/// writes back satisfies the output schema.
+fn round_trip<T: ToolSchema + Serialize + serde::de::DeserializeOwned>(value: Value) {
+    let input = Validator::from_schema(&T::input_schema()).unwrap();
+    assert!(
+        input.is_valid(&value),
+        "input schema rejects {value}: {:?}",
+        input.validate(&value)
+    );
+    let typed: T = serde_json::from_value(value.clone()).unwrap();
+    let written = serde_json::to_value(&typed).unwrap();
+    let output = Validator::from_schema(&T::output_schema()).unwrap();
+    assert!(
+        output.is_valid(&written),
+        "output schema rejects {written}: {:?}",
+        output.validate(&written)
+    );
+}
+
+/// Asserts that the input schema rejects `value` and that serde rejects it too.
+fn both_reject<T: ToolSchema + serde::de::DeserializeOwned>(value: Value) {
+    let input = Validator::from_schema(&T::input_schema()).unwrap();
+    assert!(!input.is_valid(&value), "input schema accepts {value}");
+    assert!(
+        serde_json::from_value::<T>(value.clone()).is_err(),
+        "serde accepts {value}"
+    );
+}
+
+#[derive(Serialize, Deserialize, ToolSchema)]
+#[serde(rename_all = "PascalCase")]
+struct Pascal {
+    first_name: String,
+}
+#[derive(Serialize, Deserialize, ToolSchema)]
+#[serde(rename_all = "camelCase")]
+struct Camel {
+    first_name: String,
+}
+#[derive(Serialize, Deserialize, ToolSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+struct Screaming {
+    first_name: String,
+}
+#[derive(Serialize, Deserialize, ToolSchema)]
+#[serde(rename_all = "kebab-case")]
+struct Kebab {
+    first_name: String,
+}
+#[derive(Serialize, Deserialize, ToolSchema)]
+#[serde(rename_all = "SCREAMING-KEBAB-CASE")]
+struct ScreamingKebab {
+    first_name: String,
+}
+#[derive(Serialize, Deserialize, ToolSchema)]
+#[serde(rename_all = "UPPERCASE")]
+struct Upper {
+    first_name: String,
+}
+#[derive(Serialize, Deserialize, ToolSchema)]
+#[serde(rename_all = "lowercase")]
+enum Lower {
+    VeryTasty,
+    Plain,
+}
+#[derive(Serialize, Deserialize, ToolSchema)]
+#[serde(rename_all = "snake_case")]
+enum Snake {
+    VeryTasty,
+    Plain,
+}
+
+#[test]
+fn rename_all_follows_every_serde_case() {
+    let names = |v: Value| -> Vec<String> {
+        v["input"]["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect()
+    };
+    assert_eq!(names(both::<Pascal>()), ["FirstName"]);
+    assert_eq!(names(both::<Camel>()), ["firstName"]);
+    assert_eq!(names(both::<Screaming>()), ["FIRST_NAME"]);
+    assert_eq!(names(both::<Kebab>()), ["first-name"]);
+    assert_eq!(names(both::<ScreamingKebab>()), ["FIRST-NAME"]);
+    assert_eq!(names(both::<Upper>()), ["FIRST_NAME"]);
+    assert_eq!(
+        both::<Lower>()["input"]["enum"],
+        json!(["verytasty", "plain"])
+    );
+    assert_eq!(
+        both::<Snake>()["input"]["enum"],
+        json!(["very_tasty", "plain"])
+    );
+    round_trip::<Pascal>(json!({"FirstName": "a"}));
+    round_trip::<Kebab>(json!({"first-name": "a"}));
+    round_trip::<Snake>(json!("very_tasty"));
+    both_reject::<Snake>(json!("VeryTasty"));
+}
+
+// Sides differ: names, skips and defaults.
+#[derive(Serialize, Deserialize, ToolSchema)]
+#[serde(rename_all(serialize = "camelCase", deserialize = "snake_case"))]
+struct Sides {
+    /// Renamed on output only.
+    #[serde(rename(serialize = "Out"))]
+    renamed: String,
+    #[serde(alias = "nick", alias = "handle")]
+    user_name: String,
+    #[serde(skip_serializing)]
+    secret: Option<String>,
+    #[serde(skip_deserializing)]
+    computed: u32,
+    #[serde(skip)]
+    cache: Vec<u8>,
+    #[serde(default)]
+    retries: u8,
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    tags: Vec<String>,
+    maybe: Option<bool>,
+}
+
+#[test]
+fn each_side_gets_its_own_shape() {
+    insta::assert_json_snapshot!("sides", both::<Sides>());
+    round_trip::<Sides>(json!({"renamed": "r", "user_name": "u", "secret": "s"}));
+    round_trip::<Sides>(json!({"renamed": "r", "user_name": "u", "tags": ["a"], "maybe": true}));
+    // A present `Option` field holds its value: the schema offers no `null` (leave it out).
+    let input = Validator::from_schema(&Sides::input_schema()).unwrap();
+    assert!(!input.is_valid(&json!({"renamed": "r", "user_name": "u", "maybe": null})));
+    both_reject::<Sides>(json!({"user_name": "u"}));
+}
+
+// Representations of enums.
+#[derive(Serialize, Deserialize, ToolSchema)]
+enum External {
+    Unit,
+    Newtype(u8),
+    Struct { x: bool },
+}
+#[derive(Serialize, Deserialize, ToolSchema)]
+#[serde(tag = "t")]
+enum Internal {
+    Unit,
+    Newtype(Inner),
+    Struct { x: bool },
+}
+#[derive(Serialize, Deserialize, ToolSchema)]
+#[serde(tag = "t", content = "c")]
+enum Adjacent {
+    Unit,
+    Newtype(u8),
+    Struct { x: bool },
+}
+#[derive(Serialize, Deserialize, ToolSchema)]
+#[serde(untagged)]
+enum Untagged {
+    Flag(bool),
+    Point { x: i32, y: i32 },
+    Nothing,
+}
+#[derive(Serialize, Deserialize, ToolSchema)]
+struct Inner {
+    a: String,
+}
+
+#[test]
+fn enum_representations() {
+    insta::assert_json_snapshot!(
+        "enums",
+        json!({
+            "external": both::<External>(),
+            "internal": both::<Internal>(),
+            "adjacent": both::<Adjacent>(),
+            "untagged": both::<Untagged>(),
+        })
+    );
+    for v in [
+        json!("Unit"),
+        json!({"Newtype": 3}),
+        json!({"Struct": {"x": true}}),
+    ] {
+        round_trip::<External>(v);
+    }
+    both_reject::<External>(json!({"Newtype": 3, "Unit": null}));
+    for v in [
+        json!({"t": "Unit"}),
+        json!({"t": "Newtype", "a": "s"}),
+        json!({"t": "Struct", "x": true}),
+    ] {
+        round_trip::<Internal>(v);
+    }
+    both_reject::<Internal>(json!({"t": "Newtype"}));
+    for v in [
+        json!({"t": "Unit"}),
+        json!({"t": "Newtype", "c": 3}),
+        json!({"t": "Struct", "c": {"x": false}}),
+    ] {
+        round_trip::<Adjacent>(v);
+    }
+    for v in [json!(true), json!({"x": 1, "y": 2}), json!(null)] {
+        round_trip::<Untagged>(v);
+    }
+    both_reject::<Untagged>(json!("text"));
+}
+
+// Containers that take another type's shape.
+#[derive(Serialize, Deserialize, ToolSchema)]
+#[serde(transparent)]
+struct Meters {
+    value: f64,
+}
+#[derive(Serialize, Deserialize, ToolSchema)]
+struct Seconds(u32);
+#[derive(Clone, Serialize, Deserialize, ToolSchema)]
+#[serde(from = "String", into = "String")]
+struct Upcased(String);
+impl From<String> for Upcased {
+    fn from(s: String) -> Self {
+        Upcased(s.to_uppercase())
+    }
+}
+impl From<Upcased> for String {
+    fn from(u: Upcased) -> Self {
+        u.0
+    }
+}
+#[derive(Serialize, Deserialize, ToolSchema)]
+struct Marker;
+
+#[test]
+fn transparent_newtype_from_into_unit() {
+    assert_eq!(
+        both::<Meters>(),
+        json!({"input": {"type": "number"}, "output": {"type": "number"}})
+    );
+    assert_eq!(
+        both::<Seconds>()["input"],
+        json!({"type": "integer", "minimum": 0, "maximum": 4294967295_u64})
+    );
+    assert_eq!(
+        both::<Upcased>(),
+        json!({"input": {"type": "string"}, "output": {"type": "string"}})
+    );
+    assert_eq!(both::<Marker>()["output"], json!({"type": "null"}));
+    round_trip::<Meters>(json!(1.5));
+    round_trip::<Upcased>(json!("abc"));
+    round_trip::<Marker>(json!(null));
+}
+
+// Flattening.
+#[derive(Serialize, Deserialize, ToolSchema)]
+struct Paging {
+    offset: u32,
+    #[serde(default)]
+    limit: Option<u32>,
+}
+#[derive(Serialize, Deserialize, ToolSchema)]
+struct Listing {
+    folder: String,
+    #[serde(flatten)]
+    paging: Paging,
+    #[serde(flatten)]
+    filter: Filter,
+}
+#[derive(Serialize, Deserialize, ToolSchema)]
+#[serde(tag = "by")]
+enum Filter {
+    Name { pattern: String },
+    Size { min: u64 },
+}
+#[derive(Serialize, Deserialize, ToolSchema)]
+struct Labels {
+    id: u32,
+    #[serde(flatten)]
+    rest: BTreeMap<String, String>,
+}
+
+#[derive(Serialize, Deserialize, ToolSchema)]
+struct MaybePaged {
+    q: String,
+    #[serde(flatten)]
+    paging: Option<Paging>,
+}
+
+#[test]
+fn flatten_merges_multiplies_and_collects() {
+    insta::assert_json_snapshot!(
+        "flatten",
+        json!({"listing": both::<Listing>(), "labels": both::<Labels>(), "maybe_paged": both::<MaybePaged>()})
+    );
+    let maybe = MaybePaged::input_schema().to_json();
+    assert_eq!(maybe["required"], json!(["q"]));
+    assert!(maybe["properties"].get("offset").is_some());
+    round_trip::<MaybePaged>(json!({"q": "x"}));
+    round_trip::<MaybePaged>(json!({"q": "x", "offset": 2}));
+    round_trip::<Listing>(json!({"folder": "/", "offset": 1, "by": "Name", "pattern": "*.rs"}));
+    round_trip::<Listing>(json!({"folder": "/", "offset": 1, "limit": 3, "by": "Size", "min": 9}));
+    round_trip::<Labels>(json!({"id": 1, "a": "x", "b": "y"}));
+    both_reject::<Labels>(json!({"id": 1, "a": 2}));
+}
+
+// Closed inputs.
+#[derive(Serialize, Deserialize, ToolSchema)]
+#[serde(deny_unknown_fields, default)]
+struct Strict {
+    a: u8,
+    b: String,
+}
+impl Default for Strict {
+    fn default() -> Self {
+        Strict {
+            a: 1,
+            b: String::new(),
+        }
+    }
+}
+
+#[test]
+fn deny_unknown_fields_and_container_default() {
+    let s = both::<Strict>();
+    assert_eq!(s["input"]["additionalProperties"], json!(false));
+    assert!(s["input"].get("required").is_none_or(|r| r == &json!([])));
+    round_trip::<Strict>(json!({}));
+    both_reject::<Strict>(json!({"c": 1}));
+}
+
+// Generic types carry their parameters' schemas.
+#[derive(Serialize, Deserialize, ToolSchema)]
+struct Page<T> {
+    items: Vec<T>,
+    next: Option<String>,
+}
+
+#[test]
+fn generic_types() {
+    let s = both::<Page<u8>>();
+    assert_eq!(
+        s["input"]["properties"]["items"]["items"]["maximum"],
+        json!(255)
+    );
+    assert_eq!(
+        both::<Page<bool>>()["input"]["properties"]["items"]["items"],
+        json!({"type": "boolean"})
+    );
+    round_trip::<Page<bool>>(json!({"items": [true]}));
+}
+
+// Documentation becomes descriptions; a field's text wins over its type's.
+#[derive(Serialize, Deserialize, ToolSchema)]
+struct Documented {
+    /// Where to look.
+    ///
+    /// Relative to the workspace.
+    inner: Inner,
+}
+
+#[test]
+fn doc_comments_become_descriptions() {
+    let s = both::<Documented>();
+    assert_eq!(
+        s["input"]["properties"]["inner"]["description"],
+        json!("Where to look.\n\nRelative to the workspace.")
+    );
+}

@@ -275,6 +275,28 @@ async fn a_missing_interpreter_is_an_internal_failure() {
     );
 }
 
+#[test]
+fn a_tokio_runtime_without_io_is_reported_not_a_panic() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let python = runtime();
+    let host = TestHost::new();
+    let outcome = rt.block_on(python.run(
+        "return 1",
+        Arc::new(Shared(host)),
+        &ordinary_limits(),
+        CancellationToken::new(),
+    ));
+    let failure = outcome.unwrap_err();
+    assert_eq!(failure.kind, CodeFailureKind::Internal);
+    assert!(
+        failure.message.contains("enable_all"),
+        "{}",
+        failure.message
+    );
+}
+
 // --- hostile programs -----------------------------------------------------------------------
 
 async fn hostile(program: &str, kind: CodeFailureKind) -> CodeFailure {

@@ -44,10 +44,12 @@ mod process;
 
 use std::collections::HashMap;
 use std::fmt;
+use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::FutureExt;
 use serde::Deserialize;
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -201,7 +203,23 @@ impl CodeRuntime for PythonRuntime {
         let runtime = self.clone();
         let program = program.to_owned();
         let limits = limits.clone();
-        Box::pin(async move { runtime.run_inner(program, host, limits, cancel).await })
+        Box::pin(async move {
+            // tokio panics when its I/O or time driver is missing; report that as a failure.
+            AssertUnwindSafe(runtime.run_inner(program, host, limits, cancel))
+                .catch_unwind()
+                .await
+                .unwrap_or_else(|panic| {
+                    let reason = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| (*s).to_owned())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "unknown panic".to_owned());
+                    Err(internal(format!(
+                        "the Python runtime failed ({reason}); it needs a tokio runtime with I/O \
+                         and time enabled (Builder::enable_all)"
+                    )))
+                })
+        })
     }
 }
 

@@ -117,6 +117,7 @@ fn rename_all_follows_every_serde_case() {
 }
 
 // Sides differ: names, skips and defaults.
+#[allow(dead_code)] // `secret` and `cache` are only (de)serialized
 #[derive(Serialize, Deserialize, ToolSchema)]
 #[serde(rename_all(serialize = "camelCase", deserialize = "snake_case"))]
 struct Sides {

@@ -105,7 +105,7 @@ fn struct_body(c: &Container, style: &Style, side: Side) -> TokenStream {
     if c.transparent.is_some() {
         let field = match style {
             Style::Struct(fields) => fields.iter().find(|f| !(f.skip_ser && f.skip_de)),
-            Style::Newtype(f) => Some(f),
+            Style::Newtype(f) => Some(&**f),
             _ => None,
         };
         if let Some(f) = field {

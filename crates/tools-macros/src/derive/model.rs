@@ -72,7 +72,7 @@ pub(crate) enum Style {
     /// Named fields: a JSON object.
     Struct(Vec<Field>),
     /// One unnamed field: the field's own JSON.
-    Newtype(Field),
+    Newtype(Box<Field>),
     /// Several unnamed fields: a positional array, which the subset cannot express.
     Tuple(Span),
     /// No data.

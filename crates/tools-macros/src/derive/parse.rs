@@ -347,7 +347,12 @@ fn parse_fields(fields: &syn::Fields, rules: Rules, default: bool, errors: &mut 
         syn::Fields::Unnamed(unnamed) => {
             // serde skips `skip` fields of a tuple struct too, but a newtype is one field.
             if unnamed.unnamed.len() == 1 {
-                Style::Newtype(parse_field(&unnamed.unnamed[0], rules, default, errors))
+                Style::Newtype(Box::new(parse_field(
+                    &unnamed.unnamed[0],
+                    rules,
+                    default,
+                    errors,
+                )))
             } else {
                 Style::Tuple(unnamed.span())
             }

@@ -578,12 +578,15 @@ async fn no_files_network_environment_process_or_modules() {
         const g = globalThis as any;
         return [typeof require, typeof process, typeof fetch, typeof XMLHttpRequest,
                 typeof WebSocket, typeof std, typeof os, typeof Deno, typeof Bun,
-                typeof setTimeout, typeof g.__codeModeHost.settle];
+                typeof setTimeout, typeof g.__codeModeHost.settle,
+                btoa("hi"), typeof Uint8Array];
         "#,
     )
     .await;
     let mut expected = vec![json!("undefined"); 10];
     expected.push(json!("function"));
+    expected.push(json!("aGk="));
+    expected.push(json!("undefined"));
     assert_eq!(done.result, Some(Value::Array(expected)));
 
     for program in [

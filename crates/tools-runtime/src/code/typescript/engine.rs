@@ -22,7 +22,7 @@ use std::task::Poll;
 use std::time::Instant;
 
 use rquickjs::allocator::{Allocator, RustAllocator};
-use rquickjs::context::EvalOptions;
+use rquickjs::context::{EvalOptions, intrinsic};
 use rquickjs::{Context, Ctx, Function, Object, Runtime, Value, qjs};
 use serde::Deserialize;
 use tokio::task::JoinHandle;
@@ -312,7 +312,7 @@ fn execute(
             }
         },
     )));
-    let context = match Context::full(&runtime) {
+    let context = match new_context(&runtime) {
         Ok(context) => context,
         Err(error) => {
             let outcome = finish_interrupted(flags, state, limits).unwrap_or_else(|| {
@@ -331,6 +331,33 @@ fn execute(
     runtime.run_gc();
     drop(runtime);
     outcome
+}
+
+/// The intrinsics a program gets: the standard library without typed arrays and
+/// `performance` (creating those is about a third of a fresh context's cost, and tool
+/// orchestration code has no use for them).
+type Intrinsics = (
+    intrinsic::Date,
+    intrinsic::Eval,
+    intrinsic::RegExpCompiler,
+    intrinsic::RegExp,
+    intrinsic::Json,
+    intrinsic::Proxy,
+    intrinsic::MapSet,
+    intrinsic::Promise,
+    intrinsic::WeakRef,
+);
+
+fn new_context(runtime: &Runtime) -> rquickjs::Result<Context> {
+    let context = Context::custom::<Intrinsics>(runtime)?;
+    context.with(|ctx| {
+        // SAFETY: adds the `atob`/`btoa` globals to a live context we own.
+        if unsafe { qjs::JS_AddIntrinsicAToB(ctx.as_raw().as_ptr()) } < 0 {
+            return Err(rquickjs::Error::Allocation);
+        }
+        Ok(())
+    })?;
+    Ok(context)
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -35,8 +35,9 @@
 //!
 //! # Limits and isolation
 //!
-//! The context has the standard JavaScript library only: no file system, network,
-//! environment, process, `require`, `import` or timers. Memory is counted by a per-run
+//! The context has the standard JavaScript library (without typed arrays and `performance`,
+//! plus `atob`/`btoa`) and nothing else: no file system, network, environment, process,
+//! `require`, `import` or timers. Memory is counted by a per-run
 //! allocator; once a program passes the limit the run ends as [`CodeFailureKind::Memory`] even
 //! if the program catches the error. The deadline stops busy loops (and catastrophic regular
 //! expressions) through the engine's interrupt handler, and waiting calls through the event

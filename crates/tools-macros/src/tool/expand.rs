@@ -69,11 +69,6 @@ pub(crate) fn definition(tool: &ToolFn) -> TokenStream {
         Receiver::None => quote!(#ident(#(#call_args),*)),
         Receiver::Ref => quote!(__this.#ident(#(#call_args),*)),
     };
-    let call = if tool.is_async {
-        quote_spanned!(ident.span()=> #p::require_send(#call).await)
-    } else {
-        call
-    };
     let convert = match &tool.returns {
         Returns::Unit | Returns::Plain(_) => quote_spanned!(output_span=> #p::ok_value(&__ret)),
         Returns::Result(_) => quote_spanned!(output_span=> match __ret {
@@ -85,26 +80,61 @@ pub(crate) fn definition(tool: &ToolFn) -> TokenStream {
             }
         }),
     };
-    let body = quote! {
-        async move {
-            #reads
-            let __ret = #call;
-            #convert
-        }
+    let ret_ty = match &tool.returns {
+        Returns::Unit => quote!(()),
+        Returns::Plain(ty) | Returns::Result(ty) => quote!(#ty),
     };
-    let execute = match tool.receiver {
-        Receiver::None => quote! {
-            .execute(move |__args: ::std::sync::Arc<#p::serde_json::Value>, __ctx: #p::ToolRunContext| #body)
-        },
-        Receiver::Ref => quote! {
-            .execute({
-                let __this = ::std::sync::Arc::clone(self);
-                move |__args: ::std::sync::Arc<#p::serde_json::Value>, __ctx: #p::ToolRunContext| {
-                    let __this = ::std::sync::Arc::clone(&__this);
-                    #body
-                }
+    let args_ty = quote!(::std::sync::Arc<#p::serde_json::Value>);
+    let execute = match (tool.receiver, tool.is_async) {
+        // A free async function: read the arguments and create the function's future in a
+        // plain closure, then hand it to one generic driver in the runtime; no async block is
+        // generated per tool (cheaper to compile).
+        (Receiver::None, true) => {
+            let finish = quote_spanned!(ident.span()=> #p::finish);
+            quote! {
+                .execute(|__args: #args_ty, __ctx: #p::ToolRunContext| {
+                    let __call = (|| -> ::core::result::Result<_, #p::ToolError> {
+                        #reads
+                        ::core::result::Result::Ok(#call)
+                    })();
+                    #finish(__call, |__ret: #ret_ty| -> ::core::result::Result<#p::serde_json::Value, #p::ToolError> {
+                        #convert
+                    })
+                })
+            }
+        }
+        // A free synchronous function runs when called; its result is ready at once.
+        (Receiver::None, false) => quote! {
+            .execute(|__args: #args_ty, __ctx: #p::ToolRunContext| {
+                ::core::future::ready((|| -> ::core::result::Result<#p::serde_json::Value, #p::ToolError> {
+                    #reads
+                    let __ret = #call;
+                    #convert
+                })())
             })
         },
+        // A method: the future borrows the shared value, so it lives in an async block that
+        // owns its `Arc`.
+        (Receiver::Ref, is_async) => {
+            let call = if is_async {
+                quote_spanned!(ident.span()=> #p::require_send(#call).await)
+            } else {
+                call
+            };
+            quote! {
+                .execute({
+                    let __this = ::std::sync::Arc::clone(self);
+                    move |__args: #args_ty, __ctx: #p::ToolRunContext| {
+                        let __this = ::std::sync::Arc::clone(&__this);
+                        async move {
+                            #reads
+                            let __ret = #call;
+                            #convert
+                        }
+                    }
+                })
+            }
+        }
     };
 
     let mut output = quote!(#p::Output::json(__output));

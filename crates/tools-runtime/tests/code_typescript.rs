@@ -835,11 +835,18 @@ async fn tools_named_then_constructor_and_proto() {
         &rt,
         &host,
         r#"
-        const a = await tools.then({ n: 1 });
+        // `then` is reachable through callTool only, so `tools` is not a thenable.
+        if ((await tools) !== tools || "then" in tools) throw new Error("tools is a thenable");
+        const a = await callTool("then", { n: 1 });
         const b = await tools.constructor({ n: 2 });
         const c = await tools["__proto__"]({ n: 3 });
         const d = await tools.hasOwnProperty({ n: 4 });
-        return [a.tool, b.tool, c.tool, d.tool, Object.keys(tools).length];
+        const e = await callTool("constructor", { n: 5 });
+        let unknown = "";
+        try { await callTool("missing", {}); } catch (err) {
+          unknown = err instanceof ToolCallError ? err.toolName : "wrong error";
+        }
+        return [a.tool, b.tool, c.tool, d.tool, e.tool, unknown, Object.keys(tools).length];
         "#,
         &ordinary_limits(),
     )
@@ -852,7 +859,9 @@ async fn tools_named_then_constructor_and_proto() {
             "constructor",
             "__proto__",
             "hasOwnProperty",
-            8
+            "constructor",
+            "missing",
+            7
         ]))
     );
     let done = run_with(

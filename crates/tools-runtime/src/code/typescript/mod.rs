@@ -10,9 +10,9 @@
 //!    1,000 levels (brackets, operator chains, `else if` chains, type arguments), are refused
 //!    before parsing, so no recursive parser can overflow the stack.
 //! 2. A pooled worker thread creates a fresh QuickJS runtime and context for the run (nothing
-//!    survives into the next run), installs `tools`, `console` and `ToolCallError`, and starts
-//!    the program. Top-level `await` and `return` work.
-//! 3. `tools.name(args)` (or `tools["odd-name"](args)`) converts `args` to strict JSON (calling
+//!    survives into the next run), installs `tools`, `callTool`, `console` and `ToolCallError`,
+//!    and starts the program. Top-level `await` and `return` work.
+//! 3. `tools.name(args)` (or `tools["odd-name"](args)`, or `callTool("name", args)`) converts `args` to strict JSON (calling
 //!    with no argument sends `{}`); `undefined`, `BigInt`, cycles, sparse arrays, `-0`, `NaN`,
 //!    `Infinity`, functions, symbols, non-plain objects and strings with unpaired surrogates
 //!    reject that one call with a `TypeError` naming the path, such as `args.items[2]`. The
@@ -21,7 +21,8 @@
 //!    the future is spawned onto the tokio runtime that polls [`CodeRuntime::run`], so calls
 //!    made together (`Promise.all`) overlap. A [`ToolCallFailure`](crate::code::ToolCallFailure)
 //!    rejects the call with a `ToolCallError` (an `Error` subclass with `toolName` and
-//!    `message`).
+//!    `message`). A tool named `then` is reachable through `callTool` only, as the generated
+//!    SDK declares it: a `then` member would make `tools` a thenable.
 //! 4. `console.log`, `info`, `warn`, `error`, `debug` and `trace` each append one log line:
 //!    strings as they are, other values as compact JSON (errors as `Name: message` and their
 //!    stack).

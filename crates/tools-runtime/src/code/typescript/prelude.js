@@ -280,16 +280,30 @@
     };
   }
 
+  // Every bound tool is reachable through `callTool(name, args)`; all but `then` are also
+  // members of `tools`. A `then` member would make `tools` a thenable, so `await tools` (or
+  // returning it) would call the tool: the generated SDK declares `then` through `callTool` only.
+  const bindings = create(null);
   const tools = create(null);
   for (let i = 0; i < toolNames.length; i++) {
-    defineProperty(tools, toolNames[i], {
-      value: bind(toolNames[i]),
-      enumerable: true,
-      writable: false,
-      configurable: false,
-    });
+    const name = toolNames[i];
+    const fn = bind(name);
+    defineProperty(bindings, name, { value: fn, enumerable: true, writable: false, configurable: false });
+    if (name === 'then') continue;
+    defineProperty(tools, name, { value: fn, enumerable: true, writable: false, configurable: false });
   }
+  freeze(bindings);
   freeze(tools);
+
+  function callTool(name, args) {
+    const key = typeof name === 'string' ? name : StringCtor(name);
+    if (!hasOwn(bindings, key)) {
+      return PromiseCtor.reject(
+        new ToolCallError(key, 'no tool named ' + stringify(key) + ' is bound in this run'),
+      );
+    }
+    return arguments.length < 2 ? bindings[key]() : bindings[key](args);
+  }
 
   function settle(id, ok, text) {
     const entry = pending[id - 1];
@@ -385,6 +399,7 @@
   }
 
   defineProperty(G, 'tools', { value: tools, enumerable: false, writable: false, configurable: false });
+  defineProperty(G, 'callTool', { value: callTool, enumerable: false, writable: false, configurable: false });
   defineProperty(G, 'console', { value: consoleObject, enumerable: false, writable: true, configurable: true });
   defineProperty(G, 'ToolCallError', { value: ToolCallError, enumerable: false, writable: true, configurable: true });
 

@@ -438,18 +438,16 @@ fn unserializable_output(error: &serde_json::Error) -> ToolError {
 /// failure to read its arguments), `convert` turns its output into the canonical value. One
 /// generic function here instead of an async block per tool keeps tools cheap to compile. The
 /// future must be `Send`: the runtime may move a call between threads.
-pub fn finish<F>(
+pub async fn finish<F>(
     call: Result<F, ToolError>,
     convert: fn(F::Output) -> Result<Value, ToolError>,
-) -> impl Future<Output = Result<Value, ToolError>> + Send + 'static
+) -> Result<Value, ToolError>
 where
     F: Future + Send + 'static,
 {
-    async move {
-        match call {
-            Ok(future) => convert(future.await),
-            Err(error) => Err(error),
-        }
+    match call {
+        Ok(future) => convert(future.await),
+        Err(error) => Err(error),
     }
 }
 

@@ -1,0 +1,110 @@
+//! Each call is one `tracing` span carrying the tool, call id, token, parent and outcome.
+//!
+//! This test sits alone in its own binary: `tracing` caches each call site's interest
+//! process-wide, and a test running on another thread without a subscriber can race the
+//! thread-local subscriber installed here, so sharing a binary made it flaky.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::json;
+use tools_runtime::{Output, ToolCall, ToolDefinition, ToolRuntime, codes};
+
+fn tool(name: &str) -> ToolDefinition {
+    ToolDefinition::builder(name)
+        .input_schema(json!({"type": "object"}))
+        .output(Output::json(json!({"type": "integer"})))
+        .execute(|_a, _ctx| async move { Ok(json!(1)) })
+        .build()
+        .unwrap()
+}
+
+// --- tracing --------------------------------------------------------------------------------
+
+/// A minimal subscriber that records every `tool_call` span's fields.
+#[derive(Default, Clone)]
+struct Recorder {
+    spans: Arc<Mutex<HashMap<u64, HashMap<String, String>>>>,
+    next: Arc<AtomicUsize>,
+}
+
+struct Visit<'a>(&'a mut HashMap<String, String>);
+impl tracing::field::Visit for Visit<'_> {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0.insert(field.name().to_owned(), format!("{value:?}"));
+    }
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        self.0.insert(field.name().to_owned(), value.to_owned());
+    }
+}
+
+impl tracing::Subscriber for Recorder {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, attrs: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        let id = self.next.fetch_add(1, Ordering::SeqCst) as u64 + 1;
+        let mut fields = HashMap::new();
+        fields.insert("@name".to_owned(), attrs.metadata().name().to_owned());
+        attrs.record(&mut Visit(&mut fields));
+        self.spans.lock().unwrap().insert(id, fields);
+        tracing::span::Id::from_u64(id)
+    }
+    fn record(&self, span: &tracing::span::Id, values: &tracing::span::Record<'_>) {
+        if let Some(fields) = self.spans.lock().unwrap().get_mut(&span.into_u64()) {
+            values.record(&mut Visit(fields));
+        }
+    }
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, _: &tracing::Event<'_>) {}
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+#[test]
+fn each_call_is_a_tracing_span_with_tool_call_id_parent_and_outcome() {
+    let recorder = Recorder::default();
+    let _guard = tracing::subscriber::set_default(recorder.clone());
+    let rt = ToolRuntime::new();
+    let plugin = rt.scope();
+    let _t = plugin.register(tool("traced")).unwrap();
+    let tokens = Arc::new(Mutex::new(Vec::new()));
+    let t = tokens.clone();
+    let _o = plugin
+        .on_result(move |exec, _| t.lock().unwrap().push(exec.token()))
+        .unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let _ = rt
+            .execute(ToolCall::new("call-7", "traced", json!({})))
+            .await;
+        let parent = tokens.lock().unwrap()[0];
+        let _ = rt
+            .execute(ToolCall::new("call-8", "missing", json!({})).with_parent(parent))
+            .await;
+    });
+    let spans = recorder.spans.lock().unwrap();
+    let mut calls: Vec<&HashMap<String, String>> = spans
+        .values()
+        .filter(|f| f["@name"] == "tool_call")
+        .collect();
+    calls.sort_by_key(|f| f["call_id"].clone());
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls[0]["tool"], "traced");
+    assert_eq!(calls[0]["call_id"], "call-7");
+    assert_eq!(calls[0]["outcome"], "ok");
+    assert!(
+        !calls[0].contains_key("parent"),
+        "a top-level call has no parent"
+    );
+    assert_eq!(calls[1]["tool"], "missing");
+    assert_eq!(calls[1]["outcome"], codes::UNKNOWN_TOOL);
+    // The parent field is the parent's token, correlating the nested span with its parent.
+    assert_eq!(calls[1]["parent"], calls[0]["token"]);
+}

@@ -352,6 +352,17 @@ fn deliver(
     Ok(0)
 }
 
+#[cfg(unix)]
+fn default_permissions() -> Option<std::fs::Permissions> {
+    use std::os::unix::fs::PermissionsExt;
+    Some(std::fs::Permissions::from_mode(0o644))
+}
+
+#[cfg(not(unix))]
+fn default_permissions() -> Option<std::fs::Permissions> {
+    None
+}
+
 /// Writes a temporary file beside `path`, then renames it over `path`: a reader sees the old
 /// file or the new one, never a half-written one.
 fn write_atomically(path: &Path, text: &str) -> Result<(), CliError> {
@@ -368,7 +379,17 @@ fn write_atomically(path: &Path, text: &str) -> Result<(), CliError> {
         _ => PathBuf::from("."),
     };
     std::fs::create_dir_all(&dir).map_err(fail("create the folder"))?;
-    let mut file = tempfile::NamedTempFile::new_in(&dir).map_err(fail("write the file"))?;
+    // A replaced file keeps its permissions; a new one gets the usual 0644 (less the umask), not
+    // the private 0600 of a temporary file.
+    let mut builder = tempfile::Builder::new();
+    if let Some(permissions) = std::fs::metadata(path)
+        .ok()
+        .map(|meta| meta.permissions())
+        .or_else(default_permissions)
+    {
+        builder.permissions(permissions);
+    }
+    let mut file = builder.tempfile_in(&dir).map_err(fail("write the file"))?;
     file.write_all(text.as_bytes())
         .and_then(|()| file.flush())
         .map_err(fail("write the file"))?;

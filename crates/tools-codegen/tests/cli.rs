@@ -156,6 +156,49 @@ fn out_writes_a_file_and_check_compares_it() {
     assert!(stdout(&drift).contains("-stale"));
 }
 
+#[cfg(unix)]
+#[test]
+fn out_keeps_the_permissions_of_the_file_it_replaces() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sdk.ts");
+    std::fs::write(&file, "old\n").unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let args = [
+        "sdk",
+        "--lang",
+        "ts",
+        "--catalog",
+        "examples/catalog.json",
+        "--out",
+        file.to_str().unwrap(),
+    ];
+    let run = codegen(&args);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640);
+    // A new file is not private to its owner the way a raw temporary file (0600) is, unless
+    // the umask says so.
+    let fresh = dir.path().join("fresh.ts");
+    let mut args = args;
+    args[6] = fresh.to_str().unwrap();
+    assert_eq!(codegen(&args).status.code(), Some(0));
+    let mode = std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777;
+    let umask = current_umask();
+    assert_eq!(mode, 0o644 & !umask);
+}
+
+/// The umask of this process (which the spawned binary inherits), as Linux reports it.
+#[cfg(unix)]
+fn current_umask() -> u32 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Umask:"))
+        .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+        .unwrap_or(0o022)
+}
+
 #[test]
 fn bad_input_names_the_place() {
     let dir = tempfile::tempdir().unwrap();

@@ -89,14 +89,27 @@ pub fn depth(value: &Value) -> usize {
 
 /// Whether the nesting depth of `value` exceeds `limit`, stopping as soon as it does.
 pub fn deeper_than(value: &Value, limit: usize) -> bool {
-    let mut stack = vec![(value, 1usize)];
+    if limit == 0 {
+        return true;
+    }
+    // Only containers are pushed, each at a level within the limit; one with any child at the
+    // limit itself has a child past it.
+    let container = |v: &&Value| matches!(v, Value::Array(_) | Value::Object(_));
+    let mut stack: Vec<(&Value, usize)> = vec![(value, 1)];
     while let Some((value, level)) = stack.pop() {
-        if level > limit {
-            return true;
-        }
         match value {
-            Value::Array(items) => stack.extend(items.iter().map(|v| (v, level + 1))),
-            Value::Object(map) => stack.extend(map.values().map(|v| (v, level + 1))),
+            Value::Array(items) => {
+                if level == limit && !items.is_empty() {
+                    return true;
+                }
+                stack.extend(items.iter().filter(container).map(|v| (v, level + 1)));
+            }
+            Value::Object(map) => {
+                if level == limit && !map.is_empty() {
+                    return true;
+                }
+                stack.extend(map.values().filter(container).map(|v| (v, level + 1)));
+            }
             _ => {}
         }
     }
@@ -164,4 +177,33 @@ pub fn values_equal(a: &Value, b: &Value) -> bool {
         }
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{deeper_than, depth};
+    use serde_json::json;
+
+    #[test]
+    fn deeper_than_agrees_with_depth_at_every_limit() {
+        let values = [
+            json!(1),
+            json!([]),
+            json!({}),
+            json!([1]),
+            json!([[1]]),
+            json!({"a": {"b": []}}),
+            json!({"a": 1, "b": [[[]]], "c": "x"}),
+            json!([{"a": [1, 2, {"b": null}]}, 3]),
+        ];
+        for value in &values {
+            for limit in 0..7 {
+                assert_eq!(
+                    deeper_than(value, limit),
+                    depth(value) > limit,
+                    "{value} at limit {limit}"
+                );
+            }
+        }
+    }
 }

@@ -89,6 +89,8 @@
 //! assert_eq!(render_sdk(&catalog, Language::TypeScript), ts); // byte-identical
 //! ```
 
+#![warn(missing_docs)]
+
 mod lower;
 mod py;
 mod render;

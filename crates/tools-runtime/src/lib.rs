@@ -91,6 +91,8 @@
 //! # }
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod code;
 mod content;
 mod deep;

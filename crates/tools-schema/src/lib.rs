@@ -80,6 +80,8 @@
 //! );
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod catalog;
 pub mod deep;
 mod number;

@@ -99,6 +99,24 @@ fn rules(meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> syn::Result<Rules> 
     })
 }
 
+/// A `#[serde(...)]` key the derive does not know: its value is skipped so parsing goes on, and
+/// the key is an error, since the schema could not follow what it does.
+fn unknown_serde_key(
+    meta: &ParseNestedMeta<'_>,
+    key: &str,
+    errors: &mut Errors,
+) -> syn::Result<()> {
+    skip_value(meta)?;
+    errors.error(
+        &meta.path,
+        format!(
+            "`#[serde({key})]` is not known to `#[derive(ToolSchema)]`, so the schema cannot follow it; \
+             remove it or implement `ToolSchema` by hand"
+        ),
+    );
+    Ok(())
+}
+
 fn inexpressible_with(path: &syn::Path, errors: &mut Errors) {
     let key = path
         .get_ident()
@@ -172,16 +190,7 @@ pub(crate) fn parse(input: &syn::DeriveInput, errors: &mut Errors) -> Container 
                         ),
                     );
                 }
-                _ => {
-                    skip_value(&meta)?;
-                    errors.error(
-                        path,
-                        format!(
-                            "`#[serde({key})]` is not known to `#[derive(ToolSchema)]`, so the schema cannot follow it; \
-                             remove it or implement `ToolSchema` by hand"
-                        ),
-                    );
-                }
+                _ => unknown_serde_key(&meta, &key, errors)?,
             }
             Ok(())
         });
@@ -308,16 +317,7 @@ fn parse_variant(variant: &syn::Variant, rules: &ContainerRules, errors: &mut Er
                     "an `untagged` variant inside a tagged enum has no single schema here; mark the whole enum \
                      `#[serde(untagged)]` or give the variant a tag",
                 ),
-                _ => {
-                    skip_value(&meta)?;
-                    errors.error(
-                        path,
-                        format!(
-                            "`#[serde({key})]` is not known to `#[derive(ToolSchema)]`, so the schema cannot follow it; \
-                             remove it or implement `ToolSchema` by hand"
-                        ),
-                    );
-                }
+                _ => unknown_serde_key(&meta, &key, errors)?,
             }
             Ok(())
         });
@@ -384,7 +384,10 @@ fn parse_field(field: &syn::Field, rules: Rules, default: bool, errors: &mut Err
     for attr in field.attrs.iter().filter(|a| a.path().is_ident("serde")) {
         let result = attr.parse_nested_meta(|meta| {
             let path = &meta.path;
-            let key = path.get_ident().map(ToString::to_string).unwrap_or_default();
+            let key = path
+                .get_ident()
+                .map(ToString::to_string)
+                .unwrap_or_default();
             match key.as_str() {
                 "rename" => {
                     let (ser, de) = pair(&meta)?;
@@ -409,13 +412,17 @@ fn parse_field(field: &syn::Field, rules: Rules, default: bool, errors: &mut Err
                 "skip_serializing_if" => {
                     let lit = lit_str(&meta)?;
                     let predicate: syn::Path = lit.parse()?;
-                    let spelled: Vec<String> =
-                        predicate.segments.iter().map(|s| s.ident.to_string()).collect();
-                    out.skip_ser_if = if spelled.ends_with(&["Option".to_owned(), "is_none".to_owned()]) {
-                        SkipIf::IsNone
-                    } else {
-                        SkipIf::Custom
-                    };
+                    let spelled: Vec<String> = predicate
+                        .segments
+                        .iter()
+                        .map(|s| s.ident.to_string())
+                        .collect();
+                    out.skip_ser_if =
+                        if spelled.ends_with(&["Option".to_owned(), "is_none".to_owned()]) {
+                            SkipIf::IsNone
+                        } else {
+                            SkipIf::Custom
+                        };
                 }
                 "flatten" => out.flatten = Some(path.span()),
                 "bound" | "borrow" | "getter" => skip_value(&meta)?,
@@ -423,16 +430,7 @@ fn parse_field(field: &syn::Field, rules: Rules, default: bool, errors: &mut Err
                     skip_value(&meta)?;
                     inexpressible_with(path, errors);
                 }
-                _ => {
-                    skip_value(&meta)?;
-                    errors.error(
-                        path,
-                        format!(
-                            "`#[serde({key})]` is not known to `#[derive(ToolSchema)]`, so the schema cannot follow it; \
-                             remove it or implement `ToolSchema` by hand"
-                        ),
-                    );
-                }
+                _ => unknown_serde_key(&meta, &key, errors)?,
             }
             Ok(())
         });

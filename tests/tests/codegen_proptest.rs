@@ -14,7 +14,8 @@ use serde_json::{Map, Value, json};
 use std::cell::RefCell;
 use std::process::Command;
 use tools_codegen::{
-    json_schema_to_py, json_schema_to_ts, render_catalog_markdown, render_python, render_typescript,
+    ParsedCatalog, json_schema_to_py, json_schema_to_ts, render_catalog_markdown, render_python,
+    render_typescript,
 };
 use tools_schema::{Catalog, ToolSchema};
 
@@ -171,4 +172,117 @@ fn arbitrary_schemas_render_to_code_that_type_checks() {
     );
     run_tsc(dir.path(), &ts_files);
     run_mypy(dir.path(), &py_files);
+}
+
+/// JSON text for a value, with objects written entry by entry so that keys may repeat, and
+/// strings that need escapes.
+fn json_text() -> impl Strategy<Value = String> {
+    let leaf = prop_oneof![
+        leaf().prop_map(|v| v.to_string()),
+        Just("1.0".to_owned()),
+        Just("-0".to_owned()),
+        Just("1e400".to_owned()),
+        Just("\"\\u00e9\\t\"".to_owned()),
+    ];
+    leaf.prop_recursive(6, 48, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..5)
+                .prop_map(|items| format!("[{}]", items.join(","))),
+            prop::collection::vec((key(), inner), 0..6).prop_map(|entries| {
+                let entries: Vec<String> = entries
+                    .into_iter()
+                    .map(|(k, v)| format!("{}: {v}", Value::String(k)))
+                    .collect();
+                format!("{{{}}}", entries.join(", "))
+            }),
+        ]
+    })
+}
+
+/// One tool entry as text: the catalog's keys (sometimes missing, null, repeated or of the
+/// wrong kind) and the schemas as arbitrary JSON text.
+fn tool_text() -> impl Strategy<Value = String> {
+    let name = prop_oneof![
+        4 => tool_name().prop_map(|n| Value::String(n).to_string()),
+        1 => Just("\"bad name\"".to_owned()),
+        1 => Just("7".to_owned()),
+    ];
+    let description = prop_oneof![
+        Just(None),
+        Just(Some("null".to_owned())),
+        Just(Some("\"Does */ a \\\"thing\\\"\\n\"".to_owned())),
+        Just(Some("[]".to_owned())),
+    ];
+    let schema = prop_oneof![
+        4 => json_text().prop_map(|t| format!("{{\"type\": \"object\", \"properties\": {{\"p\": {t}}}}}")),
+        2 => json_text(),
+        1 => Just("true".to_owned()),
+    ];
+    let output = prop_oneof![
+        Just(None),
+        Just(Some("null".to_owned())),
+        schema.clone().prop_map(Some)
+    ];
+    (
+        name,
+        description,
+        prop::option::weighted(0.95, schema),
+        output,
+        any::<bool>(),
+    )
+        .prop_map(|(name, description, input, output, repeat)| {
+            let mut entries = vec![format!("\"name\": {name}")];
+            if let Some(d) = description {
+                entries.push(format!("\"description\": {d}"));
+            }
+            if let Some(input) = input {
+                entries.push(format!("\"inputSchema\": {input}"));
+            }
+            if let Some(output) = output {
+                entries.push(format!("\"outputSchema\": {output}"));
+            }
+            if repeat {
+                entries.push("\"description\": \"the last one counts\"".to_owned());
+            }
+            format!("{{{}}}", entries.join(", "))
+        })
+}
+
+/// `ParsedCatalog` (the CLI's lean reader) accepts what `Catalog` accepts, fails with the same
+/// message, and renders byte-identical SDKs and docs, for arbitrary catalog text: repeated
+/// keys, escaped strings, odd numbers, bad names, duplicate tools, wrong kinds.
+#[test]
+fn parsed_catalogs_render_and_fail_exactly_like_catalogs() {
+    let mut runner = TestRunner::new(Config {
+        cases: 256,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let strategy = (prop::collection::vec(tool_text(), 0..4), any::<bool>());
+    runner
+        .run(&strategy, |(tools, bare)| {
+            let list = format!("[{}]", tools.join(", "));
+            let text = if bare {
+                list
+            } else {
+                format!("{{\"tools\": {list}, \"x\": 1}}")
+            };
+            let parsed = ParsedCatalog::from_json_str(&text, Some("t.json"));
+            let catalog = Catalog::from_json_str(&text, Some("t.json"));
+            match (parsed, catalog) {
+                (Ok(parsed), Ok(catalog)) => {
+                    prop_assert_eq!(parsed.len(), catalog.len());
+                    prop_assert_eq!(render_typescript(&parsed), render_typescript(&catalog));
+                    prop_assert_eq!(render_python(&parsed), render_python(&catalog));
+                    prop_assert_eq!(
+                        render_catalog_markdown(&parsed),
+                        render_catalog_markdown(&catalog)
+                    );
+                }
+                (Err(a), Err(b)) => prop_assert_eq!(a.to_string(), b.to_string()),
+                (a, b) => prop_assert!(false, "{text}: {a:?} but {b:?}"),
+            }
+            Ok(())
+        })
+        .unwrap();
 }

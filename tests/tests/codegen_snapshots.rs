@@ -11,8 +11,8 @@ use codegen_support::*;
 use serde_json::Value;
 use std::fmt::Write as _;
 use tools_codegen::{
-    Language, json_schema_to_py, json_schema_to_ts, render_catalog_markdown, render_python,
-    render_sdk, render_typescript, usage_text,
+    Language, ParsedCatalog, json_schema_to_py, json_schema_to_ts, render_catalog_markdown,
+    render_python, render_sdk, render_typescript, usage_text,
 };
 use tools_schema::Catalog;
 
@@ -45,6 +45,34 @@ fn snapshots_of_every_output() {
         insta::assert_snapshot!("usage_typescript", usage_text(Language::TypeScript));
         insta::assert_snapshot!("usage_python", usage_text(Language::Python));
     });
+}
+
+/// The CLI reads catalog files with `ParsedCatalog`: every fixture renders byte-identically
+/// through it and through `Catalog`, so the snapshots above hold for the CLI as well.
+#[test]
+fn parsed_catalogs_render_the_snapshotted_text() {
+    for path in [
+        "tests/fixtures/codegen/constructs.json",
+        "tests/fixtures/codegen/adversarial.json",
+        "examples/catalog.json",
+    ] {
+        let text = std::fs::read_to_string(repo_root().join(path)).unwrap();
+        let parsed = ParsedCatalog::from_json_str(&text, Some(path)).unwrap();
+        let catalog = Catalog::from_json_str(&text, Some(path)).unwrap();
+        assert!(!parsed.is_empty(), "{path}");
+        for language in Language::ALL {
+            assert_eq!(
+                render_sdk(&parsed, language),
+                render_sdk(&catalog, language),
+                "{path} {language}"
+            );
+        }
+        assert_eq!(
+            render_catalog_markdown(&parsed),
+            render_catalog_markdown(&catalog),
+            "{path}"
+        );
+    }
 }
 
 /// Every property schema of the construct and adversarial fixtures, with the type each

@@ -7,12 +7,12 @@
 //! printed), `2` bad usage or bad input (the error names the file and line and column, or the
 //! tool and JSON pointer).
 
-use crate::{CodegenError, Language, Renderer};
+use crate::{CodegenError, Language, ParsedCatalog, Renderer};
 use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use tools_schema::{Catalog, CatalogError};
+use tools_schema::CatalogError;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -216,18 +216,29 @@ fn renderer(templates: Option<&Path>) -> Result<Renderer, CliError> {
     })
 }
 
-fn load(catalog: Option<&Path>, stdin: &mut dyn Read) -> Result<Catalog, CliError> {
+/// The catalog text and the name errors give it: the file's path or `<stdin>`.
+fn read(catalog: Option<&Path>, stdin: &mut dyn Read) -> Result<(String, String), CliError> {
     match catalog {
-        Some(path) if path != Path::new("-") => Ok(Catalog::load(path)?),
+        Some(path) if path != Path::new("-") => {
+            let name = path.display().to_string();
+            match std::fs::read_to_string(path) {
+                Ok(text) => Ok((text, name)),
+                Err(error) => Err(CatalogError::Io { path: name, error }.into()),
+            }
+        }
         _ => {
             let mut text = String::new();
             stdin.read_to_string(&mut text).map_err(CliError::Stdin)?;
-            Ok(Catalog::from_json_str(&text, Some("<stdin>"))?)
+            Ok((text, "<stdin>".to_owned()))
         }
     }
 }
 
-fn render(renderer: &Renderer, catalog: &Catalog, output: Output) -> Result<String, CliError> {
+fn render(
+    renderer: &Renderer,
+    catalog: &ParsedCatalog<'_>,
+    output: Output,
+) -> Result<String, CliError> {
     Ok(match output {
         Output::Sdk(language) => renderer.sdk(catalog, language)?,
         Output::Docs => renderer.markdown(catalog)?,
@@ -258,7 +269,8 @@ fn execute(
             check,
         } => {
             let renderer = renderer(input.templates.as_deref())?;
-            let catalog = load(input.catalog.as_deref(), stdin)?;
+            let (text, name) = read(input.catalog.as_deref(), stdin)?;
+            let catalog = ParsedCatalog::from_json_str(&text, Some(&name))?;
             let mut status = 0;
             if !check {
                 std::fs::create_dir_all(&out_dir).map_err(|error| CliError::File {
@@ -276,7 +288,8 @@ fn execute(
         }
     };
     let renderer = renderer(input.templates.as_deref())?;
-    let catalog = load(input.catalog.as_deref(), stdin)?;
+    let (source, name) = read(input.catalog.as_deref(), stdin)?;
+    let catalog = ParsedCatalog::from_json_str(&source, Some(&name))?;
     let text = render(&renderer, &catalog, what)?;
     // The process ends right after this: skip freeing the catalog piece by piece.
     std::mem::forget(catalog);

@@ -34,6 +34,12 @@
 //! - **Escaped.** Descriptions become doc comments and docstrings that no text can end early:
 //!   `*/`, `"""`, backslashes, CR, U+2028 and control characters are all neutralised.
 //!
+//! The renderers take any [`ToolList`]: a [`Catalog`] (schemas as `serde_json::Value`s), or a
+//! [`ParsedCatalog`], which reads catalog text straight into a lean tree that borrows its
+//! strings from the text. It accepts and rejects exactly what [`Catalog::from_json_str`] does,
+//! renders byte-identically, and is what the CLI uses: for a large catalog, parsing into
+//! `Value`s costs more than the rendering itself.
+//!
 //! # What a code runtime must provide
 //!
 //! The SDK text declares what the program sees; the runtime that runs the program provides it:
@@ -91,7 +97,9 @@
 
 #![warn(missing_docs)]
 
+mod json;
 mod lower;
+mod parsed;
 mod py;
 mod render;
 pub mod templates;
@@ -102,7 +110,10 @@ mod ts;
 pub mod cli;
 
 pub use lower::MAX_DEPTH;
+pub use parsed::ParsedCatalog;
 pub use tools_schema::{Catalog, ToolSchema};
+
+use parsed::Tools;
 
 use minijinja::Environment;
 use serde::Serialize;
@@ -151,6 +162,45 @@ use std::sync::OnceLock;
 /// rejects a dict literal carrying further keys, even where the schema allows them. Every other
 /// rendered type accepts every value its schema accepts.
 pub mod schema_rules {}
+
+mod sealed {
+    /// Keeps [`ToolList`](super::ToolList) to the crate's own types.
+    pub trait Sealed {
+        /// The tools in name order.
+        fn tools(&self) -> crate::parsed::ToolsOf<'_>;
+    }
+}
+
+/// What the renderers read tools from: a [`Catalog`], or a [`ParsedCatalog`] read straight
+/// from JSON text. Both render byte-identically.
+pub trait ToolList: sealed::Sealed {}
+
+impl sealed::Sealed for Catalog {
+    fn tools(&self) -> parsed::ToolsOf<'_> {
+        parsed::ToolsOf(parsed::catalog_tools(self))
+    }
+}
+
+impl ToolList for Catalog {}
+
+impl sealed::Sealed for ParsedCatalog<'_> {
+    fn tools(&self) -> parsed::ToolsOf<'_> {
+        parsed::ToolsOf(ParsedCatalog::tools(self))
+    }
+}
+
+impl ToolList for ParsedCatalog<'_> {}
+
+/// Calls the generic context function `$f` with the tools of `$catalog`, whichever JSON tree
+/// they are read from.
+macro_rules! with_tools {
+    ($catalog:expr, $f:path) => {
+        match sealed::Sealed::tools($catalog).0 {
+            Tools::Values(tools) => $f(&tools),
+            Tools::Nodes(tools) => $f(&tools),
+        }
+    };
+}
 
 /// A language the SDK can be rendered in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -300,23 +350,23 @@ impl Renderer {
     }
 
     /// The TypeScript SDK (see [`render_typescript`]).
-    pub fn typescript(&self, catalog: &Catalog) -> Result<String, CodegenError> {
+    pub fn typescript(&self, catalog: &impl ToolList) -> Result<String, CodegenError> {
         self.render(
             templates::TYPESCRIPT_SDK,
-            render::typescript_context(catalog.tools()),
+            with_tools!(catalog, render::typescript_context),
         )
     }
 
     /// The Python SDK (see [`render_python`]).
-    pub fn python(&self, catalog: &Catalog) -> Result<String, CodegenError> {
+    pub fn python(&self, catalog: &impl ToolList) -> Result<String, CodegenError> {
         self.render(
             templates::PYTHON_SDK,
-            render::python_context(catalog.tools()),
+            with_tools!(catalog, render::python_context),
         )
     }
 
     /// The SDK in `language`.
-    pub fn sdk(&self, catalog: &Catalog, language: Language) -> Result<String, CodegenError> {
+    pub fn sdk(&self, catalog: &impl ToolList, language: Language) -> Result<String, CodegenError> {
         match language {
             Language::TypeScript => self.typescript(catalog),
             Language::Python => self.python(catalog),
@@ -324,10 +374,10 @@ impl Renderer {
     }
 
     /// The catalog docs (see [`render_catalog_markdown`]).
-    pub fn markdown(&self, catalog: &Catalog) -> Result<String, CodegenError> {
+    pub fn markdown(&self, catalog: &impl ToolList) -> Result<String, CodegenError> {
         self.render(
             templates::CATALOG_MARKDOWN,
-            render::markdown_context(catalog.tools()),
+            with_tools!(catalog, render::markdown_context),
         )
     }
 
@@ -376,7 +426,7 @@ fn with_embedded(
 /// tool's exact argument and output types; `ToolName`; the `ToolCallError` declaration
 /// (`toolName`, `message`); `declare const tools` with one documented method per tool (quoted
 /// for names that are not identifiers); and `callTool(name, args)`.
-pub fn render_typescript(catalog: &Catalog) -> String {
+pub fn render_typescript(catalog: &impl ToolList) -> String {
     with_embedded("//", |r| r.typescript(catalog))
 }
 
@@ -384,12 +434,12 @@ pub fn render_typescript(catalog: &Catalog) -> String {
 /// nested objects), `ToolCallError` (`tool_name`, `message`), a `Tools` protocol with an
 /// `async def` per tool (and `__getitem__` overloads for names that are not identifiers), and
 /// `tools: Tools`. Needs Python 3.11 or later (`NotRequired`, `X | Y`).
-pub fn render_python(catalog: &Catalog) -> String {
+pub fn render_python(catalog: &impl ToolList) -> String {
     with_embedded("#", |r| r.python(catalog))
 }
 
 /// The SDK of `catalog` in `language`.
-pub fn render_sdk(catalog: &Catalog, language: Language) -> String {
+pub fn render_sdk(catalog: &impl ToolList, language: Language) -> String {
     match language {
         Language::TypeScript => render_typescript(catalog),
         Language::Python => render_python(catalog),
@@ -399,7 +449,7 @@ pub fn render_sdk(catalog: &Catalog, language: Language) -> String {
 /// The catalog docs: a table of the tools linking to a section per tool (description, a
 /// parameters table with types, required flags and descriptions, the input schema, the output
 /// type and schema). Each section's anchor is `tool-<name>`.
-pub fn render_catalog_markdown(catalog: &Catalog) -> String {
+pub fn render_catalog_markdown(catalog: &impl ToolList) -> String {
     with_embedded("<!--", |r| r.markdown(catalog))
 }
 

@@ -35,7 +35,8 @@
 //! types within what `tsc` can compare: past about 100 nested levels it reports "excessive stack
 //! depth" when checking a value against the type.
 
-use serde_json::{Map, Value};
+use crate::json::{Json, View};
+use serde_json::Number;
 
 /// Schema levels read before a subtree degrades to unknown.
 pub const MAX_DEPTH: usize = 48;
@@ -53,11 +54,21 @@ pub(crate) enum Ty<'a> {
     Number,
     Integer,
     /// Scalar literal values (strings, numbers, booleans, null), deduplicated, in source order.
-    Literals(Vec<&'a Value>),
+    Literals(Vec<Lit<'a>>),
     Array(Box<Ty<'a>>),
     Object(Box<ObjectTy<'a>>),
     /// Two or more alternatives; never contains `Unknown` or `Json` (they absorb the union).
     Union(Vec<Ty<'a>>),
+}
+
+/// A scalar literal of an `enum` or `const`. Equal when the JSON values are equal as
+/// `serde_json` compares them (`1` and `1.0` differ).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Lit<'a> {
+    Null,
+    Bool(bool),
+    Number(&'a Number),
+    String(&'a str),
 }
 
 /// An object type.
@@ -94,53 +105,72 @@ pub(crate) enum Extra<'a> {
 }
 
 /// Reads a raw schema. Total: never fails, never recurses deeper than [`MAX_DEPTH`].
-pub(crate) fn lower(schema: &Value) -> Ty<'_> {
+pub(crate) fn lower<J: Json>(schema: &J) -> Ty<'_> {
     lower_at(schema, 0)
 }
 
-fn lower_at(schema: &Value, depth: usize) -> Ty<'_> {
+fn lower_at<J: Json>(schema: &J, depth: usize) -> Ty<'_> {
     if depth > MAX_DEPTH {
         return Ty::Unknown;
     }
-    match schema {
-        Value::Object(map) => lower_map(map, depth),
+    match schema.view() {
+        View::Object => lower_map(schema, depth),
         _ => Ty::Unknown,
     }
 }
 
 /// The description of a schema, or its title when it has none.
-pub(crate) fn doc_of(schema: &Value) -> Option<&str> {
-    let map = schema.as_object()?;
-    let text = map
-        .get("description")
-        .and_then(Value::as_str)
+pub(crate) fn doc_of<J: Json>(schema: &J) -> Option<&str> {
+    let mut description = None;
+    let mut title = None;
+    for (key, value) in schema.entries() {
+        match key {
+            "description" => description = Some(value),
+            "title" => title = Some(value),
+            _ => {}
+        }
+    }
+    let text = description
+        .and_then(J::as_str)
         .filter(|s| !s.trim().is_empty())
-        .or_else(|| map.get("title").and_then(Value::as_str))?;
+        .or_else(|| title.and_then(J::as_str))?;
     (!text.trim().is_empty()).then_some(text)
 }
 
 /// The keywords the reader looks at, found in one pass over a schema object.
-#[derive(Default)]
-struct Keywords<'a> {
+struct Keywords<'a, J> {
     reference: bool,
     narrowing: bool,
-    constant: Option<&'a Value>,
-    enumeration: Option<&'a Value>,
-    types: Option<&'a Value>,
-    one_of: Option<&'a Value>,
-    properties: Option<&'a Value>,
-    required: Option<&'a Value>,
-    additional: Option<&'a Value>,
-    patterns: Option<&'a Value>,
-    items: Option<&'a Value>,
-    prefix_items: Option<&'a Value>,
+    constant: Option<&'a J>,
+    enumeration: Option<&'a J>,
+    types: Option<&'a J>,
+    one_of: Option<&'a J>,
+    properties: Option<&'a J>,
+    required: Option<&'a J>,
+    additional: Option<&'a J>,
+    patterns: Option<&'a J>,
+    items: Option<&'a J>,
+    prefix_items: Option<&'a J>,
 }
 
-impl<'a> Keywords<'a> {
-    fn scan(map: &'a Map<String, Value>) -> Keywords<'a> {
-        let mut k = Keywords::default();
-        for (key, value) in map {
-            match key.as_str() {
+impl<'a, J: Json> Keywords<'a, J> {
+    fn scan(map: &'a J) -> Keywords<'a, J> {
+        let mut k = Keywords {
+            reference: false,
+            narrowing: false,
+            constant: None,
+            enumeration: None,
+            types: None,
+            one_of: None,
+            properties: None,
+            required: None,
+            additional: None,
+            patterns: None,
+            items: None,
+            prefix_items: None,
+        };
+        for (key, value) in map.entries() {
+            match key {
                 "$ref" | "$dynamicRef" | "$recursiveRef" => k.reference = true,
                 "anyOf" | "allOf" | "not" | "if" => k.narrowing = true,
                 "const" => k.constant = Some(value),
@@ -171,7 +201,7 @@ impl<'a> Keywords<'a> {
     }
 }
 
-fn lower_map(map: &Map<String, Value>, depth: usize) -> Ty<'_> {
+fn lower_map<J: Json>(map: &J, depth: usize) -> Ty<'_> {
     let k = Keywords::scan(map);
     if k.reference {
         return Ty::Unknown;
@@ -180,21 +210,21 @@ fn lower_map(map: &Map<String, Value>, depth: usize) -> Ty<'_> {
         return literals(std::slice::from_ref(value));
     }
     if let Some(values) = k.enumeration {
-        return match values {
-            Value::Array(values) if !values.is_empty() => literals(values),
+        return match values.view() {
+            View::Array(values) if !values.is_empty() => literals(values),
             _ => Ty::Unknown,
         };
     }
-    match k.types {
-        Some(Value::String(name)) => lower_type(name, &k, depth),
-        Some(Value::Array(names)) => {
+    match k.types.map(J::view) {
+        Some(View::String(name)) => lower_type(name, &k, depth),
+        Some(View::Array(names)) => {
             if names.is_empty() {
                 return Ty::Unknown;
             }
             let mut members = Vec::with_capacity(names.len());
             for name in names {
-                match name {
-                    Value::String(name) => members.push(lower_type(name, &k, depth)),
+                match name.view() {
+                    View::String(name) => members.push(lower_type(name, &k, depth)),
                     _ => return Ty::Unknown,
                 }
             }
@@ -203,8 +233,8 @@ fn lower_map(map: &Map<String, Value>, depth: usize) -> Ty<'_> {
         Some(_) => Ty::Unknown,
         None => {
             if let Some(alternatives) = k.one_of {
-                return match alternatives {
-                    Value::Array(items) if !items.is_empty() => {
+                return match alternatives.view() {
+                    View::Array(items) if !items.is_empty() => {
                         union(items.iter().map(|s| lower_at(s, depth + 1)).collect())
                     }
                     _ => Ty::Unknown,
@@ -224,7 +254,7 @@ fn lower_map(map: &Map<String, Value>, depth: usize) -> Ty<'_> {
     }
 }
 
-fn lower_type<'a>(name: &str, k: &Keywords<'a>, depth: usize) -> Ty<'a> {
+fn lower_type<'a, J: Json>(name: &str, k: &Keywords<'a, J>, depth: usize) -> Ty<'a> {
     match name {
         "null" => Ty::Null,
         "boolean" => Ty::Boolean,
@@ -237,87 +267,101 @@ fn lower_type<'a>(name: &str, k: &Keywords<'a>, depth: usize) -> Ty<'a> {
     }
 }
 
-fn is_scalar(value: &Value) -> bool {
-    !matches!(value, Value::Array(_) | Value::Object(_))
+/// The literal of a scalar value; `None` for an array or an object.
+fn literal<J: Json>(value: &J) -> Option<Lit<'_>> {
+    match value.view() {
+        View::Null => Some(Lit::Null),
+        View::Bool(b) => Some(Lit::Bool(b)),
+        View::Number(n) => Some(Lit::Number(n)),
+        View::String(s) => Some(Lit::String(s)),
+        View::Array(_) | View::Object => None,
+    }
 }
 
-fn literals(values: &[Value]) -> Ty<'_> {
-    if !values.iter().all(is_scalar) {
-        return Ty::Unknown;
-    }
-    let mut out: Vec<&Value> = Vec::with_capacity(values.len());
+fn literals<J: Json>(values: &[J]) -> Ty<'_> {
+    let mut out: Vec<Lit<'_>> = Vec::with_capacity(values.len());
     for value in values {
-        if !out.contains(&value) {
-            out.push(value);
+        let Some(lit) = literal(value) else {
+            return Ty::Unknown;
+        };
+        if !out.contains(&lit) {
+            out.push(lit);
         }
     }
     Ty::Literals(out)
 }
 
-fn lower_array<'a>(k: &Keywords<'a>, depth: usize) -> Ty<'a> {
+fn lower_array<'a, J: Json>(k: &Keywords<'a, J>, depth: usize) -> Ty<'a> {
     if let Some(prefix) = k.prefix_items {
-        return match prefix {
-            Value::Array(_) => Ty::Array(Box::new(Ty::Unknown)),
+        return match prefix.view() {
+            View::Array(_) => Ty::Array(Box::new(Ty::Unknown)),
             _ => Ty::Unknown,
         };
     }
     let element = match k.items {
-        None | Some(Value::Bool(true)) => Ty::Json,
-        Some(Value::Bool(false)) | Some(Value::Array(_)) => Ty::Unknown,
-        Some(items @ Value::Object(_)) => lower_at(items, depth + 1),
-        Some(_) => return Ty::Unknown,
+        None => Ty::Json,
+        Some(items) => match items.view() {
+            View::Bool(true) => Ty::Json,
+            View::Bool(false) | View::Array(_) => Ty::Unknown,
+            View::Object => lower_at(items, depth + 1),
+            _ => return Ty::Unknown,
+        },
     };
     Ty::Array(Box::new(element))
 }
 
-fn lower_object<'a>(k: &Keywords<'a>, depth: usize) -> Ty<'a> {
+fn lower_object<'a, J: Json>(k: &Keywords<'a, J>, depth: usize) -> Ty<'a> {
     let mut extra = match k.additional {
-        None | Some(Value::Bool(true)) => Extra::Open,
-        Some(Value::Bool(false)) => Extra::Closed,
-        Some(schema @ Value::Object(_)) => match lower_at(schema, depth + 1) {
-            Ty::Unknown | Ty::Json => Extra::Open,
-            ty => Extra::Map(Box::new(ty)),
+        None => Extra::Open,
+        Some(schema) => match schema.view() {
+            View::Bool(true) => Extra::Open,
+            View::Bool(false) => Extra::Closed,
+            View::Object => match lower_at(schema, depth + 1) {
+                Ty::Unknown | Ty::Json => Extra::Open,
+                ty => Extra::Map(Box::new(ty)),
+            },
+            _ => return Ty::Unknown,
         },
-        Some(_) => return Ty::Unknown,
     };
-    match k.patterns {
-        None => {}
-        Some(Value::Object(patterns)) if !patterns.is_empty() => extra = Extra::Open,
-        Some(Value::Object(_)) => {}
-        Some(_) => return Ty::Unknown,
-    }
-    let mut required: Vec<&'a str> = Vec::new();
-    match k.required {
-        None => {}
-        Some(Value::Array(names)) => {
-            for name in names {
-                match name {
-                    Value::String(name) => {
-                        if !required.contains(&name.as_str()) {
-                            required.push(name);
-                        }
-                    }
-                    _ => return Ty::Unknown,
+    if let Some(patterns) = k.patterns {
+        match patterns.view() {
+            View::Object => {
+                if patterns.entries().next().is_some() {
+                    extra = Extra::Open;
                 }
             }
+            _ => return Ty::Unknown,
         }
-        Some(_) => return Ty::Unknown,
     }
-    let mut props = Vec::new();
-    match k.properties {
-        None => {}
-        Some(Value::Object(properties)) => {
-            props.reserve(properties.len());
-            for (key, schema) in properties {
-                props.push(Prop {
-                    key: key.as_str(),
-                    ty: lower_at(schema, depth + 1),
-                    required: required.contains(&key.as_str()),
-                    doc: doc_of(schema),
-                });
+    let mut required: Vec<&'a str> = Vec::new();
+    if let Some(names) = k.required {
+        let View::Array(names) = names.view() else {
+            return Ty::Unknown;
+        };
+        for name in names {
+            match name.view() {
+                View::String(name) => {
+                    if !required.contains(&name) {
+                        required.push(name);
+                    }
+                }
+                _ => return Ty::Unknown,
             }
         }
-        Some(_) => return Ty::Unknown,
+    }
+    let mut props = Vec::new();
+    if let Some(properties) = k.properties {
+        let View::Object = properties.view() else {
+            return Ty::Unknown;
+        };
+        for (key, schema) in properties.entries() {
+            props.push(Prop {
+                key,
+                ty: lower_at(schema, depth + 1),
+                required: required.contains(&key),
+                doc: doc_of(schema),
+            });
+        }
     }
     for name in required {
         if !props.iter().any(|p| p.key == name) {
@@ -373,7 +417,7 @@ pub(crate) fn union(members: Vec<Ty<'_>>) -> Ty<'_> {
 }
 
 /// Reads a tool's root schema and attaches the schema's own description to a root object.
-pub(crate) fn lower_root(schema: &Value) -> Ty<'_> {
+pub(crate) fn lower_root<J: Json>(schema: &J) -> Ty<'_> {
     match lower(schema) {
         Ty::Object(mut object) => {
             object.doc = doc_of(schema);

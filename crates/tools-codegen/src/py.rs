@@ -14,9 +14,8 @@
 //! where a rendered type is narrower than its schema; an open object without declared properties
 //! is `dict[str, Any]` and accepts every key.
 
-use crate::lower::{Extra, ObjectTy, Ty};
+use crate::lower::{Extra, Lit, ObjectTy, Ty};
 use crate::text::{is_ascii_identifier, is_py_keyword, pascal_case, py_string};
-use serde_json::Value;
 use std::collections::BTreeSet;
 
 /// Names the SDK module binds or reads besides the generated ones: they are never taken by a
@@ -131,15 +130,15 @@ impl PyModule {
     }
 }
 
-fn literal(value: &Value) -> Option<String> {
+fn literal(value: &Lit<'_>) -> Option<String> {
     match value {
-        Value::String(s) => Some(py_string(s)),
-        Value::Null => Some("None".to_owned()),
-        Value::Bool(true) => Some("True".to_owned()),
-        Value::Bool(false) => Some("False".to_owned()),
+        Lit::String(s) => Some(py_string(s)),
+        Lit::Null => Some("None".to_owned()),
+        Lit::Bool(true) => Some("True".to_owned()),
+        Lit::Bool(false) => Some("False".to_owned()),
         // `Literal` admits ints only; a float member widens to `float`.
-        Value::Number(n) if n.is_i64() || n.is_u64() => Some(n.to_string()),
-        _ => None,
+        Lit::Number(n) if n.is_i64() || n.is_u64() => Some(n.to_string()),
+        Lit::Number(_) => None,
     }
 }
 

@@ -1,12 +1,21 @@
 //! Computing the template contexts: every type, name and key the templates print.
 
+use crate::json::Json;
 use crate::lower::{Ty, lower_root};
 use crate::py::{PyModule, py_type};
 use crate::text::ts_string;
 use crate::ts::{Layout, ts_key, ts_type};
 use serde::Serialize;
-use serde_json::Value;
-use tools_schema::ToolSchema;
+
+/// One tool as the renderers read it, from a [`Catalog`](tools_schema::Catalog) or a
+/// [`ParsedCatalog`](crate::ParsedCatalog).
+#[derive(Debug)]
+pub(crate) struct ToolIn<'a, J> {
+    pub name: &'a str,
+    pub description: &'a str,
+    pub input: &'a J,
+    pub output: Option<&'a J>,
+}
 
 /// A tool in the TypeScript SDK template.
 #[derive(Debug, Serialize)]
@@ -29,20 +38,20 @@ pub(crate) struct TsContext {
 /// object a thenable, so `await tools` (or returning it from an async function) would call it.
 const TS_UNBINDABLE: &[&str] = &["then"];
 
-pub(crate) fn typescript_context(tools: &[ToolSchema]) -> TsContext {
+pub(crate) fn typescript_context<J: Json>(tools: &[ToolIn<'_, J>]) -> TsContext {
     let layout = Layout::Multi { indent: 2 };
     let tools = tools
         .iter()
         .map(|tool| TsTool {
-            name: ts_string(&tool.name),
-            key: ts_key(&tool.name),
-            description: tool.description.clone(),
-            args: ts_type(&lower_root(&tool.input_schema), layout),
-            output: match &tool.output_schema {
+            name: ts_string(tool.name),
+            key: ts_key(tool.name),
+            description: tool.description.to_owned(),
+            args: ts_type(&lower_root(tool.input), layout),
+            output: match tool.output {
                 Some(schema) => ts_type(&lower_root(schema), layout),
                 None => "JsonValue".to_owned(),
             },
-            bindable: !TS_UNBINDABLE.contains(&tool.name.as_str()),
+            bindable: !TS_UNBINDABLE.contains(&tool.name),
         })
         .collect();
     TsContext { tools }
@@ -83,17 +92,17 @@ pub(crate) struct PyContext {
     subscript_tools: Vec<PyTool>,
 }
 
-pub(crate) fn python_context(tools: &[ToolSchema]) -> PyContext {
-    let mut module = PyModule::new(tools.iter().map(|t| t.name.as_str()));
+pub(crate) fn python_context<J: Json>(tools: &[ToolIn<'_, J>]) -> PyContext {
+    let mut module = PyModule::new(tools.iter().map(|t| t.name));
     let mut typed = Vec::with_capacity(tools.len());
     for tool in tools {
         let mut m = Some(&mut module);
-        let args = py_type(&lower_root(&tool.input_schema), &mut m, &|| {
-            PyModule::root_base(&tool.name, "Args")
+        let args = py_type(&lower_root(tool.input), &mut m, &|| {
+            PyModule::root_base(tool.name, "Args")
         });
-        let output = match &tool.output_schema {
+        let output = match tool.output {
             Some(schema) => py_type(&lower_root(schema), &mut m, &|| {
-                PyModule::root_base(&tool.name, "Output")
+                PyModule::root_base(tool.name, "Output")
             }),
             None => "Any".to_owned(),
         };
@@ -133,13 +142,13 @@ pub(crate) fn python_context(tools: &[ToolSchema]) -> PyContext {
     let mut subscript_tools = Vec::new();
     for (tool, args, output) in typed {
         let entry = PyTool {
-            name: tool.name.clone(),
-            method: tool.name.clone(),
-            description: tool.description.clone(),
+            name: tool.name.to_owned(),
+            method: tool.name.to_owned(),
+            description: tool.description.to_owned(),
             args,
             output,
         };
-        if module.is_method_name(&tool.name) {
+        if module.is_method_name(tool.name) {
             method_tools.push(entry);
         } else {
             subscript_tools.push(entry);
@@ -208,7 +217,7 @@ fn fence_for(text: &str) -> String {
 /// Pretty JSON, with U+2028, U+2029, U+0085 and U+FEFF escaped (JSON allows them raw, but
 /// some viewers break lines on them or hide them). The catalog bounds schema depth
 /// (`tools_schema::MAX_SCHEMA_DEPTH`), so the recursive serializer stays shallow.
-fn pretty(value: &Value) -> String {
+fn pretty<J: Json>(value: &J) -> String {
     let text = serde_json::to_string_pretty(value).unwrap_or_default();
     if !text.contains(['\u{2028}', '\u{2029}', '\u{85}', '\u{feff}']) {
         return text;
@@ -219,11 +228,11 @@ fn pretty(value: &Value) -> String {
         .replace('\u{feff}', "\\ufeff")
 }
 
-pub(crate) fn markdown_context(tools: &[ToolSchema]) -> MdContext {
+pub(crate) fn markdown_context<J: Json>(tools: &[ToolIn<'_, J>]) -> MdContext {
     let tools = tools
         .iter()
         .map(|tool| {
-            let args = lower_root(&tool.input_schema);
+            let args = lower_root(tool.input);
             let params = match &args {
                 Ty::Object(object) => object
                     .props
@@ -237,23 +246,23 @@ pub(crate) fn markdown_context(tools: &[ToolSchema]) -> MdContext {
                     .collect(),
                 _ => Vec::new(),
             };
-            let input_schema = pretty(&tool.input_schema);
-            let (output_type, output_schema) = match &tool.output_schema {
+            let input_schema = pretty(tool.input);
+            let (output_type, output_schema) = match tool.output {
                 Some(schema) => (
                     ts_type(&lower_root(schema), Layout::Compact),
                     pretty(schema),
                 ),
                 None => (String::new(), String::new()),
             };
-            let summary = crate::text::doc_lines(&tool.description)
+            let summary = crate::text::doc_lines(tool.description)
                 .into_iter()
                 .find(|l| !l.is_empty())
                 .unwrap_or_default();
             MdTool {
-                name: tool.name.clone(),
-                anchor: anchor(&tool.name),
+                name: tool.name.to_owned(),
+                anchor: anchor(tool.name),
                 summary,
-                description: tool.description.clone(),
+                description: tool.description.to_owned(),
                 args_type: ts_type(&args, Layout::Compact),
                 params,
                 output_type,

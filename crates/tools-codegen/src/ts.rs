@@ -5,9 +5,8 @@
 //! signature `[key: string]: unknown`, so a value with keys the schema allows but does not
 //! declare still type-checks.
 
-use crate::lower::{Extra, ObjectTy, Ty};
+use crate::lower::{Extra, Lit, ObjectTy, Ty};
 use crate::text::{is_ts_bare_key, ts_doc, ts_string};
-use serde_json::Value;
 
 /// How a type is laid out.
 #[derive(Debug, Clone, Copy)]
@@ -68,13 +67,12 @@ pub(crate) fn ts_type(ty: &Ty<'_>, layout: Layout) -> String {
     out
 }
 
-fn literal(value: &Value) -> String {
+fn literal(value: &Lit<'_>) -> String {
     match value {
-        Value::String(s) => ts_string(s),
-        Value::Null => "null".to_owned(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => n.to_string(),
-        Value::Array(_) | Value::Object(_) => "unknown".to_owned(),
+        Lit::String(s) => ts_string(s),
+        Lit::Null => "null".to_owned(),
+        Lit::Bool(b) => b.to_string(),
+        Lit::Number(n) => n.to_string(),
     }
 }
 
@@ -82,7 +80,10 @@ fn literal(value: &Value) -> String {
 fn is_atom(ty: &Ty<'_>) -> bool {
     match ty {
         Ty::Literals(values) => {
-            values.len() == 1 && !values.iter().any(|v| v.as_f64().is_some_and(|n| n < 0.0))
+            values.len() == 1
+                && !values
+                    .iter()
+                    .any(|v| matches!(v, Lit::Number(n) if n.as_f64().is_some_and(|n| n < 0.0)))
         }
         Ty::Array(inner) => is_atom(inner),
         Ty::Union(_) | Ty::Object(_) => false,

@@ -1,0 +1,322 @@
+//! The JSON trees the renderers read schemas from.
+//!
+//! A [`Catalog`](tools_schema::Catalog) holds `serde_json::Value`s. Parsing a large catalog into
+//! `Value`s costs more than rendering it: every object is a hash map and every key and string
+//! its own allocation. [`Node`] is the lean tree the CLI parses catalog text into instead: strings
+//! borrow from the text where they have no escapes, objects are vectors of entries in source
+//! order. The lowering reads either tree through the [`Json`] trait, so both give the same types
+//! and the same output.
+//!
+//! A [`Node`] object keeps what a `Value` object (with `serde_json`'s `preserve_order`) keeps
+//! when a key repeats: the key at its first position, with the last value.
+
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
+use serde_json::{Number, Value};
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fmt;
+
+/// One node of a JSON tree, seen without its children.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum View<'a, J> {
+    Null,
+    Bool(bool),
+    Number(&'a Number),
+    String(&'a str),
+    Array(&'a [J]),
+    /// An object: read it with [`Json::entries`] and [`Json::get`].
+    Object,
+}
+
+/// A JSON tree the lowering can read: `serde_json::Value` or [`Node`].
+pub(crate) trait Json: Serialize + Sized {
+    /// What this node is.
+    fn view(&self) -> View<'_, Self>;
+    /// An object's entries in order, each key once; nothing for other nodes.
+    fn entries(&self) -> impl Iterator<Item = (&str, &Self)>;
+
+    /// The string, when this is a string.
+    fn as_str(&self) -> Option<&str> {
+        match self.view() {
+            View::String(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+impl Json for Value {
+    fn view(&self) -> View<'_, Self> {
+        match self {
+            Value::Null => View::Null,
+            Value::Bool(b) => View::Bool(*b),
+            Value::Number(n) => View::Number(n),
+            Value::String(s) => View::String(s),
+            Value::Array(items) => View::Array(items),
+            Value::Object(_) => View::Object,
+        }
+    }
+
+    fn entries(&self) -> impl Iterator<Item = (&str, &Self)> {
+        self.as_object()
+            .into_iter()
+            .flat_map(|map| map.iter().map(|(k, v)| (k.as_str(), v)))
+    }
+}
+
+/// A JSON value whose strings borrow from the text it was parsed from where they can.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Node<'a> {
+    Null,
+    Bool(bool),
+    Number(Number),
+    String(Cow<'a, str>),
+    Array(Vec<Node<'a>>),
+    /// Entries in source order, each key once.
+    Object(Vec<(Cow<'a, str>, Node<'a>)>),
+}
+
+impl Json for Node<'_> {
+    fn view(&self) -> View<'_, Self> {
+        match self {
+            Node::Null => View::Null,
+            Node::Bool(b) => View::Bool(*b),
+            Node::Number(n) => View::Number(n),
+            Node::String(s) => View::String(s),
+            Node::Array(items) => View::Array(items),
+            Node::Object(_) => View::Object,
+        }
+    }
+
+    fn entries(&self) -> impl Iterator<Item = (&str, &Self)> {
+        let entries: &[_] = match self {
+            Node::Object(entries) => entries,
+            _ => &[],
+        };
+        entries.iter().map(|(k, v)| (k.as_ref(), v))
+    }
+}
+
+impl Node<'_> {
+    /// Whether this node can be a schema: an object or a boolean.
+    pub(crate) fn is_schema(&self) -> bool {
+        matches!(self, Node::Object(_) | Node::Bool(_))
+    }
+}
+
+/// Reads a node from JSON text. The recursion is bounded by the parser's own nesting limit
+/// (128 levels), so deep text fails with a parse error instead of overflowing the stack.
+impl<'de> Deserialize<'de> for Node<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(NodeVisitor)
+    }
+}
+
+struct NodeVisitor;
+
+impl<'de> Visitor<'de> for NodeVisitor {
+    type Value = Node<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any valid JSON value")
+    }
+
+    fn visit_bool<E>(self, value: bool) -> Result<Node<'de>, E> {
+        Ok(Node::Bool(value))
+    }
+
+    fn visit_i64<E>(self, value: i64) -> Result<Node<'de>, E> {
+        Ok(Node::Number(value.into()))
+    }
+
+    fn visit_u64<E>(self, value: u64) -> Result<Node<'de>, E> {
+        Ok(Node::Number(value.into()))
+    }
+
+    fn visit_f64<E>(self, value: f64) -> Result<Node<'de>, E> {
+        // As serde_json's `Value` does: a number without a finite f64 reads as null.
+        Ok(Number::from_f64(value).map_or(Node::Null, Node::Number))
+    }
+
+    fn visit_borrowed_str<E>(self, value: &'de str) -> Result<Node<'de>, E> {
+        Ok(Node::String(Cow::Borrowed(value)))
+    }
+
+    fn visit_str<E>(self, value: &str) -> Result<Node<'de>, E> {
+        Ok(Node::String(Cow::Owned(value.to_owned())))
+    }
+
+    fn visit_string<E>(self, value: String) -> Result<Node<'de>, E> {
+        Ok(Node::String(Cow::Owned(value)))
+    }
+
+    fn visit_none<E>(self) -> Result<Node<'de>, E> {
+        Ok(Node::Null)
+    }
+
+    fn visit_unit<E>(self) -> Result<Node<'de>, E> {
+        Ok(Node::Null)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Node<'de>, D::Error> {
+        Node::deserialize(deserializer)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node<'de>, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Node::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node<'de>, A::Error> {
+        /// Objects up to this size find a repeated key by a linear scan; larger ones index
+        /// their keys in a hash map.
+        const SCAN: usize = 16;
+        let mut entries: Vec<(Cow<'de, str>, Node<'de>)> = Vec::new();
+        let mut index: Option<HashMap<Box<str>, usize>> = None;
+        while let Some(Key(key)) = map.next_key()? {
+            let value: Node<'de> = map.next_value()?;
+            let found = match &index {
+                Some(index) => index.get(key.as_ref()).copied(),
+                None => entries.iter().position(|(k, _)| *k == key),
+            };
+            match found {
+                // A repeated key keeps its first position and takes the last value.
+                Some(at) => {
+                    if let Some(entry) = entries.get_mut(at) {
+                        entry.1 = value;
+                    }
+                }
+                None => {
+                    if let Some(index) = &mut index {
+                        index.insert(key.as_ref().into(), entries.len());
+                    }
+                    entries.push((key, value));
+                    if index.is_none() && entries.len() > SCAN {
+                        index = Some(
+                            entries
+                                .iter()
+                                .enumerate()
+                                .map(|(i, (k, _))| (k.as_ref().into(), i))
+                                .collect(),
+                        );
+                    }
+                }
+            }
+        }
+        Ok(Node::Object(entries))
+    }
+}
+
+/// An object key, borrowed from the text when it has no escapes.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string key")
+            }
+
+            fn visit_borrowed_str<E>(self, value: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(value)))
+            }
+
+            fn visit_str<E>(self, value: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(value.to_owned())))
+            }
+
+            fn visit_string<E>(self, value: String) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(value)))
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+/// Writes a node as JSON, exactly as the same `Value` would be written.
+impl Serialize for Node<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Node::Null => serializer.serialize_unit(),
+            Node::Bool(b) => serializer.serialize_bool(*b),
+            Node::Number(n) => n.serialize(serializer),
+            Node::String(s) => serializer.serialize_str(s),
+            Node::Array(items) => {
+                let mut seq = serializer.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    seq.serialize_element(item)?;
+                }
+                seq.end()
+            }
+            Node::Object(entries) => {
+                let mut map = serializer.serialize_map(Some(entries.len()))?;
+                for (key, value) in entries {
+                    map.serialize_entry(key.as_ref(), value)?;
+                }
+                map.end()
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(text: &str) -> Node<'_> {
+        serde_json::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn repeated_keys_keep_the_first_position_and_the_last_value() {
+        let text = r#"{"a": 1, "b": 2, "a": 3}"#;
+        let value: Value = serde_json::from_str(text).unwrap();
+        let parsed = node(text);
+        assert_eq!(serde_json::to_string(&parsed).unwrap(), value.to_string());
+        let a = parsed.entries().find(|(k, _)| *k == "a").map(|(_, v)| v);
+        assert_eq!(a.and_then(Node::view_number), Some(3));
+
+        // Past the linear-scan size, through the key index.
+        let mut text = String::from("{");
+        for i in 0..40 {
+            text.push_str(&format!("\"k{}\": {i},", i % 25));
+        }
+        text.push_str("\"k3\": \"last\"}");
+        let value: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            serde_json::to_string(&node(&text)).unwrap(),
+            value.to_string()
+        );
+    }
+
+    #[test]
+    fn strings_borrow_unless_escaped_and_serialize_like_values() {
+        let text = r#"{"plain": "x", "esc\"aped": "a\nb", "n": [1, -2, 1.5, 1e300, null, true]}"#;
+        let parsed = node(text);
+        let Node::Object(entries) = &parsed else {
+            panic!("not an object");
+        };
+        assert!(matches!(entries[0].0, Cow::Borrowed(_)));
+        assert!(matches!(entries[1].0, Cow::Owned(_)));
+        let value: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(
+            serde_json::to_string_pretty(&parsed).unwrap(),
+            serde_json::to_string_pretty(&value).unwrap()
+        );
+    }
+
+    impl Node<'_> {
+        fn view_number(&self) -> Option<u64> {
+            match self.view() {
+                View::Number(n) => n.as_u64(),
+                _ => None,
+            }
+        }
+    }
+}

@@ -1,0 +1,253 @@
+//! Catalog text read straight into the lean tree the renderers need: what the CLI renders from.
+
+use crate::json::Node;
+use crate::render::ToolIn;
+use serde_json::Value;
+use std::borrow::Cow;
+use tools_schema::{Catalog, CatalogError, validate_tool_name};
+
+/// A catalog read from JSON text for rendering, borrowing its strings from the text.
+///
+/// It accepts exactly what [`Catalog::from_json_str`] accepts, fails with exactly its errors
+/// (file, line and column, or tool and JSON pointer), and renders byte-identically; it is only
+/// cheaper to build. A [`Catalog`] parses every schema into `serde_json::Value`s (a hash map per
+/// object, an allocation per key); this keeps objects as vectors of entries and strings as
+/// slices of the text, which makes reading a large catalog several times faster. Invalid text
+/// is handed to [`Catalog::from_json_str`], so error messages come from one place.
+///
+/// ```
+/// use tools_codegen::{Language, ParsedCatalog, render_sdk};
+/// use tools_schema::Catalog;
+///
+/// let text = r#"{"tools": [{"name": "echo", "inputSchema": {"type": "object",
+///     "properties": {"text": {"type": "string"}}, "required": ["text"]}}]}"#;
+/// let parsed = ParsedCatalog::from_json_str(text, Some("tools.json")).unwrap();
+/// let catalog = Catalog::from_json_str(text, Some("tools.json")).unwrap();
+/// assert_eq!(render_sdk(&parsed, Language::TypeScript), render_sdk(&catalog, Language::TypeScript));
+///
+/// let error = ParsedCatalog::from_json_str(r#"[{"name": "a b", "inputSchema": {}}]"#, None)
+///     .unwrap_err();
+/// assert_eq!(error.code(), "INVALID_TOOL_NAME");
+/// ```
+#[derive(Debug)]
+pub struct ParsedCatalog<'a> {
+    inner: Inner<'a>,
+}
+
+#[derive(Debug)]
+enum Inner<'a> {
+    /// Tools sorted by name.
+    Lean(Vec<LeanTool<'a>>),
+    /// Text the lean reader left to [`Catalog`], which accepted it.
+    Catalog(Catalog),
+}
+
+#[derive(Debug)]
+struct LeanTool<'a> {
+    name: Cow<'a, str>,
+    description: Cow<'a, str>,
+    input: Node<'a>,
+    output: Option<Node<'a>>,
+}
+
+impl<'a> ParsedCatalog<'a> {
+    /// Reads a catalog from JSON text: `{"tools": [...]}` or a bare array, as
+    /// [`Catalog::from_json_str`] does. `source` names the text in error messages (a file
+    /// name); `None` writes `<input>`.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`Catalog::from_json_str`], word for word.
+    pub fn from_json_str(text: &'a str, source: Option<&str>) -> Result<Self, CatalogError> {
+        let inner = match lean(text) {
+            Some(tools) => Inner::Lean(tools),
+            None => Inner::Catalog(Catalog::from_json_str(text, source)?),
+        };
+        Ok(ParsedCatalog { inner })
+    }
+
+    /// How many tools there are.
+    pub fn len(&self) -> usize {
+        match &self.inner {
+            Inner::Lean(tools) => tools.len(),
+            Inner::Catalog(catalog) => catalog.len(),
+        }
+    }
+
+    /// Whether there are no tools.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub(crate) fn tools(&self) -> Tools<'_> {
+        match &self.inner {
+            Inner::Lean(tools) => Tools::Nodes(
+                tools
+                    .iter()
+                    .map(|tool| ToolIn {
+                        name: &tool.name,
+                        description: &tool.description,
+                        input: &tool.input,
+                        output: tool.output.as_ref(),
+                    })
+                    .collect(),
+            ),
+            Inner::Catalog(catalog) => catalog_tools(catalog),
+        }
+    }
+}
+
+/// The tools of a catalog, in name order, as the renderers read them (opaque outside the
+/// crate).
+#[derive(Debug)]
+pub struct ToolsOf<'a>(pub(crate) Tools<'a>);
+
+/// The tools of a catalog, in name order, over one of the two JSON trees.
+#[derive(Debug)]
+pub(crate) enum Tools<'a> {
+    /// From a [`Catalog`].
+    Values(Vec<ToolIn<'a, Value>>),
+    /// From a [`ParsedCatalog`].
+    Nodes(Vec<ToolIn<'a, Node<'a>>>),
+}
+
+pub(crate) fn catalog_tools(catalog: &Catalog) -> Tools<'_> {
+    Tools::Values(
+        catalog
+            .tools()
+            .iter()
+            .map(|tool| ToolIn {
+                name: &tool.name,
+                description: &tool.description,
+                input: &tool.input_schema,
+                output: tool.output_schema.as_ref(),
+            })
+            .collect(),
+    )
+}
+
+/// The tools of `text` when it is a catalog [`Catalog::from_json_str`] accepts and the lean
+/// reader can vouch for; `None` leaves the text to [`Catalog`] (which then reports the error).
+///
+/// What `Catalog` checks, and how it holds here:
+/// - the JSON grammar: the same `serde_json` parser reads both trees;
+/// - the shape: `{"tools": [...]}` or an array, each entry an object with a string `name`, a
+///   string or null or absent `description`, an `inputSchema` and an optional (or null)
+///   `outputSchema` that are objects or booleans; a repeated key counts with its last value in
+///   both trees;
+/// - the names: [`validate_tool_name`], and no name twice;
+/// - the depth of every schema (at most [`tools_schema::MAX_SCHEMA_DEPTH`] levels): the parser
+///   reads at most 128 nested levels, and a schema sits at least two levels down (in a tool
+///   object in the tools array), so deeper text never parses.
+fn lean(text: &str) -> Option<Vec<LeanTool<'_>>> {
+    let document: Node<'_> = serde_json::from_str(text).ok()?;
+    let entries = match document {
+        Node::Array(entries) => entries,
+        Node::Object(keys) => match keys.into_iter().find(|(key, _)| key == "tools")? {
+            (_, Node::Array(entries)) => entries,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let mut tools = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let Node::Object(keys) = entry else {
+            return None;
+        };
+        let (mut name, mut description, mut input, mut output) = (None, None, None, None);
+        for (key, value) in keys {
+            match key.as_ref() {
+                "name" => name = Some(value),
+                "description" => description = Some(value),
+                "inputSchema" => input = Some(value),
+                "outputSchema" => output = Some(value),
+                _ => {}
+            }
+        }
+        let Some(Node::String(name)) = name else {
+            return None;
+        };
+        validate_tool_name(&name).ok()?;
+        let description = match description {
+            None | Some(Node::Null) => Cow::Borrowed(""),
+            Some(Node::String(text)) => text,
+            Some(_) => return None,
+        };
+        let input = input.filter(Node::is_schema)?;
+        let output = match output {
+            None | Some(Node::Null) => None,
+            Some(schema) if schema.is_schema() => Some(schema),
+            Some(_) => return None,
+        };
+        tools.push(LeanTool {
+            name,
+            description,
+            input,
+            output,
+        });
+    }
+    tools.sort_by(|a, b| a.name.cmp(&b.name));
+    if tools.windows(2).any(|pair| pair[0].name == pair[1].name) {
+        return None;
+    }
+    Some(tools)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Errors come from `Catalog`, word for word, and nothing `Catalog` rejects is accepted.
+    #[test]
+    fn rejected_text_fails_exactly_as_catalog_does() {
+        let deep = format!(
+            "[{{\"name\": \"a\", \"inputSchema\": {}{}}}]",
+            "{\"items\": ".repeat(130),
+            "}".repeat(130)
+        );
+        for text in [
+            "",
+            "{\"tools\": [}",
+            "{\"tools\": 1}",
+            "{\"tool\": []}",
+            "3",
+            "[1]",
+            "[{\"inputSchema\": {}}]",
+            "[{\"name\": 1, \"inputSchema\": {}}]",
+            "[{\"name\": \"a b\", \"inputSchema\": {}}]",
+            "[{\"name\": \"\", \"inputSchema\": {}}]",
+            "[{\"name\": \"a\"}]",
+            "[{\"name\": \"a\", \"description\": 5, \"inputSchema\": {}}]",
+            "[{\"name\": \"a\", \"inputSchema\": []}]",
+            "[{\"name\": \"a\", \"inputSchema\": null}]",
+            "[{\"name\": \"a\", \"inputSchema\": {}, \"outputSchema\": \"x\"}]",
+            "[{\"name\": \"a\", \"inputSchema\": {}}, {\"name\": \"a\", \"inputSchema\": {}}]",
+            "[{\"name\": \"a\", \"inputSchema\": {}}] x",
+            &deep,
+        ] {
+            let parsed = ParsedCatalog::from_json_str(text, Some("t.json"));
+            let catalog = Catalog::from_json_str(text, Some("t.json"));
+            match (parsed, catalog) {
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{text}"),
+                (a, b) => panic!("{text}: {a:?} but {b:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn accepted_text_is_read_leanly_in_name_order() {
+        let text = r#"{"tools": [
+            {"name": "b", "description": null, "inputSchema": true, "outputSchema": null},
+            {"name": "a", "description": "first", "inputSchema": {"type": "object"}, "extra": 1}
+        ], "nextCursor": "x"}"#;
+        let parsed = ParsedCatalog::from_json_str(text, None).unwrap();
+        let Inner::Lean(tools) = &parsed.inner else {
+            panic!("not read leanly");
+        };
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        assert_eq!(names, ["a", "b"]);
+        assert_eq!(tools[1].description, "");
+        assert!(tools[1].output.is_none());
+        assert_eq!(parsed.len(), 2);
+    }
+}

@@ -10,7 +10,7 @@
 //! A [`Node`] object keeps what a `Value` object (with `serde_json`'s `preserve_order`) keeps
 //! when a key repeats: the key at its first position, with the last value.
 
-use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Number, Value};
 use std::borrow::Cow;
@@ -108,13 +108,35 @@ impl Node<'_> {
 /// (128 levels), so deep text fails with a parse error instead of overflowing the stack.
 impl<'de> Deserialize<'de> for Node<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(NodeVisitor)
+        let mut scratch = Scratch::default();
+        deserializer.deserialize_any(NodeVisitor {
+            scratch: &mut scratch,
+        })
     }
 }
 
-struct NodeVisitor;
+/// Work space shared by the whole parse: the entries and items of the containers being read
+/// are pushed here, and each finished container is copied out into a vector of exactly its
+/// size, one allocation per container instead of a growing vector each.
+#[derive(Default)]
+struct Scratch<'de> {
+    entries: Vec<(Cow<'de, str>, Node<'de>)>,
+    items: Vec<Node<'de>>,
+}
 
-impl<'de> Visitor<'de> for NodeVisitor {
+struct NodeVisitor<'s, 'de> {
+    scratch: &'s mut Scratch<'de>,
+}
+
+impl<'de> DeserializeSeed<'de> for NodeVisitor<'_, 'de> {
+    type Value = Node<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Node<'de>, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for NodeVisitor<'_, 'de> {
     type Value = Node<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -159,44 +181,48 @@ impl<'de> Visitor<'de> for NodeVisitor {
     }
 
     fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Node<'de>, D::Error> {
-        Node::deserialize(deserializer)
+        deserializer.deserialize_any(self)
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node<'de>, A::Error> {
-        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-        while let Some(item) = seq.next_element()? {
-            items.push(item);
+        let scratch = self.scratch;
+        let start = scratch.items.len();
+        while let Some(item) = seq.next_element_seed(NodeVisitor {
+            scratch: &mut *scratch,
+        })? {
+            scratch.items.push(item);
         }
-        Ok(Node::Array(items))
+        Ok(Node::Array(scratch.items.drain(start..).collect()))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node<'de>, A::Error> {
         /// Objects up to this size find a repeated key by a linear scan; larger ones index
         /// their keys in a hash map.
         const SCAN: usize = 16;
-        let mut entries: Vec<(Cow<'de, str>, Node<'de>)> = Vec::new();
+        let scratch = self.scratch;
+        let start = scratch.entries.len();
         let mut index: Option<HashMap<Box<str>, usize>> = None;
         while let Some(Key(key)) = map.next_key()? {
-            let value: Node<'de> = map.next_value()?;
+            let value = map.next_value_seed(NodeVisitor {
+                scratch: &mut *scratch,
+            })?;
+            let entries = &mut scratch.entries[start..];
             let found = match &index {
                 Some(index) => index.get(key.as_ref()).copied(),
                 None => entries.iter().position(|(k, _)| *k == key),
             };
-            match found {
+            match found.and_then(|at| entries.get_mut(at)) {
                 // A repeated key keeps its first position and takes the last value.
-                Some(at) => {
-                    if let Some(entry) = entries.get_mut(at) {
-                        entry.1 = value;
-                    }
-                }
+                Some(entry) => entry.1 = value,
                 None => {
+                    let len = entries.len();
                     if let Some(index) = &mut index {
-                        index.insert(key.as_ref().into(), entries.len());
+                        index.insert(key.as_ref().into(), len);
                     }
-                    entries.push((key, value));
-                    if index.is_none() && entries.len() > SCAN {
+                    scratch.entries.push((key, value));
+                    if index.is_none() && len + 1 > SCAN {
                         index = Some(
-                            entries
+                            scratch.entries[start..]
                                 .iter()
                                 .enumerate()
                                 .map(|(i, (k, _))| (k.as_ref().into(), i))
@@ -206,7 +232,7 @@ impl<'de> Visitor<'de> for NodeVisitor {
                 }
             }
         }
-        Ok(Node::Object(entries))
+        Ok(Node::Object(scratch.entries.drain(start..).collect()))
     }
 }
 

@@ -257,7 +257,8 @@ pub(crate) fn markdown_context<J: Json>(tools: &[ToolIn<'_, J>]) -> MdContext {
             let summary = crate::text::doc_lines(tool.description)
                 .into_iter()
                 .find(|l| !l.is_empty())
-                .unwrap_or_default();
+                .unwrap_or_default()
+                .to_owned();
             MdTool {
                 name: tool.name.to_owned(),
                 anchor: anchor(tool.name),

@@ -4,6 +4,8 @@
 //! Every function here is total: any input text yields output that cannot end the comment or
 //! string it is placed in, and cannot inject code.
 
+use std::borrow::Cow;
+
 /// True when `s` is a plain ASCII identifier: `[A-Za-z_$][A-Za-z0-9_$]*` when `dollar` is set
 /// (JavaScript), `[A-Za-z_][A-Za-z0-9_]*` otherwise (Python).
 ///
@@ -21,7 +23,8 @@ pub(crate) fn is_ascii_identifier(s: &str, dollar: bool) -> bool {
 
 /// TypeScript/JavaScript reserved words, contextual keywords and names with a meaning inside a
 /// type literal (`new(...)` is a construct signature, `get`/`set` start accessors). Such names are
-/// always written quoted, which is legal for every one of them.
+/// always written quoted, which is legal for every one of them. Sorted (by bytes), for a binary
+/// search.
 const TS_RESERVED: &[&str] = &[
     "abstract",
     "accessor",
@@ -105,7 +108,8 @@ const TS_RESERVED: &[&str] = &[
     "yield",
 ];
 
-/// Python hard keywords: never an attribute or a class-form `TypedDict` field.
+/// Python hard keywords: never an attribute or a class-form `TypedDict` field. Sorted (by
+/// bytes), for a binary search.
 const PY_KEYWORDS: &[&str] = &[
     "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
     "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
@@ -115,12 +119,12 @@ const PY_KEYWORDS: &[&str] = &[
 
 /// True when `name` can be written bare as a TypeScript property or method name.
 pub(crate) fn is_ts_bare_key(name: &str) -> bool {
-    is_ascii_identifier(name, true) && !TS_RESERVED.contains(&name)
+    is_ascii_identifier(name, true) && TS_RESERVED.binary_search(&name).is_err()
 }
 
 /// True when `name` is a Python hard keyword.
 pub(crate) fn is_py_keyword(name: &str) -> bool {
-    PY_KEYWORDS.contains(&name)
+    PY_KEYWORDS.binary_search(&name).is_ok()
 }
 
 /// A TypeScript string literal (double-quoted JSON escaping, plus U+2028/U+2029 escaped).
@@ -182,71 +186,118 @@ fn is_line_separator(c: char) -> bool {
 
 /// Splits documentation text into lines on every kind of line break (`\r\n`, `\r`, `\n`, U+2028,
 /// U+2029, U+0085), trims trailing whitespace, and drops leading and trailing blank lines.
-pub(crate) fn doc_lines(text: &str) -> Vec<String> {
+pub(crate) fn doc_lines(text: &str) -> Vec<&str> {
+    // Every line break starts with one of these bytes (U+0085 is C2 85, U+2028/9 E2 80 A8/9).
+    if !text
+        .bytes()
+        .any(|b| matches!(b, b'\r' | b'\n' | 0xC2 | 0xE2))
+    {
+        let line = text.trim_end();
+        return if line.is_empty() {
+            Vec::new()
+        } else {
+            vec![line]
+        };
+    }
     let mut lines = Vec::new();
-    let mut current = String::new();
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\r' => {
-                if chars.peek() == Some(&'\n') {
-                    chars.next();
-                }
-                lines.push(std::mem::take(&mut current));
-            }
-            '\n' => lines.push(std::mem::take(&mut current)),
-            c if is_line_separator(c) => lines.push(std::mem::take(&mut current)),
-            c => current.push(c),
-        }
+    let mut rest = text;
+    while let Some(at) = rest.find(['\r', '\n', '\u{2028}', '\u{2029}', '\u{85}']) {
+        lines.push(rest[..at].trim_end());
+        let tail = &rest[at..];
+        let skip = if tail.starts_with("\r\n") {
+            2
+        } else {
+            tail.chars().next().map_or(1, char::len_utf8)
+        };
+        rest = &tail[skip..];
     }
-    lines.push(current);
-    let mut lines: Vec<String> = lines.into_iter().map(|l| l.trim_end().to_owned()).collect();
-    while lines.first().is_some_and(String::is_empty) {
-        lines.remove(0);
-    }
-    while lines.last().is_some_and(String::is_empty) {
-        lines.pop();
-    }
+    lines.push(rest.trim_end());
+    let first = lines
+        .iter()
+        .position(|l| !l.is_empty())
+        .unwrap_or(lines.len());
+    let last = lines
+        .iter()
+        .rposition(|l| !l.is_empty())
+        .map_or(first, |i| i + 1);
+    lines.truncate(last);
+    lines.drain(..first);
     lines
 }
 
 /// Replaces control characters (other than tab) and a byte-order mark with a visible `\xNN` /
 /// `\uNNNN` spelling so comments hold printable text only.
-pub(crate) fn visible_controls(line: &str) -> String {
+pub(crate) fn visible_controls(line: &str) -> Cow<'_, str> {
+    // A control character is one byte below 0x20 or 0x7F; U+FEFF is EF BB BF.
+    if !line
+        .bytes()
+        .any(|b| (b < 0x20 && b != b'\t') || b == 0x7f || b == 0xEF)
+    {
+        return Cow::Borrowed(line);
+    }
+    let hidden = |c: char| ((c as u32) < 0x20 && c != '\t') || c == '\u{7f}' || c == '\u{feff}';
     let mut out = String::with_capacity(line.len());
     for c in line.chars() {
-        if ((c as u32) < 0x20 && c != '\t') || c == '\u{7f}' {
-            out.push_str(&format!("\\x{:02x}", c as u32));
-        } else if c == '\u{feff}' {
+        if c == '\u{feff}' {
             out.push_str("\\ufeff");
+        } else if hidden(c) {
+            out.push_str(&format!("\\x{:02x}", c as u32));
         } else {
             out.push(c);
         }
     }
-    out
+    Cow::Owned(out)
 }
 
 /// A JSDoc block comment for `text`, each line prefixed by `indent`, ending in a newline; empty
 /// when the text is blank. `*/` cannot occur in the result's body: it is written `*\/`.
 pub(crate) fn ts_doc(text: &str, indent: &str) -> String {
+    let mut out = String::new();
+    push_ts_doc(&mut out, text, indent);
+    out
+}
+
+/// Appends [`ts_doc`]`(text, indent)` to `out`.
+pub(crate) fn push_ts_doc(out: &mut String, text: &str, indent: &str) {
     let lines = doc_lines(text);
-    if lines.is_empty() {
-        return String::new();
-    }
-    let escape = |l: &str| visible_controls(l).replace("*/", "*\\/");
-    if lines.len() == 1 {
-        return format!("{indent}/** {} */\n", escape(&lines[0]));
-    }
-    let mut out = format!("{indent}/**\n");
-    for line in &lines {
-        if line.is_empty() {
-            out.push_str(&format!("{indent} *\n"));
-        } else {
-            out.push_str(&format!("{indent} * {}\n", escape(line)));
+    let push_line = |out: &mut String, line: &str| {
+        let line = visible_controls(line);
+        if !line.contains('*') {
+            out.push_str(&line);
+            return;
+        }
+        let mut pieces = line.split("*/");
+        out.push_str(pieces.next().unwrap_or_default());
+        for piece in pieces {
+            out.push_str("*\\/");
+            out.push_str(piece);
+        }
+    };
+    match lines.as_slice() {
+        [] => {}
+        [line] => {
+            out.push_str(indent);
+            out.push_str("/** ");
+            push_line(out, line);
+            out.push_str(" */\n");
+        }
+        lines => {
+            out.push_str(indent);
+            out.push_str("/**\n");
+            for line in lines {
+                out.push_str(indent);
+                if line.is_empty() {
+                    out.push_str(" *\n");
+                } else {
+                    out.push_str(" * ");
+                    push_line(out, line);
+                    out.push('\n');
+                }
+            }
+            out.push_str(indent);
+            out.push_str(" */\n");
         }
     }
-    out.push_str(&format!("{indent} */\n"));
-    out
 }
 
 /// Python `#` comment lines for `text`, each prefixed by `indent`, ending in a newline.
@@ -256,7 +307,7 @@ pub(crate) fn py_comment(text: &str, indent: &str) -> String {
         if line.is_empty() {
             out.push_str(&format!("{indent}#\n"));
         } else {
-            out.push_str(&format!("{indent}# {}\n", visible_controls(&line)));
+            out.push_str(&format!("{indent}# {}\n", visible_controls(line)));
         }
     }
     out
@@ -275,9 +326,9 @@ pub(crate) fn py_docstring(text: &str, indent: &str) -> String {
         s
     };
     if lines.len() == 1 {
-        return format!("{indent}\"\"\"{}\"\"\"\n", escape(&lines[0]));
+        return format!("{indent}\"\"\"{}\"\"\"\n", escape(lines[0]));
     }
-    let mut out = format!("{indent}\"\"\"{}\n", escape(&lines[0]));
+    let mut out = format!("{indent}\"\"\"{}\n", escape(lines[0]));
     for line in &lines[1..] {
         if line.is_empty() {
             out.push('\n');
@@ -312,6 +363,28 @@ pub(crate) fn pascal_case(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn doc_lines_split_on_every_line_break() {
+        assert_eq!(doc_lines("one line  "), ["one line"]);
+        assert_eq!(doc_lines(" \t "), Vec::<&str>::new());
+        assert_eq!(
+            doc_lines("\n\na\r\nb\rc\u{2028}d\u{2029}e\u{85}f é \n\n"),
+            ["a", "b", "c", "d", "e", "f é"]
+        );
+        assert_eq!(doc_lines("a\n\n\nb"), ["a", "", "", "b"]);
+        assert_eq!(
+            visible_controls("a\u{0}\u{7f}\u{feff}\tb"),
+            "a\\x00\\x7f\\ufeff\tb"
+        );
+        assert_eq!(ts_doc("a */ b", ""), "/** a *\\/ b */\n");
+    }
+
+    #[test]
+    fn word_lists_are_sorted_for_binary_search() {
+        assert!(TS_RESERVED.windows(2).all(|w| w[0] < w[1]));
+        assert!(PY_KEYWORDS.windows(2).all(|w| w[0] < w[1]));
+    }
 
     #[test]
     fn identifiers() {

@@ -6,7 +6,8 @@
 //! declare still type-checks.
 
 use crate::lower::{Extra, Lit, ObjectTy, Ty};
-use crate::text::{is_ts_bare_key, ts_doc, ts_string};
+use crate::text::{is_ts_bare_key, push_ts_doc, ts_string};
+use std::borrow::Cow;
 
 /// How a type is laid out.
 #[derive(Debug, Clone, Copy)]
@@ -47,7 +48,9 @@ const OBJECT_MEMBERS: &[&str] = &[
 fn write_prop_type(key: &str, required: bool, ty: &Ty<'_>, layout: Layout, out: &mut String) {
     write_ty(ty, layout, out);
     if !required && OBJECT_MEMBERS.contains(&key) {
-        out.push_str(&format!(" | Object[{}]", ts_string(key)));
+        out.push_str(" | Object[");
+        out.push_str(&ts_string(key));
+        out.push(']');
     }
 }
 
@@ -67,12 +70,15 @@ pub(crate) fn ts_type(ty: &Ty<'_>, layout: Layout) -> String {
     out
 }
 
-fn literal(value: &Lit<'_>) -> String {
+fn write_literal(value: &Lit<'_>, out: &mut String) {
     match value {
-        Lit::String(s) => ts_string(s),
-        Lit::Null => "null".to_owned(),
-        Lit::Bool(b) => b.to_string(),
-        Lit::Number(n) => n.to_string(),
+        Lit::String(s) => out.push_str(&ts_string(s)),
+        Lit::Null => out.push_str("null"),
+        Lit::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Lit::Number(n) => {
+            use std::fmt::Write as _;
+            let _ = write!(out, "{n}");
+        }
     }
 }
 
@@ -100,8 +106,12 @@ fn write_ty(ty: &Ty<'_>, layout: Layout, out: &mut String) {
         Ty::String => out.push_str("string"),
         Ty::Number | Ty::Integer => out.push_str("number"),
         Ty::Literals(values) => {
-            let parts: Vec<String> = values.iter().map(|v| literal(v)).collect();
-            out.push_str(&parts.join(" | "));
+            for (i, value) in values.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(" | ");
+                }
+                write_literal(value, out);
+            }
         }
         Ty::Array(element) => {
             if is_atom(element) {
@@ -114,16 +124,34 @@ fn write_ty(ty: &Ty<'_>, layout: Layout, out: &mut String) {
             }
         }
         Ty::Union(members) => {
-            let mut seen: Vec<String> = Vec::with_capacity(members.len());
+            // Members are written in place; one whose text repeats an earlier member's is
+            // taken back out again.
+            let mut seen: Vec<std::ops::Range<usize>> = Vec::with_capacity(members.len());
             for member in members {
-                let text = ts_type(member, layout);
-                if !seen.contains(&text) {
-                    seen.push(text);
+                let before = out.len();
+                if !seen.is_empty() {
+                    out.push_str(" | ");
+                }
+                let start = out.len();
+                write_ty(member, layout, out);
+                let text = &out[start..];
+                if seen.iter().any(|r| &out[r.clone()] == text) {
+                    out.truncate(before);
+                } else {
+                    seen.push(start..out.len());
                 }
             }
-            out.push_str(&seen.join(" | "));
         }
         Ty::Object(object) => write_object(object, layout, out),
+    }
+}
+
+/// `n` spaces, without an allocation for the usual depths.
+fn spaces(n: usize) -> Cow<'static, str> {
+    const SPACES: &str = "                                                                ";
+    match SPACES.get(..n) {
+        Some(s) => Cow::Borrowed(s),
+        None => Cow::Owned(" ".repeat(n)),
     }
 }
 
@@ -137,11 +165,11 @@ fn write_key(key: &str, out: &mut String) {
 }
 
 fn write_object(object: &ObjectTy<'_>, layout: Layout, out: &mut String) {
-    let index = match &object.extra {
-        Extra::Closed if object.props.is_empty() => Some("never".to_owned()),
+    let index: Option<Cow<'static, str>> = match &object.extra {
+        Extra::Closed if object.props.is_empty() => Some(Cow::Borrowed("never")),
         Extra::Closed => None,
-        Extra::Open => Some("unknown".to_owned()),
-        Extra::Map(value) => Some(ts_type(value, layout.deeper())),
+        Extra::Open => Some(Cow::Borrowed("unknown")),
+        Extra::Map(value) => Some(Cow::Owned(ts_type(value, layout.deeper()))),
     };
     match layout {
         Layout::Compact => {
@@ -160,11 +188,11 @@ fn write_object(object: &ObjectTy<'_>, layout: Layout, out: &mut String) {
             out.push_str(" }");
         }
         Layout::Multi { indent } => {
-            let inner = " ".repeat(indent + 2);
+            let inner = spaces(indent + 2);
             out.push_str("{\n");
             for prop in &object.props {
                 if let Some(doc) = prop.doc {
-                    out.push_str(&ts_doc(doc, &inner));
+                    push_ts_doc(out, doc, &inner);
                 }
                 let optional = if prop.required { "" } else { "?" };
                 out.push_str(&inner);

@@ -14,10 +14,16 @@ schemas: the same types, in one process each, like ours.
 
 Run it by hand from the repository root (CI does not run it):
 
-    python3 benches/codegen/compare.py [--tools 1000] [--runs 5]
+    python3 benches/codegen/compare.py [--tools 1000] [--rounds 15]
 
 It installs the two generators into ./.tools (node_modules and venv) when missing, builds the
 release CLI with cargo, and writes its scratch files into a temporary folder.
+
+Measurement: every round runs each of the four commands once, in turn, so a burst of load on a
+shared machine hits all of them alike rather than one side's whole series. Each side reports its
+best and median wall-clock time over the rounds and its median CPU time (user + system of the
+process and its threads); the ratios are taken on the medians, which one lucky or unlucky run
+cannot move. One warm-up round (not counted) fills the file cache first.
 """
 
 import argparse
@@ -138,19 +144,35 @@ def build_cli():
     return target / "release/tools-codegen"
 
 
-def best_of(runs, cmd):
-    """The fastest and the median wall-clock time of `runs` runs of `cmd`, and the least CPU
-    time (user + system, all threads) of a run, in seconds."""
-    times = []
-    cpu = []
-    for _ in range(runs):
+class Series:
+    """The wall-clock and CPU times of one command over the rounds, in seconds."""
+
+    def __init__(self, cmd):
+        self.cmd = cmd
+        self.wall = []
+        self.cpu = []
+
+    def run_once(self, record=True):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
-        run(cmd)
-        times.append(time.perf_counter() - start)
+        run(self.cmd)
+        wall = time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
-    return min(times), statistics.median(times), min(cpu)
+        if record:
+            self.wall.append(wall)
+            self.cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+
+    @property
+    def best(self):
+        return min(self.wall)
+
+    @property
+    def median(self):
+        return statistics.median(self.wall)
+
+    @property
+    def cpu_median(self):
+        return statistics.median(self.cpu)
 
 
 def npm_version(package):
@@ -170,8 +192,11 @@ def version(cmd):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tools", type=int, default=1000)
-    parser.add_argument("--runs", type=int, default=5, help="runs of tools-codegen (the others get max(2, runs // 2))")
+    parser.add_argument("--rounds", type=int, default=15,
+                        help="interleaved rounds; each runs all four commands once (default 15)")
     args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
 
     json2ts, dmcg = ensure_tools()
     cli = build_cli()
@@ -182,19 +207,26 @@ def main():
         catalog_file.write_text(json.dumps(catalog))
         schema_file = scratch / "combined.schema.json"
         schema_file.write_text(json.dumps(combined_schema(catalog)))
-        other_runs = max(2, args.runs // 2)
 
-        ours_ts = best_of(args.runs, [str(cli), "sdk", "--lang", "typescript", "--catalog", str(catalog_file), "--out", str(scratch / "ours.ts")])
-        ours_py = best_of(args.runs, [str(cli), "sdk", "--lang", "python", "--catalog", str(catalog_file), "--out", str(scratch / "ours.py")])
-        their_ts = best_of(other_runs, [str(json2ts), "--input", str(schema_file), "--output", str(scratch / "json2ts.ts"), "--no-format"])
-        their_py = best_of(other_runs, [
+        ours_ts = Series([str(cli), "sdk", "--lang", "typescript", "--catalog", str(catalog_file), "--out", str(scratch / "ours.ts")])
+        ours_py = Series([str(cli), "sdk", "--lang", "python", "--catalog", str(catalog_file), "--out", str(scratch / "ours.py")])
+        their_ts = Series([str(json2ts), "--input", str(schema_file), "--output", str(scratch / "json2ts.ts"), "--no-format"])
+        their_py = Series([
             str(dmcg), "--input", str(schema_file), "--input-file-type", "jsonschema",
             "--output", str(scratch / "datamodel.py"), "--output-model-type", "typing.TypedDict",
             "--disable-timestamp",
         ])
+        series = [ours_ts, their_ts, ours_py, their_py]
+        for one in series:
+            one.run_once(record=False)
+        for round_number in range(args.rounds):
+            print(f"\rround {round_number + 1}/{args.rounds}", end="", file=sys.stderr, flush=True)
+            for one in series:
+                one.run_once()
+        print(file=sys.stderr)
 
         print(f"Catalog: {args.tools} tools ({catalog_file.stat().st_size / 1024:.0f} KiB of JSON); "
-              f"per process: best wall-clock of {args.runs} / {other_runs} runs, the median, and the least CPU time")
+              f"{args.rounds} interleaved rounds, one process per command per round")
         print(f"  json-schema-to-typescript {npm_version('json-schema-to-typescript')}, "
               f"node {version(['node', '--version'])}; "
               f"datamodel-code-generator {version([str(dmcg), '--version'])}; "
@@ -205,13 +237,16 @@ def main():
         ]
         for language, ours_name, ours, their_name, theirs in rows:
             print(f"{language}:")
-            print(f"  {ours_name:<50} {ours[0] * 1000:10.1f} ms  (median {ours[1] * 1000:.1f} ms, CPU {ours[2] * 1000:.1f} ms)")
-            print(f"  {their_name:<50} {theirs[0] * 1000:10.1f} ms  (median {theirs[1] * 1000:.1f} ms, CPU {theirs[2] * 1000:.1f} ms)")
-            print(f"  ratio: tools-codegen is {theirs[0] / ours[0]:.0f}x faster (best wall-clock), "
-                  f"{theirs[1] / ours[1]:.0f}x (median), {theirs[2] / ours[2]:.0f}x (CPU time)")
-        both_ours = ours_ts[0] + ours_py[0]
-        both_theirs = their_ts[0] + their_py[0]
-        print(f"Both SDKs: {both_ours * 1000:.1f} ms vs {both_theirs * 1000:.1f} ms: {both_theirs / both_ours:.0f}x")
+            for name, one in ((ours_name, ours), (their_name, theirs)):
+                print(f"  {name:<50} best {one.best * 1000:8.1f} ms  median {one.median * 1000:8.1f} ms  "
+                      f"CPU (median) {one.cpu_median * 1000:8.1f} ms")
+            print(f"  ratio on the medians: tools-codegen is {theirs.median / ours.median:.0f}x faster "
+                  f"(wall-clock), {theirs.cpu_median / ours.cpu_median:.0f}x (CPU time); "
+                  f"best against best {theirs.best / ours.best:.0f}x")
+        both_ours = ours_ts.median + ours_py.median
+        both_theirs = their_ts.median + their_py.median
+        print(f"Both SDKs (medians): {both_ours * 1000:.1f} ms vs {both_theirs * 1000:.1f} ms: "
+              f"{both_theirs / both_ours:.0f}x")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

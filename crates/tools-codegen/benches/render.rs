@@ -1,5 +1,6 @@
 //! Rendering speed on a 1,000-tool catalog, measured side by side with parsing the same catalog
-//! from JSON (`Catalog::from_json_str`), the step every renderer input goes through anyway.
+//! from JSON (`Catalog::from_json_str`), the step every renderer input goes through anyway, and
+//! with the CLI's lean reader (`ParsedCatalog::from_json_str`) on the same text.
 //!
 //! Prints criterion's figures for each step, then a side-by-side summary with the ratios.
 //! The comparison with other generators (json-schema-to-typescript, datamodel-code-generator)
@@ -11,7 +12,9 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
-use tools_codegen::{Catalog, render_catalog_markdown, render_python, render_typescript};
+use tools_codegen::{
+    Catalog, ParsedCatalog, render_catalog_markdown, render_python, render_typescript,
+};
 
 /// The same catalog shape as `benches/codegen/compare.py` generates.
 fn catalog_json(count: usize) -> String {
@@ -88,8 +91,15 @@ fn bench(c: &mut Criterion) {
     group.bench_function("parse_catalog_json (baseline)", |b| {
         b.iter(|| Catalog::from_json_str(black_box(&text), None).unwrap())
     });
+    group.bench_function("ParsedCatalog::from_json_str", |b| {
+        b.iter(|| ParsedCatalog::from_json_str(black_box(&text), None).unwrap())
+    });
     group.bench_function("render_typescript", |b| {
         b.iter(|| render_typescript(black_box(&catalog)))
+    });
+    let parsed = ParsedCatalog::from_json_str(&text, None).unwrap();
+    group.bench_function("render_typescript (ParsedCatalog)", |b| {
+        b.iter(|| render_typescript(black_box(&parsed)))
     });
     group.bench_function("render_python", |b| {
         b.iter(|| render_python(black_box(&catalog)))
@@ -108,7 +118,13 @@ fn bench(c: &mut Criterion) {
     let parse = fastest(15, || {
         drop(black_box(Catalog::from_json_str(&text, None).unwrap()))
     });
+    let lean = fastest(15, || {
+        drop(black_box(
+            ParsedCatalog::from_json_str(&text, None).unwrap(),
+        ))
+    });
     let ts = fastest(15, || drop(black_box(render_typescript(&catalog))));
+    let ts_lean = fastest(15, || drop(black_box(render_typescript(&parsed))));
     let py = fastest(15, || drop(black_box(render_python(&catalog))));
     let md = fastest(15, || drop(black_box(render_catalog_markdown(&catalog))));
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
@@ -118,7 +134,9 @@ fn bench(c: &mut Criterion) {
     );
     println!("  parse catalog JSON (baseline)  {:8.2} ms", ms(parse));
     for (name, d) in [
+        ("ParsedCatalog::from_json_str", lean),
         ("render_typescript", ts),
+        ("render_typescript (parsed)", ts_lean),
         ("render_python", py),
         ("render_catalog_markdown", md),
     ] {

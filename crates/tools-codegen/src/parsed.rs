@@ -130,7 +130,8 @@ pub(crate) fn catalog_tools(catalog: &Catalog) -> Tools<'_> {
 /// reader can vouch for; `None` leaves the text to [`Catalog`] (which then reports the error).
 ///
 /// What `Catalog` checks, and how it holds here:
-/// - the JSON grammar: the same `serde_json` parser reads both trees;
+/// - the JSON grammar: [`crate::json::parse`] accepts only text `serde_json` reads to the same
+///   value;
 /// - the shape: `{"tools": [...]}` or an array, each entry an object with a string `name`, a
 ///   string or null or absent `description`, an `inputSchema` and an optional (or null)
 ///   `outputSchema` that are objects or booleans; a repeated key counts with its last value in
@@ -138,9 +139,10 @@ pub(crate) fn catalog_tools(catalog: &Catalog) -> Tools<'_> {
 /// - the names: [`validate_tool_name`], and no name twice;
 /// - the depth of every schema (at most [`tools_schema::MAX_SCHEMA_DEPTH`] levels): the parser
 ///   reads at most 128 nested levels, and a schema sits at least two levels down (in a tool
-///   object in the tools array), so deeper text never parses.
+///   object in the tools array), so deeper text never parses (nor does it with
+///   [`crate::json::parse`], which has the same bound).
 fn lean(text: &str) -> Option<Vec<LeanTool<'_>>> {
-    let document: Node<'_> = serde_json::from_str(text).ok()?;
+    let document = crate::json::parse(text)?;
     let entries = match document {
         Node::Array(entries) => entries,
         Node::Object(keys) => match keys.into_iter().find(|(key, _)| key == "tools")? {

@@ -21,11 +21,25 @@ pub(crate) fn is_ascii_identifier(s: &str, dollar: bool) -> bool {
     head_ok && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || (dollar && c == '$'))
 }
 
+/// A function that tells whether a string is one of a list of words (a `match`, which compiles
+/// to a dispatch on length and bytes), and the list as a constant for the tests.
+macro_rules! word_list {
+    ($(#[$doc:meta])* $list:ident, $test:ident, [$($word:literal),* $(,)?]) => {
+        #[cfg(test)]
+        const $list: &[&str] = &[$($word),*];
+
+        $(#[$doc])*
+        fn $test(name: &str) -> bool {
+            matches!(name, $($word)|*)
+        }
+    };
+}
+
+word_list!(
 /// TypeScript/JavaScript reserved words, contextual keywords and names with a meaning inside a
 /// type literal (`new(...)` is a construct signature, `get`/`set` start accessors). Such names are
-/// always written quoted, which is legal for every one of them. Sorted (by bytes), for a binary
-/// search.
-const TS_RESERVED: &[&str] = &[
+/// always written quoted, which is legal for every one of them.
+TS_RESERVED, is_ts_reserved, [
     "abstract",
     "accessor",
     "any",
@@ -106,25 +120,25 @@ const TS_RESERVED: &[&str] = &[
     "while",
     "with",
     "yield",
-];
+]);
 
-/// Python hard keywords: never an attribute or a class-form `TypedDict` field. Sorted (by
-/// bytes), for a binary search.
-const PY_KEYWORDS: &[&str] = &[
+word_list!(
+/// Python hard keywords: never an attribute or a class-form `TypedDict` field.
+PY_KEYWORDS, is_py_hard_keyword, [
     "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
     "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
     "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
     "with", "yield",
-];
+]);
 
 /// True when `name` can be written bare as a TypeScript property or method name.
 pub(crate) fn is_ts_bare_key(name: &str) -> bool {
-    is_ascii_identifier(name, true) && TS_RESERVED.binary_search(&name).is_err()
+    is_ascii_identifier(name, true) && !is_ts_reserved(name)
 }
 
 /// True when `name` is a Python hard keyword.
 pub(crate) fn is_py_keyword(name: &str) -> bool {
-    PY_KEYWORDS.binary_search(&name).is_ok()
+    is_py_hard_keyword(name)
 }
 
 /// A TypeScript string literal (double-quoted JSON escaping, plus U+2028/U+2029 escaped).
@@ -381,9 +395,14 @@ mod tests {
     }
 
     #[test]
-    fn word_lists_are_sorted_for_binary_search() {
-        assert!(TS_RESERVED.windows(2).all(|w| w[0] < w[1]));
-        assert!(PY_KEYWORDS.windows(2).all(|w| w[0] < w[1]));
+    fn word_tests_match_their_lists() {
+        for word in TS_RESERVED {
+            assert!(is_ts_reserved(word) && !is_ts_bare_key(word), "{word}");
+        }
+        for word in PY_KEYWORDS {
+            assert!(is_py_keyword(word), "{word}");
+        }
+        assert!(!is_ts_reserved("newer") && !is_py_keyword("Class"));
     }
 
     #[test]

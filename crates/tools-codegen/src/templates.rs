@@ -53,19 +53,20 @@ pub(crate) fn environment(dir: Option<&Path>) -> Result<Environment<'static>, Co
     env.set_keep_trailing_newline(true);
     env.set_auto_escape_callback(|_| AutoEscape::None);
     env.set_undefined_behavior(UndefinedBehavior::Strict);
-    env.add_filter("ts_doc", |text: String, indent: usize| {
-        ts_doc(&text, &" ".repeat(indent))
+    // Filters borrow their text from the template value instead of copying it.
+    env.add_filter("ts_doc", |text: &str, indent: usize| {
+        ts_doc(text, &" ".repeat(indent))
     });
-    env.add_filter("py_docstring", |text: String, indent: usize| {
-        py_docstring(&text, &" ".repeat(indent))
+    env.add_filter("py_docstring", |text: &str, indent: usize| {
+        py_docstring(text, &" ".repeat(indent))
     });
-    env.add_filter("py_comment", |text: String, indent: usize| {
-        py_comment(&text, &" ".repeat(indent))
+    env.add_filter("py_comment", |text: &str, indent: usize| {
+        py_comment(text, &" ".repeat(indent))
     });
-    env.add_filter("py_string", |text: String| py_string(&text));
-    env.add_filter("md_text", |text: String| md_text(&text));
-    env.add_filter("md_cell", |text: String| md_cell(&text));
-    env.add_filter("md_code", |text: String| md_code(&text));
+    env.add_filter("py_string", py_string);
+    env.add_filter("md_text", md_text);
+    env.add_filter("md_cell", md_cell);
+    env.add_filter("md_code", md_code);
     if let Some(dir) = dir
         && !dir.is_dir()
     {

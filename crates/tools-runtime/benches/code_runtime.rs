@@ -228,8 +228,28 @@ fn summary(rt: &tokio::runtime::Runtime) {
     );
 }
 
+/// `CODE_RUNTIME_PROFILE=NAME:N` runs the TypeScript program `NAME` N times and prints the
+/// median and the mean, nothing else: a loop to put under `perf` or `valgrind`.
+fn profile(rt: &tokio::runtime::Runtime, spec: &str) {
+    let (name, n) = spec.split_once(':').unwrap_or((spec, "2000"));
+    let n: usize = n.parse().unwrap();
+    let program = TS.iter().find(|(k, _)| *k == name).unwrap().1;
+    let ts = TypeScriptRuntime::new();
+    let start = Instant::now();
+    let median = median_of(rt, &ts, program, n);
+    println!(
+        "{name}: median {:.3} ms, mean {:.3} ms over {n} runs",
+        ms(median),
+        ms(start.elapsed()) / n as f64
+    );
+}
+
 fn main() {
     let rt = tokio_runtime();
+    if let Ok(spec) = std::env::var("CODE_RUNTIME_PROFILE") {
+        profile(&rt, &spec);
+        return;
+    }
     let mut c = Criterion::default().configure_from_args();
     criterion_benches(&mut c, &rt);
     summary(&rt);

@@ -561,12 +561,111 @@ async fn a_program_cannot_break_the_bridge_by_patching_builtins() {
         JSON.stringify = () => "{}";
         Array.isArray = () => false;
         Object.getPrototypeOf = () => null;
+        RegExp.prototype.test = () => true;
+        RegExp.prototype.exec = () => [""];
+        (Promise as any).withResolvers = () => ({});
         const r = await tools.echo({ list: [1, 2] });
-        return r.args;
+        const flat = await tools.echo({ quote: 'a","injected":"x', n: 1 });
+        return [r.args, flat.args];
         "#,
     )
     .await;
-    assert_eq!(done.result, Some(json!({ "list": [1, 2] })));
+    assert_eq!(
+        done.result,
+        Some(json!([{ "list": [1, 2] }, { "quote": "a\",\"injected\":\"x", "n": 1 }]))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flat_arguments_and_results_keep_every_value() {
+    // Flat objects of scalars take a shortcut to JSON text; whatever needs escaping (or is not
+    // a scalar) takes the general path. Both must give the same values.
+    let rt = runtime();
+    let program = r#"
+        const args = {
+            plain: "abc", quote: 'say "hi"', backslash: "a\\b", control: "tab\tnew\nline\u0001",
+            astral: "\u{1F600}", bmp: "caf\u00e9 \u2028", empty: "",
+            int: 42, neg: -7, frac: 0.1, big: 1e21, small: 5e-324, max: 1.7976931348623157e308,
+            t: true, f: false, nothing: null,
+            "key \"quoted\"": 1, "10": "ten", "2": "two", "\u00fc": 3, "": 4,
+        };
+        const r = await tools.echo(args);
+        return { sent: JSON.stringify(args), got: r.args, back: args };
+    "#;
+    let done = ok(&rt, program).await;
+    let result = done.result.unwrap();
+    let sent: Value = serde_json::from_str(result["sent"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        result["got"], sent,
+        "the host got other values than JSON.stringify gives"
+    );
+    assert_eq!(
+        result["back"], sent,
+        "the result differs from JSON.stringify's text"
+    );
+    assert_eq!(sent["quote"], json!("say \"hi\""));
+    assert_eq!(sent["control"], json!("tab\tnew\nline\u{1}"));
+    assert_eq!(sent["astral"], json!("\u{1F600}"));
+    assert_eq!(sent["big"], json!(1e21));
+    assert_eq!(sent["key \"quoted\""], json!(1));
+    // Keys keep the order JSON.stringify uses (integer-like keys first).
+    let text = serde_json::to_string(&result["got"]).unwrap();
+    assert!(
+        text.find("\"10\"").unwrap() > text.find("\"2\"").unwrap(),
+        "{text}"
+    );
+
+    // A getter is read once, and its value is what crosses.
+    let done = ok(
+        &rt,
+        r#"
+        let reads = 0;
+        const args = { get n() { reads++; return reads; } };
+        const r = await tools.echo(args);
+        return [r.args, reads];
+        "#,
+    )
+    .await;
+    assert_eq!(done.result, Some(json!([{ "n": 1 }, 1])));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_run_gets_its_own_limits_and_a_program_cannot_restart_itself() {
+    // Engines are built before their run is known: the run's limits must still apply.
+    let rt = runtime();
+    let bomb = "const keep: number[][] = []; for (let i = 0; i < 40; i++) keep.push(new Array(100000).fill(i)); return keep.length;";
+    let small = CodeLimits::default()
+        .with_timeout(Duration::from_secs(20))
+        .with_memory_bytes(8 * 1024 * 1024);
+    for _ in 0..2 {
+        assert_eq!(ok(&rt, bomb).await.result, Some(json!(40)));
+        assert_eq!(fail(&rt, bomb, &small).await.kind, CodeFailureKind::Memory);
+    }
+    let short = CodeLimits::default().with_timeout(Duration::from_millis(200));
+    assert_eq!(
+        fail(&rt, "while (true) {}", &short).await.kind,
+        CodeFailureKind::Timeout
+    );
+    assert_eq!(ok(&rt, "return 1;").await.result, Some(json!(1)));
+    // A program refused by the type stripper never touches an engine; the next run works.
+    let failure = fail(&rt, "enum E { A }", &ordinary_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::Syntax);
+    assert_healthy(&rt).await;
+
+    // The prelude's `run` starts the program once; a second start is refused.
+    let done = ok(
+        &rt,
+        r#"
+        try {
+            (globalThis as any).__codeModeHost.run(async () => 1, ["echo"]);
+            return "restarted";
+        } catch (e) {
+            return (e as Error).name;
+        }
+        "#,
+    )
+    .await;
+    assert_eq!(done.result, Some(json!("TypeError")));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,5 +1,10 @@
 //! One run of one program in a fresh QuickJS runtime and context, on the calling (worker) thread.
 //!
+//! An [`Engine`] (runtime, context, prelude evaluated) is built before its run is known, while
+//! the worker is idle, and torn down after the run's reply was sent, so neither cost is on the
+//! caller's path. No program ever runs in an engine another program used: each engine serves
+//! exactly one run (a run refused by the type stripper never touched it and leaves it unused).
+//!
 //! The event loop is ours: QuickJS has no timers, so the only things that settle promises
 //! asynchronously are tool calls. A call's future is polled once on this thread (inside the
 //! caller's tokio runtime context); if it is not ready it is spawned onto that runtime. The loop runs pending jobs, then waits for the next finished
@@ -19,7 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, OnceLock};
 use std::task::Poll;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rquickjs::allocator::{Allocator, RustAllocator};
 use rquickjs::context::{EvalOptions, intrinsic};
@@ -68,20 +73,24 @@ pub(crate) struct Reply {
 }
 
 /// Why JavaScript must stop, shared by the allocator, the interrupt handler and the loop.
+///
+/// The run's abort flag, deadline and memory limit are set when the run starts; an engine
+/// waiting for its run has a flag nobody sets, a distant deadline and the default limit.
 struct Flags {
     oom: Cell<bool>,
     output: Cell<bool>,
     timed_out: Cell<bool>,
-    abort: Arc<AtomicBool>,
-    deadline: Instant,
+    abort: RefCell<Arc<AtomicBool>>,
+    deadline: Cell<Instant>,
+    memory_limit: Cell<usize>,
 }
 
 impl Flags {
     fn should_stop(&self) -> bool {
-        if self.oom.get() || self.output.get() || self.abort.load(Ordering::Relaxed) {
+        if self.oom.get() || self.output.get() || self.abort.borrow().load(Ordering::Relaxed) {
             return true;
         }
-        if Instant::now() >= self.deadline {
+        if Instant::now() >= self.deadline.get() {
             self.timed_out.set(true);
             return true;
         }
@@ -105,6 +114,12 @@ struct State {
     in_flight: HashMap<u64, JoinHandle<()>>,
     /// Calls answered on their first poll, waiting to be delivered.
     ready: VecDeque<Event>,
+    /// The run's host, set while the engine serves its run.
+    link: Option<Link>,
+}
+
+/// What connects an engine to its run's host.
+struct Link {
     host: Arc<dyn CodeHost>,
     handle: tokio::runtime::Handle,
     events_tx: mpsc::Sender<Event>,
@@ -113,14 +128,13 @@ struct State {
 /// The allocator of one run: counts bytes against the memory limit and records a refusal.
 struct LimitedAllocator {
     used: usize,
-    limit: usize,
     flags: Rc<Flags>,
 }
 
 impl LimitedAllocator {
     fn admit(&mut self, extra: usize) -> bool {
         match self.used.checked_add(extra) {
-            Some(total) if total <= self.limit => true,
+            Some(total) if total <= self.flags.memory_limit.get() => true,
             _ => {
                 self.flags.oom.set(true);
                 false
@@ -203,8 +217,116 @@ unsafe impl Allocator for LimitedAllocator {
     }
 }
 
+/// How long an engine waiting for its run may spend in JavaScript: only the prelude runs there.
+const IDLE_DEADLINE: Duration = Duration::from_secs(60);
+
+/// A fresh QuickJS runtime and context with the prelude evaluated, for exactly one run.
+pub(crate) struct Engine {
+    // Field order is drop order: the context goes before its runtime.
+    context: Context,
+    runtime: Runtime,
+    flags: Rc<Flags>,
+    state: Rc<RefCell<State>>,
+}
+
+impl Engine {
+    /// Builds an engine for a run not known yet (default memory limit, no host).
+    pub(crate) fn new() -> Result<Engine, String> {
+        let defaults = CodeLimits::default();
+        let flags = Rc::new(Flags {
+            oom: Cell::new(false),
+            output: Cell::new(false),
+            timed_out: Cell::new(false),
+            abort: RefCell::new(Arc::new(AtomicBool::new(false))),
+            deadline: Cell::new(Instant::now() + IDLE_DEADLINE),
+            memory_limit: Cell::new(defaults.memory_bytes),
+        });
+        let state = Rc::new(RefCell::new(State {
+            output: Output::new(defaults.max_output_bytes),
+            finish: None,
+            next_id: 0,
+            in_flight: HashMap::new(),
+            ready: VecDeque::new(),
+            link: None,
+        }));
+        let allocator = LimitedAllocator {
+            used: 0,
+            flags: flags.clone(),
+        };
+        let runtime = Runtime::new_with_alloc(allocator)
+            .map_err(|error| format!("cannot create a QuickJS runtime: {error}"))?;
+        let interrupt_flags = flags.clone();
+        runtime.set_interrupt_handler(Some(Box::new(move || interrupt_flags.should_stop())));
+        runtime.set_host_promise_rejection_tracker(Some(Box::new(
+            |ctx: Ctx<'_>, promise: Value<'_>, reason: Value<'_>, handled: bool| {
+                let tracked = host_object(&ctx)
+                    .and_then(|host| host.get::<_, Function<'_>>("track"))
+                    .and_then(|track| track.call::<_, ()>((promise, reason, handled)));
+                if tracked.is_err() {
+                    // The exception (an interrupt) stays pending; the loop sees the flags.
+                    let _ = ctx.catch();
+                }
+            },
+        )));
+        let context = new_context(&runtime)
+            .map_err(|error| format!("cannot create a QuickJS context: {error}"))?;
+        context
+            .with(|ctx| install(&ctx, &state, &flags))
+            .map_err(|failure| failure.message)?;
+        Ok(Engine {
+            context,
+            runtime,
+            flags,
+            state,
+        })
+    }
+
+    /// Ties the engine to its run: limits, abort flag, deadline, host.
+    fn begin(&self, limits: &CodeLimits, abort: Arc<AtomicBool>, deadline: Instant, link: Link) {
+        *self.flags.abort.borrow_mut() = abort;
+        self.flags.deadline.set(deadline);
+        self.flags.memory_limit.set(limits.memory_bytes);
+        self.context.with(|ctx| {
+            // SAFETY: `ctx` is live and belongs to this thread. The stack limit is measured
+            // from here (the run's frame), not from where the engine was built.
+            unsafe {
+                let rt = qjs::JS_GetRuntime(ctx.as_raw().as_ptr());
+                qjs::JS_UpdateStackTop(rt);
+            }
+        });
+        self.runtime.set_max_stack_size(limits.stack_bytes);
+        // Fewer collections for the small heaps most programs have (the default is 256 KiB);
+        // the allocator still enforces the memory limit.
+        self.runtime
+            .set_gc_threshold((limits.memory_bytes / 16).clamp(256 * 1024, 4 * 1024 * 1024));
+        let mut state = self.state.borrow_mut();
+        state.output = Output::new(limits.max_output_bytes);
+        state.link = Some(link);
+    }
+
+    /// Frees the engine, collecting cycles first.
+    pub(crate) fn tear_down(self) {
+        let Engine {
+            context,
+            runtime,
+            flags,
+            state,
+        } = self;
+        drop(context);
+        runtime.run_gc();
+        drop(runtime);
+        drop((flags, state));
+    }
+}
+
 /// Runs one job to its end and answers on its reply channel.
-pub(crate) fn run_job(job: Job) {
+///
+/// `spare` is an engine built in advance (or `None`, then one is built now). Returns the
+/// engine the run used, for the caller to tear down after the reply is on its way (and never
+/// to use again); an engine the run never touched (the program was refused before it reached
+/// the engine) stays in `spare`.
+#[must_use = "the used engine must be torn down"]
+pub(crate) fn run_job(job: Job, spare: &mut Option<Engine>) -> Option<Engine> {
     let Job {
         program,
         host,
@@ -217,52 +339,62 @@ pub(crate) fn run_job(job: Job) {
         reply,
     } = job;
     let deadline = Instant::now() + limits.timeout;
-    let flags = Rc::new(Flags {
-        oom: Cell::new(false),
-        output: Cell::new(false),
-        timed_out: Cell::new(false),
-        abort,
-        deadline,
-    });
-    let state = Rc::new(RefCell::new(State {
-        output: Output::new(limits.max_output_bytes),
-        finish: None,
-        next_id: 0,
-        in_flight: HashMap::new(),
-        ready: VecDeque::new(),
-        host,
-        handle,
-        events_tx,
-    }));
-
-    let outcome = match strip_program(&program) {
+    let js = match strip_program(&program) {
+        Ok(js) => js,
         Err(StripError {
             message,
             line,
             column,
-        }) => Err(CodeFailure::new(CodeFailureKind::Syntax, message, Vec::new()).at(line, column)),
-        Ok(js) => execute(
-            &js,
-            &program,
-            &tool_names,
-            &limits,
-            &flags,
-            &state,
-            &events_rx,
-        ),
+        }) => {
+            let failure =
+                CodeFailure::new(CodeFailureKind::Syntax, message, Vec::new()).at(line, column);
+            let _ = reply.send(Reply {
+                outcome: Err(failure),
+                in_flight: Vec::new(),
+            });
+            return None;
+        }
     };
+    let engine = match spare.take() {
+        Some(engine) => engine,
+        None => match Engine::new() {
+            Ok(engine) => engine,
+            Err(message) => {
+                let _ = reply.send(Reply {
+                    outcome: Err(internal(message)),
+                    in_flight: Vec::new(),
+                });
+                return None;
+            }
+        },
+    };
+    engine.begin(
+        &limits,
+        abort,
+        deadline,
+        Link {
+            host,
+            handle,
+            events_tx,
+        },
+    );
+    let outcome = drive(&engine, &js, &program, &tool_names, &limits, &events_rx);
 
     // Settlement: abort every call still in flight; the async side waits for them.
-    let in_flight: Vec<JoinHandle<()>> = state
-        .borrow_mut()
-        .in_flight
-        .drain()
-        .map(|(_, handle)| {
-            handle.abort();
-            handle
-        })
-        .collect();
+    let in_flight: Vec<JoinHandle<()>> = {
+        let mut state = engine.state.borrow_mut();
+        state.link = None;
+        state
+            .in_flight
+            .drain()
+            .map(|(_, handle)| {
+                handle.abort();
+                handle
+            })
+            .collect()
+    };
     let _ = reply.send(Reply { outcome, in_flight });
+    Some(engine)
 }
 
 /// Where the loop stopped.
@@ -271,66 +403,6 @@ enum Stop {
     Interrupted,
     Stalled,
     Failed(CodeFailure),
-}
-
-fn execute(
-    js: &str,
-    program: &str,
-    tool_names: &[String],
-    limits: &CodeLimits,
-    flags: &Rc<Flags>,
-    state: &Rc<RefCell<State>>,
-    events_rx: &mpsc::Receiver<Event>,
-) -> CodeOutcome {
-    let allocator = LimitedAllocator {
-        used: 0,
-        limit: limits.memory_bytes,
-        flags: flags.clone(),
-    };
-    let runtime = match Runtime::new_with_alloc(allocator) {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            return Err(internal(format!(
-                "cannot create a QuickJS runtime: {error}"
-            )));
-        }
-    };
-    runtime.set_max_stack_size(limits.stack_bytes);
-    // Fewer collections for the small heaps most programs have (the default is 256 KiB); the
-    // allocator still enforces the memory limit.
-    runtime.set_gc_threshold((limits.memory_bytes / 16).clamp(256 * 1024, 4 * 1024 * 1024));
-    let interrupt_flags = flags.clone();
-    runtime.set_interrupt_handler(Some(Box::new(move || interrupt_flags.should_stop())));
-    runtime.set_host_promise_rejection_tracker(Some(Box::new(
-        |ctx: Ctx<'_>, promise: Value<'_>, reason: Value<'_>, handled: bool| {
-            let tracked = host_object(&ctx)
-                .and_then(|host| host.get::<_, Function<'_>>("track"))
-                .and_then(|track| track.call::<_, ()>((promise, reason, handled)));
-            if tracked.is_err() {
-                // The exception (an interrupt) stays pending; the loop sees the flags.
-                let _ = ctx.catch();
-            }
-        },
-    )));
-    let context = match new_context(&runtime) {
-        Ok(context) => context,
-        Err(error) => {
-            let outcome = finish_interrupted(flags, state, limits).unwrap_or_else(|| {
-                Err(internal(format!(
-                    "cannot create a QuickJS context: {error}"
-                )))
-            });
-            return outcome;
-        }
-    };
-
-    let outcome = drive(
-        &runtime, &context, js, program, tool_names, limits, flags, state, events_rx,
-    );
-    drop(context);
-    runtime.run_gc();
-    drop(runtime);
-    outcome
 }
 
 /// The intrinsics a program gets: the standard library without typed arrays and
@@ -360,19 +432,21 @@ fn new_context(runtime: &Runtime) -> rquickjs::Result<Context> {
     Ok(context)
 }
 
-#[allow(clippy::too_many_arguments)]
 fn drive(
-    runtime: &Runtime,
-    context: &Context,
+    engine: &Engine,
     js: &str,
     program: &str,
     tool_names: &[String],
     limits: &CodeLimits,
-    flags: &Rc<Flags>,
-    state: &Rc<RefCell<State>>,
     events_rx: &mpsc::Receiver<Event>,
 ) -> CodeOutcome {
-    let started = context.with(|ctx| start(&ctx, js, program, tool_names, state, flags));
+    let Engine {
+        context,
+        runtime,
+        flags,
+        state,
+    } = engine;
+    let started = context.with(|ctx| start(&ctx, js, program, tool_names));
     if let Err(failure) = started {
         if let Some(outcome) = finish_interrupted(flags, state, limits) {
             return outcome;
@@ -442,12 +516,9 @@ fn drive(
     }
 }
 
-/// Installs the prelude and the program, and starts it.
-fn start(
+/// Installs the host functions and evaluates the prelude (before the run is known).
+fn install(
     ctx: &Ctx<'_>,
-    js: &str,
-    program: &str,
-    tool_names: &[String],
     state: &Rc<RefCell<State>>,
     flags: &Rc<Flags>,
 ) -> Result<(), CodeFailure> {
@@ -481,9 +552,12 @@ fn start(
 
     let prelude = prelude_function(ctx).map_err(|e| setup_error(ctx, e))?;
     prelude
-        .call::<_, ()>((host_call, host_log, host_finish, tool_names.to_vec()))
-        .map_err(|e| setup_error(ctx, e))?;
+        .call::<_, ()>((host_call, host_log, host_finish))
+        .map_err(|e| setup_error(ctx, e))
+}
 
+/// Evaluates the program and starts it with the run's tools bound.
+fn start(ctx: &Ctx<'_>, js: &str, program: &str, tool_names: &[String]) -> Result<(), CodeFailure> {
     let main: Value<'_> = match ctx.eval_with_options(js, options(PROGRAM_FILE)) {
         Ok(main) => main,
         Err(rquickjs::Error::Exception) => {
@@ -501,7 +575,7 @@ fn start(
     let run: Function<'_> = host_object(ctx)
         .and_then(|host| host.get("run"))
         .map_err(|e| setup_error(ctx, e))?;
-    run.call::<_, ()>((main,))
+    run.call::<_, ()>((main, tool_names.to_vec()))
         .map_err(|e| setup_error(ctx, e))?;
     Ok(())
 }
@@ -601,14 +675,22 @@ fn host_object<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
 /// to wait is spawned onto the caller's tokio runtime and continues there, so calls that wait
 /// overlap.
 fn host_call(state: &Rc<RefCell<State>>, name: String, args: &str) -> i32 {
-    let mut state = state.borrow_mut();
+    let mut guard = state.borrow_mut();
+    let state = &mut *guard;
     state.next_id += 1;
     let id = state.next_id;
+    let Some(link) = &state.link else {
+        state.ready.push_back(Event::Done {
+            id,
+            result: Err("no run is in progress".to_owned()),
+        });
+        return js_id(id);
+    };
     match serde_json::from_str::<serde_json::Value>(args) {
         Ok(args) => {
-            let mut call = state.host.call(&name, args);
+            let mut call = link.host.call(&name, args);
             let first = {
-                let _entered = state.handle.enter();
+                let _entered = link.handle.enter();
                 let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
                 call.as_mut().poll(&mut cx)
             };
@@ -620,8 +702,8 @@ fn host_call(state: &Rc<RefCell<State>>, name: String, args: &str) -> i32 {
                     });
                 }
                 Poll::Pending => {
-                    let events_tx = state.events_tx.clone();
-                    let task = state.handle.spawn(async move {
+                    let events_tx = link.events_tx.clone();
+                    let task = link.handle.spawn(async move {
                         let result = encode(call.await);
                         let _ = events_tx.send(Event::Done { id, result });
                     });
@@ -701,11 +783,12 @@ fn event_loop(
             return Stop::Stalled;
         }
         let now = Instant::now();
-        if now >= flags.deadline {
+        let deadline = flags.deadline.get();
+        if now >= deadline {
             flags.timed_out.set(true);
             return Stop::Interrupted;
         }
-        match events_rx.recv_timeout(flags.deadline - now) {
+        match events_rx.recv_timeout(deadline - now) {
             Ok(event) => {
                 if let Err(stop) = deliver(context, flags, state, Some(event), events_rx) {
                     return stop;
@@ -787,9 +870,9 @@ fn finish_interrupted(
     } else if output_exceeded {
         let mut output = take_output(state);
         return Some(Err(output.output_limit()));
-    } else if flags.abort.load(Ordering::Relaxed) {
+    } else if flags.abort.borrow().load(Ordering::Relaxed) {
         (CodeFailureKind::Aborted, "the run was cancelled".to_owned())
-    } else if flags.timed_out.get() || Instant::now() >= flags.deadline {
+    } else if flags.timed_out.get() || Instant::now() >= flags.deadline.get() {
         (
             CodeFailureKind::Timeout,
             format!(

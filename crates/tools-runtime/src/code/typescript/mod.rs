@@ -9,9 +9,12 @@
 //!    and column in the model's own text. Programs longer than 1 MiB, or nested deeper than
 //!    1,000 levels (brackets, operator chains, `else if` chains, type arguments), are refused
 //!    before parsing, so no recursive parser can overflow the stack.
-//! 2. A pooled worker thread creates a fresh QuickJS runtime and context for the run (nothing
-//!    survives into the next run), installs `tools`, `callTool`, `console` and `ToolCallError`,
-//!    and starts the program. Top-level `await` and `return` work.
+//! 2. A pooled worker thread gives the run a fresh QuickJS runtime and context that no other
+//!    program ever touched (nothing survives into the next run): the worker builds the engine
+//!    for its next run (runtime, context, `console`, `ToolCallError`, the bridge) while it has
+//!    nothing to do, and frees the used one after the reply was sent, so neither cost is on
+//!    the caller's path. The run sets the engine's limits, binds `tools` and `callTool`, and
+//!    starts the program. Top-level `await` and `return` work.
 //! 3. `tools.name(args)` (or `tools["odd-name"](args)`, or `callTool("name", args)`) converts `args` to strict JSON (calling
 //!    with no argument sends `{}`); `undefined`, `BigInt`, cycles, sparse arrays, `-0`, `NaN`,
 //!    `Infinity`, functions, symbols, non-plain objects and strings with unpaired surrogates
@@ -46,7 +49,7 @@
 //! `RangeError`). A value nested deeper than 100 levels cannot cross to the host.
 //!
 //! Worker threads are long-lived (a run does not pay for a thread spawn) but every run gets a
-//! new engine. The pool grows on demand up to [`TypeScriptRuntime::with_max_threads`] threads
+//! new engine; an idle worker holds one engine built in advance (a few hundred KiB). The pool grows on demand up to [`TypeScriptRuntime::with_max_threads`] threads
 //! (default: twice the available parallelism, at least 4); further runs wait for a free
 //! thread, and their deadline starts when they start. Dropping the last handle to the runtime
 //! cancels the runs still going (they fail as [`CodeFailureKind::Aborted`]) and joins every
@@ -63,7 +66,7 @@ use std::thread::JoinHandle;
 
 use tokio_util::sync::CancellationToken;
 
-use self::engine::{Event, Job, Reply};
+use self::engine::{Engine, Event, Job, Reply};
 use super::{
     CodeFailure, CodeFailureKind, CodeHost, CodeLanguage, CodeLimits, CodeRunFuture, CodeRuntime,
     MAX_STACK_BYTES,
@@ -349,7 +352,13 @@ impl Drop for Pool {
 }
 
 fn worker(shared: &Shared, number: usize) {
+    // The engine for the next run, built while no run waits for this thread.
+    let mut spare: Option<Engine> = None;
     loop {
+        if spare.is_none() && !shared.lock().closed {
+            // A failure here is retried (and reported) when a run needs the engine.
+            spare = Engine::new().ok();
+        }
         let job = {
             let mut state = shared.lock();
             loop {
@@ -375,8 +384,12 @@ fn worker(shared: &Shared, number: usize) {
         };
         match job {
             Some(job) => {
-                engine::run_job(job);
+                let used = engine::run_job(job, &mut spare);
                 shared.lock().running.remove(&number);
+                // The reply is on its way: freeing the used engine is off the caller's path.
+                if let Some(used) = used {
+                    used.tear_down();
+                }
             }
             None => {
                 shared.lock().threads -= 1;

@@ -1,16 +1,17 @@
-// The Code Mode prelude for the TypeScript runtime. It runs before the program in a fresh
-// QuickJS context and is called with the host functions the Rust side installed:
+// The Code Mode prelude for the TypeScript runtime. It runs in a fresh QuickJS context before
+// the run is known (so before the program exists) and is called with the host functions the
+// Rust side installed:
 //
 //   hostCall(name, argsJson) -> id   starts a tool call on the host
 //   hostLog(line)                    appends one log line
 //   hostFinish(kind, text)           records how the program ended
-//   toolNames                        the names to bind on `tools`
 //
 // It leaves the functions the Rust side calls later (settle, run, track, firstUnhandled,
 // errorText) on a frozen, non-writable `__codeModeHost` global; the host functions themselves
-// are never reachable from the program. No JavaScript value is
-// ever handed to Rust to keep: Rust only sees strings and numbers.
-(function (hostCall, hostLog, hostFinish, toolNames) {
+// are never reachable from the program. `run(main, toolNames)` binds the run's tools and
+// starts the program, once. No JavaScript value is ever handed to Rust to keep: Rust only
+// sees strings and numbers.
+(function (hostCall, hostLog, hostFinish) {
   'use strict';
   const G = globalThis;
   const ObjectProto = Object.prototype;
@@ -23,6 +24,9 @@
   const isArray = Array.isArray;
   const hasOwn = Function.prototype.call.bind(ObjectProto.hasOwnProperty);
   const tagOf = Function.prototype.call.bind(ObjectProto.toString);
+  // Regular expressions here are private and matched through the captured `exec` (`test`
+  // would look `exec` up, which a program can patch).
+  const execRegExp = Function.prototype.call.bind(RegExp.prototype.exec);
   const stringify = JSON.stringify;
   const parse = JSON.parse;
   const isFiniteNumber = Number.isFinite;
@@ -30,7 +34,7 @@
   const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
   const isWellFormed = wellFormed
     ? Function.prototype.call.bind(wellFormed)
-    : (s) => !loneSurrogate.test(s);
+    : (s) => execRegExp(loneSurrogate, s) === null;
   const toWellFormed = String.prototype.toWellFormed
     ? Function.prototype.call.bind(String.prototype.toWellFormed)
     : (s) => s.replace(new RegExp(loneSurrogate.source, 'g'), '\uFFFD');
@@ -53,7 +57,7 @@
       const key = parts[i].key;
       if (parts[i].parent === null) out = key;
       else if (typeof key === 'number') out += '[' + key + ']';
-      else if (identifier.test(key)) out += '.' + key;
+      else if (execRegExp(identifier, key) !== null) out += '.' + key;
       else out += '[' + stringify(key) + ']';
     }
     return out;
@@ -63,34 +67,47 @@
     throw new TypeErrorCtor(pathOf(node) + ' ' + what + '; only plain JSON values can cross to the host');
   }
 
+  // Strings JSON writes as they are, between quotes: no quote, backslash, control character
+  // or surrogate (strings with those take the general path).
+  const verbatim = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
+  const isVerbatim = (s) => execRegExp(verbatim, s) !== null;
+
   // The common case, a plain object of plain scalars, without the general walker's bookkeeping.
-  // Returns undefined when `v` is anything else; the general walker then decides (and names
-  // the path of whatever is wrong).
+  // Each value is read once and written straight into the text (no copy, no JSON.stringify:
+  // QuickJS's stringify has a high fixed cost per call). Returns undefined when `v` is
+  // anything else; the general walker then decides (and names the path of whatever is wrong).
+  // Keys come in `Object.keys` order, the order JSON.stringify uses.
   function flatJsonText(v) {
     if (v === null || typeof v !== 'object' || isArray(v)) return undefined;
     const proto = getProto(v);
     if (proto !== ObjectProto && proto !== null) return undefined;
     const keys = keysOf(v);
-    const copy = create(null);
+    let text = '{';
     for (let i = 0; i < keys.length; i++) {
       const k = keys[i];
+      if (!isVerbatim(k)) return undefined;
       const x = v[k];
+      let part;
       switch (typeof x) {
         case 'string':
-          if (!isWellFormed(x)) return undefined;
+          if (!isVerbatim(x)) return undefined;
+          part = '"' + x + '"';
           break;
         case 'number':
           if (!isFiniteNumber(x) || (x === 0 && 1 / x < 0)) return undefined;
+          // A finite number's JSON text is its ToString.
+          part = StringCtor(x);
           break;
         case 'boolean':
+          part = x ? 'true' : 'false';
           break;
         default:
           if (x !== null) return undefined;
+          part = 'null';
       }
-      if (!isWellFormed(k)) return undefined;
-      copy[k] = x;
+      text += (i === 0 ? '"' : ',"') + k + '":' + part;
     }
-    return stringify(copy);
+    return text + '}';
   }
 
   // Copies `root` into a fresh plain JSON tree (or refuses it, naming the path) and returns its
@@ -261,7 +278,11 @@
 
   // Pending calls by id - 1: the host numbers calls 1, 2, 3, ... in the order they are made,
   // so this array only ever grows at its end and stays dense (fast in QuickJS).
+  // Each entry is `{ promise, resolve, reject }` from Promise.withResolvers (no executor
+  // closure per call); the tool's name is in `pendingNames` at the same index.
   const pending = [];
+  const pendingNames = [];
+  const deferred = PromiseCtor.withResolvers.bind(PromiseCtor);
 
   function bind(name) {
     return function (args) {
@@ -274,26 +295,32 @@
         return PromiseCtor.reject(error);
       }
       const id = hostCall(name, text);
-      return new PromiseCtor(function (resolve, reject) {
-        pending[id - 1] = { resolve, reject, name };
-      });
+      const entry = deferred();
+      pending[id - 1] = entry;
+      pendingNames[id - 1] = name;
+      return entry.promise;
     };
   }
 
   // Every bound tool is reachable through `callTool(name, args)`; all but `then` are also
   // members of `tools`. A `then` member would make `tools` a thenable, so `await tools` (or
   // returning it) would call the tool: the generated SDK declares `then` through `callTool` only.
+  // Filled by `run` (the names are known only then) and frozen before the program starts.
   const bindings = create(null);
   const tools = create(null);
-  for (let i = 0; i < toolNames.length; i++) {
-    const name = toolNames[i];
-    const fn = bind(name);
-    defineProperty(bindings, name, { value: fn, enumerable: true, writable: false, configurable: false });
-    if (name === 'then') continue;
-    defineProperty(tools, name, { value: fn, enumerable: true, writable: false, configurable: false });
+
+  // Plain assignment creates enumerable data properties (the objects have no prototype, so no
+  // setter such as `__proto__` is inherited); freezing makes them read-only.
+  function bindTools(toolNames) {
+    for (let i = 0; i < toolNames.length; i++) {
+      const name = toolNames[i];
+      const fn = bind(name);
+      bindings[name] = fn;
+      if (name !== 'then') tools[name] = fn;
+    }
+    freeze(bindings);
+    freeze(tools);
   }
-  freeze(bindings);
-  freeze(tools);
 
   function callTool(name, args) {
     const key = typeof name === 'string' ? name : StringCtor(name);
@@ -310,7 +337,7 @@
     if (entry === undefined) return;
     pending[id - 1] = undefined;
     if (!ok) {
-      entry.reject(new ToolCallError(entry.name, text));
+      entry.reject(new ToolCallError(pendingNames[id - 1], text));
       return;
     }
     let value;
@@ -368,7 +395,8 @@
     }
     let text;
     try {
-      text = toJsonText(value, 'result');
+      text = flatJsonText(value);
+      if (text === undefined) text = toJsonText(value, 'result');
     } catch (error) {
       hostFinish(2, StringCtor(error.message));
       return;
@@ -376,7 +404,11 @@
     hostFinish(1, text);
   }
 
-  function run(main) {
+  let started = false;
+  function run(main, toolNames) {
+    if (started) throw new TypeErrorCtor('the program has already started');
+    started = true;
+    bindTools(toolNames);
     if (typeof main !== 'function') {
       hostFinish(3, stringify({ name: 'SyntaxError', message: 'the program must be the body of a function', stack: '', toolName: null }));
       return;
@@ -396,6 +428,24 @@
   function firstUnhandled() {
     for (const reason of unhandled.values()) return errorText(reason);
     return undefined;
+  }
+
+  // QuickJS creates a built-in method's function object on first access, in every context.
+  // Touch the methods this prelude uses during a run, and a few that programs commonly use,
+  // now (while the engine waits for its run) instead of during the run.
+  const warm = [
+    [PromiseCtor, 'resolve', 'reject', 'all', 'allSettled', 'race'],
+    [PromiseCtor.prototype, 'then', 'catch', 'finally'],
+    [ArrayProto, 'push', 'pop', 'map', 'filter', 'forEach', 'slice', 'join', 'indexOf', 'includes'],
+    [Array, 'from', 'isArray'],
+    [MapCtor.prototype, 'get', 'set', 'has', 'delete', 'values'],
+    [SetCtor.prototype, 'add', 'has', 'delete'],
+    [Object, 'keys', 'values', 'entries', 'assign'],
+    [String.prototype, 'slice', 'replace', 'split', 'includes', 'startsWith', 'trim'],
+  ];
+  for (let i = 0; i < warm.length; i++) {
+    const target = warm[i][0];
+    for (let j = 1; j < warm[i].length; j++) void target[warm[i][j]];
   }
 
   defineProperty(G, 'tools', { value: tools, enumerable: false, writable: false, configurable: false });

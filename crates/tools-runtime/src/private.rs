@@ -388,18 +388,23 @@ impl<T: Any + Send + Sync> FromRunContext for Arc<T> {
     }
 }
 
-/// Reads the argument `name` from the call's arguments: a missing argument of an `Option` type
-/// is `None`; any other missing or ill-typed argument is an `INVALID_ARGS` failure.
-pub fn arg<T: DeserializeOwned + ToolSchema>(args: &Value, name: &str) -> Result<T, ToolError> {
+/// Reads the argument `name` from the call's arguments: a missing argument is read as `null`
+/// when its type accepts that (an `Option` is then `None`); any other missing or ill-typed
+/// argument is an `INVALID_ARGS` failure. (The arguments were validated against the input
+/// schema first, so a required argument is never missing here.) Only `DeserializeOwned` is
+/// required: the parameter's `ToolSchema` is demanded once, by the input schema, so a type
+/// without it is reported once.
+pub fn arg<T: DeserializeOwned>(args: &Value, name: &str) -> Result<T, ToolError> {
     // Thin generic shell over non-generic error handling: many tools share one body.
-    let value = match args.get(name) {
-        Some(value) => value,
-        None if T::OPTIONAL => &Value::Null,
-        None => return Err(missing_argument(name)),
-    };
-    match T::deserialize(value) {
-        Ok(v) => Ok(v),
-        Err(e) => Err(invalid_argument(name, &e)),
+    match args.get(name) {
+        Some(value) => match T::deserialize(value) {
+            Ok(v) => Ok(v),
+            Err(e) => Err(invalid_argument(name, &e)),
+        },
+        None => match T::deserialize(&Value::Null) {
+            Ok(v) => Ok(v),
+            Err(_) => Err(missing_argument(name)),
+        },
     }
 }
 
@@ -416,7 +421,7 @@ fn invalid_argument(name: &str, error: &serde_json::Error) -> ToolError {
 
 /// Reads the argument for a concurrency classifier: `None` when it does not deserialize (the
 /// call is then classified exclusive).
-pub fn classify_arg<T: DeserializeOwned + ToolSchema>(args: &Value, name: &str) -> Option<T> {
+pub fn classify_arg<T: DeserializeOwned>(args: &Value, name: &str) -> Option<T> {
     arg(args, name).ok()
 }
 
@@ -434,26 +439,42 @@ fn unserializable_output(error: &serde_json::Error) -> ToolError {
     ))
 }
 
-/// Drives the future of a free `async` tool function: `call` is the function's future (or the
-/// failure to read its arguments), `convert` turns its output into the canonical value. One
-/// generic function here instead of an async block per tool keeps tools cheap to compile. The
-/// future must be `Send`: the runtime may move a call between threads.
-pub async fn finish<F>(
-    call: Result<F, ToolError>,
-    convert: fn(F::Output) -> Result<Value, ToolError>,
-) -> Result<Value, ToolError>
-where
-    F: Future + Send + 'static,
-{
-    match call {
-        Ok(future) => convert(future.await),
-        Err(error) => Err(error),
-    }
-}
-
 /// Requires the body future to be `Send`: the runtime may move a call between threads.
 pub fn require_send<F: Future + Send>(future: F) -> F {
     future
+}
+
+/// The boxed future a generated tool body returns.
+pub type BoxBody = futures::future::BoxFuture<'static, Result<Value, ToolError>>;
+
+/// The body signature of a free `#[tool]` function: a plain function, so every tool shares
+/// one conversion into the runtime's body type (no generic instantiation per tool).
+pub type BodyPtr = fn(Arc<Value>, ToolRunContext) -> BoxBody;
+
+/// The definition builder of a free `#[tool]` function: name, description, schemas, JSON
+/// output and body in one non-generic call (the attribute's other keys are added to it).
+pub fn free_tool(
+    name: &str,
+    description: &str,
+    input: Schema,
+    output: Schema,
+    body: BodyPtr,
+) -> crate::ToolDefinitionBuilder {
+    ToolDefinition::builder(name)
+        .description(description)
+        .input_schema(input)
+        .output(Output::json(output))
+        .execute_boxed(Arc::new(body))
+}
+
+/// A settled body: the result of a synchronous tool function.
+pub fn ready(result: Result<Value, ToolError>) -> BoxBody {
+    Box::pin(std::future::ready(result))
+}
+
+/// A body that fails at once (an argument could not be read).
+pub fn failed(error: ToolError) -> BoxBody {
+    ready(Err(error))
 }
 
 /// Wraps a tool function's error for conversion into a [`ToolError`]: a `ToolError` is kept, a

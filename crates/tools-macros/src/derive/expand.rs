@@ -278,6 +278,22 @@ fn field_types(c: &Container) -> Vec<&syn::Type> {
     }
 }
 
+/// Whether a field type (or a `from`/`into` type) names `Self`, which a nested `fn` cannot.
+fn mentions_self(c: &Container) -> bool {
+    fn has_self(tokens: TokenStream) -> bool {
+        tokens.into_iter().any(|t| match t {
+            proc_macro2::TokenTree::Ident(i) => i == "Self",
+            proc_macro2::TokenTree::Group(g) => has_self(g.stream()),
+            _ => false,
+        })
+    }
+    field_types(c)
+        .into_iter()
+        .chain(c.from.iter())
+        .chain(c.into.iter())
+        .any(|ty| has_self(quote!(#ty)))
+}
+
 /// The `ToolSchema` implementation of a valid container.
 pub(crate) fn expand(c: &Container) -> TokenStream {
     let p = p();
@@ -298,10 +314,17 @@ pub(crate) fn expand(c: &Container) -> TokenStream {
     let output = body(c, Side::Output);
     let (input, output) = if is_generic {
         (input, output)
-    } else {
+    } else if mentions_self(c) || !c.generics.params.is_empty() {
         (
             quote!(static __CACHE: #p::OnceLock<#p::Schema> = #p::OnceLock::new(); #p::cached(&__CACHE, || #input)),
             quote!(static __CACHE: #p::OnceLock<#p::Schema> = #p::OnceLock::new(); #p::cached(&__CACHE, || #output)),
+        )
+    } else {
+        // A plain nested `fn` rather than a closure: no closure type and call shim per
+        // schema, and the builder is compiled with the type's own code.
+        (
+            quote!(fn __build() -> #p::Schema { #input } static __CACHE: #p::OnceLock<#p::Schema> = #p::OnceLock::new(); #p::cached(&__CACHE, __build)),
+            quote!(fn __build() -> #p::Schema { #output } static __CACHE: #p::OnceLock<#p::Schema> = #p::OnceLock::new(); #p::cached(&__CACHE, __build)),
         )
     };
     // max(a, max(b, ... 0)): plain calls, so a cycle report stays short.

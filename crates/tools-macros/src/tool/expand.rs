@@ -85,38 +85,57 @@ pub(crate) fn definition(tool: &ToolFn) -> TokenStream {
         Returns::Plain(ty) | Returns::Result(ty) => quote!(#ty),
     };
     let args_ty = quote!(::std::sync::Arc<#p::serde_json::Value>);
-    let execute = match (tool.receiver, tool.is_async) {
-        // A free async function: read the arguments and create the function's future in a
-        // plain closure, then hand it to one generic driver in the runtime; no async block is
-        // generated per tool (cheaper to compile).
-        (Receiver::None, true) => {
-            let finish = quote_spanned!(ident.span()=> #p::finish);
-            quote! {
-                .execute(|__args: #args_ty, __ctx: #p::ToolRunContext| {
-                    let __call = (|| -> ::core::result::Result<_, #p::ToolError> {
-                        #reads
-                        ::core::result::Result::Ok(#call)
-                    })();
-                    #finish(__call, |__ret: #ret_ty| -> ::core::result::Result<#p::serde_json::Value, #p::ToolError> {
+    let execute = match tool.receiver {
+        // A free function: a plain nested `fn` reads the arguments (failing early without a
+        // future), calls the function and boxes one small async block. No closure, no generic
+        // driver: nothing here is instantiated per tool inside a shared generic, so editing one
+        // tool leaves the other tools' compiled code reusable.
+        Receiver::None => {
+            let mut free_reads = TokenStream::new();
+            for (i, param) in tool.params.iter().enumerate() {
+                let local = format_ident!("__a{}", i);
+                let ty = &param.ty;
+                let name = &param.name;
+                let read = match param.kind {
+                    ParamKind::Argument => {
+                        quote_spanned!(ty.span()=> #p::arg::<#ty>(&__args, #name))
+                    }
+                    ParamKind::Context => quote_spanned!(ty.span()=>
+                        <#ty as #p::FromRunContext>::from_run_context(&__ctx)
+                    ),
+                };
+                free_reads.extend(quote_spanned!(ty.span()=>
+                    let #local: #ty = match #read {
+                        ::core::result::Result::Ok(__v) => __v,
+                        ::core::result::Result::Err(__e) => return #p::failed(__e),
+                    };
+                ));
+            }
+            let run = if tool.is_async {
+                quote_spanned!(ident.span()=>
+                    ::std::boxed::Box::pin(async move {
+                        let __ret: #ret_ty = #call.await;
                         #convert
                     })
-                })
+                )
+            } else {
+                quote! {
+                    let __ret: #ret_ty = #call;
+                    #p::ready(#convert)
+                }
+            };
+            quote! {
+                fn __execute(__args: #args_ty, __ctx: #p::ToolRunContext) -> #p::BoxBody {
+                    let __args: &#p::serde_json::Value = &__args;
+                    #free_reads
+                    #run
+                }
             }
         }
-        // A free synchronous function runs when called; its result is ready at once.
-        (Receiver::None, false) => quote! {
-            .execute(|__args: #args_ty, __ctx: #p::ToolRunContext| {
-                ::core::future::ready((|| -> ::core::result::Result<#p::serde_json::Value, #p::ToolError> {
-                    #reads
-                    let __ret = #call;
-                    #convert
-                })())
-            })
-        },
         // A method: the future borrows the shared value, so it lives in an async block that
         // owns its `Arc`.
-        (Receiver::Ref, is_async) => {
-            let call = if is_async {
+        Receiver::Ref => {
+            let call = if tool.is_async {
                 quote_spanned!(ident.span()=> #p::require_send(#call).await)
             } else {
                 call
@@ -191,23 +210,57 @@ pub(crate) fn definition(tool: &ToolFn) -> TokenStream {
         })));
     }
 
-    quote! {{
-        static __INPUT: #p::OnceLock<#p::Schema> = #p::OnceLock::new();
-        static __OUTPUT: #p::OnceLock<#p::Schema> = #p::OnceLock::new();
-        let __input = #p::cached(&__INPUT, || {
-            let mut __o = #p::parameters();
-            #(#fields)*
-            __o.build(::core::option::Option::None)
-        });
-        let __output = #p::cached(&__OUTPUT, || #output_schema);
-        #p::ToolDefinition::builder(#name)
-            .description(#description)
-            .input_schema(__input)
-            .output(#output)
-            #execute
-            #extra
-            .build()
-    }}
+    let input_schema = quote! {{
+        let mut __o = #p::parameters();
+        #(#fields)*
+        __o.build(::core::option::Option::None)
+    }};
+    let custom_output = tool.attrs.render.is_some() || tool.attrs.presentation_meta.is_some();
+    match tool.receiver {
+        // A free function: plain nested functions (not closures, so no closure types and call
+        // shims per tool) handed to one non-generic constructor.
+        Receiver::None => {
+            let output = if custom_output {
+                quote!(.output({
+                    let __output = #p::cached(&__OUTPUT, __output_schema);
+                    #output
+                }))
+            } else {
+                quote!()
+            };
+            quote! {{
+                static __INPUT: #p::OnceLock<#p::Schema> = #p::OnceLock::new();
+                static __OUTPUT: #p::OnceLock<#p::Schema> = #p::OnceLock::new();
+                fn __input_schema() -> #p::Schema #input_schema
+                fn __output_schema() -> #p::Schema { #output_schema }
+                #execute
+                #p::free_tool(
+                    #name,
+                    #description,
+                    #p::cached(&__INPUT, __input_schema),
+                    #p::cached(&__OUTPUT, __output_schema),
+                    __execute,
+                )
+                #output
+                #extra
+                .build()
+            }}
+        }
+        // A method's types may name `Self`, which a nested `fn` cannot: closures here.
+        Receiver::Ref => quote! {{
+            static __INPUT: #p::OnceLock<#p::Schema> = #p::OnceLock::new();
+            static __OUTPUT: #p::OnceLock<#p::Schema> = #p::OnceLock::new();
+            let __input = #p::cached(&__INPUT, || #input_schema);
+            let __output = #p::cached(&__OUTPUT, || #output_schema);
+            #p::ToolDefinition::builder(#name)
+                .description(#description)
+                .input_schema(__input)
+                .output(#output)
+                #execute
+                #extra
+                .build()
+        }},
+    }
 }
 
 /// The free-function form: the function itself plus a same-named definition holder.

@@ -171,6 +171,8 @@ async fn uncaught_tool_call_error_fails_with_its_line() {
     assert!(failure.message.contains("boom"), "{}", failure.message);
     assert!(failure.message.contains("fail"), "{}", failure.message);
     assert_eq!(failure.logs, vec!["before"]);
+    // A call that fails at once is rejected while the program's frame is on the stack.
+    assert_eq!(failure.line, Some(3));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

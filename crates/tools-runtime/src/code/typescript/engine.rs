@@ -7,14 +7,16 @@
 //!
 //! The event loop is ours: QuickJS has no timers, so the only things that settle promises
 //! asynchronously are tool calls. A call's future is polled once on this thread (inside the
-//! caller's tokio runtime context); if it is not ready it is spawned onto that runtime. The loop runs pending jobs, then waits for the next finished
-//! call (or a wake-up from cancellation) until the wall-clock deadline, so a call that never
-//! settles still ends the run on time. The interrupt handler stops running JavaScript at the
+//! caller's tokio runtime context): an answer ready at once is handed straight back to the
+//! calling JavaScript; otherwise the future is spawned onto that runtime. The loop runs
+//! pending jobs, then waits for the next finished call (or a wake-up from cancellation) until
+//! the wall-clock deadline, so a call that never settles still ends the run on time. The interrupt handler stops running JavaScript at the
 //! same deadline, on cancellation, and once the memory or output limit was hit, so a program
 //! that catches the out-of-memory error still ends as a `memory` failure.
 //!
 //! Rust never keeps a JavaScript value: the native functions capture only Rust state, and
-//! everything that crosses is a string or a number.
+//! everything that crosses is a string, a number, or (for a call that failed at once) a
+//! fresh object holding the message.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
@@ -517,15 +519,30 @@ fn drive(
 }
 
 /// Installs the host functions and evaluates the prelude (before the run is known).
-fn install(
-    ctx: &Ctx<'_>,
+fn install<'js>(
+    ctx: &Ctx<'js>,
     state: &Rc<RefCell<State>>,
     flags: &Rc<Flags>,
 ) -> Result<(), CodeFailure> {
     let call_state = state.clone();
-    let host_call = Function::new(ctx.clone(), move |name: String, args: String| -> i32 {
-        host_call(&call_state, name, &args)
-    })
+    let host_call = Function::new(
+        ctx.clone(),
+        move |ctx: Ctx<'js>, name: String, args: String| -> rquickjs::Result<Value<'js>> {
+            match host_call(&call_state, &name, &args) {
+                Answer::Now(text) => {
+                    rquickjs::String::from_str(ctx, &text).map(rquickjs::String::into_value)
+                }
+                Answer::Failed(message) => {
+                    let failure = Object::new(ctx)?;
+                    failure.set("failure", message)?;
+                    Ok(failure.into_value())
+                }
+                // Small integers (not doubles) on the JavaScript side: QuickJS hashes doubles
+                // with small integer values badly, which made the pending-call map slow.
+                Answer::Later(id) => Ok(Value::new_int(ctx, id)),
+            }
+        },
+    )
     .map_err(|e| setup_error(ctx, e))?;
     let log_state = state.clone();
     let log_flags = flags.clone();
@@ -644,7 +661,11 @@ fn compile_prelude(ctx: &Ctx<'_>) -> rquickjs::Result<Vec<u8>> {
             raw,
             &raw mut size,
             compiled,
-            (qjs::JS_WRITE_OBJ_BYTECODE | qjs::JS_WRITE_OBJ_STRIP_SOURCE) as i32,
+            // No source and no debug information (names, line tables): loading is faster, and
+            // positions are only ever mapped for the program's own frames.
+            (qjs::JS_WRITE_OBJ_BYTECODE
+                | qjs::JS_WRITE_OBJ_STRIP_SOURCE
+                | qjs::JS_WRITE_OBJ_STRIP_DEBUG) as i32,
         );
         qjs::JS_FreeValue(raw, compiled);
         if buffer.is_null() {
@@ -668,59 +689,65 @@ fn host_object<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
     ctx.globals().get(HOST)
 }
 
-/// Starts one tool call and returns its id.
+/// What `hostCall` gives the prelude back.
+enum Answer {
+    /// The call answered successfully at once: its result as JSON text. The prelude resolves
+    /// the call's promise with it right away, without a trip through the event loop.
+    Now(String),
+    /// The call failed at once, with this message: the prelude rejects the call's promise
+    /// right away (so an unhandled one is seen like any other).
+    Failed(String),
+    /// The call's id: the answer (or a failure) comes later through `settle`.
+    Later(i32),
+}
+
+/// Starts one tool call.
 ///
 /// The host's future is polled once right here (inside the caller's tokio runtime context): a
-/// call that answers at once is queued for delivery without any thread hop. A call that has
+/// call that succeeds at once is answered directly, without any thread hop. A call that has
 /// to wait is spawned onto the caller's tokio runtime and continues there, so calls that wait
-/// overlap.
-fn host_call(state: &Rc<RefCell<State>>, name: String, args: &str) -> i32 {
+/// overlap. Only calls answered later get an id, so ids stay dense.
+fn host_call(state: &Rc<RefCell<State>>, name: &str, args: &str) -> Answer {
     let mut guard = state.borrow_mut();
     let state = &mut *guard;
-    state.next_id += 1;
-    let id = state.next_id;
     let Some(link) = &state.link else {
+        state.next_id += 1;
+        let id = state.next_id;
         state.ready.push_back(Event::Done {
             id,
             result: Err("no run is in progress".to_owned()),
         });
-        return js_id(id);
+        return Answer::Later(js_id(id));
     };
-    match serde_json::from_str::<serde_json::Value>(args) {
+    let result = match serde_json::from_str::<serde_json::Value>(args) {
         Ok(args) => {
-            let mut call = link.host.call(&name, args);
+            let mut call = link.host.call(name, args);
             let first = {
                 let _entered = link.handle.enter();
                 let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
                 call.as_mut().poll(&mut cx)
             };
             match first {
-                Poll::Ready(result) => {
-                    state.ready.push_back(Event::Done {
-                        id,
-                        result: encode(result),
-                    });
-                }
+                Poll::Ready(result) => encode(result),
                 Poll::Pending => {
+                    state.next_id += 1;
+                    let id = state.next_id;
                     let events_tx = link.events_tx.clone();
                     let task = link.handle.spawn(async move {
                         let result = encode(call.await);
                         let _ = events_tx.send(Event::Done { id, result });
                     });
                     state.in_flight.insert(id, task);
+                    return Answer::Later(js_id(id));
                 }
             }
         }
-        Err(error) => {
-            state.ready.push_back(Event::Done {
-                id,
-                result: Err(format!("the arguments could not be read as JSON: {error}")),
-            });
-        }
+        Err(error) => Err(format!("the arguments could not be read as JSON: {error}")),
+    };
+    match result {
+        Ok(text) => Answer::Now(text),
+        Err(message) => Answer::Failed(message),
     }
-    // Small integers (not doubles) on the JavaScript side: QuickJS hashes doubles with small
-    // integer values badly, which made the prelude's pending-call map slow.
-    js_id(id)
 }
 
 /// A call id as the prelude sees it. A run cannot make 2^31 calls within its memory limit; the

@@ -20,11 +20,14 @@
 //!    `Infinity`, functions, symbols, non-plain objects and strings with unpaired surrogates
 //!    reject that one call with a `TypeError` naming the path, such as `args.items[2]`. The
 //!    host's future is polled once on the worker thread (inside the caller's tokio runtime
-//!    context): an answer that is ready at once is delivered without a thread hop; otherwise
-//!    the future is spawned onto the tokio runtime that polls [`CodeRuntime::run`], so calls
-//!    made together (`Promise.all`) overlap. A [`ToolCallFailure`](crate::code::ToolCallFailure)
-//!    rejects the call with a `ToolCallError` (an `Error` subclass with `toolName` and
-//!    `message`). A tool named `then` is reachable through `callTool` only, as the generated
+//!    context): an answer that is ready at once settles the call's promise right there,
+//!    without a thread hop or a trip through the event loop; otherwise the future is spawned
+//!    onto the tokio runtime that polls [`CodeRuntime::run`], so calls made together
+//!    (`Promise.all`) overlap. The trade-off: work a host future does synchronously before its
+//!    first `.await` runs on the worker thread, one call after another; a host with heavy
+//!    synchronous work should move it off the polling path (`spawn_blocking`, or after a
+//!    yield). A [`ToolCallFailure`](crate::code::ToolCallFailure) rejects the call with a
+//!    `ToolCallError` (an `Error` subclass with `toolName` and `message`). A tool named `then` is reachable through `callTool` only, as the generated
 //!    SDK declares it: a `then` member would make `tools` a thenable.
 //! 4. `console.log`, `info`, `warn`, `error`, `debug` and `trace` each append one log line:
 //!    strings as they are, other values as compact JSON (errors as `Name: message` and their

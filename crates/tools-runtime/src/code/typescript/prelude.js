@@ -2,7 +2,10 @@
 // the run is known (so before the program exists) and is called with the host functions the
 // Rust side installed:
 //
-//   hostCall(name, argsJson) -> id   starts a tool call on the host
+//   hostCall(name, argsJson)         starts a tool call on the host: the result's JSON text
+//                                    when it succeeded at once, `{ failure: message }` when it
+//                                    failed at once, else the call's id (`settle` answers it
+//                                    later)
 //   hostLog(line)                    appends one log line
 //   hostFinish(kind, text)           records how the program ended
 //
@@ -39,6 +42,11 @@
     ? Function.prototype.call.bind(String.prototype.toWellFormed)
     : (s) => s.replace(new RegExp(loneSurrogate.source, 'g'), '\uFFFD');
   const PromiseCtor = Promise;
+  // Captured now: QuickJS creates a built-in method's function object on its first access in
+  // a context, and this happens before the run (which then also cannot be misled by a patch).
+  const promiseResolve = PromiseCtor.resolve.bind(PromiseCtor);
+  const promiseReject = PromiseCtor.reject.bind(PromiseCtor);
+  const promiseThen = Function.prototype.call.bind(PromiseCtor.prototype.then);
   const MapCtor = Map;
   const SetCtor = Set;
   const TypeErrorCtor = TypeError;
@@ -292,9 +300,20 @@
         text = flatJsonText(value);
         if (text === undefined) text = toJsonText(value, 'args');
       } catch (error) {
-        return PromiseCtor.reject(error);
+        return promiseReject(error);
       }
-      const id = hostCall(name, text);
+      const answer = hostCall(name, text);
+      if (typeof answer === 'string') {
+        let value;
+        try {
+          value = parse(answer);
+        } catch (error) {
+          return promiseReject(error);
+        }
+        return promiseResolve(value);
+      }
+      if (typeof answer === 'object') return promiseReject(new ToolCallError(name, answer.failure));
+      const id = answer;
       const entry = deferred();
       pending[id - 1] = entry;
       pendingNames[id - 1] = name;
@@ -325,7 +344,7 @@
   function callTool(name, args) {
     const key = typeof name === 'string' ? name : StringCtor(name);
     if (!hasOwn(bindings, key)) {
-      return PromiseCtor.reject(
+      return promiseReject(
         new ToolCallError(key, 'no tool named ' + stringify(key) + ' is bound in this run'),
       );
     }
@@ -420,7 +439,7 @@
       hostFinish(3, errorText(error));
       return;
     }
-    PromiseCtor.resolve(promise).then(finishWith, function (error) {
+    promiseThen(promiseResolve(promise), finishWith, function (error) {
       hostFinish(3, errorText(error));
     });
   }
@@ -428,24 +447,6 @@
   function firstUnhandled() {
     for (const reason of unhandled.values()) return errorText(reason);
     return undefined;
-  }
-
-  // QuickJS creates a built-in method's function object on first access, in every context.
-  // Touch the methods this prelude uses during a run, and a few that programs commonly use,
-  // now (while the engine waits for its run) instead of during the run.
-  const warm = [
-    [PromiseCtor, 'resolve', 'reject', 'all', 'allSettled', 'race'],
-    [PromiseCtor.prototype, 'then', 'catch', 'finally'],
-    [ArrayProto, 'push', 'pop', 'map', 'filter', 'forEach', 'slice', 'join', 'indexOf', 'includes'],
-    [Array, 'from', 'isArray'],
-    [MapCtor.prototype, 'get', 'set', 'has', 'delete', 'values'],
-    [SetCtor.prototype, 'add', 'has', 'delete'],
-    [Object, 'keys', 'values', 'entries', 'assign'],
-    [String.prototype, 'slice', 'replace', 'split', 'includes', 'startsWith', 'trim'],
-  ];
-  for (let i = 0; i < warm.length; i++) {
-    const target = warm[i][0];
-    for (let j = 1; j < warm[i].length; j++) void target[warm[i][j]];
   }
 
   defineProperty(G, 'tools', { value: tools, enumerable: false, writable: false, configurable: false });

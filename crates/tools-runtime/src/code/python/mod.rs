@@ -17,9 +17,28 @@
 //!   executable through `sys.executable`, so a version-manager shim is not paid on every run.
 //!   `TOOLS_PYTHON` or [`PythonRuntime::with_interpreter`] choose another interpreter.
 //! - [`PythonMode::Zygote`] (the default) starts one interpreter that preloads the runner and
-//!   `asyncio`, then forks a fresh child for every run. [`PythonMode::SpawnPerRun`] starts a new
-//!   interpreter per run instead (slower; kept for comparison and for hosts that cannot keep a
-//!   helper process).
+//!   `asyncio`, rehearses one run of a fixed program (so what CPython builds lazily on first
+//!   use is built once, there) and calls `gc.freeze()` (so a collection in a child does not
+//!   copy the zygote's heap). It then forks a fresh child for every run; each child runs
+//!   exactly one program and exits. [`PythonMode::SpawnPerRun`] starts a new interpreter per
+//!   run instead (slower; kept for comparison and for hosts that cannot keep a helper process).
+//! - No fork is on a run's critical path: the runtime keeps one **spare** child, forked ahead,
+//!   that has built its event loop and bridge and waits for its program. A run takes the spare
+//!   (one non-blocking `recv` checks that it still waits) and a new spare is forked in the
+//!   background; a run that arrives while that fork is under way waits for it rather than
+//!   forking a second child. A spare that has waited 5 ms without a program rehearses a run
+//!   (stopping as soon as its program arrives), which copies ahead the pages a run would
+//!   otherwise copy on write, one page fault each, while the program waits. The spare is a
+//!   child of the zygote like any other: it dies with the zygote (`PR_SET_PDEATHSIG`), is
+//!   killed when the runtime is dropped, and gets its limits from its run's first frame.
+//!   [`PythonRuntime::warm_up`] forks the first spare; [`PythonRuntime::spare_pid`] shows it.
+//! - A child that reported its outcome, or that the host stopped, is **released**: the run
+//!   returns at once, and the zygote kills the child's process group and reaps the child as
+//!   soon as it has died (child exit and reaping are off the critical path). Only a child that
+//!   died without an outcome is waited for, to report its exit status. One thread per zygote
+//!   serves its control socket, so a released child is reaped even if the run's future is
+//!   dropped outside a tokio runtime, and the zygote reaps only children the host released, so
+//!   a pid is never reused while the host refers to it.
 //! - Host and child speak length-prefixed JSON frames over a private socket (file descriptor 3
 //!   or one passed to the zygote), never stdin/stdout, so nothing the program prints or writes
 //!   can corrupt the protocol. Everything written to `sys.stdout` / `sys.stderr` (so `print`)
@@ -37,8 +56,8 @@
 //!   caught one after its peak address space came within 5% (at least 2 MiB) of the ceiling.
 //!   `stack_bytes` becomes a recursion limit of one frame per 512 bytes (deep recursion is a
 //!   catchable `RecursionError`, so a [`CodeFailureKind::Runtime`] failure when uncaught). At the
-//!   deadline, on cancellation, on an output overflow and whenever a run ends, the host kills
-//!   the child's process group and reaps it.
+//!   deadline, on cancellation, on an output overflow and whenever a run ends, the child's
+//!   process group is killed and the child reaped (see "released" above).
 
 mod process;
 
@@ -57,7 +76,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use self::process::{Interpreter, RunProcess, Zygote};
+use self::process::{Interpreter, RunProcess, Spare, Zygote};
 use super::output::{Output, drop_value};
 use super::{
     CodeFailure, CodeFailureKind, CodeHost, CodeLanguage, CodeLimits, CodeOutcome, CodeRunFuture,
@@ -91,6 +110,9 @@ struct Inner {
     mode: PythonMode,
     interpreter: tokio::sync::OnceCell<Result<Interpreter, String>>,
     zygote: tokio::sync::Mutex<Option<Arc<Zygote>>>,
+    /// The child forked ahead for the next run. A refill holds the lock while it forks, so a
+    /// run that arrives meanwhile waits for that fork instead of starting another.
+    spare: Arc<tokio::sync::Mutex<Option<Spare>>>,
 }
 
 impl fmt::Debug for PythonRuntime {
@@ -133,6 +155,7 @@ impl PythonRuntime {
                 mode,
                 interpreter: tokio::sync::OnceCell::new(),
                 zygote: tokio::sync::Mutex::new(None),
+                spare: Arc::new(tokio::sync::Mutex::new(None)),
             }),
         }
     }
@@ -142,18 +165,29 @@ impl PythonRuntime {
         self.inner.mode
     }
 
-    /// Resolves the interpreter and, in zygote mode, starts the zygote now instead of on the
-    /// first run. Must be called inside a tokio runtime.
+    /// Resolves the interpreter and, in zygote mode, starts the zygote and forks the spare
+    /// child for the first run now instead of on the first run. Must be called inside a tokio
+    /// runtime.
     pub async fn warm_up(&self) -> Result<(), CodeFailure> {
         let interpreter = self.interpreter().await?;
         if self.inner.mode == PythonMode::Zygote {
-            self.zygote(&interpreter).await?;
+            let zygote = self.zygote(&interpreter).await?;
+            let mut spare = self.inner.spare.lock().await;
+            if !spare.as_ref().is_some_and(|s| s.is_ready(&zygote)) {
+                *spare = Some(zygote.spare().await.map_err(internal)?);
+            }
         }
         Ok(())
     }
 
-    /// The process id of the zygote, if it is running (for diagnostics and leak checks: after
-    /// a run has ended, the zygote has no children).
+    /// The process id of the spare child waiting for the next run, if there is one (for
+    /// diagnostics and leak checks). Waits for a spare that is being forked.
+    pub async fn spare_pid(&self) -> Option<u32> {
+        self.inner.spare.lock().await.as_ref().and_then(Spare::pid)
+    }
+
+    /// The process id of the zygote, if it is running (for diagnostics and leak checks: once a
+    /// finished run's child has been reaped, the zygote's only child is the spare).
     pub async fn zygote_pid(&self) -> Option<u32> {
         self.inner.zygote.lock().await.as_ref().map(|z| z.pid())
     }
@@ -186,6 +220,42 @@ impl PythonRuntime {
         *slot = Some(zygote.clone());
         Ok(zygote)
     }
+
+    /// A forked child for a run: the spare if it is ready, else a fresh fork; either way a new
+    /// spare is forked in the background for the next run.
+    async fn zygote_child(&self, interpreter: &Interpreter) -> Result<Spare, CodeFailure> {
+        let zygote = self.zygote(interpreter).await?;
+        let spare = self.inner.spare.lock().await.take();
+        // A spare that is not ready (its zygote died, it was killed) is released as it drops.
+        let child = match spare.filter(|s| s.is_ready(&zygote)) {
+            Some(spare) => Ok(spare),
+            None => zygote.spare().await,
+        };
+        match child {
+            Ok(child) => {
+                refill(&self.inner.spare, zygote);
+                Ok(child)
+            }
+            Err(error) => {
+                // The zygote may have died: start a new one next time.
+                *self.inner.zygote.lock().await = None;
+                Err(internal(error))
+            }
+        }
+    }
+}
+
+/// Forks the next spare in the background, unless one is there already. The task holds only
+/// the slot and the zygote: if the runtime is dropped meanwhile, the new spare drops with the
+/// task and is released.
+fn refill(slot: &Arc<tokio::sync::Mutex<Option<Spare>>>, zygote: Arc<Zygote>) {
+    let slot = slot.clone();
+    tokio::spawn(async move {
+        let mut spare = slot.lock().await;
+        if spare.is_none() && zygote.is_alive() {
+            *spare = zygote.spare().await.ok();
+        }
+    });
 }
 
 impl CodeRuntime for PythonRuntime {
@@ -282,32 +352,39 @@ impl PythonRuntime {
             ));
         }
         let interpreter = self.interpreter().await?;
-        let (host_socket, child_socket) = std::os::unix::net::UnixStream::pair()
-            .map_err(|e| internal(format!("cannot create the run socket: {e}")))?;
-        let process = match self.inner.mode {
+        let (mut process, host_socket) = match self.inner.mode {
             PythonMode::Zygote => {
-                let zygote = self.zygote(&interpreter).await?;
-                match zygote.fork(child_socket).await {
-                    Ok(process) => process,
-                    Err(error) => {
-                        // The zygote may have died: start a new one next time.
-                        *self.inner.zygote.lock().await = None;
-                        return Err(internal(error));
-                    }
-                }
+                let child = self.zygote_child(&interpreter).await?;
+                (child.process, child.socket)
             }
             PythonMode::SpawnPerRun => {
-                RunProcess::spawn(&interpreter, RUNNER, child_socket).map_err(internal)?
+                let (host_socket, child_socket) = std::os::unix::net::UnixStream::pair()
+                    .map_err(|e| internal(format!("cannot create the run socket: {e}")))?;
+                let process =
+                    RunProcess::spawn(&interpreter, RUNNER, child_socket).map_err(internal)?;
+                (process, host_socket)
             }
         };
 
-        let mut process = process;
         let outcome = drive(host_socket, &program, host, &limits, &cancel).await;
-        let status = process.finish().await;
-        match outcome {
-            Ended::Completed(outcome) => outcome,
-            Ended::Stopped(kind, message) => Err(CodeFailure::new(kind, message, Vec::new())),
-            Ended::ChildGone(mut failure) => {
+        let ended = match outcome {
+            Ended::Completed(outcome) => Ok(outcome),
+            Ended::Stopped(kind, message) => Ok(Err(CodeFailure::new(kind, message, Vec::new()))),
+            Ended::ChildGone(failure) => Err(failure),
+        };
+        match ended {
+            // A forked child that reported its outcome (or was stopped) is released: the
+            // zygote kills its process group now and reaps it once it has died, off the run's
+            // critical path. A spawned child is waited for.
+            Ok(outcome) => {
+                if self.inner.mode == PythonMode::SpawnPerRun {
+                    process.finish().await;
+                }
+                drop(process);
+                outcome
+            }
+            Err(mut failure) => {
+                let status = process.finish().await;
                 failure.message = format!(
                     "{} ({})",
                     failure.message,

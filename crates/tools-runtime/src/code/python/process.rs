@@ -11,10 +11,11 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, mpsc};
 
 use serde::Deserialize;
 use tokio::process::{Child, Command};
+use tokio::sync::oneshot;
 
 use super::CONTROL_TIMEOUT;
 
@@ -97,14 +98,38 @@ impl Interpreter {
 }
 
 /// The pre-started interpreter that forks a child per run.
+///
+/// One control thread per zygote owns the control socket and serves every request in order;
+/// a [`RunProcess`] holds a sender of that thread's queue, so its `Drop` can release the
+/// child without a tokio runtime, and the thread lives until the zygote and every child it
+/// forked have been dropped. Then it closes the control socket (the zygote kills every child
+/// still alive and exits) and reaps the zygote.
 pub(crate) struct Zygote {
-    /// The control socket (`SOCK_SEQPACKET`); requests and replies are serialized by the lock.
-    control: Arc<Mutex<OwnedFd>>,
+    requests: mpsc::Sender<Request>,
     pid: u32,
     alive: Arc<AtomicBool>,
-    /// Declared last: dropped after the control socket, so the zygote first sees it close and
-    /// kills its children, then is killed itself.
-    _child: Child,
+}
+
+/// A request to the control thread.
+enum Request {
+    /// Fork a child that runs on `socket`; the reply owns it (as a [`RunProcess`] built with
+    /// `requests`), so a child whose caller went away is still released.
+    Fork {
+        socket: OwnedFd,
+        requests: mpsc::Sender<Request>,
+        reply: oneshot::Sender<Result<RunProcess, String>>,
+    },
+    /// Kill the child's process group; the zygote reaps it once it has died. No reply.
+    Release { pid: i32 },
+    /// Kill the child's process group, wait for it and answer its wait status.
+    Reap {
+        pid: i32,
+        reply: oneshot::Sender<Result<Option<i32>, String>>,
+    },
+    /// Answer once the zygote is ready.
+    Ping {
+        reply: oneshot::Sender<Result<(), String>>,
+    },
 }
 
 #[derive(Deserialize)]
@@ -131,14 +156,22 @@ impl Zygote {
         })?;
         drop(child);
         let pid = process.id().unwrap_or(0);
+        let alive = Arc::new(AtomicBool::new(true));
+        let (requests, queue) = mpsc::channel();
+        let thread_alive = alive.clone();
+        std::thread::Builder::new()
+            .name("code-py-zygote".to_owned())
+            .spawn(move || control_loop(host, &queue, &thread_alive, process))
+            .map_err(|e| format!("cannot start the zygote's control thread: {e}"))?;
         let zygote = Zygote {
-            control: Arc::new(Mutex::new(host)),
+            requests,
             pid,
-            alive: Arc::new(AtomicBool::new(true)),
-            _child: process,
+            alive,
         };
         // Wait until it answers, so the first run does not pay for the start.
-        zygote.request(r#"{"op":"ping"}"#, None).await?;
+        let (reply, answer) = oneshot::channel();
+        zygote.send(Request::Ping { reply })?;
+        answer.await.map_err(gone)??;
         Ok(zygote)
     }
 
@@ -150,52 +183,151 @@ impl Zygote {
         self.alive.load(Ordering::Relaxed)
     }
 
-    /// Forks a child that runs on `socket`.
-    pub(crate) async fn fork(self: &Arc<Self>, socket: UnixStream) -> Result<RunProcess, String> {
-        let fd: OwnedFd = socket.into();
-        let reply = self.request(r#"{"op":"fork"}"#, Some(fd)).await?;
-        match (reply.pid, reply.error) {
-            (Some(pid), _) => Ok(RunProcess {
-                kind: Kind::Forked {
-                    pid,
-                    zygote: self.clone(),
-                },
-                finished: false,
-            }),
-            (None, error) => Err(format!(
-                "the Python zygote could not fork: {}",
-                error.unwrap_or_else(|| "no reason given".to_owned())
-            )),
-        }
+    /// Forks a child that prepares a run and then waits for its program on the returned
+    /// socket.
+    pub(crate) async fn spare(&self) -> Result<Spare, String> {
+        let (host, child) =
+            UnixStream::pair().map_err(|e| format!("cannot create the run socket: {e}"))?;
+        let (reply, answer) = oneshot::channel();
+        self.send(Request::Fork {
+            socket: child.into(),
+            requests: self.requests.clone(),
+            reply,
+        })?;
+        let process = answer.await.map_err(gone)??;
+        Ok(Spare {
+            process,
+            socket: host,
+            zygote: self.pid,
+        })
     }
 
-    /// Kills the child's process group and reaps it; returns its wait status.
-    async fn reap(&self, pid: i32) -> Result<Option<i32>, String> {
-        let request = format!(r#"{{"op":"reap","pid":{pid}}}"#);
-        Ok(self.request(&request, None).await?.status)
-    }
-
-    async fn request(&self, request: &str, fd: Option<OwnedFd>) -> Result<ControlReply, String> {
-        let control = self.control.clone();
-        let alive = self.alive.clone();
-        let request = request.to_owned();
-        tokio::task::spawn_blocking(move || request_blocking(&control, &alive, &request, fd))
-            .await
-            .map_err(|e| format!("the zygote request task failed: {e}"))?
+    fn send(&self, request: Request) -> Result<(), String> {
+        self.requests.send(request).map_err(|_| {
+            self.alive.store(false, Ordering::Relaxed);
+            "the Python zygote's control thread is gone".to_owned()
+        })
     }
 }
 
+fn gone(_: oneshot::error::RecvError) -> String {
+    "the Python zygote's control thread dropped a request".to_owned()
+}
+
+/// A forked child that has prepared a run and waits for its program.
+pub(crate) struct Spare {
+    pub(crate) process: RunProcess,
+    pub(crate) socket: UnixStream,
+    /// The zygote that forked it.
+    zygote: u32,
+}
+
+impl Spare {
+    /// The child's process id.
+    pub(crate) fn pid(&self) -> Option<u32> {
+        match &self.process.kind {
+            Kind::Forked { pid, .. } => u32::try_from(*pid).ok(),
+            Kind::Spawned(child) => child.id(),
+        }
+    }
+
+    /// Whether it was forked by `zygote` and still waits: its end of the socket is open and it
+    /// has sent nothing. One non-blocking `recv` with `MSG_PEEK`.
+    pub(crate) fn is_ready(&self, zygote: &Zygote) -> bool {
+        if self.zygote != zygote.pid() || !zygote.is_alive() {
+            return false;
+        }
+        let mut byte = 0u8;
+        // SAFETY: `byte` is valid for one byte; MSG_PEEK leaves the socket unchanged.
+        let n = unsafe {
+            libc::recv(
+                self.socket.as_raw_fd(),
+                (&raw mut byte).cast(),
+                1,
+                libc::MSG_PEEK | libc::MSG_DONTWAIT,
+            )
+        };
+        n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::WouldBlock
+    }
+}
+
+/// Serves the zygote's requests in order until every sender is gone, then closes the control
+/// socket (the zygote kills its children and exits) and reaps the zygote.
+fn control_loop(
+    control: OwnedFd,
+    queue: &mpsc::Receiver<Request>,
+    alive: &AtomicBool,
+    mut zygote: Child,
+) {
+    while let Ok(request) = queue.recv() {
+        match request {
+            Request::Fork {
+                socket,
+                requests,
+                reply,
+            } => {
+                let forked =
+                    exchange(&control, alive, r#"{"op":"fork"}"#, Some(socket)).and_then(|reply| {
+                        match (reply.pid, reply.error) {
+                            (Some(pid), _) => Ok(RunProcess {
+                                kind: Kind::Forked { pid, requests },
+                                finished: false,
+                            }),
+                            (None, error) => Err(format!(
+                                "the Python zygote could not fork: {}",
+                                error.unwrap_or_else(|| "no reason given".to_owned())
+                            )),
+                        }
+                    });
+                // If the caller went away, the returned process drops here and is released.
+                let _ = reply.send(forked);
+            }
+            Request::Release { pid } => {
+                let _ = exchange(
+                    &control,
+                    alive,
+                    &format!(r#"{{"op":"release","pid":{pid}}}"#),
+                    None,
+                );
+            }
+            Request::Reap { pid, reply } => {
+                let status = exchange(
+                    &control,
+                    alive,
+                    &format!(r#"{{"op":"reap","pid":{pid}}}"#),
+                    None,
+                )
+                .map(|r| r.status);
+                let _ = reply.send(status);
+            }
+            Request::Ping { reply } => {
+                let _ = reply.send(exchange(&control, alive, r#"{"op":"ping"}"#, None).map(drop));
+            }
+        }
+    }
+    drop(control);
+    alive.store(false, Ordering::Relaxed);
+    let waited = std::time::Instant::now();
+    while waited.elapsed() < CONTROL_TIMEOUT {
+        if !matches!(zygote.try_wait(), Ok(None)) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    // It did not leave on its own: `kill_on_drop` kills and reaps it.
+    drop(zygote);
+}
+
 /// One request and its reply on the zygote's control socket.
-fn request_blocking(
-    control: &Mutex<OwnedFd>,
+fn exchange(
+    control: &OwnedFd,
     alive: &AtomicBool,
     request: &str,
     fd: Option<OwnedFd>,
 ) -> Result<ControlReply, String> {
     let exchange = || -> io::Result<Vec<u8>> {
-        let control = control.lock().unwrap_or_else(PoisonError::into_inner);
         send_with_fd(
-            &control,
+            control,
             request.as_bytes(),
             fd.as_ref().map(AsRawFd::as_raw_fd),
         )?;
@@ -229,16 +361,21 @@ fn request_blocking(
     }
 }
 
-/// The process running one program. Dropped before [`RunProcess::finish`] (the run's future
-/// was dropped), it still kills the process group and has the process reaped.
+/// The process running one program. Dropped before [`RunProcess::finish`], it is stopped and
+/// reaped in the background: a forked child is released to the zygote (which kills its
+/// process group at once and reaps it when it has died); a spawned one is killed with its
+/// process group and reaped by tokio.
 pub(crate) struct RunProcess {
     kind: Kind,
     finished: bool,
 }
 
 enum Kind {
-    /// A child of the zygote.
-    Forked { pid: i32, zygote: Arc<Zygote> },
+    /// A child of the zygote; `requests` reaches the zygote's control thread.
+    Forked {
+        pid: i32,
+        requests: mpsc::Sender<Request>,
+    },
     /// A child of this process.
     Spawned(Child),
 }
@@ -266,16 +403,23 @@ impl RunProcess {
         })
     }
 
-    /// Kills the process group (whatever the run left running) and reaps the process.
-    /// Returns a description of how it ended.
+    /// Kills the process group (whatever the run left running), waits until the process has
+    /// been reaped and returns a description of how it ended.
     pub(crate) async fn finish(&mut self) -> Option<String> {
         self.finished = true;
         match &mut self.kind {
-            Kind::Forked { pid, zygote } => match zygote.reap(*pid).await {
-                Ok(Some(status)) => Some(describe_status(status)),
-                Ok(None) => None,
-                Err(error) => Some(error),
-            },
+            Kind::Forked { pid, requests } => {
+                let (reply, answer) = oneshot::channel();
+                if requests.send(Request::Reap { pid: *pid, reply }).is_err() {
+                    return Some("the Python zygote's control thread is gone".to_owned());
+                }
+                match answer.await {
+                    Ok(Ok(Some(status))) => Some(describe_status(status)),
+                    Ok(Ok(None)) => None,
+                    Ok(Err(error)) => Some(error),
+                    Err(error) => Some(gone(error)),
+                }
+            }
             Kind::Spawned(child) => {
                 kill_group(child);
                 let _ = child.start_kill();
@@ -294,26 +438,9 @@ impl Drop for RunProcess {
             return;
         }
         match &mut self.kind {
-            Kind::Forked { pid, zygote } => {
-                // SAFETY: plain syscall. The pid is the zygote's unreaped child (only our reap
-                // request reaps it), so it cannot have been reused.
-                unsafe {
-                    libc::kill(-*pid, libc::SIGKILL);
-                    libc::kill(*pid, libc::SIGKILL);
-                }
-                let control = zygote.control.clone();
-                let alive = zygote.alive.clone();
-                let request = format!(r#"{{"op":"reap","pid":{pid}}}"#);
-                let reap = move || {
-                    let _ = request_blocking(&control, &alive, &request, None);
-                };
-                if let Ok(handle) = tokio::runtime::Handle::try_current() {
-                    drop(handle.spawn_blocking(reap));
-                } else {
-                    let _ = std::thread::Builder::new()
-                        .name("code-py-reap".to_owned())
-                        .spawn(reap);
-                }
+            // The zygote kills it: only the zygote knows whether the pid is still its child.
+            Kind::Forked { pid, requests } => {
+                let _ = requests.send(Request::Release { pid: *pid });
             }
             // `kill_on_drop` kills and reaps the process itself; the group goes here.
             Kind::Spawned(child) => kill_group(child),

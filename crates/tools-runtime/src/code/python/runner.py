@@ -4,21 +4,35 @@
 # (a stream socket for MODE "run", a SOCK_SEQPACKET control socket for MODE "zygote"):
 #
 #   MODE "run"     runs one program on fd 3 and exits (the spawn-per-run mode);
-#   MODE "zygote"  waits on fd 3 (a control socket) for fork requests. Each request carries a
-#                  fresh socket for the run (SCM_RIGHTS); the zygote forks, the child runs one
-#                  program on that socket and exits, and the zygote answers with the child's pid.
-#                  The host later asks the zygote to kill and reap that pid, so a pid is never
-#                  reused while the host still refers to it.
+#   MODE "zygote"  warms up (one dry run of the runner's own machinery, then `gc.freeze()` so
+#                  that children do not copy the heap when the collector runs), then waits on
+#                  fd 3 (a control socket) for requests:
+#                    fork     carries a fresh socket for a run (SCM_RIGHTS); the zygote forks and
+#                             answers with the child's pid. The child prepares everything that
+#                             does not depend on the program (event loop, bridge, log writer) and
+#                             then waits for its program: the host keeps one such child ready as
+#                             a spare, so no fork is on a run's critical path.
+#                    release  kills the child's process group and answers at once; the zygote
+#                             reaps the child as soon as it has died (polling while any is
+#                             dying), so a release never waits for a process to exit.
+#                    reap     kills the child's process group, waits for it and answers with its
+#                             wait status (used when a child died without an outcome).
+#                  The zygote reaps a child only after the host released it, so a pid is never
+#                  reused while the host still refers to it. When the control socket closes, the
+#                  zygote kills every child and exits; children die with the zygote
+#                  (PR_SET_PDEATHSIG).
 #
 # Frames on every socket are a 4-byte big-endian length and that many bytes of UTF-8 JSON.
 # Nothing the program prints or writes reaches these sockets except through `log` frames.
 import ast
 import asyncio
 import builtins
+import gc
 import io
 import json
 import os
 import resource
+import select
 import signal
 import socket
 import struct
@@ -349,30 +363,112 @@ def _vm_peak():
     return None
 
 
-def run_program(channel, sock, request):
+def _address_space():
+    """The current address space of this process in bytes, or 0."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+class Run:
+    """What a run needs that does not depend on its program. A forked child builds it, and
+    rehearses a run, while it waits for its program (it is the host's spare), so none of that
+    is on the run's critical path."""
+
+    def __init__(self, sock):
+        self.sock = sock
+        self.channel = Channel(sock)
+        self.loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(self.loop)
+        waiting = select.poll()
+        waiting.register(sock, select.POLLIN)
+        # Rehearse only when idle: the host forks a spare as a run starts, so for a while the
+        # rehearsal would compete with that run (and, when runs come back to back, delay the
+        # next one). And stop as soon as a program is waiting.
+        if not waiting.poll(_REHEARSAL_DELAY_MS):
+            _rehearse(self.loop, lambda: bool(waiting.poll(0)))
+        self.bridge = Bridge(self.channel, self.loop)
+        self.loop.add_reader(sock.fileno(), Reader(sock, self.bridge).on_readable)
+        self.writer = LogWriter(self.channel)
+
+
+class _Echo:
+    """The host of a rehearsal: answers every call with its arguments, ignores the rest."""
+
+    def __init__(self, channel):
+        self.channel = channel
+
+    def settle(self, message):
+        if message.get("t") == "call":
+            self.channel.send({"id": message["id"], "ok": True, "value": message["args"]})
+
+
+# How long a spare waits for its program before it rehearses.
+_REHEARSAL_DELAY_MS = 5
+
+# The program of a rehearsal.
+_REHEARSAL = "r = await tools.echo({'n': [1, 'two', 3.5, None, True]})\nfor i in range(3):\n    r['n'].append(i)\nreturn {'r': r}"
+
+
+def _rehearse(loop, interrupted=lambda: False):
+    """A whole run of a fixed program against an in-process echo host on a private socket pair:
+    parse, compile, a tool call through the bridge, a log line, the result check and frame, the
+    /proc reads. In the zygote it builds what CPython builds lazily on first use; in a forked
+    child it copies, ahead of time, the pages a real run would otherwise copy on write (each a
+    page fault) on its critical path. It touches nothing a program can see. It stops between
+    steps once `interrupted()` says so."""
+    a, b = socket.socketpair()
+    try:
+        channel = Channel(a)
+        bridge = Bridge(channel, loop)
+        loop.add_reader(a.fileno(), Reader(a, bridge).on_readable)
+        loop.add_reader(b.fileno(), Reader(b, _Echo(Channel(b))).on_readable)
+        if interrupted():
+            return
+        code = compile_program(_REHEARSAL)
+        if interrupted():
+            return
+        namespace = {
+            "__name__": "__code__",
+            "__builtins__": builtins,
+            "tools": Tools(["echo"], bridge),
+            "ToolCallError": ToolCallError,
+        }
+        exec(code, namespace)
+        result = loop.run_until_complete(namespace["__code_main__"]())
+        if interrupted():
+            return
+        writer = LogWriter(channel)
+        writer.write("rehearsal\n")
+        writer.close_line()
+        channel.send({"t": "done", "result": to_json(result, "result")})
+        _address_space()
+        _vm_peak()
+    finally:
+        loop.remove_reader(a.fileno())
+        loop.remove_reader(b.fileno())
+        a.close()
+        b.close()
+
+
+def run_program(run, request):
     program = request["program"]
     names = request["tools"]
     limits = request["limits"]
+    channel = run.channel
+    loop = run.loop
+    writer = run.writer
 
     stack_bytes = int(limits.get("stack_bytes", 1 << 20))
     sys.setrecursionlimit(max(100, stack_bytes // 512))
     memory = int(limits.get("memory_bytes", 256 << 20))
 
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
-    bridge = Bridge(channel, loop)
-    loop.add_reader(sock.fileno(), Reader(sock, bridge).on_readable)
-
-    try:
-        with open("/proc/self/statm") as f:
-            baseline = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        baseline = 0
-    ceiling = baseline + memory
+    ceiling = _address_space() + memory
     resource.setrlimit(resource.RLIMIT_AS, (ceiling, ceiling))
     peak_before = _vm_peak()
 
-    writer = LogWriter(channel)
     sys.stdout = writer
     sys.stderr = writer
 
@@ -394,7 +490,7 @@ def run_program(channel, sock, request):
     namespace = {
         "__name__": "__code__",
         "__builtins__": builtins,
-        "tools": Tools(names, bridge),
+        "tools": Tools(names, run.bridge),
         "ToolCallError": ToolCallError,
     }
     exec(code, namespace)
@@ -437,12 +533,16 @@ def run_program(channel, sock, request):
 
 
 def child_main(sock):
-    channel = Channel(sock)
+    """Prepares a run, waits for its program, runs it and leaves with `os._exit` (no interpreter
+    finalization: every frame is already sent, synchronously, when the run ends)."""
+    run = Run(sock)
     request = recv_frame(sock)
     if request is None:
+        # The host dropped this child (a spare nobody needed).
         os._exit(2)
+    channel = run.channel
     try:
-        run_program(channel, sock, request)
+        run_program(run, request)
     except MemoryError:
         try:
             channel.send({"t": "error", "kind": "memory", "message": "MemoryError", "line": None, "column": None})
@@ -457,6 +557,16 @@ def child_main(sock):
     os._exit(0)
 
 
+def _warm_up():
+    """One rehearsal in the zygote, so that what CPython builds lazily on first use is built
+    once here instead of in every child."""
+    loop = asyncio.new_event_loop()
+    try:
+        _rehearse(loop)
+    finally:
+        loop.close()
+
+
 def _load_prctl():
     """`prctl` from libc, loaded once in the zygote (importing ctypes per run would be slow)."""
     try:
@@ -467,28 +577,61 @@ def _load_prctl():
         return None
 
 
-def _die_with_parent(prctl):
+def _die_with_parent(prctl, parent):
     if prctl is not None:
         try:
             prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: die if the zygote dies
         except Exception:  # noqa: BLE001
             pass
+    if os.getppid() != parent:
+        # The zygote died before the death signal was armed.
+        os._exit(5)
+
+
+def _kill_group(pid):
+    """Kills the child and its whole process group (whatever the program started)."""
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def _reap_dead(dying):
+    """Reaps the released children that have died, without waiting."""
+    for pid in list(dying):
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done = pid
+        if done:
+            dying.discard(pid)
 
 
 def zygote_main(control):
-    children = set()
+    children = set()  # forked and not released: the host may still signal them
+    dying = set()  # released and killed, not reaped yet
     prctl = _load_prctl()
+    _warm_up()
+    # Everything the zygote holds now is left alone by the collector in the children, so a
+    # collection there does not copy the zygote's heap page by page.
+    gc.collect()
+    gc.freeze()
+    me = os.getpid()
+    poller = select.poll()
+    poller.register(control, select.POLLIN)
     while True:
+        if dying:
+            _reap_dead(dying)
+            if dying and not poller.poll(5):
+                continue
         try:
             data, fds, _flags, _addr = socket.recv_fds(control, 1 << 16, 4)
         except OSError:
             data, fds = b"", []
         if not data:
-            for pid in children:
-                try:
-                    os.killpg(pid, signal.SIGKILL)
-                except OSError:
-                    pass
+            for pid in children | dying:
+                _kill_group(pid)
                 try:
                     os.waitpid(pid, 0)
                 except OSError:
@@ -503,26 +646,38 @@ def zygote_main(control):
             pid = os.fork()
             if pid == 0:
                 control.close()
-                _die_with_parent(prctl)
+                _die_with_parent(prctl, me)
                 os.setpgid(0, 0)
+                for fd in fds[1:]:
+                    os.close(fd)
                 sock = socket.socket(fileno=fds[0])
                 sock.setblocking(True)
                 child_main(sock)
                 os._exit(0)
+            try:
+                # Also here, so the group exists before the host learns the pid.
+                os.setpgid(pid, pid)
+            except OSError:
+                pass
             for fd in fds:
                 os.close(fd)
             children.add(pid)
             control.send(json.dumps({"pid": pid}).encode())
+        elif op == "release":
+            pid = request.get("pid")
+            if pid in children:
+                children.discard(pid)
+                _kill_group(pid)
+                dying.add(pid)
+                _reap_dead(dying)
+            for fd in fds:
+                os.close(fd)
+            control.send(b"{}")
         elif op == "reap":
             pid = request.get("pid")
             status = None
             if pid in children:
-                # The whole process group: whatever the program started goes too.
-                for kill in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
-                    try:
-                        kill()
-                    except OSError:
-                        pass
+                _kill_group(pid)
                 try:
                     _, status = os.waitpid(pid, 0)
                 except OSError:

@@ -306,7 +306,8 @@ impl Engine {
         state.link = Some(link);
     }
 
-    /// Frees the engine, collecting cycles first.
+    /// Frees the engine: the context, then the runtime (freeing the runtime collects the
+    /// cycles left, so no separate collection is run first).
     pub(crate) fn tear_down(self) {
         let Engine {
             context,
@@ -315,7 +316,6 @@ impl Engine {
             state,
         } = self;
         drop(context);
-        runtime.run_gc();
         drop(runtime);
         drop((flags, state));
     }

@@ -674,14 +674,160 @@ async fn tools_named_then_constructor_and_proto() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn dropping_the_runtime_stops_the_zygote() {
+async fn dropping_the_runtime_stops_the_zygote_and_its_spare() {
     let rt = runtime();
     rt.warm_up().await.unwrap();
     let zygote = rt.zygote_pid().await.unwrap();
     assert_healthy(&rt).await;
+    let spare = rt.spare_pid().await.expect("a spare waits");
+    assert!(children_of(zygote).contains(&spare));
     drop(rt);
+    assert!(
+        eventually_gone(spare).await,
+        "the spare {spare} outlived its runtime"
+    );
     assert!(
         eventually_gone(zygote).await,
         "the zygote {zygote} outlived its runtime"
     );
+}
+
+// --- the spare child --------------------------------------------------------------------------
+
+fn kill9(pid: u32) {
+    let status = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill -9 {pid} failed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_spare_runs_the_next_program_and_a_new_spare_follows() {
+    let rt = runtime();
+    rt.warm_up().await.unwrap();
+    let spare = rt.spare_pid().await.expect("warm_up forks a spare");
+    let zygote = rt.zygote_pid().await.unwrap();
+    assert!(children_of(zygote).contains(&spare));
+    let done = ok(&rt, "import os\nreturn os.getpid()").await;
+    assert_eq!(
+        done.result,
+        Some(json!(spare)),
+        "the run did not use the spare"
+    );
+    let next = rt.spare_pid().await.expect("a new spare was forked");
+    assert_ne!(next, spare);
+    assert!(
+        eventually_gone(spare).await,
+        "the used child {spare} was not reaped"
+    );
+    // Each run gets its own process: no two runs share one.
+    let again = ok(&rt, "import os\nreturn os.getpid()").await;
+    assert_eq!(again.result, Some(json!(next)));
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spare_that_died_is_replaced() {
+    let rt = runtime();
+    rt.warm_up().await.unwrap();
+    let spare = rt.spare_pid().await.unwrap();
+    kill9(spare);
+    assert!(eventually_gone(spare).await);
+    let done = ok(&rt, "import os\nreturn os.getpid()").await;
+    assert_ne!(done.result, Some(json!(spare)));
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_zygote_that_died_is_replaced_and_its_spare_dies_with_it() {
+    let rt = runtime();
+    rt.warm_up().await.unwrap();
+    let zygote = rt.zygote_pid().await.unwrap();
+    let spare = rt.spare_pid().await.unwrap();
+    kill9(zygote);
+    assert!(
+        eventually_gone(spare).await,
+        "the spare {spare} outlived its zygote"
+    );
+    let done = ok(&rt, "return 7").await;
+    assert_eq!(done.result, Some(json!(7)));
+    let replaced = rt.zygote_pid().await.unwrap();
+    assert_ne!(replaced, zygote);
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn limits_hold_in_a_spare_that_rehearsed() {
+    // A spare that waited rehearses a run before its program comes; the limits of the real
+    // run still apply in full.
+    let rt = runtime();
+    rt.warm_up().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let failure = fail(
+        &rt,
+        "x = []\nwhile True:\n    x.append(' ' * 1000000)",
+        &hostile_limits(),
+    )
+    .await;
+    assert_eq!(failure.kind, CodeFailureKind::Memory, "{}", failure.message);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let failure = fail(&rt, "while True:\n    pass", &deadline_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::Timeout);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let failure = fail(
+        &rt,
+        "def f(n):\n    return f(n + 1)\nf(0)",
+        &hostile_limits(),
+    )
+    .await;
+    assert_eq!(
+        failure.kind,
+        CodeFailureKind::Runtime,
+        "{}",
+        failure.message
+    );
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_whose_future_is_dropped_leaves_nothing() {
+    let rt = runtime();
+    rt.warm_up().await.unwrap();
+    let host = TestHost::new();
+    let run = rt.run(
+        "await tools.never({})",
+        Arc::new(Shared(host.clone())),
+        &ordinary_limits(),
+        CancellationToken::new(),
+    );
+    let task = tokio::spawn(run);
+    host.never_started.notified().await;
+    task.abort();
+    assert!(task.await.unwrap_err().is_cancelled());
+    assert_healthy(&rt).await;
+}
+
+#[test]
+fn a_runtime_dropped_outside_tokio_leaves_nothing() {
+    // The spare is released by the zygote's control thread, which needs no tokio runtime.
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let rt = runtime();
+    tokio.block_on(rt.warm_up()).unwrap();
+    let zygote = tokio.block_on(rt.zygote_pid()).unwrap();
+    let spare = tokio.block_on(rt.spare_pid()).unwrap();
+    drop(tokio);
+    drop(rt);
+    let gone = |pid: u32| {
+        (0..500).any(|_| {
+            std::thread::sleep(Duration::from_millis(10));
+            is_gone(pid)
+        })
+    };
+    assert!(gone(spare), "the spare {spare} outlived its runtime");
+    assert!(gone(zygote), "the zygote {zygote} outlived its runtime");
 }

@@ -222,24 +222,37 @@ impl PythonRuntime {
     }
 
     /// A forked child for a run: the spare if it is ready, else a fresh fork; either way a new
-    /// spare is forked in the background for the next run.
+    /// spare is forked in the background for the next run. A zygote that died is replaced
+    /// once, so the run after a crash of the zygote still works.
     async fn zygote_child(&self, interpreter: &Interpreter) -> Result<Spare, CodeFailure> {
-        let zygote = self.zygote(interpreter).await?;
-        let spare = self.inner.spare.lock().await.take();
-        // A spare that is not ready (its zygote died, it was killed) is released as it drops.
-        let child = match spare.filter(|s| s.is_ready(&zygote)) {
-            Some(spare) => Ok(spare),
-            None => zygote.spare().await,
-        };
-        match child {
-            Ok(child) => {
-                refill(&self.inner.spare, zygote);
-                Ok(child)
-            }
-            Err(error) => {
-                // The zygote may have died: start a new one next time.
-                *self.inner.zygote.lock().await = None;
-                Err(internal(error))
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let zygote = self.zygote(interpreter).await?;
+            let spare = self.inner.spare.lock().await.take();
+            // A spare that is not ready (its zygote died, it was killed) is released as it
+            // drops.
+            let child = match spare.filter(|s| s.is_ready(&zygote)) {
+                Some(spare) => Ok(spare),
+                None => zygote.spare().await,
+            };
+            match child {
+                Ok(child) => {
+                    refill(&self.inner.spare, zygote);
+                    return Ok(child);
+                }
+                Err(error) => {
+                    // The zygote may have died: start a new one.
+                    {
+                        let mut slot = self.inner.zygote.lock().await;
+                        if slot.as_ref().is_some_and(|z| Arc::ptr_eq(z, &zygote)) {
+                            *slot = None;
+                        }
+                    }
+                    if attempts >= 2 {
+                        return Err(internal(error));
+                    }
+                }
             }
         }
     }

@@ -300,7 +300,7 @@ impl<'a> Parser<'a> {
                 return None;
             }
         }
-        Some(Node::Array(self.items.drain(start..).collect()))
+        Some(Node::Array(self.items.split_off(start)))
     }
 
     fn object(&mut self, depth: usize) -> Option<Node<'a>> {
@@ -357,7 +357,7 @@ impl<'a> Parser<'a> {
                 return None;
             }
         }
-        Some(Node::Object(self.entries.drain(start..).collect()))
+        Some(Node::Object(self.entries.split_off(start)))
     }
 }
 

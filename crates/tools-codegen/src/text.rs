@@ -198,14 +198,17 @@ fn is_line_separator(c: char) -> bool {
     matches!(c, '\u{2028}' | '\u{2029}' | '\u{85}')
 }
 
+/// False when `text` certainly has no line break: every line break starts with one of these
+/// bytes (U+0085 is C2 85, U+2028 and U+2029 are E2 80 A8/A9).
+fn may_break_lines(text: &str) -> bool {
+    text.bytes()
+        .any(|b| matches!(b, b'\r' | b'\n' | 0xC2 | 0xE2))
+}
+
 /// Splits documentation text into lines on every kind of line break (`\r\n`, `\r`, `\n`, U+2028,
 /// U+2029, U+0085), trims trailing whitespace, and drops leading and trailing blank lines.
 pub(crate) fn doc_lines(text: &str) -> Vec<&str> {
-    // Every line break starts with one of these bytes (U+0085 is C2 85, U+2028/9 E2 80 A8/9).
-    if !text
-        .bytes()
-        .any(|b| matches!(b, b'\r' | b'\n' | 0xC2 | 0xE2))
-    {
+    if !may_break_lines(text) {
         let line = text.trim_end();
         return if line.is_empty() {
             Vec::new()
@@ -273,7 +276,14 @@ pub(crate) fn ts_doc(text: &str, indent: &str) -> String {
 
 /// Appends [`ts_doc`]`(text, indent)` to `out`.
 pub(crate) fn push_ts_doc(out: &mut String, text: &str, indent: &str) {
-    let lines = doc_lines(text);
+    // One line (the usual case) is written without collecting the lines.
+    let line;
+    let lines: &[&str] = if may_break_lines(text) {
+        &doc_lines(text)
+    } else {
+        line = [text.trim_end()];
+        if line[0].is_empty() { &[] } else { &line }
+    };
     let push_line = |out: &mut String, line: &str| {
         let line = visible_controls(line);
         if !line.contains('*') {
@@ -287,7 +297,7 @@ pub(crate) fn push_ts_doc(out: &mut String, text: &str, indent: &str) {
             out.push_str(piece);
         }
     };
-    match lines.as_slice() {
+    match lines {
         [] => {}
         [line] => {
             out.push_str(indent);

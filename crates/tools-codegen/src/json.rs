@@ -135,16 +135,17 @@ pub(crate) fn parse(text: &str) -> Option<Node<'_>> {
     (parser.pos == parser.bytes.len()).then_some(node)
 }
 
-/// Whether any byte of `word` is `"`, `\\` or below 0x20 (the bytes that end a plain run of a
-/// JSON string), by the usual SWAR tests on eight bytes at once.
-fn special_byte(word: u64) -> bool {
+/// A mask whose lowest set bit marks the first byte of `word` (little-endian) that is `"`, `\\`
+/// or below 0x20, the bytes that end a plain run of a JSON string; zero when there is none.
+/// (The usual SWAR tests: each may also flag bytes after a true hit, never before one.)
+fn special_bytes(word: u64) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
     let quote = zero_byte(word ^ (ONES * u64::from(b'"')));
     let backslash = zero_byte(word ^ (ONES * u64::from(b'\\')));
     let control = word.wrapping_sub(ONES * 0x20) & !word & HIGH;
-    (quote | backslash | control) != 0
+    quote | backslash | control
 }
 
 struct Parser<'a> {
@@ -243,25 +244,36 @@ impl<'a> Parser<'a> {
     fn string(&mut self) -> Option<Cow<'a, str>> {
         let start = self.pos + 1;
         let mut at = start;
-        // Eight bytes at a time while none of them is a quote, a backslash or a control
-        // character; then byte by byte.
-        while let Some(chunk) = self.bytes.get(at..at + 8) {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            if special_byte(u64::from_le_bytes(word)) {
-                break;
-            }
-            at += 8;
-        }
+        // Jump to the first quote, backslash or control character, eight bytes at a time.
         loop {
+            match self.bytes.get(at..at + 8) {
+                Some(chunk) => {
+                    let mut word = [0u8; 8];
+                    word.copy_from_slice(chunk);
+                    let mask = special_bytes(u64::from_le_bytes(word));
+                    if mask == 0 {
+                        at += 8;
+                        continue;
+                    }
+                    at += (mask.trailing_zeros() / 8) as usize;
+                }
+                None => {
+                    while self
+                        .bytes
+                        .get(at)
+                        .is_some_and(|&b| b != b'"' && b != b'\\' && b >= 0x20)
+                    {
+                        at += 1;
+                    }
+                }
+            }
             match *self.bytes.get(at)? {
                 b'"' => {
                     self.pos = at + 1;
                     return Some(Cow::Borrowed(&self.text[start..at]));
                 }
                 b'\\' => break,
-                0..=0x1f => return None,
-                _ => at += 1,
+                _ => return None,
             }
         }
         // Escapes: find the closing quote, then let serde_json decode the literal.
@@ -560,15 +572,32 @@ mod tests {
             {
                 let mut word = [b'x'; 8];
                 word[lane] = byte;
-                assert_eq!(
-                    special_byte(u64::from_le_bytes(word)),
-                    special,
-                    "{byte} in {lane}"
-                );
+                // A later special byte never hides the first one.
+                if lane < 7 {
+                    word[7] = b'"';
+                }
+                let mask = special_bytes(u64::from_le_bytes(word));
+                let first = (mask.trailing_zeros() / 8) as usize;
+                let expected = if special {
+                    lane
+                } else if lane < 7 {
+                    7
+                } else {
+                    8
+                };
+                assert_eq!(first, expected, "{byte} in lane {lane}");
             }
         }
-        agrees("[\"0123456789abcdef\\n0123456789\\\"\", \"\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\"]")
-            .unwrap();
+        for text in [
+            "[\"0123456789abcdef\\n0123456789\\\"\", \"\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\"]",
+            "\"0123456\"",
+            "\"01234567\"",
+            "\"012345678\"",
+            "\"0123456\u{1}\"",
+            "[\"abc\", \"abcdefghijklmnopq\\u0041\"]",
+        ] {
+            agrees(text).unwrap();
+        }
     }
 
     #[test]

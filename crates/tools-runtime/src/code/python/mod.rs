@@ -24,8 +24,9 @@
 //!   run instead (slower; kept for comparison and for hosts that cannot keep a helper process).
 //! - No fork is on a run's critical path: the runtime keeps one **spare** child, forked ahead,
 //!   that has built its event loop and bridge and waits for its program. A run takes the spare
-//!   (one non-blocking `recv` checks that it still waits) and a new spare is forked in the
-//!   background; a run that arrives while that fork is under way waits for it rather than
+//!   (one non-blocking `recv` checks that it still waits); once the run's program has ended, a
+//!   new spare is forked in the background (not while the program runs, where it would compete
+//!   for the CPU); a run that arrives while that fork is under way waits for it rather than
 //!   forking a second child. A spare that has waited 5 ms without a program rehearses a run
 //!   (stopping as soon as its program arrives), which copies ahead the pages a run would
 //!   otherwise copy on write, one page fault each, while the program waits. The spare is a
@@ -221,10 +222,13 @@ impl PythonRuntime {
         Ok(zygote)
     }
 
-    /// A forked child for a run: the spare if it is ready, else a fresh fork; either way a new
-    /// spare is forked in the background for the next run. A zygote that died is replaced
-    /// once, so the run after a crash of the zygote still works.
-    async fn zygote_child(&self, interpreter: &Interpreter) -> Result<Spare, CodeFailure> {
+    /// A forked child for a run, and the zygote that forked it: the spare if it is ready, else
+    /// a fresh fork. A zygote that died is replaced once, so the run after a crash of the
+    /// zygote still works.
+    async fn zygote_child(
+        &self,
+        interpreter: &Interpreter,
+    ) -> Result<(Spare, Arc<Zygote>), CodeFailure> {
         let mut attempts = 0;
         loop {
             attempts += 1;
@@ -238,8 +242,7 @@ impl PythonRuntime {
             };
             match child {
                 Ok(child) => {
-                    refill(&self.inner.spare, zygote);
-                    return Ok(child);
+                    return Ok((child, zygote));
                 }
                 Err(error) => {
                     // The zygote may have died: start a new one.
@@ -258,13 +261,18 @@ impl PythonRuntime {
     }
 }
 
-/// Forks the next spare in the background, unless one is there already. The task holds only
-/// the slot and the zygote: if the runtime is dropped meanwhile, the new spare drops with the
-/// task and is released.
+/// Forks the next spare in the background, unless one is there already. The slot is locked
+/// before this returns when it is free (so [`PythonRuntime::spare_pid`] and the next run wait
+/// for this fork rather than miss it). The task holds only the slot and the zygote: if the
+/// runtime is dropped meanwhile, the new spare drops with the task and is released.
 fn refill(slot: &Arc<tokio::sync::Mutex<Option<Spare>>>, zygote: Arc<Zygote>) {
+    let locked = slot.clone().try_lock_owned().ok();
     let slot = slot.clone();
     tokio::spawn(async move {
-        let mut spare = slot.lock().await;
+        let mut spare = match locked {
+            Some(locked) => locked,
+            None => slot.lock_owned().await,
+        };
         if spare.is_none() && zygote.is_alive() {
             *spare = zygote.spare().await.ok();
         }
@@ -365,9 +373,11 @@ impl PythonRuntime {
             ));
         }
         let interpreter = self.interpreter().await?;
+        let mut zygote = None;
         let (mut process, host_socket) = match self.inner.mode {
             PythonMode::Zygote => {
-                let child = self.zygote_child(&interpreter).await?;
+                let (child, forked_by) = self.zygote_child(&interpreter).await?;
+                zygote = Some(forked_by);
                 (child.process, child.socket)
             }
             PythonMode::SpawnPerRun => {
@@ -380,6 +390,12 @@ impl PythonRuntime {
         };
 
         let outcome = drive(host_socket, &program, host, &limits, &cancel).await;
+        // The next spare is forked once this run's program has ended, not while it runs: a
+        // fork (and the new child's preparation) beside a running program slowed it down by
+        // about a millisecond here, two cores shared by host, zygote and children.
+        if let Some(zygote) = zygote {
+            refill(&self.inner.spare, zygote);
+        }
         let ended = match outcome {
             Ended::Completed(outcome) => Ok(outcome),
             Ended::Stopped(kind, message) => Ok(Err(CodeFailure::new(kind, message, Vec::new()))),

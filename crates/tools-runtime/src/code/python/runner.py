@@ -9,9 +9,10 @@
 #                  fd 3 (a control socket) for requests:
 #                    fork     carries a fresh socket for a run (SCM_RIGHTS); the zygote forks and
 #                             answers with the child's pid. The child prepares everything that
-#                             does not depend on the program (event loop, bridge, log writer) and
-#                             then waits for its program: the host keeps one such child ready as
-#                             a spare, so no fork is on a run's critical path.
+#                             does not depend on the program (event loop, bridge, log writer),
+#                             rehearses a run if it has waited a while, and waits for its
+#                             program: the host keeps one such child ready as a spare, so no
+#                             fork is on a run's critical path.
 #                    release  kills the child's process group and answers at once; the zygote
 #                             reaps the child as soon as it has died (polling while any is
 #                             dying), so a release never waits for a process to exit.
@@ -384,9 +385,9 @@ class Run:
         asyncio.set_event_loop(self.loop)
         waiting = select.poll()
         waiting.register(sock, select.POLLIN)
-        # Rehearse only when idle: the host forks a spare as a run starts, so for a while the
-        # rehearsal would compete with that run (and, when runs come back to back, delay the
-        # next one). And stop as soon as a program is waiting.
+        # Rehearse only when idle: when runs come back to back, the next program arrives
+        # within a few milliseconds of the fork, and a rehearsal under way would delay it.
+        # And stop as soon as a program is waiting.
         if not waiting.poll(_REHEARSAL_DELAY_MS):
             _rehearse(self.loop, lambda: bool(waiting.poll(0)))
         self.bridge = Bridge(self.channel, self.loop)

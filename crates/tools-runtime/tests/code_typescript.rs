@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tools_runtime::code::{
     CodeCompletion, CodeFailure, CodeFailureKind, CodeLanguage, CodeLimits, CodeOutcome,
-    CodeRuntime, TypeScriptRuntime,
+    CodeRuntime, MAX_STACK_BYTES, TypeScriptRuntime,
 };
 
 fn runtime() -> TypeScriptRuntime {
@@ -419,6 +419,26 @@ async fn deep_recursion_is_a_runtime_error() {
     )
     .await;
     assert_eq!(done.result, Some(json!("RangeError")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deep_recursion_is_stopped_at_every_stack_limit() {
+    // The smallest and the largest stack a run may ask for, and one in between: the engine's
+    // stack check must hold at each (a missing check would overflow the thread's stack).
+    for stack in [64 * 1024, 32 * 1024 * 1024, MAX_STACK_BYTES] {
+        let limits = hostile_limits().with_stack_bytes(stack);
+        let failure = hostile_with(
+            "function f(n: number): number { return f(n + 1) + 1; }\nreturn f(0);",
+            CodeFailureKind::Runtime,
+            &limits,
+        )
+        .await;
+        assert!(
+            failure.message.contains("stack"),
+            "{stack}: {}",
+            failure.message
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

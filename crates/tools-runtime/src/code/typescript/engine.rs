@@ -288,15 +288,19 @@ impl Engine {
         *self.flags.abort.borrow_mut() = abort;
         self.flags.deadline.set(deadline);
         self.flags.memory_limit.set(limits.memory_bytes);
+        let stack_bytes = qjs::size_t::try_from(limits.stack_bytes).unwrap_or(qjs::size_t::MAX);
         self.context.with(|ctx| {
             // SAFETY: `ctx` is live and belongs to this thread. The stack limit is measured
-            // from here (the run's frame), not from where the engine was built.
+            // from here (the run's frame), not from where the engine was built. It is set
+            // directly: `Runtime::set_max_stack_size` turns limits above 16 MiB into "no
+            // check", and a run may ask for up to `MAX_STACK_BYTES`. The worker thread's stack
+            // is `MAX_STACK_BYTES` plus headroom, so `stack top - limit` stays inside it.
             unsafe {
                 let rt = qjs::JS_GetRuntime(ctx.as_raw().as_ptr());
                 qjs::JS_UpdateStackTop(rt);
+                qjs::JS_SetMaxStackSize(rt, stack_bytes);
             }
         });
-        self.runtime.set_max_stack_size(limits.stack_bytes);
         // Fewer collections for the small heaps most programs have (the default is 256 KiB);
         // the allocator still enforces the memory limit.
         self.runtime

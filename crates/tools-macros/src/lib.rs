@@ -218,9 +218,14 @@
 //!
 //! The schema subset has no `$ref`, so a recursive type has no schema. A field whose type names
 //! the deriving type itself (`children: Vec<Tree>`) is a compile error at that type. A cycle
-//! through other derived types (`Folder` holds `Entry`, which holds `Folder`) is caught by the
-//! compiler as a cycle while evaluating the hidden constant
-//! `ToolSchema::RECURSIVE_TYPES_HAVE_NO_SCHEMA`: that constant's name in the error is the reason.
+//! through other derived types (`Folder` holds `Entry`, which holds `Folder`) cannot be seen by
+//! a derive, which reads one type at a time; the compiler catches it as a cycle while
+//! evaluating a hidden constant of the trait. rustc words that error itself (`error[E0391]:
+//! cycle detected when simplifying constant ...`) and only the constant's name is ours, so the
+//! name carries the message: `NO_SCHEMA_FOR_A_TYPE_THAT_CONTAINS_ITSELF__HOLD_THE_INNER_PART_AS_SERDE_JSON_VALUE`.
+//! The error points at the derive of one type in the cycle, and its notes point at each field
+//! type on the way round. To fix it, break the cycle: hold the nested part as
+//! `serde_json::Value`, or bound the depth with a separate type for the inner level.
 //! Cycles through a generic type's parameters, or through hand-written implementations, are not
 //! detected; avoid them.
 //!

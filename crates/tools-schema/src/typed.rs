@@ -94,10 +94,11 @@ pub trait ToolSchema {
     /// How deeply the type's schema nests. `#[derive(ToolSchema)]` evaluates it at compile time,
     /// so a type that contains itself through other types fails to compile with a cycle error
     /// naming this constant: a recursive type has no schema in a subset without `$ref`. The
-    /// name is chosen to read as the reason in that error. Hand-written implementations keep
+    /// name is chosen to read as the reason and the fix in that error. Hand-written implementations keep
     /// the default.
     #[doc(hidden)]
-    const RECURSIVE_TYPES_HAVE_NO_SCHEMA: usize = 1;
+    const NO_SCHEMA_FOR_A_TYPE_THAT_CONTAINS_ITSELF__HOLD_THE_INNER_PART_AS_SERDE_JSON_VALUE:
+        usize = 1;
 }
 
 /// A schema with the given kind and no annotations.
@@ -227,7 +228,9 @@ impl<T: ToolSchema> ToolSchema for Option<T> {
     fn input_field_schema() -> Schema {
         T::input_schema()
     }
-    const RECURSIVE_TYPES_HAVE_NO_SCHEMA: usize = T::RECURSIVE_TYPES_HAVE_NO_SCHEMA;
+    const NO_SCHEMA_FOR_A_TYPE_THAT_CONTAINS_ITSELF__HOLD_THE_INNER_PART_AS_SERDE_JSON_VALUE:
+        usize =
+        T::NO_SCHEMA_FOR_A_TYPE_THAT_CONTAINS_ITSELF__HOLD_THE_INNER_PART_AS_SERDE_JSON_VALUE;
 }
 
 macro_rules! pointer {
@@ -243,7 +246,7 @@ macro_rules! pointer {
             fn input_field_schema() -> Schema {
                 T::input_field_schema()
             }
-            const RECURSIVE_TYPES_HAVE_NO_SCHEMA: usize = T::RECURSIVE_TYPES_HAVE_NO_SCHEMA;
+            const NO_SCHEMA_FOR_A_TYPE_THAT_CONTAINS_ITSELF__HOLD_THE_INNER_PART_AS_SERDE_JSON_VALUE: usize = T::NO_SCHEMA_FOR_A_TYPE_THAT_CONTAINS_ITSELF__HOLD_THE_INNER_PART_AS_SERDE_JSON_VALUE;
         }
     )*};
 }
@@ -259,7 +262,7 @@ macro_rules! sequence {
             fn output_schema() -> Schema {
                 array_schema(T::output_schema(), $unique_out, None)
             }
-            const RECURSIVE_TYPES_HAVE_NO_SCHEMA: usize = T::RECURSIVE_TYPES_HAVE_NO_SCHEMA + 1;
+            const NO_SCHEMA_FOR_A_TYPE_THAT_CONTAINS_ITSELF__HOLD_THE_INNER_PART_AS_SERDE_JSON_VALUE: usize = T::NO_SCHEMA_FOR_A_TYPE_THAT_CONTAINS_ITSELF__HOLD_THE_INNER_PART_AS_SERDE_JSON_VALUE + 1;
         }
     )*};
 }
@@ -273,7 +276,9 @@ impl<T: ToolSchema, S> ToolSchema for HashSet<T, S> {
     fn output_schema() -> Schema {
         array_schema(T::output_schema(), true, None)
     }
-    const RECURSIVE_TYPES_HAVE_NO_SCHEMA: usize = T::RECURSIVE_TYPES_HAVE_NO_SCHEMA + 1;
+    const NO_SCHEMA_FOR_A_TYPE_THAT_CONTAINS_ITSELF__HOLD_THE_INNER_PART_AS_SERDE_JSON_VALUE:
+        usize =
+        T::NO_SCHEMA_FOR_A_TYPE_THAT_CONTAINS_ITSELF__HOLD_THE_INNER_PART_AS_SERDE_JSON_VALUE + 1;
 }
 
 impl<T: ToolSchema> ToolSchema for [T] {
@@ -283,7 +288,9 @@ impl<T: ToolSchema> ToolSchema for [T] {
     fn output_schema() -> Schema {
         array_schema(T::output_schema(), false, None)
     }
-    const RECURSIVE_TYPES_HAVE_NO_SCHEMA: usize = T::RECURSIVE_TYPES_HAVE_NO_SCHEMA + 1;
+    const NO_SCHEMA_FOR_A_TYPE_THAT_CONTAINS_ITSELF__HOLD_THE_INNER_PART_AS_SERDE_JSON_VALUE:
+        usize =
+        T::NO_SCHEMA_FOR_A_TYPE_THAT_CONTAINS_ITSELF__HOLD_THE_INNER_PART_AS_SERDE_JSON_VALUE + 1;
 }
 
 impl<T: ToolSchema, const N: usize> ToolSchema for [T; N] {
@@ -293,7 +300,9 @@ impl<T: ToolSchema, const N: usize> ToolSchema for [T; N] {
     fn output_schema() -> Schema {
         array_schema(T::output_schema(), false, Some(N as u64))
     }
-    const RECURSIVE_TYPES_HAVE_NO_SCHEMA: usize = T::RECURSIVE_TYPES_HAVE_NO_SCHEMA + 1;
+    const NO_SCHEMA_FOR_A_TYPE_THAT_CONTAINS_ITSELF__HOLD_THE_INNER_PART_AS_SERDE_JSON_VALUE:
+        usize =
+        T::NO_SCHEMA_FOR_A_TYPE_THAT_CONTAINS_ITSELF__HOLD_THE_INNER_PART_AS_SERDE_JSON_VALUE + 1;
 }
 
 impl<T: ToolSchema, S> ToolSchema for HashMap<String, T, S> {
@@ -303,7 +312,9 @@ impl<T: ToolSchema, S> ToolSchema for HashMap<String, T, S> {
     fn output_schema() -> Schema {
         map_schema(T::output_schema())
     }
-    const RECURSIVE_TYPES_HAVE_NO_SCHEMA: usize = T::RECURSIVE_TYPES_HAVE_NO_SCHEMA + 1;
+    const NO_SCHEMA_FOR_A_TYPE_THAT_CONTAINS_ITSELF__HOLD_THE_INNER_PART_AS_SERDE_JSON_VALUE:
+        usize =
+        T::NO_SCHEMA_FOR_A_TYPE_THAT_CONTAINS_ITSELF__HOLD_THE_INNER_PART_AS_SERDE_JSON_VALUE + 1;
 }
 
 impl<T: ToolSchema> ToolSchema for BTreeMap<String, T> {
@@ -313,7 +324,9 @@ impl<T: ToolSchema> ToolSchema for BTreeMap<String, T> {
     fn output_schema() -> Schema {
         map_schema(T::output_schema())
     }
-    const RECURSIVE_TYPES_HAVE_NO_SCHEMA: usize = T::RECURSIVE_TYPES_HAVE_NO_SCHEMA + 1;
+    const NO_SCHEMA_FOR_A_TYPE_THAT_CONTAINS_ITSELF__HOLD_THE_INNER_PART_AS_SERDE_JSON_VALUE:
+        usize =
+        T::NO_SCHEMA_FOR_A_TYPE_THAT_CONTAINS_ITSELF__HOLD_THE_INNER_PART_AS_SERDE_JSON_VALUE + 1;
 }
 
 #[cfg(test)]
@@ -417,7 +430,7 @@ mod tests {
         );
         assert_eq!(input::<Box<u64>>(), input::<u64>());
         assert_eq!(input::<Rc<u64>>(), input::<u64>());
-        assert_eq!(<Vec<Vec<u8>>>::RECURSIVE_TYPES_HAVE_NO_SCHEMA, 3);
+        assert_eq!(<Vec<Vec<u8>>>::NO_SCHEMA_FOR_A_TYPE_THAT_CONTAINS_ITSELF__HOLD_THE_INNER_PART_AS_SERDE_JSON_VALUE, 3);
     }
 
     #[test]

@@ -278,6 +278,13 @@ fn field_types(c: &Container) -> Vec<&syn::Type> {
     }
 }
 
+/// The hidden `ToolSchema` constant holding a type's nesting depth. A type that contains
+/// itself through other derived types makes its evaluation a cycle, and rustc's cycle error
+/// names the constant: the name is the only part of that error we choose, so it says what is
+/// wrong and what to write instead.
+const DEPTH_CONST: &str =
+    "NO_SCHEMA_FOR_A_TYPE_THAT_CONTAINS_ITSELF__HOLD_THE_INNER_PART_AS_SERDE_JSON_VALUE";
+
 /// Whether a field type (or a `from`/`into` type) names `Self`, which a nested `fn` cannot.
 fn mentions_self(c: &Container) -> bool {
     fn has_self(tokens: TokenStream) -> bool {
@@ -327,17 +334,19 @@ pub(crate) fn expand(c: &Container) -> TokenStream {
             quote!(fn __build() -> #p::Schema { #output } static __CACHE: #p::OnceLock<#p::Schema> = #p::OnceLock::new(); #p::cached(&__CACHE, __build)),
         )
     };
+    let depth = format_ident!("{}", DEPTH_CONST);
     // max(a, max(b, ... 0)): plain calls, so a cycle report stays short.
-    let nesting = field_types(c).into_iter().rev().fold(quote!(0), |acc, ty| {
-        quote_spanned!(ty.span()=> #p::max2(<#ty as #p::ToolSchema>::RECURSIVE_TYPES_HAVE_NO_SCHEMA, #acc))
-    });
+    let nesting = field_types(c).into_iter().rev().fold(
+        quote!(0),
+        |acc, ty| quote_spanned!(ty.span()=> #p::max2(<#ty as #p::ToolSchema>::#depth, #acc)),
+    );
     // Evaluating the depth at compile time turns a type that reaches itself through other
     // types into a compile error (a cycle in constant evaluation).
     let check = if is_generic || c.generics.lifetimes().next().is_some() {
         quote!()
     } else {
         quote!(
-            const _: () = ::core::assert!(<#ident as #p::ToolSchema>::RECURSIVE_TYPES_HAVE_NO_SCHEMA > 0, "recursive types have no schema");
+            const _: () = ::core::assert!(<#ident as #p::ToolSchema>::#depth > 0, "a type that contains itself has no schema");
         )
     };
     quote! {
@@ -345,7 +354,7 @@ pub(crate) fn expand(c: &Container) -> TokenStream {
         impl #impl_generics #p::ToolSchema for #ident #ty_generics #where_clause {
             fn input_schema() -> #p::Schema { #input }
             fn output_schema() -> #p::Schema { #output }
-            const RECURSIVE_TYPES_HAVE_NO_SCHEMA: usize = 1 + #nesting;
+            const #depth: usize = 1 + #nesting;
         }
         #check
     }

@@ -284,8 +284,9 @@
     }
   }
 
-  // Pending calls by id - 1: the host numbers calls 1, 2, 3, ... in the order they are made,
-  // so this array only ever grows at its end and stays dense (fast in QuickJS).
+  // Pending calls by id - 1: the host numbers the calls it answers later 1, 2, 3, ... in the
+  // order they are made, so this array only ever grows at its end and stays dense (fast in
+  // QuickJS). Calls answered at once get no id and no entry.
   // Each entry is `{ promise, resolve, reject }` from Promise.withResolvers (no executor
   // closure per call); the tool's name is in `pendingNames` at the same index.
   const pending = [];

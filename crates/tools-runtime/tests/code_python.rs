@@ -97,9 +97,9 @@ async fn eventually_gone(pid: u32) -> bool {
     false
 }
 
-/// The next run works and the zygote has no child left behind: its only child is the spare
-/// waiting for the next run. A finished run's child is released at once and reaped by the
-/// zygote as soon as it has died, so this waits (up to 5 s) for that.
+/// The next run works and the zygote has no child left behind: its only children are the
+/// spares waiting for the next runs. A finished run's child is released at once and reaped by
+/// the zygote as soon as it has died, so this waits (up to 5 s) for that.
 async fn assert_healthy(rt: &PythonRuntime) {
     let done = ok(rt, "x: int = 20\nreturn x + 22").await;
     assert_eq!(done.result, Some(json!(42)));
@@ -107,16 +107,19 @@ async fn assert_healthy(rt: &PythonRuntime) {
         let zygote = rt.zygote_pid().await.expect("the zygote is running");
         let mut left = Vec::new();
         for _ in 0..500 {
-            let spare = rt
-                .spare_pid()
-                .await
-                .expect("a spare waits for the next run");
+            let spares = rt.spare_pids().await;
+            assert!(!spares.is_empty(), "no spare waits for the next run");
             let children = children_of(zygote);
-            assert!(
-                children.contains(&spare),
-                "the spare {spare} is not a child of the zygote: {children:?}"
-            );
-            left = children.into_iter().filter(|p| *p != spare).collect();
+            for spare in &spares {
+                assert!(
+                    children.contains(spare),
+                    "the spare {spare} is not a child of the zygote: {children:?}"
+                );
+            }
+            left = children
+                .into_iter()
+                .filter(|p| !spares.contains(p))
+                .collect();
             if left.is_empty() {
                 return;
             }
@@ -674,25 +677,27 @@ async fn tools_named_then_constructor_and_proto() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn dropping_the_runtime_stops_the_zygote_and_its_spare() {
+async fn dropping_the_runtime_stops_the_zygote_and_its_spares() {
     let rt = runtime();
     rt.warm_up().await.unwrap();
     let zygote = rt.zygote_pid().await.unwrap();
     assert_healthy(&rt).await;
-    let spare = rt.spare_pid().await.expect("a spare waits");
-    assert!(children_of(zygote).contains(&spare));
+    let spares = rt.spare_pids().await;
+    assert!(!spares.is_empty());
     drop(rt);
-    assert!(
-        eventually_gone(spare).await,
-        "the spare {spare} outlived its runtime"
-    );
+    for spare in spares {
+        assert!(
+            eventually_gone(spare).await,
+            "the spare {spare} outlived its runtime"
+        );
+    }
     assert!(
         eventually_gone(zygote).await,
         "the zygote {zygote} outlived its runtime"
     );
 }
 
-// --- the spare child --------------------------------------------------------------------------
+// --- the spare children ---------------------------------------------------------------------
 
 fn kill9(pid: u32) {
     let status = std::process::Command::new("kill")
@@ -703,53 +708,64 @@ fn kill9(pid: u32) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_spare_runs_the_next_program_and_a_new_spare_follows() {
+async fn spares_run_the_next_programs_and_new_spares_follow() {
     let rt = runtime();
     rt.warm_up().await.unwrap();
-    let spare = rt.spare_pid().await.expect("warm_up forks a spare");
+    let spares = rt.spare_pids().await;
+    assert_eq!(spares.len(), 2, "warm_up forks two spares: {spares:?}");
     let zygote = rt.zygote_pid().await.unwrap();
-    assert!(children_of(zygote).contains(&spare));
+    for spare in &spares {
+        assert!(children_of(zygote).contains(spare));
+    }
     let done = ok(&rt, "import os\nreturn os.getpid()").await;
     assert_eq!(
         done.result,
-        Some(json!(spare)),
-        "the run did not use the spare"
+        Some(json!(spares[0])),
+        "the run did not use the oldest spare"
     );
-    let next = rt.spare_pid().await.expect("a new spare was forked");
-    assert_ne!(next, spare);
+    let next = rt.spare_pids().await;
+    assert_eq!(next.len(), 2, "{next:?}");
+    assert_eq!(next[0], spares[1]);
+    assert!(!next.contains(&spares[0]));
     assert!(
-        eventually_gone(spare).await,
-        "the used child {spare} was not reaped"
+        eventually_gone(spares[0]).await,
+        "the used child {} was not reaped",
+        spares[0]
     );
     // Each run gets its own process: no two runs share one.
     let again = ok(&rt, "import os\nreturn os.getpid()").await;
-    assert_eq!(again.result, Some(json!(next)));
+    assert_eq!(again.result, Some(json!(spares[1])));
     assert_healthy(&rt).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_spare_that_died_is_replaced() {
+async fn spares_that_died_are_replaced() {
     let rt = runtime();
     rt.warm_up().await.unwrap();
-    let spare = rt.spare_pid().await.unwrap();
-    kill9(spare);
-    assert!(eventually_gone(spare).await);
+    let spares = rt.spare_pids().await;
+    for spare in &spares {
+        kill9(*spare);
+        assert!(eventually_gone(*spare).await);
+    }
     let done = ok(&rt, "import os\nreturn os.getpid()").await;
-    assert_ne!(done.result, Some(json!(spare)));
+    let pid = u32::try_from(done.result.unwrap().as_u64().unwrap()).unwrap();
+    assert!(!spares.contains(&pid), "the run used a dead spare");
     assert_healthy(&rt).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_zygote_that_died_is_replaced_and_its_spare_dies_with_it() {
+async fn a_zygote_that_died_is_replaced_and_its_spares_die_with_it() {
     let rt = runtime();
     rt.warm_up().await.unwrap();
     let zygote = rt.zygote_pid().await.unwrap();
-    let spare = rt.spare_pid().await.unwrap();
+    let spares = rt.spare_pids().await;
     kill9(zygote);
-    assert!(
-        eventually_gone(spare).await,
-        "the spare {spare} outlived its zygote"
-    );
+    for spare in &spares {
+        assert!(
+            eventually_gone(*spare).await,
+            "the spare {spare} outlived its zygote"
+        );
+    }
     let done = ok(&rt, "return 7").await;
     assert_eq!(done.result, Some(json!(7)));
     let replaced = rt.zygote_pid().await.unwrap();
@@ -819,7 +835,8 @@ fn a_runtime_dropped_outside_tokio_leaves_nothing() {
     let rt = runtime();
     tokio.block_on(rt.warm_up()).unwrap();
     let zygote = tokio.block_on(rt.zygote_pid()).unwrap();
-    let spare = tokio.block_on(rt.spare_pid()).unwrap();
+    let spares = tokio.block_on(rt.spare_pids());
+    assert!(!spares.is_empty());
     drop(tokio);
     drop(rt);
     let gone = |pid: u32| {
@@ -828,6 +845,8 @@ fn a_runtime_dropped_outside_tokio_leaves_nothing() {
             is_gone(pid)
         })
     };
-    assert!(gone(spare), "the spare {spare} outlived its runtime");
+    for spare in spares {
+        assert!(gone(spare), "the spare {spare} outlived its runtime");
+    }
     assert!(gone(zygote), "the zygote {zygote} outlived its runtime");
 }

@@ -22,17 +22,19 @@
 //!   copy the zygote's heap). It then forks a fresh child for every run; each child runs
 //!   exactly one program and exits. [`PythonMode::SpawnPerRun`] starts a new interpreter per
 //!   run instead (slower; kept for comparison and for hosts that cannot keep a helper process).
-//! - No fork is on a run's critical path: the runtime keeps one **spare** child, forked ahead,
-//!   that has built its event loop and bridge and waits for its program. A run takes the spare
-//!   (one non-blocking `recv` checks that it still waits); once the run's program has ended, a
-//!   new spare is forked in the background (not while the program runs, where it would compete
-//!   for the CPU); a run that arrives while that fork is under way waits for it rather than
-//!   forking a second child. A spare that has waited 5 ms without a program rehearses a run
-//!   (stopping as soon as its program arrives), which copies ahead the pages a run would
-//!   otherwise copy on write, one page fault each, while the program waits. The spare is a
-//!   child of the zygote like any other: it dies with the zygote (`PR_SET_PDEATHSIG`), is
-//!   killed when the runtime is dropped, and gets its limits from its run's first frame.
-//!   [`PythonRuntime::warm_up`] forks the first spare; [`PythonRuntime::spare_pid`] shows it.
+//! - No fork is on a run's critical path: the runtime keeps two **spare** children, forked
+//!   ahead, that have built their event loop and bridge and wait for their program. A run
+//!   takes the oldest spare (one non-blocking `recv` checks that it still waits); once the
+//!   run's program has ended, new spares are forked in the background (not while the program
+//!   runs, where a fork competed with it for the CPU); a run that finds no spare ready waits
+//!   for a fork under way rather than forking another child. Two, so that runs that come back
+//!   to back find a spare ready while the next is being forked. A spare that has waited 5 ms
+//!   without a program rehearses a run (stopping as soon as its program arrives), which
+//!   copies ahead the pages a run would otherwise copy on write, one page fault each, while
+//!   the program waits. A spare is a child of the zygote like any other: it dies with the
+//!   zygote (`PR_SET_PDEATHSIG`), is killed when the runtime is dropped, and gets its limits
+//!   from its run's first frame. [`PythonRuntime::warm_up`] forks the first spares;
+//!   [`PythonRuntime::spare_pids`] shows them.
 //! - A child that reported its outcome, or that the host stopped, is **released**: the run
 //!   returns at once, and the zygote kills the child's process group and reaps the child as
 //!   soon as it has died (child exit and reaping are off the critical path). Only a child that
@@ -111,9 +113,91 @@ struct Inner {
     mode: PythonMode,
     interpreter: tokio::sync::OnceCell<Result<Interpreter, String>>,
     zygote: tokio::sync::Mutex<Option<Arc<Zygote>>>,
-    /// The child forked ahead for the next run. A refill holds the lock while it forks, so a
-    /// run that arrives meanwhile waits for that fork instead of starting another.
-    spare: Arc<tokio::sync::Mutex<Option<Spare>>>,
+    /// The children forked ahead for the next runs.
+    spares: Arc<Spares>,
+}
+
+/// How many spare children the runtime keeps. Two, so that when runs come back to back the
+/// next one finds a spare ready while the one forked after the previous run is still being
+/// made; one spare alone made such runs wait for a fork each.
+const SPARES: usize = 2;
+
+/// The spare children: forked by the zygote ahead of time, each waiting for one program.
+#[derive(Default)]
+struct Spares {
+    ready: std::sync::Mutex<std::collections::VecDeque<Spare>>,
+    /// Held while spares are being forked, so that a run that finds none ready waits for that
+    /// fork rather than forking another child, and [`PythonRuntime::spare_pids`] sees them.
+    forking: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl Spares {
+    /// The oldest spare of `zygote` that still waits; the others that do not (their zygote
+    /// died, they were killed) are released as they drop.
+    fn pop_ready(&self, zygote: &Zygote) -> Option<Spare> {
+        let mut ready = self
+            .ready
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        while let Some(spare) = ready.pop_front() {
+            if spare.is_ready(zygote) {
+                return Some(spare);
+            }
+        }
+        None
+    }
+
+    fn len(&self) -> usize {
+        self.ready
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .len()
+    }
+
+    /// Keeps `spare` unless there are enough already (then it drops and is released).
+    fn push(&self, spare: Spare) {
+        let mut ready = self
+            .ready
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if ready.len() < SPARES {
+            ready.push_back(spare);
+        }
+    }
+
+    /// A child for a run: a spare if one is ready, else the one being forked, else a fresh fork.
+    async fn take(&self, zygote: &Zygote) -> Result<Spare, String> {
+        if let Some(spare) = self.pop_ready(zygote) {
+            return Ok(spare);
+        }
+        let _forking = self.forking.lock().await;
+        if let Some(spare) = self.pop_ready(zygote) {
+            return Ok(spare);
+        }
+        zygote.spare().await
+    }
+
+    /// Forks spares until there are [`SPARES`], in the background. The fork lock is taken
+    /// before this returns when it is free (so the next run and [`PythonRuntime::spare_pids`]
+    /// wait for these forks rather than miss them). The task holds only the pool and the
+    /// zygote: if the runtime is dropped meanwhile, the new spares drop with the task and are
+    /// released.
+    fn refill(self: &Arc<Self>, zygote: Arc<Zygote>) {
+        let locked = self.forking.clone().try_lock_owned().ok();
+        let spares = self.clone();
+        tokio::spawn(async move {
+            let _forking = match locked {
+                Some(locked) => locked,
+                None => spares.forking.clone().lock_owned().await,
+            };
+            while spares.len() < SPARES && zygote.is_alive() {
+                match zygote.spare().await {
+                    Ok(spare) => spares.push(spare),
+                    Err(_) => break,
+                }
+            }
+        });
+    }
 }
 
 impl fmt::Debug for PythonRuntime {
@@ -156,7 +240,7 @@ impl PythonRuntime {
                 mode,
                 interpreter: tokio::sync::OnceCell::new(),
                 zygote: tokio::sync::Mutex::new(None),
-                spare: Arc::new(tokio::sync::Mutex::new(None)),
+                spares: Arc::new(Spares::default()),
             }),
         }
     }
@@ -167,28 +251,36 @@ impl PythonRuntime {
     }
 
     /// Resolves the interpreter and, in zygote mode, starts the zygote and forks the spare
-    /// child for the first run now instead of on the first run. Must be called inside a tokio
-    /// runtime.
+    /// children now instead of on the first run. Must be called inside a tokio runtime.
     pub async fn warm_up(&self) -> Result<(), CodeFailure> {
         let interpreter = self.interpreter().await?;
         if self.inner.mode == PythonMode::Zygote {
             let zygote = self.zygote(&interpreter).await?;
-            let mut spare = self.inner.spare.lock().await;
-            if !spare.as_ref().is_some_and(|s| s.is_ready(&zygote)) {
-                *spare = Some(zygote.spare().await.map_err(internal)?);
+            let spares = &self.inner.spares;
+            let _forking = spares.forking.lock().await;
+            while spares.len() < SPARES {
+                spares.push(zygote.spare().await.map_err(internal)?);
             }
         }
         Ok(())
     }
 
-    /// The process id of the spare child waiting for the next run, if there is one (for
-    /// diagnostics and leak checks). Waits for a spare that is being forked.
-    pub async fn spare_pid(&self) -> Option<u32> {
-        self.inner.spare.lock().await.as_ref().and_then(Spare::pid)
+    /// The process ids of the spare children waiting for the next runs, the next run's first
+    /// (for diagnostics and leak checks). Waits for spares that are being forked.
+    pub async fn spare_pids(&self) -> Vec<u32> {
+        let _forking = self.inner.spares.forking.lock().await;
+        self.inner
+            .spares
+            .ready
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .filter_map(Spare::pid)
+            .collect()
     }
 
     /// The process id of the zygote, if it is running (for diagnostics and leak checks: once a
-    /// finished run's child has been reaped, the zygote's only child is the spare).
+    /// finished run's child has been reaped, the zygote's only children are the spares).
     pub async fn zygote_pid(&self) -> Option<u32> {
         self.inner.zygote.lock().await.as_ref().map(|z| z.pid())
     }
@@ -222,7 +314,7 @@ impl PythonRuntime {
         Ok(zygote)
     }
 
-    /// A forked child for a run, and the zygote that forked it: the spare if it is ready, else
+    /// A forked child for a run, and the zygote that forked it: a spare if one is ready, else
     /// a fresh fork. A zygote that died is replaced once, so the run after a crash of the
     /// zygote still works.
     async fn zygote_child(
@@ -233,14 +325,7 @@ impl PythonRuntime {
         loop {
             attempts += 1;
             let zygote = self.zygote(interpreter).await?;
-            let spare = self.inner.spare.lock().await.take();
-            // A spare that is not ready (its zygote died, it was killed) is released as it
-            // drops.
-            let child = match spare.filter(|s| s.is_ready(&zygote)) {
-                Some(spare) => Ok(spare),
-                None => zygote.spare().await,
-            };
-            match child {
+            match self.inner.spares.take(&zygote).await {
                 Ok(child) => {
                     return Ok((child, zygote));
                 }
@@ -259,24 +344,6 @@ impl PythonRuntime {
             }
         }
     }
-}
-
-/// Forks the next spare in the background, unless one is there already. The slot is locked
-/// before this returns when it is free (so [`PythonRuntime::spare_pid`] and the next run wait
-/// for this fork rather than miss it). The task holds only the slot and the zygote: if the
-/// runtime is dropped meanwhile, the new spare drops with the task and is released.
-fn refill(slot: &Arc<tokio::sync::Mutex<Option<Spare>>>, zygote: Arc<Zygote>) {
-    let locked = slot.clone().try_lock_owned().ok();
-    let slot = slot.clone();
-    tokio::spawn(async move {
-        let mut spare = match locked {
-            Some(locked) => locked,
-            None => slot.lock_owned().await,
-        };
-        if spare.is_none() && zygote.is_alive() {
-            *spare = zygote.spare().await.ok();
-        }
-    });
 }
 
 impl CodeRuntime for PythonRuntime {
@@ -390,11 +457,11 @@ impl PythonRuntime {
         };
 
         let outcome = drive(host_socket, &program, host, &limits, &cancel).await;
-        // The next spare is forked once this run's program has ended, not while it runs: a
-        // fork (and the new child's preparation) beside a running program slowed it down by
-        // about a millisecond here, two cores shared by host, zygote and children.
+        // New spares are forked once this run's program has ended, not while it runs: a fork
+        // (and the new child's preparation) beside a running program slowed it down by about
+        // a millisecond here, two cores shared by host, zygote and children.
         if let Some(zygote) = zygote {
-            refill(&self.inner.spare, zygote);
+            self.inner.spares.refill(zygote);
         }
         let ended = match outcome {
             Ended::Completed(outcome) => Ok(outcome),

@@ -11,7 +11,7 @@
 #                             answers with the child's pid. The child prepares everything that
 #                             does not depend on the program (event loop, bridge, log writer),
 #                             rehearses a run if it has waited a while, and waits for its
-#                             program: the host keeps one such child ready as a spare, so no
+#                             program: the host keeps such children ready as spares, so no
 #                             fork is on a run's critical path.
 #                    release  kills the child's process group and answers at once; the zygote
 #                             reaps the child as soon as it has died (polling while any is

@@ -600,6 +600,23 @@ mod tests {
         }
     }
 
+    /// Text nested 100,000 levels deep is rejected at the nesting bound, in a small stack.
+    #[test]
+    fn deep_text_is_rejected_in_bounded_stack() {
+        let result = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(|| {
+                let n = 100_000;
+                let arrays = format!("{}{}", "[".repeat(n), "]".repeat(n));
+                let objects = format!("{}1{}", "{\"a\":".repeat(n), "}".repeat(n));
+                (parse(&arrays).is_none(), parse(&objects).is_none())
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(result, (true, true));
+    }
+
     #[test]
     fn repeated_keys_keep_the_first_position_and_the_last_value() {
         let text = r#"{"a": 1, "b": 2, "a": 3}"#;

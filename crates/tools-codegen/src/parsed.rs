@@ -14,7 +14,8 @@ use tools_schema::{Catalog, CatalogError, validate_tool_name};
 /// object, an allocation per key); this keeps objects as vectors of entries and strings as
 /// slices of the text (the crate's `render` bench times both readers side by side). Text it
 /// does not accept is handed to [`Catalog::from_json_str`], so error messages come from one
-/// place.
+/// place. Reading is stack-safe: it stops at the nesting depth `serde_json` stops at (127
+/// levels), so text nested 100,000 levels deep fails with `serde_json`'s located error.
 ///
 /// ```
 /// use tools_codegen::{Language, ParsedCatalog, render_sdk};

@@ -2,10 +2,11 @@
 //!
 //! A [`Catalog`](tools_schema::Catalog) holds `serde_json::Value`s. Parsing a large catalog into
 //! `Value`s costs more than rendering it: every object is a hash map and every key and string
-//! its own allocation. [`Node`] is the lean tree the CLI parses catalog text into instead: strings
-//! borrow from the text where they have no escapes, objects are vectors of entries in source
-//! order. The lowering reads either tree through the [`Json`] trait, so both give the same types
-//! and the same output.
+//! its own allocation. [`Node`] is the lean tree the CLI reads catalog text into instead (with
+//! [`parse`], a single-pass reader that accepts only what `serde_json` reads to the same value):
+//! strings borrow from the text where they have no escapes, objects are vectors of entries in
+//! source order. The lowering reads either tree through the [`Json`] trait, so both give the
+//! same types and the same output.
 //!
 //! A [`Node`] object keeps what a `Value` object (with `serde_json`'s `preserve_order`) keeps
 //! when a key repeats: the key at its first position, with the last value.
@@ -23,7 +24,7 @@ pub(crate) enum View<'a, J> {
     Number(&'a Number),
     String(&'a str),
     Array(&'a [J]),
-    /// An object: read it with [`Json::entries`] and [`Json::get`].
+    /// An object: read it with [`Json::entries`].
     Object,
 }
 

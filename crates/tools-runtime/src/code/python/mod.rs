@@ -61,6 +61,42 @@
 //!   catchable `RecursionError`, so a [`CodeFailureKind::Runtime`] failure when uncaught). At the
 //!   deadline, on cancellation, on an output overflow and whenever a run ends, the child's
 //!   process group is killed and the child reaped (see "released" above).
+//!
+//! # Example
+//!
+//! ```
+//! use std::sync::Arc;
+//! use serde_json::{json, Value};
+//! use tokio_util::sync::CancellationToken;
+//! use tools_runtime::code::{CodeHost, CodeLimits, CodeRuntime, HostCallFuture, PythonRuntime};
+//!
+//! /// A host with one tool, `echo`, that answers at once with its arguments.
+//! struct Echo;
+//!
+//! impl CodeHost for Echo {
+//!     fn tool_names(&self) -> Vec<String> {
+//!         vec!["echo".to_owned()]
+//!     }
+//!     fn call(&self, _name: &str, args: Value) -> HostCallFuture {
+//!         Box::pin(async move { Ok(args) })
+//!     }
+//! }
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let runtime = PythonRuntime::new();
+//! // Start the zygote and fork the spares now, so the first run does not wait for them.
+//! runtime.warm_up().await.unwrap();
+//! let next = runtime.spare_pids().await;
+//! let program = "import os\nr = await tools.echo({'n': 1})\nprint('got', r)\nreturn [r['n'] + 1, os.getpid()]";
+//! let done = runtime
+//!     .run(program, Arc::new(Echo), &CodeLimits::default(), CancellationToken::new())
+//!     .await
+//!     .unwrap();
+//! assert_eq!(done.logs, vec!["got {'n': 1}"]);
+//! // The program ran in the oldest spare.
+//! assert_eq!(done.result, Some(json!([2, next[0]])));
+//! # });
+//! ```
 
 mod process;
 

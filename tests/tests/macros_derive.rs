@@ -150,6 +150,71 @@ fn each_side_gets_its_own_shape() {
     both_reject::<Sides>(json!({"user_name": "u"}));
 }
 
+// Aliases: serde reads a field under any of its names, but under one only.
+#[derive(Debug, Serialize, Deserialize, ToolSchema)]
+#[serde(deny_unknown_fields)]
+struct Aliased {
+    /// Required, with two aliases.
+    #[serde(alias = "nick", alias = "handle")]
+    user_name: String,
+    /// Required, with one alias.
+    #[serde(alias = "mail")]
+    email: String,
+    /// Optional, with an alias.
+    #[serde(alias = "tel")]
+    phone: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToolSchema)]
+struct OpenAliased {
+    #[serde(alias = "n")]
+    name: u8,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToolSchema)]
+struct WithFlattenedAliases {
+    id: u8,
+    #[serde(flatten)]
+    inner: Option<OpenAliased>,
+}
+
+#[test]
+fn aliases_are_accepted_where_serde_accepts_them() {
+    insta::assert_json_snapshot!("aliased", both::<Aliased>());
+    // Every name of each field, in any combination, one name per field.
+    for user in ["user_name", "nick", "handle"] {
+        for email in ["email", "mail"] {
+            round_trip::<Aliased>(json!({user: "u", email: "e"}));
+            round_trip::<Aliased>(json!({user: "u", email: "e", "phone": "1"}));
+            round_trip::<Aliased>(json!({user: "u", email: "e", "tel": "1"}));
+        }
+    }
+    // Two names of one field: serde rejects the duplicate, and so does the schema.
+    both_reject::<Aliased>(json!({"user_name": "u", "nick": "u", "email": "e"}));
+    both_reject::<Aliased>(json!({"handle": "u", "nick": "u", "email": "e"}));
+    both_reject::<Aliased>(json!({"nick": "u", "email": "e", "mail": "e"}));
+    // A missing required field under every name, an alias of the wrong type, an unknown key.
+    both_reject::<Aliased>(json!({"email": "e"}));
+    both_reject::<Aliased>(json!({"nick": 3, "email": "e"}));
+    both_reject::<Aliased>(json!({"nick": "u", "email": "e", "other": 1}));
+    // The output side writes the main names only.
+    let output = Aliased::output_schema().to_json();
+    assert!(output["properties"].get("nick").is_none());
+    assert_eq!(output["required"], json!(["user_name", "email", "phone"]));
+
+    // An open object: an alias of the wrong type is not an unknown key to ignore.
+    round_trip::<OpenAliased>(json!({"n": 1}));
+    round_trip::<OpenAliased>(json!({"name": 1, "other": true}));
+    both_reject::<OpenAliased>(json!({"name": 1, "n": "x"}));
+    both_reject::<OpenAliased>(json!({"name": 1, "n": 1}));
+    both_reject::<OpenAliased>(json!({}));
+
+    // Flattened and optional: the alternatives collapse, the alias stays accepted.
+    round_trip::<WithFlattenedAliases>(json!({"id": 1}));
+    round_trip::<WithFlattenedAliases>(json!({"id": 1, "n": 2}));
+    round_trip::<WithFlattenedAliases>(json!({"id": 1, "name": 2}));
+}
+
 // Representations of enums.
 #[derive(Serialize, Deserialize, ToolSchema)]
 enum External {

@@ -878,10 +878,40 @@ fn values(schema: &Schema) -> BoxedStrategy<Value> {
                 .boxed()
         }
         SchemaKind::OneOf(alternatives) => {
+            // A value built from one alternative may match another too (aliases: a value
+            // giving two names of one field); keep the values that match exactly one.
+            let whole = Validator::from_schema(schema).unwrap();
             proptest::strategy::Union::new(alternatives.iter().map(values).collect::<Vec<_>>())
+                .prop_filter("matches exactly one alternative", move |v| {
+                    whole.is_valid(v)
+                })
                 .boxed()
         }
     }
+}
+
+/// A type serde reads under several names per field (not used by a tool, so the tool gallery
+/// stays as it is): required fields with aliases in an open and in a closed object.
+#[derive(Debug, Serialize, Deserialize, ToolSchema)]
+struct Contact {
+    /// Who it is.
+    #[serde(alias = "full_name", alias = "display_name")]
+    name: String,
+    #[serde(alias = "mail")]
+    email: String,
+    #[serde(default)]
+    tags: Vec<String>,
+    card: ContactCard,
+}
+
+/// The closed part of a contact.
+#[derive(Debug, Serialize, Deserialize, ToolSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct ContactCard {
+    #[serde(alias = "org")]
+    organisation_name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    title: Option<String>,
 }
 
 /// Values generated from `T`'s input schema deserialize; what serde serializes back validates
@@ -939,6 +969,7 @@ fn every_gallery_type_agrees_with_serde() {
     agree::<Option<Priority>>(16);
     agree::<HashMap<String, Option<u8>>>(32);
     agree::<BTreeSet<char>>(32);
+    agree::<Contact>(128);
 }
 
 #[tokio::test]
@@ -969,6 +1000,52 @@ async fn every_gallery_tool_accepts_arguments_from_its_schema() {
             }
         }
     }
+}
+
+/// The other direction for aliases: serde accepts a field under any one of its names, so the
+/// input schema must too; two names of one field are rejected by both.
+#[test]
+fn aliases_agree_with_serde_in_both_directions() {
+    let schema = Contact::input_schema();
+    let validator = Validator::from_schema(&schema).unwrap();
+    let names = [
+        ("name", &["full_name", "display_name"][..]),
+        ("email", &["mail"][..]),
+    ];
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(64));
+    let strategy = (values(&schema), any::<[usize; 2]>());
+    runner
+        .run(&strategy, |(value, picks)| {
+            // Written back by serde: every field under its main name.
+            let typed: Contact = serde_json::from_value(value).unwrap();
+            let Value::Object(mut map) = serde_json::to_value(&typed).unwrap() else {
+                panic!("a contact is an object")
+            };
+            for ((main, aliases), pick) in names.iter().zip(picks) {
+                let field = map.remove(*main).unwrap();
+                let key = match pick % (aliases.len() + 1) {
+                    0 => *main,
+                    i => aliases[i - 1],
+                };
+                map.insert(key.to_owned(), field);
+            }
+            let renamed = Value::Object(map.clone());
+            prop_assert!(serde_json::from_value::<Contact>(renamed.clone()).is_ok());
+            prop_assert!(validator.is_valid(&renamed), "schema rejects {renamed}");
+            // The same field under two names: serde rejects the duplicate, and so must the schema.
+            let (main, aliases) = names[0];
+            let twice = if map.contains_key(main) {
+                aliases[0]
+            } else {
+                main
+            };
+            map.insert(twice.to_owned(), json!("again"));
+            let doubled = Value::Object(map);
+            prop_assert!(serde_json::from_value::<Contact>(doubled.clone()).is_err());
+            prop_assert!(!validator.is_valid(&doubled), "schema accepts {doubled}");
+            Ok(())
+        })
+        .unwrap();
 }
 
 /// A type whose hand-written schema disagrees with its serde format: the agreement check must

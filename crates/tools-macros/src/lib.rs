@@ -199,7 +199,7 @@
 //! | serde attribute | schema |
 //! | --- | --- |
 //! | `rename`, `rename_all` (all eight cases, and the `serialize`/`deserialize` forms), `rename_all_fields` | the names serde uses on each side |
-//! | `alias` | a variant alias joins the input `enum`/tag values; a field alias is named in the field's input description |
+//! | `alias` | input side only (the output writes the main name): a variant alias joins the `enum`/tag values; a field alias is a property of its own with the field's schema. A required aliased field becomes a `oneOf` with one alternative per name, each listing every name, so exactly one name must be given, as serde demands (it rejects a duplicate). Past 16 alternatives in one object, the aliased fields are left out of `required` and their descriptions say that one name is required. An optional aliased field cannot say "at most one name" in the subset: the schema accepts two of its names, serde rejects that; the description asks for one |
 //! | `default` (field or container) | the field is not required on input |
 //! | `skip`, `skip_serializing`, `skip_deserializing` | the field or variant is absent on that side |
 //! | `skip_serializing_if` | the field is not required on output (`Option::is_none` also drops `null` from its schema) |

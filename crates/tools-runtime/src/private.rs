@@ -140,7 +140,14 @@ pub struct ObjectBuilder {
     required: Vec<String>,
     deny_unknown: bool,
     flattened: Vec<Schema>,
+    /// Required fields that serde also accepts under aliases: each entry lists the main name
+    /// (as it stands in `required`) and then the aliases.
+    alias_groups: Vec<Vec<String>>,
 }
+
+/// The most `oneOf` alternatives the required aliases of one object may expand into; beyond
+/// it the aliased fields are left out of `required` and their descriptions say so.
+const MAX_ALIAS_ALTERNATIVES: usize = 16;
 
 impl ObjectBuilder {
     /// An empty object; `deny_unknown` closes it (`additionalProperties: false`).
@@ -150,6 +157,7 @@ impl ObjectBuilder {
             required: Vec::new(),
             deny_unknown,
             flattened: Vec::new(),
+            alias_groups: Vec::new(),
         }
     }
 
@@ -163,7 +171,10 @@ impl ObjectBuilder {
     }
 
     /// A field as `Deserialize` reads it: optional when it has a default or is an `Option`
-    /// (then its schema is the present value's). Aliases are named in the description.
+    /// (then its schema is the present value's). Each alias is a property of its own with the
+    /// same schema, since serde accepts the field under any of its names (but under one only:
+    /// it rejects a duplicate). A required aliased field becomes "exactly one of the names"
+    /// when the object is built.
     pub fn input_field<T: ToolSchema + ?Sized>(
         &mut self,
         name: &str,
@@ -188,20 +199,40 @@ impl ObjectBuilder {
         optional: bool,
         aliases: &[&str],
     ) {
-        let doc = if aliases.is_empty() {
-            doc.map(str::to_owned)
-        } else {
-            let also = aliases
-                .iter()
-                .map(|a| format!("`{a}`"))
-                .collect::<Vec<_>>()
-                .join(", ");
-            Some(match doc {
-                Some(doc) => format!("{doc}\n\nAlso accepted as {also}."),
-                None => format!("Also accepted as {also}."),
-            })
+        if aliases.is_empty() {
+            self.field(name, schema, !optional, doc);
+            return;
+        }
+        let also = aliases
+            .iter()
+            .map(|a| format!("`{a}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let note = format!("Also accepted as {also}; give the value under one name only.");
+        let main_doc = match doc {
+            Some(doc) => format!("{doc}\n\n{note}"),
+            None => note,
         };
-        self.field(name, schema, !optional, doc.as_deref());
+        for alias in aliases {
+            let alias_doc = match doc {
+                Some(doc) => format!("{doc}\n\nAnother name for `{name}`; give only one of them."),
+                None => format!("Another name for `{name}`; give only one of them."),
+            };
+            self.properties.push((
+                (*alias).to_owned(),
+                describe(schema.clone(), Some(&alias_doc)),
+            ));
+        }
+        // The main name goes first among the properties' names, as serde documents it.
+        let at = self.properties.len() - aliases.len();
+        self.properties
+            .insert(at, (name.to_owned(), describe(schema, Some(&main_doc))));
+        if !optional {
+            self.required.push(name.to_owned());
+            let mut group = vec![name.to_owned()];
+            group.extend(aliases.iter().map(|a| (*a).to_owned()));
+            self.alias_groups.push(group);
+        }
     }
 
     /// A field as `Serialize` writes it.
@@ -245,7 +276,33 @@ impl ObjectBuilder {
     }
 
     /// The finished schema, described by `doc`.
-    pub fn build(self, doc: Option<&str>) -> Schema {
+    pub fn build(mut self, doc: Option<&str>) -> Schema {
+        let alternatives: usize = self.alias_groups.iter().map(Vec::len).product();
+        let groups = if alternatives > MAX_ALIAS_ALTERNATIVES {
+            // Too many combinations: each aliased field is optional in the schema, and its
+            // description says that one of its names is required.
+            for group in &self.alias_groups {
+                self.required.retain(|r| r != &group[0]);
+                let names = group
+                    .iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let rule = format!("Required under exactly one of the names {names}.");
+                for (prop, schema) in &mut self.properties {
+                    if group.contains(prop) {
+                        let text = match schema.annotations.description.take() {
+                            Some(d) => format!("{d} {rule}"),
+                            None => rule.clone(),
+                        };
+                        schema.annotations.description = Some(text);
+                    }
+                }
+            }
+            Vec::new()
+        } else {
+            std::mem::take(&mut self.alias_groups)
+        };
         let base = ObjectSchema {
             properties: self.properties,
             required: self.required,
@@ -256,6 +313,24 @@ impl ObjectBuilder {
             },
         };
         let mut objects = vec![base];
+        // A required aliased field: one alternative per name, each requiring that name in the
+        // main name's place. Every alternative lists all the names, so giving two of them
+        // matches two alternatives and fails `oneOf`, as serde rejects the duplicate.
+        for group in groups {
+            let mut next = Vec::with_capacity(objects.len() * group.len());
+            for object in &objects {
+                for chosen in &group {
+                    let mut alternative = object.clone();
+                    for required in &mut alternative.required {
+                        if *required == group[0] {
+                            required.clone_from(chosen);
+                        }
+                    }
+                    next.push(alternative);
+                }
+            }
+            objects = next;
+        }
         for flat in self.flattened {
             objects = merge_flattened(objects, flat);
         }
@@ -304,6 +379,15 @@ fn merge_flattened(objects: Vec<ObjectSchema>, flat: Schema) -> Vec<ObjectSchema
         for alt in &mut alternatives {
             alt.required.clear();
         }
+        // Alternatives that differed only in what they required are now the same; one of each
+        // keeps `oneOf` satisfiable.
+        let mut kept: Vec<ObjectSchema> = Vec::with_capacity(alternatives.len());
+        for alt in alternatives {
+            if !kept.contains(&alt) {
+                kept.push(alt);
+            }
+        }
+        alternatives = kept;
     }
     let mut out = Vec::with_capacity(objects.len() * alternatives.len());
     for object in &objects {
@@ -579,6 +663,47 @@ mod tests {
             };
             assert_eq!(o.required, vec!["id".to_owned(), "kind".to_owned()]);
         }
+    }
+
+    #[test]
+    fn required_aliases_beyond_the_limit_are_relaxed_and_described() {
+        let mut o = ObjectBuilder::new(true);
+        for i in 0..5 {
+            let name = format!("f{i}");
+            let alias = format!("a{i}");
+            o.input_field::<bool>(&name, None, false, &[alias.as_str()]);
+        }
+        o.input_field::<bool>("plain", None, false, &[]);
+        // 2^5 = 32 alternatives is past the limit: one object, only `plain` required.
+        let SchemaKind::Object(obj) = o.build(None).kind else {
+            panic!("expected one object")
+        };
+        assert_eq!(obj.required, vec!["plain".to_owned()]);
+        assert_eq!(obj.properties.len(), 11);
+        let described = obj.properties[0].1.annotations.description.as_deref();
+        assert!(
+            described
+                .is_some_and(|d| d.contains("Required under exactly one of the names `f0`, `a0`")),
+            "{described:?}"
+        );
+    }
+
+    #[test]
+    fn required_aliases_within_the_limit_become_alternatives() {
+        let mut o = ObjectBuilder::new(false);
+        o.input_field::<bool>("x", None, false, &["y", "z"]);
+        o.input_field::<bool>("w", None, true, &["v"]);
+        let SchemaKind::OneOf(alts) = o.build(None).kind else {
+            panic!("expected oneOf")
+        };
+        let required: Vec<Vec<String>> = alts
+            .iter()
+            .map(|a| match &a.kind {
+                SchemaKind::Object(o) => o.required.clone(),
+                _ => panic!("expected objects"),
+            })
+            .collect();
+        assert_eq!(required, vec![vec!["x"], vec!["y"], vec!["z"]]);
     }
 
     #[test]

@@ -27,17 +27,22 @@
   const isArray = Array.isArray;
   const hasOwn = Function.prototype.call.bind(ObjectProto.hasOwnProperty);
   const tagOf = Function.prototype.call.bind(ObjectProto.toString);
-  // Regular expressions here are private and matched through the captured `exec` (`test`
-  // would look `exec` up, which a program can patch).
-  const execRegExp = Function.prototype.call.bind(RegExp.prototype.exec);
+  // The regular expressions here are private, and each gets the built-in `exec` as an own,
+  // read-only property: a program that patches `RegExp.prototype.exec` (which `test` and
+  // `exec` would otherwise look up) cannot change what they match.
+  const builtinExec = RegExp.prototype.exec;
+  function sealed(re) {
+    defineProperty(re, 'exec', { value: builtinExec, writable: false, configurable: false });
+    return re;
+  }
   const stringify = JSON.stringify;
   const parse = JSON.parse;
   const isFiniteNumber = Number.isFinite;
   const wellFormed = String.prototype.isWellFormed;
-  const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+  const loneSurrogate = sealed(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/);
   const isWellFormed = wellFormed
     ? Function.prototype.call.bind(wellFormed)
-    : (s) => execRegExp(loneSurrogate, s) === null;
+    : (s) => loneSurrogate.exec(s) === null;
   const toWellFormed = String.prototype.toWellFormed
     ? Function.prototype.call.bind(String.prototype.toWellFormed)
     : (s) => s.replace(new RegExp(loneSurrogate.source, 'g'), '\uFFFD');
@@ -52,7 +57,7 @@
   const TypeErrorCtor = TypeError;
   const ErrorCtor = Error;
   const StringCtor = String;
-  const identifier = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+  const identifier = sealed(/^[A-Za-z_$][A-Za-z0-9_$]*$/);
   const MAX_DEPTH = 100;
 
   // --- strict JSON snapshot ---------------------------------------------------------------
@@ -65,7 +70,7 @@
       const key = parts[i].key;
       if (parts[i].parent === null) out = key;
       else if (typeof key === 'number') out += '[' + key + ']';
-      else if (execRegExp(identifier, key) !== null) out += '.' + key;
+      else if (identifier.exec(key) !== null) out += '.' + key;
       else out += '[' + stringify(key) + ']';
     }
     return out;
@@ -77,8 +82,7 @@
 
   // Strings JSON writes as they are, between quotes: no quote, backslash, control character
   // or surrogate (strings with those take the general path).
-  const verbatim = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
-  const isVerbatim = (s) => execRegExp(verbatim, s) !== null;
+  const verbatim = sealed(/^[^"\\\u0000-\u001f\ud800-\udfff]*$/);
 
   // The common case, a plain object of plain scalars, without the general walker's bookkeeping.
   // Each value is read once and written straight into the text (no copy, no JSON.stringify:
@@ -93,12 +97,12 @@
     let text = '{';
     for (let i = 0; i < keys.length; i++) {
       const k = keys[i];
-      if (!isVerbatim(k)) return undefined;
+      if (verbatim.exec(k) === null) return undefined;
       const x = v[k];
       let part;
       switch (typeof x) {
         case 'string':
-          if (!isVerbatim(x)) return undefined;
+          if (verbatim.exec(x) === null) return undefined;
           part = '"' + x + '"';
           break;
         case 'number':

@@ -554,24 +554,6 @@ async fn drive(
             }
         }
     });
-    let (in_tx, mut in_rx) = mpsc::unbounded_channel::<Result<Vec<u8>, String>>();
-    let reader_task = tokio::spawn(async move {
-        loop {
-            match read_frame(&mut reader).await {
-                Ok(Some(frame)) => {
-                    if in_tx.send(Ok(frame)).is_err() {
-                        break;
-                    }
-                }
-                Ok(None) => break,
-                Err(error) => {
-                    let _ = in_tx.send(Err(error));
-                    break;
-                }
-            }
-        }
-    });
-
     let start = serde_json::json!({
         "program": program,
         "tools": host.tool_names(),
@@ -584,11 +566,13 @@ async fn drive(
 
     let (done_tx, mut done_rx) = mpsc::unbounded_channel::<(u64, Result<Value, String>)>();
     let mut calls = Calls(HashMap::new());
-    let _io = AbortOnDrop(vec![reader_task.abort_handle(), writer_task.abort_handle()]);
+    let _io = AbortOnDrop(vec![writer_task.abort_handle()]);
+    let mut inbox = Inbox::default();
     let mut output = Output::new(limits.max_output_bytes);
     let mut partial = String::new();
 
     let ended = loop {
+        inbox.make_room();
         tokio::select! {
             biased;
             () = cancel.cancelled() => {
@@ -604,9 +588,9 @@ async fn drive(
                 calls.0.remove(&id);
                 let _ = out_tx.send(reply_frame(id, result));
             }
-            message = in_rx.recv() => {
-                let bytes = match message {
-                    None => {
+            read = reader.read_buf(&mut inbox.buffer) => {
+                match read {
+                    Ok(0) => {
                         let failure = output.fail(
                             CodeFailureKind::Internal,
                             "the Python process ended without reporting an outcome".to_owned(),
@@ -615,71 +599,92 @@ async fn drive(
                         );
                         break Ended::ChildGone(failure);
                     }
-                    Some(Err(error)) => break Ended::Completed(Err(internal(error))),
-                    Some(Ok(bytes)) => bytes,
-                };
-                let message = match serde_json::from_slice::<ChildMessage>(&bytes) {
-                    Ok(message) => message,
+                    Ok(_) => {}
                     Err(error) => break Ended::Completed(Err(internal(format!(
-                        "the Python process sent an unreadable message: {error}"
+                        "reading from the Python process: {error}"
                     )))),
-                };
-                match message {
-                    ChildMessage::Call { id, name, args } => {
-                        // A call that answers on its first poll is answered without a task hop;
-                        // one that waits runs as its own task, so waiting calls overlap.
-                        let mut call = host.call(&name, args);
-                        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-                        match call.as_mut().poll(&mut cx) {
-                            std::task::Poll::Ready(result) => {
-                                let result = result.map_err(|f| f.message().to_owned());
-                                let _ = out_tx.send(reply_frame(id, result));
-                            }
-                            std::task::Poll::Pending => {
-                                let done_tx = done_tx.clone();
-                                let task = tokio::spawn(async move {
-                                    let result = call.await.map_err(|f| f.message().to_owned());
-                                    let _ = done_tx.send((id, result));
-                                });
-                                calls.0.insert(id, task);
-                            }
-                        }
-                    }
-                    ChildMessage::Log { text, end } => {
-                        partial.push_str(&text);
-                        if end {
-                            if !output.push(std::mem::take(&mut partial)) {
-                                break Ended::Completed(Err(output.output_limit()));
-                            }
-                        } else if !output.fits(partial.len()) {
-                            break Ended::Completed(Err(output.output_limit()));
-                        }
-                    }
-                    ChildMessage::Done { result } => {
-                        let outcome = match result {
-                            None => output.complete(None),
-                            Some(value) => {
-                                let len = serde_json::to_vec(&value).map_or(usize::MAX, |v| v.len());
-                                output.complete(Some((value, len)))
-                            }
-                        };
-                        break Ended::Completed(outcome);
-                    }
-                    ChildMessage::Error { kind, message, line, column } => {
-                        let kind = match kind.as_str() {
-                            "syntax" => CodeFailureKind::Syntax,
-                            "memory" => CodeFailureKind::Memory,
-                            "invalid_result" => CodeFailureKind::InvalidResult,
-                            _ => CodeFailureKind::Runtime,
-                        };
-                        let message = if kind == CodeFailureKind::InvalidResult {
-                            format!("the program returned a value that is not JSON: {message}")
-                        } else {
-                            message
-                        };
-                        break Ended::Completed(Err(output.fail(kind, message, line, column)));
-                    }
                 }
+                let mut ended = None;
+                while ended.is_none() {
+                    let body = match inbox.next_frame() {
+                        Ok(Some(body)) => body,
+                        Ok(None) => break,
+                        Err(error) => {
+                            ended = Some(Ended::Completed(Err(internal(error))));
+                            break;
+                        }
+                    };
+                    let message = match serde_json::from_slice::<ChildMessage>(&inbox.buffer[body]) {
+                        Ok(message) => message,
+                        Err(error) => {
+                            ended = Some(Ended::Completed(Err(internal(format!(
+                                "the Python process sent an unreadable message: {error}"
+                            )))));
+                            break;
+                        }
+                    };
+                    ended = match message {
+                        ChildMessage::Call { id, name, args } => {
+                            // A call that answers on its first poll is answered without a task
+                            // hop; one that waits runs as its own task, so waiting calls overlap.
+                            let mut call = host.call(&name, args);
+                            let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+                            match call.as_mut().poll(&mut cx) {
+                                std::task::Poll::Ready(result) => {
+                                    let result = result.map_err(|f| f.message().to_owned());
+                                    let _ = out_tx.send(reply_frame(id, result));
+                                }
+                                std::task::Poll::Pending => {
+                                    let done_tx = done_tx.clone();
+                                    let task = tokio::spawn(async move {
+                                        let result = call.await.map_err(|f| f.message().to_owned());
+                                        let _ = done_tx.send((id, result));
+                                    });
+                                    calls.0.insert(id, task);
+                                }
+                            }
+                            None
+                        }
+                        ChildMessage::Log { text, end } => {
+                            partial.push_str(&text);
+                            let fits = if end {
+                                output.push(std::mem::take(&mut partial))
+                            } else {
+                                output.fits(partial.len())
+                            };
+                            (!fits).then(|| Ended::Completed(Err(output.output_limit())))
+                        }
+                        ChildMessage::Done { result } => {
+                            let outcome = match result {
+                                None => output.complete(None),
+                                Some(value) => {
+                                    let len =
+                                        serde_json::to_vec(&value).map_or(usize::MAX, |v| v.len());
+                                    output.complete(Some((value, len)))
+                                }
+                            };
+                            Some(Ended::Completed(outcome))
+                        }
+                        ChildMessage::Error { kind, message, line, column } => {
+                            let kind = match kind.as_str() {
+                                "syntax" => CodeFailureKind::Syntax,
+                                "memory" => CodeFailureKind::Memory,
+                                "invalid_result" => CodeFailureKind::InvalidResult,
+                                _ => CodeFailureKind::Runtime,
+                            };
+                            let message = if kind == CodeFailureKind::InvalidResult {
+                                format!("the program returned a value that is not JSON: {message}")
+                            } else {
+                                message
+                            };
+                            Some(Ended::Completed(Err(output.fail(kind, message, line, column))))
+                        }
+                    };
+                }
+                if let Some(ended) = ended {
+                    break ended;
+                }
+                inbox.compact();
             }
         }
     };
@@ -691,9 +696,7 @@ async fn drive(
     for (_, task) in calls.0.drain() {
         let _ = task.await;
     }
-    reader_task.abort();
     writer_task.abort();
-    let _ = reader_task.await;
     let _ = writer_task.await;
 
     match ended {
@@ -762,26 +765,54 @@ fn frame(value: &Value) -> Vec<u8> {
     out
 }
 
-async fn read_frame(
-    reader: &mut tokio::net::unix::OwnedReadHalf,
-) -> Result<Option<Vec<u8>>, String> {
-    let mut header = [0u8; 4];
-    match reader.read_exact(&mut header).await {
-        Ok(_) => {}
-        Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
-        Err(error) => return Err(format!("reading from the Python process: {error}")),
+/// The bytes read from a child, parsed into frames in place. Reading into it with `read_buf`
+/// is cancel-safe (what was read stays here), so the run's `select!` reads the socket itself,
+/// without a reader task and a channel hop per frame.
+#[derive(Default)]
+struct Inbox {
+    buffer: Vec<u8>,
+    /// Where the next frame starts in `buffer`.
+    start: usize,
+}
+
+impl Inbox {
+    /// Frames are read in chunks of at least this many bytes.
+    const CHUNK: usize = 64 * 1024;
+
+    /// Makes room for the next read (a full `Vec` would otherwise read 64 bytes at a time).
+    fn make_room(&mut self) {
+        if self.buffer.capacity() - self.buffer.len() < Self::CHUNK / 4 {
+            self.buffer.reserve(Self::CHUNK);
+        }
     }
-    let len = u32::from_be_bytes(header) as usize;
-    if len > MAX_FRAME_BYTES {
-        return Err(format!(
-            "the Python process sent a {len}-byte message; the limit is {MAX_FRAME_BYTES}"
-        ));
+
+    /// The range of the next whole frame's body in `buffer`, if one has arrived.
+    fn next_frame(&mut self) -> Result<Option<std::ops::Range<usize>>, String> {
+        let available = &self.buffer[self.start..];
+        let Some(header) = available.first_chunk::<4>() else {
+            return Ok(None);
+        };
+        let len = u32::from_be_bytes(*header) as usize;
+        if len > MAX_FRAME_BYTES {
+            return Err(format!(
+                "the Python process sent a {len}-byte message; the limit is {MAX_FRAME_BYTES}"
+            ));
+        }
+        if available.len() < 4 + len {
+            self.buffer.reserve(4 + len - available.len());
+            return Ok(None);
+        }
+        let body = self.start + 4..self.start + 4 + len;
+        self.start = body.end;
+        Ok(Some(body))
     }
-    let mut body = vec![0u8; len];
-    match reader.read_exact(&mut body).await {
-        Ok(_) => Ok(Some(body)),
-        Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => Ok(None),
-        Err(error) => Err(format!("reading from the Python process: {error}")),
+
+    /// Drops the frames already handled.
+    fn compact(&mut self) {
+        if self.start > 0 {
+            self.buffer.drain(..self.start);
+            self.start = 0;
+        }
     }
 }
 

@@ -453,6 +453,21 @@ async fn ten_thousand_concurrent_calls() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_calls_and_replies_both_ways_at_once_do_not_block() {
+    // 200 calls of 100 kB each, all sent before any reply is read, each answered with its
+    // 100 kB: both directions fill their socket buffers at the same time.
+    let rt = runtime();
+    let done = ok(
+        &rt,
+        "import asyncio\nr = await asyncio.gather(*(tools.echo({'s': str(i) * 100000}) for i in range(200)))\nreturn sum(len(x['args']['s']) for x in r)",
+    )
+    .await;
+    let expected: usize = (0..200).map(|i: usize| i.to_string().len() * 100_000).sum();
+    assert_eq!(done.result, Some(json!(expected)));
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_state_survives_into_the_next_run() {
     let rt = runtime();
     ok(

@@ -110,7 +110,7 @@ use std::time::Duration;
 use futures::FutureExt;
 use serde::Deserialize;
 use serde_json::Value;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncReadExt;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -544,16 +544,9 @@ async fn drive(
         Ok(stream) => stream,
         Err(error) => return Ended::Completed(Err(internal(format!("run socket: {error}")))),
     };
-    let (mut reader, mut writer) = stream.into_split();
+    let (mut reader, writer) = stream.into_split();
+    let mut outbox = Outbox::default();
 
-    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
-    let writer_task = tokio::spawn(async move {
-        while let Some(frame) = out_rx.recv().await {
-            if writer.write_all(&frame).await.is_err() {
-                break;
-            }
-        }
-    });
     let start = serde_json::json!({
         "program": program,
         "tools": host.tool_names(),
@@ -562,11 +555,10 @@ async fn drive(
             "stack_bytes": limits.stack_bytes,
         },
     });
-    let _ = out_tx.send(frame(&start));
+    outbox.send(&writer, frame(&start));
 
     let (done_tx, mut done_rx) = mpsc::unbounded_channel::<(u64, Result<Value, String>)>();
     let mut calls = Calls(HashMap::new());
-    let _io = AbortOnDrop(vec![writer_task.abort_handle()]);
     let mut inbox = Inbox::default();
     let mut output = Output::new(limits.max_output_bytes);
     let mut partial = String::new();
@@ -584,9 +576,12 @@ async fn drive(
                     format!("the program did not finish within {} ms", limits.timeout.as_millis()),
                 );
             }
+            Ok(()) = writer.writable(), if outbox.is_waiting() => {
+                outbox.flush(&writer);
+            }
             Some((id, result)) = done_rx.recv() => {
                 calls.0.remove(&id);
-                let _ = out_tx.send(reply_frame(id, result));
+                outbox.send(&writer, reply_frame(id, result));
             }
             read = reader.read_buf(&mut inbox.buffer) => {
                 match read {
@@ -632,7 +627,7 @@ async fn drive(
                             match call.as_mut().poll(&mut cx) {
                                 std::task::Poll::Ready(result) => {
                                     let result = result.map_err(|f| f.message().to_owned());
-                                    let _ = out_tx.send(reply_frame(id, result));
+                                    outbox.send(&writer, reply_frame(id, result));
                                 }
                                 std::task::Poll::Pending => {
                                     let done_tx = done_tx.clone();
@@ -696,8 +691,6 @@ async fn drive(
     for (_, task) in calls.0.drain() {
         let _ = task.await;
     }
-    writer_task.abort();
-    let _ = writer_task.await;
 
     match ended {
         Ended::Stopped(kind, message) => {
@@ -721,13 +714,52 @@ impl Drop for Calls {
     }
 }
 
-/// Aborts tasks when dropped.
-struct AbortOnDrop(Vec<tokio::task::AbortHandle>);
+/// Frames for the child not written yet. A frame is written at once when the socket takes
+/// it (no writer task, no channel hop); what the socket does not take waits here until it is
+/// writable again, which the run's `select!` watches, so the host never blocks on a child
+/// that does not read.
+#[derive(Default)]
+struct Outbox {
+    buffer: Vec<u8>,
+    /// Where the unwritten bytes start in `buffer`.
+    start: usize,
+    /// The socket failed: the child is gone, and the read side reports it.
+    broken: bool,
+}
 
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        for task in &self.0 {
-            task.abort();
+impl Outbox {
+    fn send(&mut self, writer: &tokio::net::unix::OwnedWriteHalf, frame: Vec<u8>) {
+        if self.broken {
+            return;
+        }
+        if self.is_waiting() {
+            self.buffer.extend_from_slice(&frame);
+            return;
+        }
+        self.buffer = frame;
+        self.start = 0;
+        self.flush(writer);
+    }
+
+    fn is_waiting(&self) -> bool {
+        !self.broken && self.start < self.buffer.len()
+    }
+
+    /// Writes what the socket takes without blocking.
+    fn flush(&mut self, writer: &tokio::net::unix::OwnedWriteHalf) {
+        while self.is_waiting() {
+            match writer.try_write(&self.buffer[self.start..]) {
+                Ok(n) => self.start += n,
+                Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(_) => self.broken = true,
+            }
+        }
+        if self.start == self.buffer.len() {
+            self.buffer.clear();
+            self.start = 0;
+        } else if self.start > Inbox::CHUNK {
+            self.buffer.drain(..self.start);
+            self.start = 0;
         }
     }
 }

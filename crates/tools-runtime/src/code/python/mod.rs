@@ -45,7 +45,9 @@
 //! - Host and child speak length-prefixed JSON frames over a private socket (file descriptor 3
 //!   or one passed to the zygote), never stdin/stdout, so nothing the program prints or writes
 //!   can corrupt the protocol. Everything written to `sys.stdout` / `sys.stderr` (so `print`)
-//!   becomes log lines, one per line of text.
+//!   becomes log lines, one per line of text. The run's own task reads and writes the socket
+//!   (no reader or writer task, no channel hop per frame) and never blocks on a child that does
+//!   not read: what the socket does not take waits until it is writable.
 //! - The program is the body of an `async def`: top-level `await` and `return` work and line
 //!   numbers are the model's own. `await tools.name(args)` and `tools["odd-name"](args)` call the
 //!   host; a call starts when it is made (as in TypeScript), so `asyncio.gather` overlaps calls.

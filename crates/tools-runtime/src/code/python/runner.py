@@ -399,7 +399,10 @@ class Run:
         # within a few milliseconds of the fork, and a rehearsal under way would delay it.
         # And stop as soon as a program is waiting.
         if not waiting.poll(_REHEARSAL_DELAY_MS):
-            _rehearse(self.loop, lambda: bool(waiting.poll(0)))
+            try:
+                _rehearse(self.loop, lambda: bool(waiting.poll(0)))
+            except Exception:  # noqa: BLE001 - only a head start; the run does not need it
+                pass
         self.bridge = Bridge(self.channel, self.loop)
         self.loop.add_reader(sock.fileno(), Reader(sock, self.bridge).on_readable)
         self.writer = LogWriter(self.channel)
@@ -574,8 +577,11 @@ def _warm_up():
     loop = asyncio.new_event_loop()
     try:
         _rehearse(loop)
+    except Exception:  # noqa: BLE001 - only a head start; the children do not need it
+        pass
     finally:
         loop.close()
+        asyncio.set_event_loop(None)
 
 
 def _load_prctl():

@@ -221,6 +221,9 @@ impl Spares {
     /// zygote: if the runtime is dropped meanwhile, the new spares drop with the task and are
     /// released.
     fn refill(self: &Arc<Self>, zygote: Arc<Zygote>) {
+        if self.len() >= SPARES {
+            return;
+        }
         let locked = self.forking.clone().try_lock_owned().ok();
         let spares = self.clone();
         tokio::spawn(async move {

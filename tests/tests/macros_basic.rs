@@ -136,3 +136,64 @@ async fn executes_through_the_runtime() {
         .await;
     assert_eq!(r.value(), Some(&Value::String("10".into())));
 }
+
+/// Tools and schema types declared inside a function body (as in a test or a doctest) see the
+/// block's other items: the expansion must not move code where they are out of scope.
+#[tokio::test]
+async fn tools_and_types_inside_a_function_body() {
+    /// A local input type.
+    #[derive(Deserialize, ToolSchema)]
+    struct Span {
+        start: u32,
+        #[serde(alias = "stop")]
+        end: u32,
+    }
+
+    /// A local output type.
+    #[derive(Serialize, ToolSchema)]
+    struct Length {
+        length: u32,
+    }
+
+    fn checked(span: &Span) -> Result<u32, String> {
+        span.end
+            .checked_sub(span.start)
+            .ok_or_else(|| format!("end {} is before start {}", span.end, span.start))
+    }
+
+    /// Measure a span.
+    #[tool]
+    async fn measure(span: Span) -> Result<Length, String> {
+        checked(&span).map(|length| Length { length })
+    }
+
+    /// Measure a span at once.
+    #[tool(name = "measure-now")]
+    fn measure_now(span: Span) -> Result<Length, String> {
+        checked(&span).map(|length| Length { length })
+    }
+
+    let runtime = ToolRuntime::new();
+    let scope = runtime.scope();
+    let _a = scope.register(measure::definition().unwrap()).unwrap();
+    let _b = scope.register(measure_now::definition().unwrap()).unwrap();
+    for name in ["measure", "measure-now"] {
+        let ok = runtime
+            .execute(ToolCall::new(
+                "1",
+                name,
+                json!({"span": {"start": 2, "stop": 7}}),
+            ))
+            .await;
+        assert_eq!(ok.value(), Some(&json!({"length": 5})), "{}", ok.text());
+        let failed = runtime
+            .execute(ToolCall::new(
+                "2",
+                name,
+                json!({"span": {"start": 7, "end": 2}}),
+            ))
+            .await;
+        assert!(failed.is_error());
+        assert_eq!(failed.text(), "Error: end 2 is before start 7");
+    }
+}

@@ -35,6 +35,12 @@ pub fn cached(cache: &'static StdOnceLock<Schema>, build: fn() -> Schema) -> Sch
     cache.get_or_init(build).clone()
 }
 
+/// A type for generated code to implement block-local traits on. rustc compiles a method
+/// together with the module of its `Self` type, so code generated this way is compiled apart
+/// from the user's module: editing one tool body then leaves it to be reused as it is.
+#[derive(Debug, Clone, Copy)]
+pub struct Anchor;
+
 /// The larger of two depths, usable in constants.
 pub const fn max2(a: usize, b: usize) -> usize {
     if a > b { a } else { b }

@@ -327,11 +327,23 @@ pub(crate) fn expand(c: &Container) -> TokenStream {
             quote!(static __CACHE: #p::OnceLock<#p::Schema> = #p::OnceLock::new(); #p::cached(&__CACHE, || #output)),
         )
     } else {
-        // A plain nested `fn` rather than a closure: no closure type and call shim per
-        // schema, and the builder is compiled with the type's own code.
+        // No closure (no closure type and call shim per schema); the builders are methods of a
+        // block-local trait implemented for the runtime's `Anchor`, so rustc compiles them with
+        // that type's module, apart from the user's code: editing a tool body elsewhere in the
+        // module leaves them to be reused as they are.
         (
-            quote!(fn __build() -> #p::Schema { #input } static __CACHE: #p::OnceLock<#p::Schema> = #p::OnceLock::new(); #p::cached(&__CACHE, __build)),
-            quote!(fn __build() -> #p::Schema { #output } static __CACHE: #p::OnceLock<#p::Schema> = #p::OnceLock::new(); #p::cached(&__CACHE, __build)),
+            quote!(
+                trait __Build { fn build() -> #p::Schema; }
+                impl __Build for #p::Anchor { fn build() -> #p::Schema { #input } }
+                static __CACHE: #p::OnceLock<#p::Schema> = #p::OnceLock::new();
+                #p::cached(&__CACHE, <#p::Anchor as __Build>::build)
+            ),
+            quote!(
+                trait __Build { fn build() -> #p::Schema; }
+                impl __Build for #p::Anchor { fn build() -> #p::Schema { #output } }
+                static __CACHE: #p::OnceLock<#p::Schema> = #p::OnceLock::new();
+                #p::cached(&__CACHE, <#p::Anchor as __Build>::build)
+            ),
         )
     };
     let depth = format_ident!("{}", DEPTH_CONST);

@@ -91,43 +91,24 @@ pub(crate) fn definition(tool: &ToolFn) -> TokenStream {
         // driver: nothing here is instantiated per tool inside a shared generic, so editing one
         // tool leaves the other tools' compiled code reusable.
         Receiver::None => {
-            let mut free_reads = TokenStream::new();
-            for (i, param) in tool.params.iter().enumerate() {
-                let local = format_ident!("__a{}", i);
-                let ty = &param.ty;
-                let name = &param.name;
-                let read = match param.kind {
-                    ParamKind::Argument => {
-                        quote_spanned!(ty.span()=> #p::arg::<#ty>(&__args, #name))
-                    }
-                    ParamKind::Context => quote_spanned!(ty.span()=>
-                        <#ty as #p::FromRunContext>::from_run_context(&__ctx)
-                    ),
-                };
-                free_reads.extend(quote_spanned!(ty.span()=>
-                    let #local: #ty = match #read {
-                        ::core::result::Result::Ok(__v) => __v,
-                        ::core::result::Result::Err(__e) => return #p::failed(__e),
-                    };
-                ));
-            }
+            let locals: Vec<_> = (0..tool.params.len())
+                .map(|i| format_ident!("__a{}", i))
+                .collect();
             let run = if tool.is_async {
                 quote_spanned!(ident.span()=>
                     ::std::boxed::Box::pin(async move {
-                        let __ret: #ret_ty = #call.await;
-                        #convert
+                        <#p::Anchor as __Tool>::convert(#call.await)
                     })
                 )
             } else {
-                quote! {
-                    let __ret: #ret_ty = #call;
-                    #p::ready(#convert)
-                }
+                quote! { #p::ready(<#p::Anchor as __Tool>::convert(#call)) }
             };
             quote! {
                 fn __execute(__args: #args_ty, __ctx: #p::ToolRunContext) -> #p::BoxBody {
-                    let __args: &#p::serde_json::Value = &__args;
-                    #free_reads
+                    let (#(#locals,)*) = match <#p::Anchor as __Tool>::read(&__args, &__ctx) {
+                        ::core::result::Result::Ok(__v) => __v,
+                        ::core::result::Result::Err(__e) => return #p::failed(__e),
+                    };
                     #run
                 }
             }
@@ -210,6 +191,38 @@ pub(crate) fn definition(tool: &ToolFn) -> TokenStream {
         })));
     }
 
+    // Reading the arguments and converting the output: methods of the block-local trait (see
+    // below), since neither depends on the function's body.
+    let mut free_reads = TokenStream::new();
+    let mut locals = Vec::new();
+    let mut types = Vec::new();
+    for (i, param) in tool.params.iter().enumerate() {
+        let local = format_ident!("__a{}", i);
+        let ty = &param.ty;
+        let name = &param.name;
+        let read = match param.kind {
+            ParamKind::Argument => quote_spanned!(ty.span()=> #p::arg::<#ty>(__args, #name)),
+            ParamKind::Context => quote_spanned!(ty.span()=>
+                <#ty as #p::FromRunContext>::from_run_context(__ctx)
+            ),
+        };
+        free_reads.extend(quote_spanned!(ty.span()=>
+            let #local: #ty = match #read {
+                ::core::result::Result::Ok(__v) => __v,
+                ::core::result::Result::Err(__e) => return ::core::result::Result::Err(__e),
+            };
+        ));
+        locals.push(local);
+        types.push(ty);
+    }
+    let read_sig = quote! {
+        fn read(__args: &#p::serde_json::Value, __ctx: &#p::ToolRunContext)
+            -> ::core::result::Result<(#(#types,)*), #p::ToolError>
+    };
+    let convert_sig = quote! {
+        fn convert(__ret: #ret_ty) -> ::core::result::Result<#p::serde_json::Value, #p::ToolError>
+    };
+
     let input_schema = quote! {{
         let mut __o = #p::parameters();
         #(#fields)*
@@ -217,33 +230,58 @@ pub(crate) fn definition(tool: &ToolFn) -> TokenStream {
     }};
     let custom_output = tool.attrs.render.is_some() || tool.attrs.presentation_meta.is_some();
     match tool.receiver {
-        // A free function: plain nested functions (not closures, so no closure types and call
-        // shims per tool) handed to one non-generic constructor.
+        // A free function: no closures (no closure types and call shims per tool). What does
+        // not depend on the function's body (the schemas, the definition) is written as
+        // methods of a block-local trait implemented for the runtime's `Anchor`: rustc
+        // compiles a method with its `Self` type's module, so these land outside the user's
+        // module and are reused as they are when a tool body is edited. Only `__execute`,
+        // which creates the body's future, stays a nested `fn` beside the user's code.
         Receiver::None => {
             let output = if custom_output {
                 quote!(.output({
-                    let __output = #p::cached(&__OUTPUT, __output_schema);
+                    let __output = #p::cached(&__OUTPUT, <Self as __Tool>::output_schema);
                     #output
                 }))
             } else {
                 quote!()
             };
             quote! {{
-                static __INPUT: #p::OnceLock<#p::Schema> = #p::OnceLock::new();
-                static __OUTPUT: #p::OnceLock<#p::Schema> = #p::OnceLock::new();
-                fn __input_schema() -> #p::Schema #input_schema
-                fn __output_schema() -> #p::Schema { #output_schema }
-                #execute
-                #p::free_tool(
-                    #name,
-                    #description,
-                    #p::cached(&__INPUT, __input_schema),
-                    #p::cached(&__OUTPUT, __output_schema),
-                    __execute,
-                )
-                #output
-                #extra
-                .build()
+                trait __Tool {
+                    fn definition() -> ::core::result::Result<#p::ToolDefinition, #p::DefinitionError>;
+                    fn input_schema() -> #p::Schema;
+                    fn output_schema() -> #p::Schema;
+                    #read_sig;
+                    #convert_sig;
+                }
+                impl __Tool for #p::Anchor {
+                    fn definition() -> ::core::result::Result<#p::ToolDefinition, #p::DefinitionError> {
+                        static __INPUT: #p::OnceLock<#p::Schema> = #p::OnceLock::new();
+                        static __OUTPUT: #p::OnceLock<#p::Schema> = #p::OnceLock::new();
+                        #execute
+                        #p::free_tool(
+                            #name,
+                            #description,
+                            #p::cached(&__INPUT, <Self as __Tool>::input_schema),
+                            #p::cached(&__OUTPUT, <Self as __Tool>::output_schema),
+                            __execute,
+                        )
+                        #output
+                        #extra
+                        .build()
+                    }
+                    fn input_schema() -> #p::Schema #input_schema
+                    fn output_schema() -> #p::Schema { #output_schema }
+                    // A `match` per argument rather than `?`: no `Try` instantiations.
+                    #[allow(clippy::question_mark)]
+                    #read_sig {
+                        #free_reads
+                        ::core::result::Result::Ok((#(#locals,)*))
+                    }
+                    #convert_sig {
+                        #convert
+                    }
+                }
+                <#p::Anchor as __Tool>::definition()
             }}
         }
         // A method's types may name `Self`, which a nested `fn` cannot: closures here.

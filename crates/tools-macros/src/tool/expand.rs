@@ -302,7 +302,7 @@ pub(crate) fn definition(tool: &ToolFn) -> TokenStream {
 }
 
 /// The free-function form: the function itself plus a same-named definition holder.
-pub(crate) fn free(item: &syn::ItemFn, tool: Option<&ToolFn>) -> TokenStream {
+pub(crate) fn free(item: &super::FnItem, tool: Option<&ToolFn>) -> TokenStream {
     let p = p();
     let mut item = item.clone();
     super::parse::strip_param_attrs(&mut item.sig);

@@ -13,9 +13,48 @@ use crate::diag::Errors;
 
 pub(crate) use block::tools;
 
+/// A free function as `#[tool]` reads it: the body is kept as unparsed tokens and passed
+/// through unchanged (the macro only needs the signature), which keeps the expansion cheap.
+#[derive(Clone)]
+pub(crate) struct FnItem {
+    pub(crate) attrs: Vec<syn::Attribute>,
+    pub(crate) vis: syn::Visibility,
+    pub(crate) sig: syn::Signature,
+    pub(crate) body: proc_macro2::Group,
+}
+
+impl syn::parse::Parse for FnItem {
+    fn parse(input: syn::parse::ParseStream<'_>) -> syn::Result<Self> {
+        let attrs = input.call(syn::Attribute::parse_outer)?;
+        let vis = input.parse()?;
+        let sig = input.parse()?;
+        let body: proc_macro2::Group = input.parse()?;
+        if body.delimiter() != proc_macro2::Delimiter::Brace {
+            return Err(syn::Error::new(body.span(), "expected a function body"));
+        }
+        Ok(FnItem {
+            attrs,
+            vis,
+            sig,
+            body,
+        })
+    }
+}
+
+impl quote::ToTokens for FnItem {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        for attr in &self.attrs {
+            attr.to_tokens(tokens);
+        }
+        self.vis.to_tokens(tokens);
+        self.sig.to_tokens(tokens);
+        self.body.to_tokens(tokens);
+    }
+}
+
 /// Expands `#[tool(...)]` on a free function.
 pub(crate) fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
-    let item: syn::ItemFn = match syn::parse2(item.clone()) {
+    let item: FnItem = match syn::parse2(item.clone()) {
         Ok(item) => item,
         Err(_) => {
             let mut errors = Errors::default();

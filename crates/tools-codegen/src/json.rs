@@ -3,7 +3,7 @@
 //! A [`Catalog`](tools_schema::Catalog) holds `serde_json::Value`s. Parsing a large catalog into
 //! `Value`s costs more than rendering it: every object is a hash map and every key and string
 //! its own allocation. [`Node`] is the lean tree the CLI reads catalog text into instead (with
-//! [`parse`], a single-pass reader that accepts only what `serde_json` reads to the same value):
+//! [`parse`], a `serde_json` visitor):
 //! strings borrow from the text where they have no escapes, objects are vectors of entries in
 //! source order. The lowering reads either tree through the [`Json`] trait, so both give the
 //! same types and the same output.
@@ -11,10 +11,12 @@
 //! A [`Node`] object keeps what a `Value` object (with `serde_json`'s `preserve_order`) keeps
 //! when a key repeats: the key at its first position, with the last value.
 
+use serde::de::{Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Number, Value};
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::fmt;
 
 /// One node of a JSON tree, seen without its children.
 #[derive(Debug, Clone, Copy)]
@@ -103,258 +105,132 @@ impl Node<'_> {
     }
 }
 
-/// How deep containers may nest: as in `serde_json`, whose parser fails on the 128th level.
-const MAX_NESTING: usize = 127;
-
-/// Objects up to this size find a repeated key by a linear scan; larger ones index their keys
-/// in a hash map.
-const SCAN: usize = 16;
-
-/// Parses JSON text into a [`Node`]; `None` when the text is not JSON that `serde_json` reads to
-/// the same value.
-///
-/// The contract is one-sided: whatever this accepts, `serde_json::from_str::<Value>` accepts
-/// too and reads to the same value (the tests check it on generated and mutated text); text it
-/// rejects, a caller hands to `serde_json`, which decides and words the error. It is strict
-/// RFC 8259 JSON like `serde_json`: no comments, no trailing commas, no control characters in
-/// strings, nothing after the value but whitespace, at most [`MAX_NESTING`] levels. Numbers and
-/// strings with escapes are decoded by `serde_json` itself, so their values agree exactly; the
-/// rest (structure, plain strings, which borrow from the text) is read here in one pass.
-///
-/// Recursion is bounded by [`MAX_NESTING`], so deep text cannot overflow the stack.
+/// Parses JSON text into a [`Node`] with `serde_json`; `None` when `serde_json` rejects it (a
+/// caller then hands the text to `serde_json::Value` parsing, which words the error). Nesting is
+/// bounded by `serde_json`'s recursion limit (128 levels), so deep text cannot overflow the stack.
 pub(crate) fn parse(text: &str) -> Option<Node<'_>> {
-    let mut parser = Parser {
-        text,
-        bytes: text.as_bytes(),
-        pos: 0,
-        entries: Vec::new(),
-        items: Vec::new(),
-    };
-    parser.skip_whitespace();
-    let node = parser.value(0)?;
-    parser.skip_whitespace();
-    (parser.pos == parser.bytes.len()).then_some(node)
+    serde_json::from_str(text).ok()
 }
 
-/// A mask whose lowest set bit marks the first byte of `word` (little-endian) that is `"`, `\\`
-/// or below 0x20, the bytes that end a plain run of a JSON string; zero when there is none.
-/// (The usual SWAR tests: each may also flag bytes after a true hit, never before one.)
-fn special_bytes(word: u64) -> u64 {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
-    let quote = zero_byte(word ^ (ONES * u64::from(b'"')));
-    let backslash = zero_byte(word ^ (ONES * u64::from(b'\\')));
-    let control = word.wrapping_sub(ONES * 0x20) & !word & HIGH;
-    quote | backslash | control
-}
-
-struct Parser<'a> {
-    text: &'a str,
-    bytes: &'a [u8],
-    pos: usize,
-    /// Work space shared by the whole parse: the entries and items of the containers being
-    /// read are pushed here, and each finished container is copied out into a vector of
-    /// exactly its size, one allocation per container instead of a growing vector each.
-    entries: Vec<(Cow<'a, str>, Node<'a>)>,
-    items: Vec<Node<'a>>,
-}
-
-impl<'a> Parser<'a> {
-    fn skip_whitespace(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.pos) {
-            self.pos += 1;
-        }
-    }
-
-    /// Consumes `byte` after optional whitespace.
-    fn eat(&mut self, byte: u8) -> bool {
-        self.skip_whitespace();
-        if self.bytes.get(self.pos) == Some(&byte) {
-            self.pos += 1;
-            true
-        } else {
-            false
-        }
-    }
-
-    /// A value starting at the current position (no whitespace before it); `depth` is the
-    /// number of containers around it.
-    fn value(&mut self, depth: usize) -> Option<Node<'a>> {
-        match *self.bytes.get(self.pos)? {
-            b'{' => self.object(depth + 1),
-            b'[' => self.array(depth + 1),
-            b'"' => self.string().map(Node::String),
-            b't' => self.word(b"true", Node::Bool(true)),
-            b'f' => self.word(b"false", Node::Bool(false)),
-            b'n' => self.word(b"null", Node::Null),
-            b'-' | b'0'..=b'9' => self.number(),
-            _ => None,
-        }
-    }
-
-    fn word(&mut self, word: &[u8], node: Node<'a>) -> Option<Node<'a>> {
-        let end = self.pos + word.len();
-        (self.bytes.get(self.pos..end)? == word).then(|| {
-            self.pos = end;
-            node
+/// Reads a node from JSON text. The recursion is bounded by the parser's own nesting limit
+/// (128 levels), so deep text fails with a parse error instead of overflowing the stack.
+impl<'de> Deserialize<'de> for Node<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let mut scratch = Scratch::default();
+        deserializer.deserialize_any(NodeVisitor {
+            scratch: &mut scratch,
         })
     }
+}
 
-    fn number(&mut self) -> Option<Node<'a>> {
-        let start = self.pos;
-        let digits = |bytes: &[u8], mut at: usize| {
-            let from = at;
-            while bytes.get(at).is_some_and(u8::is_ascii_digit) {
-                at += 1;
-            }
-            (at > from).then_some(at)
-        };
-        let negative = self.bytes.get(start) == Some(&b'-');
-        let int_start = start + usize::from(negative);
-        let mut at = digits(self.bytes, int_start)?;
-        if self.bytes[int_start] == b'0' && at > int_start + 1 {
-            return None; // a leading zero
-        }
-        let integer_end = at;
-        if self.bytes.get(at) == Some(&b'.') {
-            at = digits(self.bytes, at + 1)?;
-        }
-        if let Some(b'e' | b'E') = self.bytes.get(at) {
-            at += 1;
-            if let Some(b'+' | b'-') = self.bytes.get(at) {
-                at += 1;
-            }
-            at = digits(self.bytes, at)?;
-        }
-        self.pos = at;
-        let text = &self.text[start..at];
-        // Short integers as serde_json reads them (non-negative: u64, negative: i64); every
-        // other number (fractions, exponents, -0, long integers) is decoded by serde_json.
-        let short = at == integer_end && at - int_start <= 18;
-        if short && !negative {
-            return text.parse::<u64>().ok().map(|n| Node::Number(n.into()));
-        }
-        if short && self.bytes[int_start] != b'0' {
-            return text.parse::<i64>().ok().map(|n| Node::Number(n.into()));
-        }
-        serde_json::from_str::<Number>(text).ok().map(Node::Number)
+/// Work space shared by the whole parse: the entries and items of the containers being read
+/// are pushed here, and each finished container is copied out into a vector of exactly its
+/// size, one allocation per container instead of a growing vector each.
+#[derive(Default)]
+struct Scratch<'de> {
+    entries: Vec<(Cow<'de, str>, Node<'de>)>,
+    items: Vec<Node<'de>>,
+}
+
+struct NodeVisitor<'s, 'de> {
+    scratch: &'s mut Scratch<'de>,
+}
+
+impl<'de> DeserializeSeed<'de> for NodeVisitor<'_, 'de> {
+    type Value = Node<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Node<'de>, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for NodeVisitor<'_, 'de> {
+    type Value = Node<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any valid JSON value")
     }
 
-    /// A string starting at the opening quote.
-    fn string(&mut self) -> Option<Cow<'a, str>> {
-        let start = self.pos + 1;
-        let mut at = start;
-        // Jump to the first quote, backslash or control character, eight bytes at a time.
-        loop {
-            match self.bytes.get(at..at + 8) {
-                Some(chunk) => {
-                    let mut word = [0u8; 8];
-                    word.copy_from_slice(chunk);
-                    let mask = special_bytes(u64::from_le_bytes(word));
-                    if mask == 0 {
-                        at += 8;
-                        continue;
-                    }
-                    at += (mask.trailing_zeros() / 8) as usize;
-                }
-                None => {
-                    while self
-                        .bytes
-                        .get(at)
-                        .is_some_and(|&b| b != b'"' && b != b'\\' && b >= 0x20)
-                    {
-                        at += 1;
-                    }
-                }
-            }
-            match *self.bytes.get(at)? {
-                b'"' => {
-                    self.pos = at + 1;
-                    return Some(Cow::Borrowed(&self.text[start..at]));
-                }
-                b'\\' => break,
-                _ => return None,
-            }
-        }
-        // Escapes: find the closing quote, then let serde_json decode the literal.
-        while let Some(&byte) = self.bytes.get(at) {
-            match byte {
-                b'"' => {
-                    let decoded: String = serde_json::from_str(&self.text[start - 1..=at]).ok()?;
-                    self.pos = at + 1;
-                    return Some(Cow::Owned(decoded));
-                }
-                b'\\' => at += 2,
-                0..=0x1f => return None,
-                _ => at += 1,
-            }
-        }
-        None
+    fn visit_bool<E>(self, value: bool) -> Result<Node<'de>, E> {
+        Ok(Node::Bool(value))
     }
 
-    fn array(&mut self, depth: usize) -> Option<Node<'a>> {
-        if depth > MAX_NESTING {
-            return None;
-        }
-        self.pos += 1;
-        if self.eat(b']') {
-            return Some(Node::Array(Vec::new()));
-        }
-        let start = self.items.len();
-        loop {
-            self.skip_whitespace();
-            let item = self.value(depth)?;
-            self.items.push(item);
-            if self.eat(b']') {
-                break;
-            }
-            if !self.eat(b',') {
-                return None;
-            }
-        }
-        Some(Node::Array(self.items.split_off(start)))
+    fn visit_i64<E>(self, value: i64) -> Result<Node<'de>, E> {
+        Ok(Node::Number(value.into()))
     }
 
-    fn object(&mut self, depth: usize) -> Option<Node<'a>> {
-        if depth > MAX_NESTING {
-            return None;
+    fn visit_u64<E>(self, value: u64) -> Result<Node<'de>, E> {
+        Ok(Node::Number(value.into()))
+    }
+
+    fn visit_f64<E>(self, value: f64) -> Result<Node<'de>, E> {
+        // As serde_json's `Value` does: a number without a finite f64 reads as null.
+        Ok(Number::from_f64(value).map_or(Node::Null, Node::Number))
+    }
+
+    fn visit_borrowed_str<E>(self, value: &'de str) -> Result<Node<'de>, E> {
+        Ok(Node::String(Cow::Borrowed(value)))
+    }
+
+    fn visit_str<E>(self, value: &str) -> Result<Node<'de>, E> {
+        Ok(Node::String(Cow::Owned(value.to_owned())))
+    }
+
+    fn visit_string<E>(self, value: String) -> Result<Node<'de>, E> {
+        Ok(Node::String(Cow::Owned(value)))
+    }
+
+    fn visit_none<E>(self) -> Result<Node<'de>, E> {
+        Ok(Node::Null)
+    }
+
+    fn visit_unit<E>(self) -> Result<Node<'de>, E> {
+        Ok(Node::Null)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Node<'de>, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node<'de>, A::Error> {
+        let scratch = self.scratch;
+        let start = scratch.items.len();
+        while let Some(item) = seq.next_element_seed(NodeVisitor {
+            scratch: &mut *scratch,
+        })? {
+            scratch.items.push(item);
         }
-        self.pos += 1;
-        if self.eat(b'}') {
-            return Some(Node::Object(Vec::new()));
-        }
-        let start = self.entries.len();
+        Ok(Node::Array(scratch.items.drain(start..).collect()))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node<'de>, A::Error> {
+        /// Objects up to this size find a repeated key by a linear scan; larger ones index
+        /// their keys in a hash map.
+        const SCAN: usize = 16;
+        let scratch = self.scratch;
+        let start = scratch.entries.len();
         let mut index: Option<HashMap<Box<str>, usize>> = None;
-        loop {
-            self.skip_whitespace();
-            if self.bytes.get(self.pos) != Some(&b'"') {
-                return None;
-            }
-            let key = self.string()?;
-            if !self.eat(b':') {
-                return None;
-            }
-            self.skip_whitespace();
-            let value = self.value(depth)?;
-            let entries = &mut self.entries[start..];
+        while let Some(Key(key)) = map.next_key()? {
+            let value = map.next_value_seed(NodeVisitor {
+                scratch: &mut *scratch,
+            })?;
+            let entries = &mut scratch.entries[start..];
             let found = match &index {
                 Some(index) => index.get(key.as_ref()).copied(),
                 None => entries.iter().position(|(k, _)| *k == key),
             };
             match found.and_then(|at| entries.get_mut(at)) {
-                // A repeated key keeps its first position and takes the last value, as in a
-                // `Value` object.
+                // A repeated key keeps its first position and takes the last value.
                 Some(entry) => entry.1 = value,
                 None => {
                     let len = entries.len();
                     if let Some(index) = &mut index {
                         index.insert(key.as_ref().into(), len);
                     }
-                    self.entries.push((key, value));
+                    scratch.entries.push((key, value));
                     if index.is_none() && len + 1 > SCAN {
                         index = Some(
-                            self.entries[start..]
+                            scratch.entries[start..]
                                 .iter()
                                 .enumerate()
                                 .map(|(i, (k, _))| (k.as_ref().into(), i))
@@ -363,14 +239,37 @@ impl<'a> Parser<'a> {
                     }
                 }
             }
-            if self.eat(b'}') {
-                break;
+        }
+        Ok(Node::Object(scratch.entries.drain(start..).collect()))
+    }
+}
+
+/// An object key, borrowed from the text when it has no escapes.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string key")
             }
-            if !self.eat(b',') {
-                return None;
+
+            fn visit_borrowed_str<E>(self, value: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(value)))
+            }
+
+            fn visit_str<E>(self, value: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(value.to_owned())))
+            }
+
+            fn visit_string<E>(self, value: String) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(value)))
             }
         }
-        Some(Node::Object(self.entries.split_off(start)))
+        deserializer.deserialize_str(KeyVisitor)
     }
 }
 
@@ -558,54 +457,12 @@ mod tests {
             .unwrap();
     }
 
-    #[test]
-    fn special_bytes_are_found_in_any_lane() {
-        for lane in 0..8 {
-            for (byte, special) in [(b'"', true), (b'\\', true), (0x1f, true), (0, true)]
-                .into_iter()
-                .chain([
-                    (b' ', false),
-                    (b'a', false),
-                    (0x7f, false),
-                    (0x80, false),
-                    (0xff, false),
-                ])
-            {
-                let mut word = [b'x'; 8];
-                word[lane] = byte;
-                // A later special byte never hides the first one.
-                if lane < 7 {
-                    word[7] = b'"';
-                }
-                let mask = special_bytes(u64::from_le_bytes(word));
-                let first = (mask.trailing_zeros() / 8) as usize;
-                let expected = if special {
-                    lane
-                } else if lane < 7 {
-                    7
-                } else {
-                    8
-                };
-                assert_eq!(first, expected, "{byte} in lane {lane}");
-            }
-        }
-        for text in [
-            "[\"0123456789abcdef\\n0123456789\\\"\", \"\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\"]",
-            "\"0123456\"",
-            "\"01234567\"",
-            "\"012345678\"",
-            "\"0123456\u{1}\"",
-            "[\"abc\", \"abcdefghijklmnopq\\u0041\"]",
-        ] {
-            agrees(text).unwrap();
-        }
-    }
-
-    /// Text nested 100,000 levels deep is rejected at the nesting bound, in a small stack.
+    /// Text nested 100,000 levels deep is rejected at the nesting bound within the stack of an
+    /// ordinary spawned thread (2 MiB), unoptimised build included.
     #[test]
     fn deep_text_is_rejected_in_bounded_stack() {
         let result = std::thread::Builder::new()
-            .stack_size(256 * 1024)
+            .stack_size(2 * 1024 * 1024)
             .spawn(|| {
                 let n = 100_000;
                 let arrays = format!("{}{}", "[".repeat(n), "]".repeat(n));

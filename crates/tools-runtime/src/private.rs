@@ -35,11 +35,41 @@ pub fn cached(cache: &'static StdOnceLock<Schema>, build: fn() -> Schema) -> Sch
     cache.get_or_init(build).clone()
 }
 
-/// A type for generated code to implement block-local traits on. rustc compiles a method
-/// together with the module of its `Self` type, so code generated this way is compiled apart
-/// from the user's module: editing one tool body then leaves it to be reused as it is.
+/// The type generated code implements [`ToolParts`] and [`DerivedSchemas`] for. rustc
+/// compiles a method together with the module of its `Self` type, so code generated this way
+/// is compiled apart from the user's module: editing one tool body then leaves it to be reused
+/// as it is.
 #[derive(Debug, Clone, Copy)]
 pub struct Anchor;
+
+/// The schema builders of a type with `#[derive(ToolSchema)]`, implemented for [`Anchor`] with
+/// the type as `T` (so they are compiled with this module; see [`Anchor`]).
+pub trait DerivedSchemas<T: ?Sized> {
+    /// The input (deserialize-side) schema.
+    fn input() -> Schema;
+    /// The output (serialize-side) schema.
+    fn output() -> Schema;
+}
+
+/// The parts of a free `#[tool]` function that do not depend on its body, implemented for
+/// [`Anchor`] with the function's definition holder as `T` (so they are compiled with this
+/// module; see [`Anchor`]).
+pub trait ToolParts<T: ?Sized> {
+    /// The parameters, in order, as a tuple.
+    type Args;
+    /// The function's return type.
+    type Ret;
+    /// The tool's definition.
+    fn definition() -> Result<ToolDefinition, DefinitionError>;
+    /// The input schema.
+    fn input_schema() -> Schema;
+    /// The output schema.
+    fn output_schema() -> Schema;
+    /// Reads the parameters from the call's arguments and context.
+    fn read(args: &Value, ctx: &ToolRunContext) -> Result<Self::Args, ToolError>;
+    /// Turns the function's result into the canonical value or a failure.
+    fn convert(ret: Self::Ret) -> Result<Value, ToolError>;
+}
 
 /// The larger of two depths, usable in constants.
 pub const fn max2(a: usize, b: usize) -> usize {

@@ -319,31 +319,31 @@ pub(crate) fn expand(c: &Container) -> TokenStream {
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     let input = body(c, Side::Input);
     let output = body(c, Side::Output);
-    let (input, output) = if is_generic {
-        (input, output)
-    } else if mentions_self(c) || !c.generics.params.is_empty() {
+    // Without type parameters, lifetimes or `Self` in the fields, the builders are methods of
+    // `DerivedSchemas<Type>` implemented for the runtime's `Anchor`: rustc compiles a method
+    // with its `Self` type's module, apart from the user's code, so editing a tool body
+    // elsewhere in the module leaves them to be reused as they are; and no closure (no closure
+    // type and call shim per schema).
+    let anchored = !is_generic && !mentions_self(c) && c.generics.params.is_empty();
+    let (input, output, builders) = if is_generic {
+        (input, output, quote!())
+    } else if !anchored {
         (
             quote!(static __CACHE: #p::OnceLock<#p::Schema> = #p::OnceLock::new(); #p::cached(&__CACHE, || #input)),
             quote!(static __CACHE: #p::OnceLock<#p::Schema> = #p::OnceLock::new(); #p::cached(&__CACHE, || #output)),
+            quote!(),
         )
     } else {
-        // No closure (no closure type and call shim per schema); the builders are methods of a
-        // block-local trait implemented for the runtime's `Anchor`, so rustc compiles them with
-        // that type's module, apart from the user's code: editing a tool body elsewhere in the
-        // module leaves them to be reused as they are.
         (
-            quote!(
-                trait __Build { fn build() -> #p::Schema; }
-                impl __Build for #p::Anchor { fn build() -> #p::Schema { #input } }
-                static __CACHE: #p::OnceLock<#p::Schema> = #p::OnceLock::new();
-                #p::cached(&__CACHE, <#p::Anchor as __Build>::build)
-            ),
-            quote!(
-                trait __Build { fn build() -> #p::Schema; }
-                impl __Build for #p::Anchor { fn build() -> #p::Schema { #output } }
-                static __CACHE: #p::OnceLock<#p::Schema> = #p::OnceLock::new();
-                #p::cached(&__CACHE, <#p::Anchor as __Build>::build)
-            ),
+            quote!(static __CACHE: #p::OnceLock<#p::Schema> = #p::OnceLock::new(); #p::cached(&__CACHE, <#p::Anchor as #p::DerivedSchemas<#ident>>::input)),
+            quote!(static __CACHE: #p::OnceLock<#p::Schema> = #p::OnceLock::new(); #p::cached(&__CACHE, <#p::Anchor as #p::DerivedSchemas<#ident>>::output)),
+            quote! {
+                #[automatically_derived]
+                impl #p::DerivedSchemas<#ident> for #p::Anchor {
+                    fn input() -> #p::Schema { #input }
+                    fn output() -> #p::Schema { #output }
+                }
+            },
         )
     };
     let depth = format_ident!("{}", DEPTH_CONST);
@@ -362,6 +362,7 @@ pub(crate) fn expand(c: &Container) -> TokenStream {
         )
     };
     quote! {
+        #builders
         #[automatically_derived]
         impl #impl_generics #p::ToolSchema for #ident #ty_generics #where_clause {
             fn input_schema() -> #p::Schema { #input }

@@ -102,7 +102,7 @@ pub(crate) fn tools(args: TokenStream, item: TokenStream) -> TokenStream {
     let p = quote!(::tools_runtime::__private);
     let self_ty = &block.self_ty;
     let body = if errors.is_empty() {
-        let definitions = models.iter().map(expand::definition);
+        let definitions = models.iter().map(|m| expand::definition(m).0);
         quote!(::core::result::Result::Ok(::std::vec![#(#definitions?),*]))
     } else {
         quote!(::core::unreachable!())

@@ -19,7 +19,7 @@ fn opt_str(s: Option<&str>) -> TokenStream {
 
 /// The expression that builds the tool's `ToolDefinition` (a `Result`). For a method, `self`
 /// (an `&Arc<Self>`) is captured by the body.
-pub(crate) fn definition(tool: &ToolFn) -> TokenStream {
+pub(crate) fn definition(tool: &ToolFn) -> (TokenStream, TokenStream) {
     let p = p();
     let name = &tool.name.value;
     let description = tool.description.clone().unwrap_or_default();
@@ -97,15 +97,15 @@ pub(crate) fn definition(tool: &ToolFn) -> TokenStream {
             let run = if tool.is_async {
                 quote_spanned!(ident.span()=>
                     ::std::boxed::Box::pin(async move {
-                        <#p::Anchor as __Tool>::convert(#call.await)
+                        <#p::Anchor as #p::ToolParts<#ident>>::convert(#call.await)
                     })
                 )
             } else {
-                quote! { #p::ready(<#p::Anchor as __Tool>::convert(#call)) }
+                quote! { #p::ready(<#p::Anchor as #p::ToolParts<#ident>>::convert(#call)) }
             };
             quote! {
                 fn __execute(__args: #args_ty, __ctx: #p::ToolRunContext) -> #p::BoxBody {
-                    let (#(#locals,)*) = match <#p::Anchor as __Tool>::read(&__args, &__ctx) {
+                    let (#(#locals,)*) = match <#p::Anchor as #p::ToolParts<#ident>>::read(&__args, &__ctx) {
                         ::core::result::Result::Ok(__v) => __v,
                         ::core::result::Result::Err(__e) => return #p::failed(__e),
                     };
@@ -191,7 +191,7 @@ pub(crate) fn definition(tool: &ToolFn) -> TokenStream {
         })));
     }
 
-    // Reading the arguments and converting the output: methods of the block-local trait (see
+    // Reading the arguments and converting the output: methods of `ToolParts` (see
     // below), since neither depends on the function's body.
     let mut free_reads = TokenStream::new();
     let mut locals = Vec::new();
@@ -231,29 +231,26 @@ pub(crate) fn definition(tool: &ToolFn) -> TokenStream {
     let custom_output = tool.attrs.render.is_some() || tool.attrs.presentation_meta.is_some();
     match tool.receiver {
         // A free function: no closures (no closure types and call shims per tool). What does
-        // not depend on the function's body (the schemas, the definition) is written as
-        // methods of a block-local trait implemented for the runtime's `Anchor`: rustc
-        // compiles a method with its `Self` type's module, so these land outside the user's
-        // module and are reused as they are when a tool body is edited. Only `__execute`,
-        // which creates the body's future, stays a nested `fn` beside the user's code.
+        // not depend on the function's body (the schemas, the definition, reading the
+        // arguments, converting the result) is written as the methods of `ToolParts<holder>`
+        // implemented for the runtime's `Anchor`: rustc compiles a method with its `Self`
+        // type's module, so these land outside the user's module and are reused as they are
+        // when a tool body is edited. Only `__execute`, which creates the body's future, stays
+        // a nested `fn` beside the user's code.
         Receiver::None => {
             let output = if custom_output {
                 quote!(.output({
-                    let __output = #p::cached(&__OUTPUT, <Self as __Tool>::output_schema);
+                    let __output = #p::cached(&__OUTPUT, <Self as #p::ToolParts<#ident>>::output_schema);
                     #output
                 }))
             } else {
                 quote!()
             };
-            quote! {{
-                trait __Tool {
-                    fn definition() -> ::core::result::Result<#p::ToolDefinition, #p::DefinitionError>;
-                    fn input_schema() -> #p::Schema;
-                    fn output_schema() -> #p::Schema;
-                    #read_sig;
-                    #convert_sig;
-                }
-                impl __Tool for #p::Anchor {
+            let items = quote! {
+                #[automatically_derived]
+                impl #p::ToolParts<#ident> for #p::Anchor {
+                    type Args = (#(#types,)*);
+                    type Ret = #ret_ty;
                     fn definition() -> ::core::result::Result<#p::ToolDefinition, #p::DefinitionError> {
                         static __INPUT: #p::OnceLock<#p::Schema> = #p::OnceLock::new();
                         static __OUTPUT: #p::OnceLock<#p::Schema> = #p::OnceLock::new();
@@ -261,8 +258,8 @@ pub(crate) fn definition(tool: &ToolFn) -> TokenStream {
                         #p::free_tool(
                             #name,
                             #description,
-                            #p::cached(&__INPUT, <Self as __Tool>::input_schema),
-                            #p::cached(&__OUTPUT, <Self as __Tool>::output_schema),
+                            #p::cached(&__INPUT, <Self as #p::ToolParts<#ident>>::input_schema),
+                            #p::cached(&__OUTPUT, <Self as #p::ToolParts<#ident>>::output_schema),
                             __execute,
                         )
                         #output
@@ -281,23 +278,29 @@ pub(crate) fn definition(tool: &ToolFn) -> TokenStream {
                         #convert
                     }
                 }
-                <#p::Anchor as __Tool>::definition()
-            }}
+            };
+            (
+                quote!(<#p::Anchor as #p::ToolParts<#ident>>::definition()),
+                items,
+            )
         }
         // A method's types may name `Self`, which a nested `fn` cannot: closures here.
-        Receiver::Ref => quote! {{
-            static __INPUT: #p::OnceLock<#p::Schema> = #p::OnceLock::new();
-            static __OUTPUT: #p::OnceLock<#p::Schema> = #p::OnceLock::new();
-            let __input = #p::cached(&__INPUT, || #input_schema);
-            let __output = #p::cached(&__OUTPUT, || #output_schema);
-            #p::ToolDefinition::builder(#name)
-                .description(#description)
-                .input_schema(__input)
-                .output(#output)
-                #execute
-                #extra
-                .build()
-        }},
+        Receiver::Ref => (
+            quote! {{
+                static __INPUT: #p::OnceLock<#p::Schema> = #p::OnceLock::new();
+                static __OUTPUT: #p::OnceLock<#p::Schema> = #p::OnceLock::new();
+                let __input = #p::cached(&__INPUT, || #input_schema);
+                let __output = #p::cached(&__OUTPUT, || #output_schema);
+                #p::ToolDefinition::builder(#name)
+                    .description(#description)
+                    .input_schema(__input)
+                    .output(#output)
+                    #execute
+                    #extra
+                    .build()
+            }},
+            TokenStream::new(),
+        ),
     }
 }
 
@@ -314,10 +317,10 @@ pub(crate) fn free(item: &super::FnItem, tool: Option<&ToolFn>) -> TokenStream {
         // an `impl` block would only add errors.
         return quote!(#item);
     }
-    let body = match tool {
+    let (body, parts) = match tool {
         Some(tool) => definition(tool),
         // Errors were reported; this stub keeps uses of `ident::definition()` quiet.
-        None => quote!(::core::unreachable!()),
+        None => (quote!(::core::unreachable!()), TokenStream::new()),
     };
     let doc = format!(
         "The tool definition of the `#[tool]` function `{ident}`: call `{ident}::definition()`."
@@ -337,5 +340,7 @@ pub(crate) fn free(item: &super::FnItem, tool: Option<&ToolFn>) -> TokenStream {
                 #body
             }
         }
+
+        #parts
     }
 }

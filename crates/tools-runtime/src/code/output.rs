@@ -75,7 +75,7 @@ impl Output {
         }
         match result {
             Some((value, len)) if !self.fits(len) => {
-                drop_value(value);
+                crate::deep::discard(value);
                 Err(self.output_limit())
             }
             Some((value, _)) => Ok(CodeCompletion {
@@ -107,18 +107,6 @@ impl Output {
     pub(crate) fn output_limit(&mut self) -> CodeFailure {
         let message = self.limit_message();
         CodeFailure::new(CodeFailureKind::OutputLimit, message, self.take_logs())
-    }
-}
-
-/// Drops a JSON value without recursion, so a deeply nested value cannot overflow the stack.
-pub(crate) fn drop_value(value: Value) {
-    let mut stack = vec![value];
-    while let Some(value) = stack.pop() {
-        match value {
-            Value::Array(items) => stack.extend(items),
-            Value::Object(map) => stack.extend(map.into_iter().map(|(_, v)| v)),
-            _ => {}
-        }
     }
 }
 

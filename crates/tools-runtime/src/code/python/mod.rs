@@ -118,7 +118,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use self::process::{Interpreter, RunProcess, Spare, Zygote};
-use super::output::{Output, drop_value};
+use super::output::Output;
 use super::{
     CodeFailure, CodeFailureKind, CodeHost, CodeLanguage, CodeLimits, CodeOutcome, CodeRunFuture,
     CodeRuntime,
@@ -778,7 +778,7 @@ fn reply_frame(id: u64, result: Result<Value, String>) -> Vec<u8> {
             if serde_json::to_writer(&mut body, &value).is_err() {
                 body.extend_from_slice(b"null");
             }
-            drop_value(value);
+            crate::deep::discard(value);
         }
         Err(message) => {
             body.extend_from_slice(b"false,\"message\":");

@@ -35,7 +35,7 @@ use serde::Deserialize;
 use tokio::task::JoinHandle;
 
 use super::strip::{PREFIX, StripError, strip_program};
-use crate::code::output::{Output, drop_value};
+use crate::code::output::Output;
 use crate::code::{CodeFailure, CodeFailureKind, CodeHost, CodeLimits, CodeOutcome};
 
 const PRELUDE: &str = include_str!("prelude.js");
@@ -768,7 +768,7 @@ fn encode(
         Ok(value) => {
             let text = serde_json::to_string(&value)
                 .map_err(|error| format!("the tool's result is not JSON: {error}"));
-            drop_value(value);
+            crate::deep::discard(value);
             text
         }
         Err(failure) => Err(failure.message().to_owned()),

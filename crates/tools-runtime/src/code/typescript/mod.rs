@@ -52,10 +52,10 @@
 //! `RangeError`). A value nested deeper than 100 levels cannot cross to the host.
 //!
 //! Worker threads are long-lived (a run does not pay for a thread spawn) but every run gets a
-//! new engine; an idle worker holds one engine built in advance (about 120 KiB of engine
-//! heap). The pool grows on demand up to [`TypeScriptRuntime::with_max_threads`] threads
-//! (default: twice the available parallelism, at least 4); further runs wait for a free
-//! thread, and their deadline starts when they start. Dropping the last handle to the runtime
+//! new engine; an idle worker holds one engine built in advance (the built-ins and the
+//! prelude, nothing of any program). The pool grows on demand up to
+//! [`TypeScriptRuntime::with_max_threads`] threads (default: twice the available parallelism,
+//! at least 4); further runs wait for a free thread, and their deadline starts when they start. Dropping the last handle to the runtime
 //! cancels the runs still going (they fail as [`CodeFailureKind::Aborted`]) and joins every
 //! worker thread.
 

@@ -10,6 +10,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+pub use core::option::Option::{self, None, Some};
+pub use core::result::Result::{self, Err, Ok};
 pub use serde;
 pub use serde_json;
 pub use std::sync::OnceLock;
@@ -69,6 +71,73 @@ pub trait ToolParts<T: ?Sized> {
     fn read(args: &Value, ctx: &ToolRunContext) -> Result<Self::Args, ToolError>;
     /// Turns the function's result into the canonical value or a failure.
     fn convert(ret: Self::Ret) -> Result<Value, ToolError>;
+    /// Calls the function with its parameters. A synchronous function runs here; an async
+    /// function's future is returned, converting its result when it completes.
+    fn call(args: Self::Args) -> BoxBody;
+}
+
+/// The body of a free `#[tool]` function with definition holder `T`: reads the parameters and
+/// calls the function, both through [`ToolParts`]. Generic over the holder only, never over
+/// the function's future, so this code is compiled apart from the user's module and reused as
+/// it is when a tool body is edited.
+pub fn run<T: ?Sized>(args: Arc<Value>, ctx: ToolRunContext) -> BoxBody
+where
+    Anchor: ToolParts<T>,
+{
+    match <Anchor as ToolParts<T>>::read(&args, &ctx) {
+        Ok(parameters) => <Anchor as ToolParts<T>>::call(parameters),
+        Err(error) => failed(error),
+    }
+}
+
+/// Boxes an async tool function's future with the conversion of its result.
+///
+/// This is the one piece of generated-code support that is generic over a function's future,
+/// so editing a tool body recompiles its instance. rustc compiles a generic function's
+/// instances with the function's module, so this module of its own keeps them in a small unit
+/// apart from the rest of `__private`, which an edit then leaves as it is.
+pub mod later {
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+
+    use serde_json::Value;
+
+    use super::BoxBody;
+    use crate::ToolError;
+
+    /// `future`, converting its output with `convert` when it completes, as a [`BoxBody`].
+    pub fn convert_later<F>(
+        future: F,
+        convert: fn(F::Output) -> Result<Value, ToolError>,
+    ) -> BoxBody
+    where
+        F: Future + Send + 'static,
+    {
+        Box::pin(Converting { future, convert })
+    }
+
+    /// The future [`convert_later`] boxes. Not a closure or `async` block: those would be
+    /// compiled with the module that writes them, beside the user's code.
+    struct Converting<F: Future> {
+        future: F,
+        convert: fn(F::Output) -> Result<Value, ToolError>,
+    }
+
+    impl<F: Future> Future for Converting<F> {
+        type Output = Result<Value, ToolError>;
+
+        fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+            // SAFETY: `future` is structurally pinned: it is never moved out of `Converting`,
+            // which has no `Drop` impl and is `Unpin` only when `F` is (the auto trait).
+            let this = unsafe { self.get_unchecked_mut() };
+            let future = unsafe { Pin::new_unchecked(&mut this.future) };
+            match future.poll(cx) {
+                Poll::Ready(output) => Poll::Ready((this.convert)(output)),
+                Poll::Pending => Poll::Pending,
+            }
+        }
+    }
 }
 
 /// The larger of two depths, usable in constants.

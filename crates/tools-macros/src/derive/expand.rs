@@ -9,14 +9,16 @@ use syn::spanned::Spanned;
 
 use super::model::{Container, Data, Field, Repr, Side, SkipIf, Style, Variant};
 
+/// The support module, as the `use` at the top of the expansion's `const _` block names it
+/// (see [`expand`]): a short path keeps the expansion, and every build, smaller.
 fn p() -> TokenStream {
-    quote!(::tools_runtime::__private)
+    quote!(__p)
 }
 
 fn opt_str(s: Option<&str>) -> TokenStream {
     match s {
-        Some(s) => quote!(::core::option::Option::Some(#s)),
-        None => quote!(::core::option::Option::None),
+        Some(s) => quote!(__p::Some(#s)),
+        None => quote!(__p::None),
     }
 }
 
@@ -219,9 +221,7 @@ fn enum_body(c: &Container, variants: &[Variant], side: Side) -> TokenStream {
                     _ => None,
                 };
                 if let Some(data) = data {
-                    head.extend(
-                        quote!(__o.field(#content, #data, true, ::core::option::Option::None);),
-                    );
+                    head.extend(quote!(__o.field(#content, #data, true, __p::None);));
                 }
                 alternatives.push(object(
                     &[],
@@ -362,21 +362,24 @@ pub(crate) fn expand(c: &Container) -> TokenStream {
         )
     };
     quote! {
-        #builders
-        #[automatically_derived]
-        impl #impl_generics #p::ToolSchema for #ident #ty_generics #where_clause {
-            fn input_schema() -> #p::Schema { #input }
-            fn output_schema() -> #p::Schema { #output }
-            const #depth: usize = 1 + #nesting;
-        }
-        #check
+        const _: () = {
+            use ::tools_runtime::__private as __p;
+            #builders
+            #[automatically_derived]
+            impl #impl_generics #p::ToolSchema for #ident #ty_generics #where_clause {
+                fn input_schema() -> #p::Schema { #input }
+                fn output_schema() -> #p::Schema { #output }
+                const #depth: usize = 1 + #nesting;
+            }
+            #check
+        };
     }
 }
 
 /// What is emitted when the input has errors: an implementation with no schema, so uses of the
 /// type report nothing further.
 pub(crate) fn stub(input: &syn::DeriveInput) -> TokenStream {
-    let p = p();
+    let p = quote!(::tools_runtime::__private);
     let ident = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     quote! {

@@ -6,21 +6,32 @@ use syn::spanned::Spanned as _;
 
 use super::model::{Concurrency, ParamKind, Receiver, Returns, ToolFn};
 
-fn p() -> TokenStream {
+/// The runtime's support module, spelled out: for code outside the `const _` block.
+fn p_full() -> TokenStream {
     quote!(::tools_runtime::__private)
 }
 
-fn opt_str(s: Option<&str>) -> TokenStream {
+/// The path generated code names the support module by. A method of `#[tools]` spells it out;
+/// a free function's parts sit in a `const _: () = { use ... as __p; ... };` block (see
+/// [`free`]), which keeps the expansion, and so every build of a crate of many tools, shorter.
+fn p_of(tool: &ToolFn) -> TokenStream {
+    match tool.receiver {
+        Receiver::None => quote!(__p),
+        Receiver::Ref => p_full(),
+    }
+}
+
+fn opt_str(p: &TokenStream, s: Option<&str>) -> TokenStream {
     match s {
-        Some(s) => quote!(::core::option::Option::Some(#s)),
-        None => quote!(::core::option::Option::None),
+        Some(s) => quote!(#p::Some(#s)),
+        None => quote!(#p::None),
     }
 }
 
 /// The expression that builds the tool's `ToolDefinition` (a `Result`). For a method, `self`
 /// (an `&Arc<Self>`) is captured by the body.
 pub(crate) fn definition(tool: &ToolFn) -> (TokenStream, TokenStream) {
-    let p = p();
+    let p = p_of(tool);
     let name = &tool.name.value;
     let description = tool.description.clone().unwrap_or_default();
     let ident = &tool.ident;
@@ -33,7 +44,7 @@ pub(crate) fn definition(tool: &ToolFn) -> (TokenStream, TokenStream) {
         .map(|param| {
             let ty = &param.ty;
             let name = &param.name;
-            let doc = opt_str(param.doc.as_deref());
+            let doc = opt_str(&p, param.doc.as_deref());
             quote_spanned!(ty.span()=> __o.input_field::<#ty>(#name, #doc, false, &[]);)
         });
     let output_ty = match &tool.returns {
@@ -72,11 +83,11 @@ pub(crate) fn definition(tool: &ToolFn) -> (TokenStream, TokenStream) {
     let convert = match &tool.returns {
         Returns::Unit | Returns::Plain(_) => quote_spanned!(output_span=> #p::ok_value(&__ret)),
         Returns::Result(_) => quote_spanned!(output_span=> match __ret {
-            ::core::result::Result::Ok(__v) => #p::ok_value(&__v),
-            ::core::result::Result::Err(__e) => {
+            #p::Ok(__v) => #p::ok_value(&__v),
+            #p::Err(__e) => {
                 #[allow(unused_imports)]
                 use #p::{KeepToolError as _, ViaDisplay as _, ViaToolFailure as _};
-                ::core::result::Result::Err((&&&#p::ErrorWrap(__e)).into_tool_error())
+                #p::Err((&&&#p::ErrorWrap(__e)).into_tool_error())
             }
         }),
     };
@@ -86,33 +97,9 @@ pub(crate) fn definition(tool: &ToolFn) -> (TokenStream, TokenStream) {
     };
     let args_ty = quote!(::std::sync::Arc<#p::serde_json::Value>);
     let execute = match tool.receiver {
-        // A free function: a plain nested `fn` reads the arguments (failing early without a
-        // future), calls the function and boxes one small async block. No closure, no generic
-        // driver: nothing here is instantiated per tool inside a shared generic, so editing one
-        // tool leaves the other tools' compiled code reusable.
-        Receiver::None => {
-            let locals: Vec<_> = (0..tool.params.len())
-                .map(|i| format_ident!("__a{}", i))
-                .collect();
-            let run = if tool.is_async {
-                quote_spanned!(ident.span()=>
-                    ::std::boxed::Box::pin(async move {
-                        <#p::Anchor as #p::ToolParts<#ident>>::convert(#call.await)
-                    })
-                )
-            } else {
-                quote! { #p::ready(<#p::Anchor as #p::ToolParts<#ident>>::convert(#call)) }
-            };
-            quote! {
-                fn __execute(__args: #args_ty, __ctx: #p::ToolRunContext) -> #p::BoxBody {
-                    let (#(#locals,)*) = match <#p::Anchor as #p::ToolParts<#ident>>::read(&__args, &__ctx) {
-                        ::core::result::Result::Ok(__v) => __v,
-                        ::core::result::Result::Err(__e) => return #p::failed(__e),
-                    };
-                    #run
-                }
-            }
-        }
+        // A free function: `ToolParts::call` (below) starts it, and the runtime's generic
+        // `run::<holder>` reads the arguments, awaits and converts; nothing here.
+        Receiver::None => TokenStream::new(),
         // A method: the future borrows the shared value, so it lives in an async block that
         // owns its `Arc`.
         Receiver::Ref => {
@@ -208,8 +195,8 @@ pub(crate) fn definition(tool: &ToolFn) -> (TokenStream, TokenStream) {
         };
         free_reads.extend(quote_spanned!(ty.span()=>
             let #local: #ty = match #read {
-                ::core::result::Result::Ok(__v) => __v,
-                ::core::result::Result::Err(__e) => return ::core::result::Result::Err(__e),
+                #p::Ok(__v) => __v,
+                #p::Err(__e) => return #p::Err(__e),
             };
         ));
         locals.push(local);
@@ -217,16 +204,43 @@ pub(crate) fn definition(tool: &ToolFn) -> (TokenStream, TokenStream) {
     }
     let read_sig = quote! {
         fn read(__args: &#p::serde_json::Value, __ctx: &#p::ToolRunContext)
-            -> ::core::result::Result<(#(#types,)*), #p::ToolError>
+            -> #p::Result<(#(#types,)*), #p::ToolError>
     };
     let convert_sig = quote! {
-        fn convert(__ret: #ret_ty) -> ::core::result::Result<#p::serde_json::Value, #p::ToolError>
+        fn convert(__ret: #ret_ty) -> #p::Result<#p::serde_json::Value, #p::ToolError>
+    };
+
+    // Calling the function. An async function's future is boxed by a nested `fn`, compiled
+    // beside the body (an edit to the body changes the future's type), so that the methods
+    // above stay untouched by such edits.
+    let call_fn = if tool.is_async {
+        // Spanned on the name: a future that is not `Send` is reported there.
+        let start = quote_spanned! {ident.span()=>
+            #p::later::convert_later(
+                #ident(#(#locals),*),
+                <#p::Anchor as #p::ToolParts<#ident>>::convert,
+            )
+        };
+        quote! {
+            fn call(__a: Self::Args) -> #p::BoxBody {
+                fn __call((#(#locals,)*): (#(#types,)*)) -> #p::BoxBody {
+                    #start
+                }
+                __call(__a)
+            }
+        }
+    } else {
+        quote! {
+            fn call((#(#locals,)*): Self::Args) -> #p::BoxBody {
+                #p::ready(<Self as #p::ToolParts<#ident>>::convert(#ident(#(#locals),*)))
+            }
+        }
     };
 
     let input_schema = quote! {{
         let mut __o = #p::parameters();
         #(#fields)*
-        __o.build(::core::option::Option::None)
+        __o.build(#p::None)
     }};
     let custom_output = tool.attrs.render.is_some() || tool.attrs.presentation_meta.is_some();
     match tool.receiver {
@@ -235,8 +249,9 @@ pub(crate) fn definition(tool: &ToolFn) -> (TokenStream, TokenStream) {
         // arguments, converting the result) is written as the methods of `ToolParts<holder>`
         // implemented for the runtime's `Anchor`: rustc compiles a method with its `Self`
         // type's module, so these land outside the user's module and are reused as they are
-        // when a tool body is edited. Only `__execute`, which creates the body's future, stays
-        // a nested `fn` beside the user's code.
+        // when a tool body is edited. The runtime's generic `run::<holder>` drives a call
+        // through them; only the nested `fn` that boxes an async function's future stays
+        // beside the user's code.
         Receiver::None => {
             let output = if custom_output {
                 quote!(.output({
@@ -251,16 +266,15 @@ pub(crate) fn definition(tool: &ToolFn) -> (TokenStream, TokenStream) {
                 impl #p::ToolParts<#ident> for #p::Anchor {
                     type Args = (#(#types,)*);
                     type Ret = #ret_ty;
-                    fn definition() -> ::core::result::Result<#p::ToolDefinition, #p::DefinitionError> {
+                    fn definition() -> #p::Result<#p::ToolDefinition, #p::DefinitionError> {
                         static __INPUT: #p::OnceLock<#p::Schema> = #p::OnceLock::new();
                         static __OUTPUT: #p::OnceLock<#p::Schema> = #p::OnceLock::new();
-                        #execute
                         #p::free_tool(
                             #name,
                             #description,
                             #p::cached(&__INPUT, <Self as #p::ToolParts<#ident>>::input_schema),
                             #p::cached(&__OUTPUT, <Self as #p::ToolParts<#ident>>::output_schema),
-                            __execute,
+                            #p::run::<#ident>,
                         )
                         #output
                         #extra
@@ -272,15 +286,17 @@ pub(crate) fn definition(tool: &ToolFn) -> (TokenStream, TokenStream) {
                     #[allow(clippy::question_mark)]
                     #read_sig {
                         #free_reads
-                        ::core::result::Result::Ok((#(#locals,)*))
+                        #p::Ok((#(#locals,)*))
                     }
                     #convert_sig {
                         #convert
                     }
+                    #call_fn
                 }
             };
+            let full = p_full();
             (
-                quote!(<#p::Anchor as #p::ToolParts<#ident>>::definition()),
+                quote!(<#full::Anchor as #full::ToolParts<#ident>>::definition()),
                 items,
             )
         }
@@ -306,7 +322,7 @@ pub(crate) fn definition(tool: &ToolFn) -> (TokenStream, TokenStream) {
 
 /// The free-function form: the function itself plus a same-named definition holder.
 pub(crate) fn free(item: &super::FnItem, tool: Option<&ToolFn>) -> TokenStream {
-    let p = p();
+    let p = p_full();
     let mut item = item.clone();
     super::parse::strip_param_attrs(&mut item.sig);
     let vis = &item.vis;
@@ -341,6 +357,9 @@ pub(crate) fn free(item: &super::FnItem, tool: Option<&ToolFn>) -> TokenStream {
             }
         }
 
-        #parts
+        const _: () = {
+            use ::tools_runtime::__private as __p;
+            #parts
+        };
     }
 }

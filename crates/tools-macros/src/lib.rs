@@ -61,9 +61,9 @@
 //! The function is kept unchanged (minus the parameter attributes), so unit tests call it
 //! directly. Beside it stands a same-named item in the type namespace with one method,
 //! `read_file::definition() -> Result<ToolDefinition, DefinitionError>`, which builds the
-//! definition: name, description, input and output schemas, body and declarations. The two
-//! schemas are composed once per process and cached (`OnceLock`); later calls clone them.
-//! `definition()` fails only when a hand-written `ToolSchema` implementation produced a schema
+//! definition: name, description, input and output schemas, body and declarations. Each call
+//! composes the schemas afresh (no cache: a cached schema would be handed out as a copy, which
+//! costs about what composing it does). `definition()` fails only when a hand-written `ToolSchema` implementation produced a schema
 //! outside the supported subset.
 //!
 //! ## Parameters

@@ -4,7 +4,7 @@
 
 use std::any::Any;
 use std::fmt;
-use std::sync::{Arc, OnceLock as StdOnceLock};
+use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -14,7 +14,6 @@ pub use core::option::Option::{self, None, Some};
 pub use core::result::Result::{self, Err, Ok};
 pub use serde;
 pub use serde_json;
-pub use std::sync::OnceLock;
 pub use std::time::Duration;
 pub use tools_schema::typed::{ToolSchema, nullable};
 pub use tools_schema::{AdditionalProperties, Annotations, Schema, SchemaKind, StringSchema};
@@ -30,13 +29,6 @@ use tools_schema::ObjectSchema;
 // Schema building (used by `#[derive(ToolSchema)]` and `#[tool]`)
 // ---------------------------------------------------------------------------------------------
 
-/// Returns the cached schema, building it on first use. `build` is a function pointer, not a
-/// generic closure, so every cache shares one instantiation of the `OnceLock` machinery (this
-/// keeps the compile time of many tools down).
-pub fn cached(cache: &'static StdOnceLock<Schema>, build: fn() -> Schema) -> Schema {
-    cache.get_or_init(build).clone()
-}
-
 /// The type generated code implements [`ToolParts`] and [`DerivedSchemas`] for. rustc
 /// compiles a method together with the module of its `Self` type, so code generated this way
 /// is compiled apart from the user's module: editing one tool body then leaves it to be reused
@@ -49,8 +41,10 @@ pub struct Anchor;
 pub trait DerivedSchemas<T: ?Sized> {
     /// The input (deserialize-side) schema.
     fn input() -> Schema;
-    /// The output (serialize-side) schema.
-    fn output() -> Schema;
+    /// The output (serialize-side) schema; the input schema unless the two differ.
+    fn output() -> Schema {
+        Self::input()
+    }
 }
 
 /// The parts of a free `#[tool]` function that do not depend on its body, implemented for

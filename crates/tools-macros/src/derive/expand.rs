@@ -325,23 +325,24 @@ pub(crate) fn expand(c: &Container) -> TokenStream {
     // elsewhere in the module leaves them to be reused as they are; and no closure (no closure
     // type and call shim per schema).
     let anchored = !is_generic && !mentions_self(c) && c.generics.params.is_empty();
-    let (input, output, builders) = if is_generic {
+    let (input, output, builders) = if !anchored {
         (input, output, quote!())
-    } else if !anchored {
-        (
-            quote!(static __CACHE: #p::OnceLock<#p::Schema> = #p::OnceLock::new(); #p::cached(&__CACHE, || #input)),
-            quote!(static __CACHE: #p::OnceLock<#p::Schema> = #p::OnceLock::new(); #p::cached(&__CACHE, || #output)),
-            quote!(),
-        )
     } else {
+        // A type whose two schemas are the same (a unit-only enum, for one) writes the builder
+        // once: `DerivedSchemas::output` defaults to `input`.
+        let output_fn = if input.to_string() == output.to_string() {
+            quote!()
+        } else {
+            quote!(fn output() -> #p::Schema { #output })
+        };
         (
-            quote!(static __CACHE: #p::OnceLock<#p::Schema> = #p::OnceLock::new(); #p::cached(&__CACHE, <#p::Anchor as #p::DerivedSchemas<#ident>>::input)),
-            quote!(static __CACHE: #p::OnceLock<#p::Schema> = #p::OnceLock::new(); #p::cached(&__CACHE, <#p::Anchor as #p::DerivedSchemas<#ident>>::output)),
+            quote!(<#p::Anchor as #p::DerivedSchemas<#ident>>::input()),
+            quote!(<#p::Anchor as #p::DerivedSchemas<#ident>>::output()),
             quote! {
                 #[automatically_derived]
                 impl #p::DerivedSchemas<#ident> for #p::Anchor {
                     fn input() -> #p::Schema { #input }
-                    fn output() -> #p::Schema { #output }
+                    #output_fn
                 }
             },
         )

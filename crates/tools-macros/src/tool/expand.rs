@@ -255,7 +255,7 @@ pub(crate) fn definition(tool: &ToolFn) -> (TokenStream, TokenStream) {
         Receiver::None => {
             let output = if custom_output {
                 quote!(.output({
-                    let __output = #p::cached(&__OUTPUT, <Self as #p::ToolParts<#ident>>::output_schema);
+                    let __output = <Self as #p::ToolParts<#ident>>::output_schema();
                     #output
                 }))
             } else {
@@ -267,13 +267,11 @@ pub(crate) fn definition(tool: &ToolFn) -> (TokenStream, TokenStream) {
                     type Args = (#(#types,)*);
                     type Ret = #ret_ty;
                     fn definition() -> #p::Result<#p::ToolDefinition, #p::DefinitionError> {
-                        static __INPUT: #p::OnceLock<#p::Schema> = #p::OnceLock::new();
-                        static __OUTPUT: #p::OnceLock<#p::Schema> = #p::OnceLock::new();
                         #p::free_tool(
                             #name,
                             #description,
-                            #p::cached(&__INPUT, <Self as #p::ToolParts<#ident>>::input_schema),
-                            #p::cached(&__OUTPUT, <Self as #p::ToolParts<#ident>>::output_schema),
+                            <Self as #p::ToolParts<#ident>>::input_schema(),
+                            <Self as #p::ToolParts<#ident>>::output_schema(),
                             #p::run::<#ident>,
                         )
                         #output
@@ -303,10 +301,8 @@ pub(crate) fn definition(tool: &ToolFn) -> (TokenStream, TokenStream) {
         // A method's types may name `Self`, which a nested `fn` cannot: closures here.
         Receiver::Ref => (
             quote! {{
-                static __INPUT: #p::OnceLock<#p::Schema> = #p::OnceLock::new();
-                static __OUTPUT: #p::OnceLock<#p::Schema> = #p::OnceLock::new();
-                let __input = #p::cached(&__INPUT, || #input_schema);
-                let __output = #p::cached(&__OUTPUT, || #output_schema);
+                let __input = #input_schema;
+                let __output = #output_schema;
                 #p::ToolDefinition::builder(#name)
                     .description(#description)
                     .input_schema(__input)
@@ -350,8 +346,7 @@ pub(crate) fn free(item: &super::FnItem, tool: Option<&ToolFn>) -> TokenStream {
 
         #[allow(dead_code)]
         impl #ident {
-            /// Builds the tool's definition: its schemas (built once and cached), description,
-            /// body and declarations.
+            /// Builds the tool's definition: its schemas, description, body and declarations.
             #vis fn definition() -> ::core::result::Result<#p::ToolDefinition, #p::DefinitionError> {
                 #body
             }

@@ -246,7 +246,7 @@ pub async fn tool_7(
     mode: Mode7,
 ) -> Result<Found7, String> {
     let _ = mode;
-    let marker = "EDIT_MARKER_905928 7";
+    let marker = "EDIT_MARKER_0 7";
     let n = limit.unwrap_or(10) as u64;
     Ok(Found7 { path, lines: vec![marker.to_owned()], total: n, truncated: false })
 }

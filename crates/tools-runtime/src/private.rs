@@ -51,37 +51,16 @@ pub trait DerivedSchemas<T: ?Sized> {
 /// [`Anchor`] with the function's definition holder as `T` (so they are compiled with this
 /// module; see [`Anchor`]).
 pub trait ToolParts<T: ?Sized> {
-    /// The parameters, in order, as a tuple.
-    type Args;
     /// The function's return type.
     type Ret;
     /// The tool's definition.
     fn definition() -> Result<ToolDefinition, DefinitionError>;
-    /// The input schema.
-    fn input_schema() -> Schema;
-    /// The output schema.
-    fn output_schema() -> Schema;
-    /// Reads the parameters from the call's arguments and context.
-    fn read(args: &Value, ctx: &ToolRunContext) -> Result<Self::Args, ToolError>;
+    /// The tool's body: reads the parameters from the call's arguments and context, then calls
+    /// the function. A synchronous function runs here; an async function's future is returned,
+    /// converting its result when it completes.
+    fn start(args: Arc<Value>, ctx: ToolRunContext) -> BoxBody;
     /// Turns the function's result into the canonical value or a failure.
     fn convert(ret: Self::Ret) -> Result<Value, ToolError>;
-    /// Calls the function with its parameters. A synchronous function runs here; an async
-    /// function's future is returned, converting its result when it completes.
-    fn call(args: Self::Args) -> BoxBody;
-}
-
-/// The body of a free `#[tool]` function with definition holder `T`: reads the parameters and
-/// calls the function, both through [`ToolParts`]. Generic over the holder only, never over
-/// the function's future, so this code is compiled apart from the user's module and reused as
-/// it is when a tool body is edited.
-pub fn run<T: ?Sized>(args: Arc<Value>, ctx: ToolRunContext) -> BoxBody
-where
-    Anchor: ToolParts<T>,
-{
-    match <Anchor as ToolParts<T>>::read(&args, &ctx) {
-        Ok(parameters) => <Anchor as ToolParts<T>>::call(parameters),
-        Err(error) => failed(error),
-    }
 }
 
 /// Boxes an async tool function's future with the conversion of its result.
@@ -634,19 +613,19 @@ pub type BoxBody = futures::future::BoxFuture<'static, Result<Value, ToolError>>
 /// one conversion into the runtime's body type (no generic instantiation per tool).
 pub type BodyPtr = fn(Arc<Value>, ToolRunContext) -> BoxBody;
 
-/// The definition builder of a free `#[tool]` function: name, description, schemas, JSON
+/// The definition builder of a free `#[tool]` function: name, description, input schema,
 /// output and body in one non-generic call (the attribute's other keys are added to it).
 pub fn free_tool(
     name: &str,
     description: &str,
     input: Schema,
-    output: Schema,
+    output: Output,
     body: BodyPtr,
 ) -> crate::ToolDefinitionBuilder {
     ToolDefinition::builder(name)
         .description(description)
         .input_schema(input)
-        .output(Output::json(output))
+        .output(output)
         .execute_boxed(Arc::new(body))
 }
 

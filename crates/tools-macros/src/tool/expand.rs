@@ -97,8 +97,7 @@ pub(crate) fn definition(tool: &ToolFn) -> (TokenStream, TokenStream) {
     };
     let args_ty = quote!(::std::sync::Arc<#p::serde_json::Value>);
     let execute = match tool.receiver {
-        // A free function: `ToolParts::call` (below) starts it, and the runtime's generic
-        // `run::<holder>` reads the arguments, awaits and converts; nothing here.
+        // A free function: `ToolParts::start` (below) reads the arguments and calls it.
         Receiver::None => TokenStream::new(),
         // A method: the future borrows the shared value, so it lives in an async block that
         // owns its `Arc`.
@@ -178,8 +177,8 @@ pub(crate) fn definition(tool: &ToolFn) -> (TokenStream, TokenStream) {
         })));
     }
 
-    // Reading the arguments and converting the output: methods of `ToolParts` (see
-    // below), since neither depends on the function's body.
+    // Starting a call: read each parameter (failing without a future), then call the
+    // function. A method of `ToolParts` (see below), since none of it depends on the body.
     let mut free_reads = TokenStream::new();
     let mut locals = Vec::new();
     let mut types = Vec::new();
@@ -188,32 +187,27 @@ pub(crate) fn definition(tool: &ToolFn) -> (TokenStream, TokenStream) {
         let ty = &param.ty;
         let name = &param.name;
         let read = match param.kind {
-            ParamKind::Argument => quote_spanned!(ty.span()=> #p::arg::<#ty>(__args, #name)),
+            ParamKind::Argument => quote_spanned!(ty.span()=> #p::arg::<#ty>(&__args, #name)),
             ParamKind::Context => quote_spanned!(ty.span()=>
-                <#ty as #p::FromRunContext>::from_run_context(__ctx)
+                <#ty as #p::FromRunContext>::from_run_context(&__ctx)
             ),
         };
         free_reads.extend(quote_spanned!(ty.span()=>
             let #local: #ty = match #read {
                 #p::Ok(__v) => __v,
-                #p::Err(__e) => return #p::Err(__e),
+                #p::Err(__e) => return #p::failed(__e),
             };
         ));
         locals.push(local);
         types.push(ty);
     }
-    let read_sig = quote! {
-        fn read(__args: &#p::serde_json::Value, __ctx: &#p::ToolRunContext)
-            -> #p::Result<(#(#types,)*), #p::ToolError>
-    };
     let convert_sig = quote! {
         fn convert(__ret: #ret_ty) -> #p::Result<#p::serde_json::Value, #p::ToolError>
     };
-
-    // Calling the function. An async function's future is boxed by a nested `fn`, compiled
-    // beside the body (an edit to the body changes the future's type), so that the methods
-    // above stay untouched by such edits.
-    let call_fn = if tool.is_async {
+    // An async function's future is boxed by a nested `fn`, compiled beside the body (an
+    // edit to the body changes the future's type), so that the methods of `ToolParts` stay
+    // untouched by such edits.
+    let call = if tool.is_async {
         // Spanned on the name: a future that is not `Send` is reported there.
         let start = quote_spanned! {ident.span()=>
             #p::later::convert_later(
@@ -222,19 +216,13 @@ pub(crate) fn definition(tool: &ToolFn) -> (TokenStream, TokenStream) {
             )
         };
         quote! {
-            fn call(__a: Self::Args) -> #p::BoxBody {
-                fn __call((#(#locals,)*): (#(#types,)*)) -> #p::BoxBody {
-                    #start
-                }
-                __call(__a)
+            fn __call(#(#locals: #types),*) -> #p::BoxBody {
+                #start
             }
+            __call(#(#locals),*)
         }
     } else {
-        quote! {
-            fn call((#(#locals,)*): Self::Args) -> #p::BoxBody {
-                #p::ready(<Self as #p::ToolParts<#ident>>::convert(#ident(#(#locals),*)))
-            }
-        }
+        quote!(#p::ready(<Self as #p::ToolParts<#ident>>::convert(#ident(#(#locals),*))))
     };
 
     let input_schema = quote! {{
@@ -242,54 +230,40 @@ pub(crate) fn definition(tool: &ToolFn) -> (TokenStream, TokenStream) {
         #(#fields)*
         __o.build(#p::None)
     }};
-    let custom_output = tool.attrs.render.is_some() || tool.attrs.presentation_meta.is_some();
     match tool.receiver {
         // A free function: no closures (no closure types and call shims per tool). What does
         // not depend on the function's body (the schemas, the definition, reading the
         // arguments, converting the result) is written as the methods of `ToolParts<holder>`
         // implemented for the runtime's `Anchor`: rustc compiles a method with its `Self`
         // type's module, so these land outside the user's module and are reused as they are
-        // when a tool body is edited. The runtime's generic `run::<holder>` drives a call
-        // through them; only the nested `fn` that boxes an async function's future stays
-        // beside the user's code.
+        // when a tool body is edited. Only the nested `fn` that boxes an async function's
+        // future stays beside the user's code.
         Receiver::None => {
-            let output = if custom_output {
-                quote!(.output({
-                    let __output = <Self as #p::ToolParts<#ident>>::output_schema();
-                    #output
-                }))
-            } else {
-                quote!()
-            };
             let items = quote! {
                 #[automatically_derived]
                 impl #p::ToolParts<#ident> for #p::Anchor {
-                    type Args = (#(#types,)*);
                     type Ret = #ret_ty;
                     fn definition() -> #p::Result<#p::ToolDefinition, #p::DefinitionError> {
+                        let __output = #output_schema;
                         #p::free_tool(
                             #name,
                             #description,
-                            <Self as #p::ToolParts<#ident>>::input_schema(),
-                            <Self as #p::ToolParts<#ident>>::output_schema(),
-                            #p::run::<#ident>,
+                            #input_schema,
+                            #output,
+                            <Self as #p::ToolParts<#ident>>::start,
                         )
-                        #output
                         #extra
                         .build()
                     }
-                    fn input_schema() -> #p::Schema #input_schema
-                    fn output_schema() -> #p::Schema { #output_schema }
                     // A `match` per argument rather than `?`: no `Try` instantiations.
                     #[allow(clippy::question_mark)]
-                    #read_sig {
+                    fn start(__args: #args_ty, __ctx: #p::ToolRunContext) -> #p::BoxBody {
                         #free_reads
-                        #p::Ok((#(#locals,)*))
+                        #call
                     }
                     #convert_sig {
                         #convert
                     }
-                    #call_fn
                 }
             };
             let full = p_full();

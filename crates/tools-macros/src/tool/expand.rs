@@ -59,10 +59,15 @@ pub(crate) fn definition(tool: &ToolFn) -> (TokenStream, TokenStream) {
     let output_schema =
         quote_spanned!(output_span=> <#output_ty as #p::ToolSchema>::output_schema());
 
-    // Body: read each parameter, call the function, convert the result.
+    // A method's body: read each parameter, call the function, convert the result (a free
+    // function's is `start`, below).
     let mut reads = TokenStream::new();
     let mut call_args = Vec::new();
-    for (i, param) in tool.params.iter().enumerate() {
+    let method_params = match tool.receiver {
+        Receiver::None => &[][..],
+        Receiver::Ref => &tool.params[..],
+    };
+    for (i, param) in method_params.iter().enumerate() {
         let local = format_ident!("__a{}", i);
         let ty = &param.ty;
         let name = &param.name;

@@ -63,8 +63,8 @@
 //! `read_file::definition() -> Result<ToolDefinition, DefinitionError>`, which builds the
 //! definition: name, description, input and output schemas, body and declarations. Each call
 //! composes the schemas afresh (no cache: a cached schema would be handed out as a copy, which
-//! costs about what composing it does). `definition()` fails only when a hand-written `ToolSchema` implementation produced a schema
-//! outside the supported subset.
+//! costs about what composing it does). `definition()` fails only when a hand-written
+//! `ToolSchema` implementation produced a schema outside the supported subset.
 //!
 //! ## Parameters
 //!

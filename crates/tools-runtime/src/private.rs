@@ -701,6 +701,53 @@ mod tests {
         plain(SchemaKind::Boolean(BooleanSchema::default()))
     }
 
+    /// Pending on the first poll (waking its task), then ready with `value`.
+    struct YieldOnce {
+        polled: bool,
+        value: String,
+    }
+
+    impl std::future::Future for YieldOnce {
+        type Output = String;
+        fn poll(
+            mut self: std::pin::Pin<&mut Self>,
+            cx: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<String> {
+            if self.polled {
+                std::task::Poll::Ready(std::mem::take(&mut self.value))
+            } else {
+                self.polled = true;
+                cx.waker().wake_by_ref();
+                std::task::Poll::Pending
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn convert_later_waits_for_the_future_then_converts_its_output() {
+        fn to_json(text: String) -> Result<Value, ToolError> {
+            Ok(Value::String(text.to_uppercase()))
+        }
+        let body = later::convert_later(
+            YieldOnce {
+                polled: false,
+                value: "done".to_owned(),
+            },
+            to_json,
+        );
+        assert_eq!(body.await.unwrap(), Value::String("DONE".to_owned()));
+
+        // An async block that awaits a pending step, as a tool body does.
+        let body = later::convert_later(
+            async {
+                tokio::task::yield_now().await;
+                "later".to_owned()
+            },
+            to_json,
+        );
+        assert_eq!(body.await.unwrap(), Value::String("LATER".to_owned()));
+    }
+
     #[test]
     fn max2_picks_the_larger() {
         assert_eq!(max2(0, 0), 0);

@@ -113,6 +113,15 @@ pub mod later {
     }
 }
 
+/// Names as code spans in a comma-separated list, for descriptions: `` `a`, `b` ``.
+fn code_list<S: AsRef<str>>(names: &[S]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{}`", n.as_ref()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The larger of two depths, usable in constants.
 pub const fn max2(a: usize, b: usize) -> usize {
     if a > b { a } else { b }
@@ -281,11 +290,7 @@ impl ObjectBuilder {
             self.field(name, schema, !optional, doc);
             return;
         }
-        let also = aliases
-            .iter()
-            .map(|a| format!("`{a}`"))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let also = code_list(aliases);
         let note = format!("Also accepted as {also}; give the value under one name only.");
         let main_doc = match doc {
             Some(doc) => format!("{doc}\n\n{note}"),
@@ -361,11 +366,7 @@ impl ObjectBuilder {
             // description says that one of its names is required.
             for group in &self.alias_groups {
                 self.required.retain(|r| r != &group[0]);
-                let names = group
-                    .iter()
-                    .map(|n| format!("`{n}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ");
+                let names = code_list(group);
                 let rule = format!("Required under exactly one of the names {names}.");
                 for (prop, schema) in &mut self.properties {
                     if group.contains(prop) {

@@ -1,5 +1,5 @@
 // The Node.js side of the Code Mode runtime comparison (run by
-// crates/tools-runtime/benches/code_runtime.rs, or by hand:
+// tools-runtime/benches/code_runtime.rs, or by hand:
 // `node benches/code-runtime/node-worker.mjs [iterations]`).
 //
 // For every run it starts a fresh `worker_threads` Worker, runs the program in it as the body

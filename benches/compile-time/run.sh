@@ -7,10 +7,11 @@
 #   incremental  : edit one string literal in one tool body, then `cargo build` (median of RUNS)
 #
 # Debug profile, each crate with its own target directory. Usage: ./run.sh [RUNS] (default 5).
+# The two crates are generated into target/bench-compile/ by generate.py; nothing is committed.
 set -euo pipefail
-cd "$(dirname "$0")"
+here="$(cd "$(dirname "$0")" && pwd)"
 RUNS="${1:-5}"
-python3 generate.py
+cd "$(python3 "$here/generate.py")"
 
 # build DIR: runs `cargo build` and prints "WALL_MS CPU_MS" (CPU = user + system of the whole
 # build, which is steadier than wall time on a loaded machine).

@@ -24,23 +24,23 @@ pub const USAGE_PYTHON: &str = "usage_python.md.jinja";
 pub const EMBEDDED: &[(&str, &str)] = &[
     (
         TYPESCRIPT_SDK,
-        include_str!("../../../templates/typescript_sdk.ts.jinja"),
+        include_str!("../../templates/typescript_sdk.ts.jinja"),
     ),
     (
         PYTHON_SDK,
-        include_str!("../../../templates/python_sdk.py.jinja"),
+        include_str!("../../templates/python_sdk.py.jinja"),
     ),
     (
         CATALOG_MARKDOWN,
-        include_str!("../../../templates/catalog.md.jinja"),
+        include_str!("../../templates/catalog.md.jinja"),
     ),
     (
         USAGE_TYPESCRIPT,
-        include_str!("../../../templates/usage_typescript.md.jinja"),
+        include_str!("../../templates/usage_typescript.md.jinja"),
     ),
     (
         USAGE_PYTHON,
-        include_str!("../../../templates/usage_python.md.jinja"),
+        include_str!("../../templates/usage_python.md.jinja"),
     ),
 ];
 

@@ -8,7 +8,7 @@ use std::process::{Command, Output, Stdio};
 use tools_codegen::{Catalog, Language, render_catalog_markdown, render_sdk, usage_text};
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
 fn codegen(args: &[&str]) -> Output {

@@ -137,7 +137,7 @@ fn node_medians() -> Result<Value, String> {
     let script = std::env::var_os("NODE_WORKER_SCRIPT").map_or_else(
         || {
             PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("../../benches/code-runtime/node-worker.mjs")
+                .join("../benches/code-runtime/node-worker.mjs")
         },
         PathBuf::from,
     );

@@ -1,11 +1,48 @@
 #!/usr/bin/env python3
 """Writes the two 50-tool crates compared by run.sh: `ours` (#[tool] + #[derive(ToolSchema)])
 and `rmcp` (rmcp's #[tool] + schemars). The tools are the same: three parameters (a path, an
-optional limit, a mode enum) and a structured output of four fields."""
+optional limit, a mode enum) and a structured output of four fields.
+
+The crates are generated, never committed: they go to `target/bench-compile/{ours,rmcp}` under
+the repository root (or the folder given as the first argument), each with its manifest and the
+lock file kept beside this script, so both build against pinned dependency versions."""
 import os
+import shutil
+import sys
 
 N = 50
 here = os.path.dirname(os.path.abspath(__file__))
+root = os.path.dirname(os.path.dirname(here))
+out_dir = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.join(root, "target", "bench-compile")
+
+MANIFESTS = {
+    "ours": f"""[package]
+name = "bench-ours"
+version = "0.0.0"
+edition = "2024"
+publish = false
+
+[dependencies]
+tools-runtime = {{ path = "{os.path.join(root, 'tools-runtime')}", default-features = false }}
+serde = {{ version = "1", features = ["derive"] }}
+
+[workspace]
+""",
+    "rmcp": """[package]
+name = "bench-rmcp"
+version = "0.0.0"
+edition = "2024"
+publish = false
+
+[dependencies]
+rmcp = { version = "=3.11.0", default-features = false, features = ["server", "macros"] }
+schemars = "1"
+serde = { version = "1", features = ["derive"] }
+serde_json = "1"
+
+[workspace]
+""",
+}
 
 
 def ours():
@@ -117,7 +154,26 @@ def rmcp():
     return "\n".join(out)
 
 
-for name, text in (("ours", ours()), ("rmcp", rmcp())):
-    os.makedirs(os.path.join(here, name, "src"), exist_ok=True)
-    with open(os.path.join(here, name, "src", "lib.rs"), "w") as f:
+def write_if_changed(path, text):
+    """Leaves an unchanged file alone, so its mtime does not force a rebuild."""
+    try:
+        with open(path) as f:
+            if f.read() == text:
+                return
+    except FileNotFoundError:
+        pass
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
         f.write(text)
+    os.replace(tmp, path)
+
+
+for name, text in (("ours", ours()), ("rmcp", rmcp())):
+    crate = os.path.join(out_dir, name)
+    os.makedirs(os.path.join(crate, "src"), exist_ok=True)
+    write_if_changed(os.path.join(crate, "Cargo.toml"), MANIFESTS[name])
+    lock = os.path.join(crate, "Cargo.lock")
+    if not os.path.exists(lock):
+        shutil.copyfile(os.path.join(here, f"{name}.Cargo.lock"), lock)
+    write_if_changed(os.path.join(crate, "src", "lib.rs"), text)
+print(out_dir)

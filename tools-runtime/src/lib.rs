@@ -93,45 +93,41 @@
 
 #![warn(missing_docs)]
 
+mod base;
 pub mod code;
-mod content;
-mod deep;
-mod definition;
-mod error;
-mod execution;
-mod hooks;
 mod pipeline;
 mod registry;
-mod result;
-mod schedule;
-mod validation;
-pub mod wrappers;
 
 #[doc(hidden)]
-#[path = "private.rs"]
+#[path = "private/mod.rs"]
 pub mod __private;
+
+pub use pipeline::wrappers;
 
 /// The schema vocabulary (`tools-schema`): the typed [`Schema`](schema::Schema) model, JSON
 /// Schema projection, validation, and the catalog entry [`schema::catalog::ToolSchema`] that
 /// [`ToolRuntime::schemas`] returns.
 pub use tools_schema as schema;
 
-pub use content::{AdditionalContext, ContentBlock};
-pub use definition::{
-    BodyFn, ConcurrencyFn, FinalizeContentFn, Output, PresentationMetaFn, RenderFn, SchemaSource,
-    ToolDefinition, ToolDefinitionBuilder, render_json,
+pub use base::call::{ExecutionToken, ScopeKey, ToolCall};
+pub use base::content::{AdditionalContext, ContentBlock};
+pub use base::context::ToolRunContext;
+pub use base::definition::{
+    BodyFn, ConcurrencyFn, FinalizeContentFn, Output, PresentationMetaFn, RESERVED_RUN_CODE,
+    RenderFn, SchemaSource, ToolDefinition, ToolDefinitionBuilder, render_json,
 };
-pub use error::{
+pub use base::error::{
     DefinitionError, ExecutionError, PanicSite, RegistryError, ToolError, ToolFailure, codes,
 };
-pub use execution::{ExecutionToken, ToolCall, ToolExecution, ToolRunContext};
-pub use hooks::{
+pub use base::execution::ToolExecution;
+pub use base::hooks::{
     Approval, ApprovalService, Dispatch, Next, PostDecision, PostSnapshot, PostView, PreDecision,
     RegistryChange, Replacement,
 };
-pub use registry::{Registration, Scope, ScopeKey, ToolFilter, ToolRuntime};
-pub use result::{ToolExecutionResult, ToolFailureInfo, ToolOutcome};
-pub use schedule::ExecutionMode;
+pub use base::result::{ToolExecutionResult, ToolFailureInfo, ToolOutcome};
+pub use base::runtime::{ToolFilter, ToolRuntime};
+pub use pipeline::schedule::ExecutionMode;
+pub use registry::{Registration, Scope};
 pub use tokio_util::sync::CancellationToken;
 
 /// Injection of `#[context]` parameters of a `#[tool]` function.
@@ -140,7 +136,3 @@ pub use __private::FromRunContext;
 pub use tools_macros::{ToolSchema, tool, tools};
 /// Schemas of Rust types: implemented for the standard types, derived for yours.
 pub use tools_schema::typed::ToolSchema;
-
-/// The tool name reserved for Code Mode's transport: no scope can register, reserve or restrict
-/// it.
-pub const RESERVED_RUN_CODE: &str = "run_code";

@@ -75,7 +75,7 @@ impl Output {
         }
         match result {
             Some((value, len)) if !self.fits(len) => {
-                crate::deep::discard(value);
+                crate::base::deep::discard(value);
                 Err(self.output_limit())
             }
             Some((value, _)) => Ok(CodeCompletion {

@@ -778,7 +778,7 @@ fn reply_frame(id: u64, result: Result<Value, String>) -> Vec<u8> {
             if serde_json::to_writer(&mut body, &value).is_err() {
                 body.extend_from_slice(b"null");
             }
-            crate::deep::discard(value);
+            crate::base::deep::discard(value);
         }
         Err(message) => {
             body.extend_from_slice(b"false,\"message\":");

@@ -768,7 +768,7 @@ fn encode(
         Ok(value) => {
             let text = serde_json::to_string(&value)
                 .map_err(|error| format!("the tool's result is not JSON: {error}"));
-            crate::deep::discard(value);
+            crate::base::deep::discard(value);
             text
         }
         Err(failure) => Err(failure.message().to_owned()),

@@ -4,7 +4,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use crate::content::{AdditionalContext, ContentBlock};
+use super::content::{AdditionalContext, ContentBlock};
 
 /// The error of a failed call: a message and a stable code.
 #[derive(Debug, Clone, PartialEq, Eq)]

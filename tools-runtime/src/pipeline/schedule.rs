@@ -7,10 +7,10 @@ use futures::channel::oneshot;
 use tokio::sync::Semaphore;
 use tracing::Instrument;
 
-use crate::execution::ToolCall;
-use crate::pipeline::Run;
-use crate::registry::{ScopeKey, ToolRuntime};
-use crate::result::ToolExecutionResult;
+use super::Run;
+use crate::base::call::{ScopeKey, ToolCall};
+use crate::base::result::ToolExecutionResult;
+use crate::base::runtime::ToolRuntime;
 
 /// Whether a call may run beside other calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -80,7 +80,7 @@ impl ToolRuntime {
                     let span = run.span.clone();
                     async move {
                         let draft = match mode {
-                            crate::ExecutionMode::Parallel => match run.admit().await {
+                            ExecutionMode::Parallel => match run.admit().await {
                                 Err(failure) => {
                                     pass(admitted);
                                     failure
@@ -93,7 +93,7 @@ impl ToolRuntime {
                                     draft
                                 }
                             },
-                            crate::ExecutionMode::Exclusive => {
+                            ExecutionMode::Exclusive => {
                                 // Wait for the pool to drain, then run alone; later calls wait.
                                 let permit = pool.acquire_many(max as u32).await.ok();
                                 let draft = match run.admit().await {

@@ -9,11 +9,16 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 use tools_schema::Schema;
 
-use crate::content::ContentBlock;
-use crate::error::{DefinitionError, ToolError};
-use crate::execution::{ToolExecution, ToolRunContext};
-use crate::result::ToolExecutionResult;
-use crate::validation::{self, Compiled};
+use super::content::ContentBlock;
+use super::context::ToolRunContext;
+use super::error::{DefinitionError, ToolError};
+use super::execution::ToolExecution;
+use super::result::ToolExecutionResult;
+use super::validation::{self, Compiled};
+
+/// The tool name reserved for Code Mode's transport: no scope can register, reserve or restrict
+/// it.
+pub const RESERVED_RUN_CODE: &str = "run_code";
 
 /// The async body of a tool: frozen arguments and a run context in, a canonical value out.
 pub type BodyFn = dyn Fn(Arc<Value>, ToolRunContext) -> BoxFuture<'static, Result<Value, ToolError>>
@@ -116,7 +121,7 @@ pub fn render_json(value: &Value) -> ContentBlock {
     match value {
         Value::String(s) => ContentBlock::text(s.clone()),
         Value::Array(_) | Value::Object(_) => {
-            ContentBlock::text(crate::deep::to_compact_json(value))
+            ContentBlock::text(super::deep::to_compact_json(value))
         }
         other => ContentBlock::text(other.to_string()),
     }

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use crate::error::{ExecutionError, ToolError};
-use crate::hooks::{Dispatch, Next};
+use crate::base::error::{ExecutionError, ToolError};
+use crate::base::hooks::{Dispatch, Next};
 
 /// A wrapper that enforces [`ToolDefinition::timeout`](crate::ToolDefinition::timeout).
 ///

@@ -1,25 +1,23 @@
 //! The policy hooks of the pipeline, in the order they run: pre-execute decisions (with the
 //! approval service for `ask`), guards, execute wrappers, post-execute decisions, and result
-//! observers; plus registry change listeners.
+//! observers; plus registry change listeners. These are the types; the registry stores them
+//! ([`Listeners`]) and the pipeline runs them.
 
-use std::any::Any;
 use std::fmt;
 use std::future::Future;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
-use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::content::{AdditionalContext, ContentBlock};
-use crate::definition::ToolDefinition;
-use crate::error::{ExecutionError, PanicSite, ToolError};
-use crate::execution::{ToolExecution, ToolRunContext};
-use crate::registry::{ScopeKey, ToolRuntime};
-use crate::result::ToolExecutionResult;
+use super::call::ScopeKey;
+use super::content::{AdditionalContext, ContentBlock};
+use super::definition::ToolDefinition;
+use super::error::ToolError;
+use super::execution::ToolExecution;
+use super::result::ToolExecutionResult;
+use super::runtime::ToolRuntime;
 
 /// The decision of the pre-execute waterfall. Each listener receives the decision so far
 /// (starting at [`Allow`](PreDecision::Allow)) and returns the next one.
@@ -159,7 +157,7 @@ pub enum Approval {
 }
 
 /// The service that answers [`PreDecision::Ask`]. Install one with
-/// [`ToolRuntime::set_approval`]; without one, `ask` is a denial.
+/// [`Scope::set_approval`](crate::Scope::set_approval); without one, `ask` is a denial.
 ///
 /// Closures `Fn(ToolExecution, Option<String>) -> impl Future<Output = Approval>` implement it.
 pub trait ApprovalService: Send + Sync + 'static {
@@ -291,10 +289,10 @@ impl Listeners {
 /// The dispatch an execute wrapper sees: the read-only execution, the resolved definition, and
 /// the one thing a wrapper may change, the cancellation token.
 pub struct Dispatch {
-    exec: ToolExecution,
-    def: ToolDefinition,
+    pub(crate) exec: ToolExecution,
+    pub(crate) def: ToolDefinition,
     /// A wrapper's replacement token; `None` means the caller's.
-    cancel: Option<CancellationToken>,
+    pub(crate) cancel: Option<CancellationToken>,
 }
 
 impl Dispatch {
@@ -338,9 +336,9 @@ impl fmt::Debug for Dispatch {
 /// success is validated and rendered through the tool's own output declaration).
 #[derive(Clone)]
 pub struct Next {
-    listeners: Arc<Listeners>,
-    index: usize,
-    runtime: ToolRuntime,
+    pub(crate) listeners: Arc<Listeners>,
+    pub(crate) index: usize,
+    pub(crate) runtime: ToolRuntime,
 }
 
 impl fmt::Debug for Next {
@@ -349,107 +347,4 @@ impl fmt::Debug for Next {
             .field("index", &self.index)
             .finish_non_exhaustive()
     }
-}
-
-impl Next {
-    pub(crate) fn new(listeners: Arc<Listeners>, runtime: ToolRuntime) -> Self {
-        Next {
-            listeners,
-            index: 0,
-            runtime,
-        }
-    }
-
-    /// Runs the rest of the chain with `dispatch`.
-    pub fn run(&self, dispatch: Dispatch) -> BoxFuture<'static, Result<Value, ToolError>> {
-        let wrappers = &self.listeners.wrappers;
-        let mut i = self.index;
-        while i < wrappers.len() && !dispatch.exec.applies(wrappers[i].layer) {
-            i += 1;
-        }
-        let Some(entry) = wrappers.get(i) else {
-            return Box::pin(run_body(dispatch, self.runtime.clone()));
-        };
-        let next = Next {
-            listeners: self.listeners.clone(),
-            index: i + 1,
-            runtime: self.runtime.clone(),
-        };
-        let tool = dispatch.def.name().to_owned();
-        let f = entry.f.clone();
-        match std::panic::catch_unwind(AssertUnwindSafe(|| f(dispatch, next))) {
-            Ok(fut) => Box::pin(async move {
-                match AssertUnwindSafe(fut).catch_unwind().await {
-                    Ok(r) => r,
-                    Err(p) => Err(panicked(PanicSite::Wrapper, tool, p)),
-                }
-            }),
-            Err(p) => Box::pin(std::future::ready(Err(panicked(
-                PanicSite::Wrapper,
-                tool,
-                p,
-            )))),
-        }
-    }
-}
-
-pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "a non-string panic payload".to_owned()
-    }
-}
-
-pub(crate) fn panicked(site: PanicSite, tool: String, payload: Box<dyn Any + Send>) -> ToolError {
-    ToolError::from_execution(ExecutionError::Panicked {
-        site,
-        tool,
-        message: panic_message(&*payload),
-    })
-}
-
-/// The innermost step: check cancellation, fuse the caller's token back in, and run the body
-/// to completion (it is never raced away from).
-pub(crate) async fn run_body(dispatch: Dispatch, runtime: ToolRuntime) -> Result<Value, ToolError> {
-    let Dispatch { exec, def, cancel } = dispatch;
-    if exec.cancellation().is_cancelled() || cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
-        return Err(ToolError::from_execution(
-            ExecutionError::AbortedBeforeDispatch {
-                tool: def.name().to_owned(),
-            },
-        ));
-    }
-    // A replaced token is fused with the caller's: the body sees a child of the wrapper's token,
-    // which the caller's cancellation also cancels (below).
-    let fused = cancel.map(|c| (c.child_token(), exec.cancellation().clone()));
-    exec.0.body_started.store(true, Ordering::Release);
-    let args = exec.arguments_arc().clone();
-    let ctx = ToolRunContext {
-        exec,
-        cancel: fused.as_ref().map(|(f, _)| f.clone()),
-        runtime,
-    };
-    let started = std::panic::catch_unwind(AssertUnwindSafe(|| (def.0.body)(args, ctx)));
-    let fut = match started {
-        Ok(fut) => AssertUnwindSafe(fut).catch_unwind(),
-        Err(p) => return Err(panicked(PanicSite::Body, def.name().to_owned(), p)),
-    };
-    let out = match fused {
-        None => fut.await,
-        Some((fused, caller)) => {
-            let mut fut = std::pin::pin!(fut);
-            tokio::select! {
-                biased;
-                r = &mut fut => r,
-                () = caller.cancelled() => {
-                    fused.cancel();
-                    fut.await
-                }
-            }
-        }
-    };
-    out.unwrap_or_else(|p| Err(panicked(PanicSite::Body, def.name().to_owned(), p)))
 }

@@ -2,6 +2,7 @@
 //! produces ([`ExecutionError`]), and the errors of building and registering definitions
 //! ([`DefinitionError`], [`RegistryError`]). Each has a stable `code()` string.
 
+use std::any::Any;
 use std::borrow::Cow;
 use std::fmt;
 
@@ -425,4 +426,24 @@ impl RegistryError {
             RegistryError::Definition(e) => e.code(),
         }
     }
+}
+
+/// The text of a panic payload.
+pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a non-string panic payload".to_owned()
+    }
+}
+
+/// A panic at `site` as the failure it becomes.
+pub(crate) fn panicked(site: PanicSite, tool: String, payload: Box<dyn Any + Send>) -> ToolError {
+    ToolError::from_execution(ExecutionError::Panicked {
+        site,
+        tool,
+        message: panic_message(&*payload),
+    })
 }

@@ -1,0 +1,118 @@
+//! What a caller supplies: the [`ToolCall`], the [`ExecutionToken`] the registry assigns to each
+//! execution, and the [`ScopeKey`] naming the layer a call is made from.
+
+use std::fmt;
+use std::num::NonZeroU64;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+/// The opaque identity of one execution, assigned by the registry.
+///
+/// It supports equality only: no public constructor, no serialization, and its `Debug` output is
+/// a process-local number that means nothing outside this process. Pass it as
+/// [`ToolCall::parent`] to correlate a nested call with the call that made it.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ExecutionToken(NonZeroU64);
+
+static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
+
+impl ExecutionToken {
+    pub(crate) fn fresh() -> Self {
+        let n = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
+        // The counter starts at 1 and would need 2^64 calls to wrap.
+        ExecutionToken(NonZeroU64::new(n).unwrap_or(NonZeroU64::MIN))
+    }
+
+    pub(crate) fn raw(self) -> u64 {
+        self.0.get()
+    }
+}
+
+impl fmt::Debug for ExecutionToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ExecutionToken(#{})", self.0)
+    }
+}
+
+/// What a caller (an agent loop) asks the registry to run.
+#[derive(Debug, Clone)]
+pub struct ToolCall {
+    /// The model's id for the call.
+    pub call_id: String,
+    /// The tool name the model asked for.
+    pub name: String,
+    /// The arguments. They are frozen at entry: nothing in the pipeline can change them.
+    pub arguments: Arc<Value>,
+    /// The caller's cancellation token. Cancelling it cancels the call cooperatively.
+    pub cancel: CancellationToken,
+    /// The agent scope the call is made from; `None` is the global scope.
+    pub agent: Option<ScopeKey>,
+    /// The token of the execution that made this call, for nested calls.
+    pub parent: Option<ExecutionToken>,
+}
+
+impl ToolCall {
+    /// A call with a fresh cancellation token, from the global scope, without a parent.
+    pub fn new(
+        call_id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: impl Into<Arc<Value>>,
+    ) -> Self {
+        ToolCall {
+            call_id: call_id.into(),
+            name: name.into(),
+            arguments: arguments.into(),
+            cancel: CancellationToken::new(),
+            agent: None,
+            parent: None,
+        }
+    }
+
+    /// The same call with the caller's cancellation token.
+    pub fn with_cancel(mut self, cancel: CancellationToken) -> Self {
+        self.cancel = cancel;
+        self
+    }
+
+    /// The same call made from an agent scope.
+    pub fn with_agent(mut self, agent: ScopeKey) -> Self {
+        self.agent = Some(agent);
+        self
+    }
+
+    /// The same call as a nested call of `parent`.
+    pub fn with_parent(mut self, parent: ExecutionToken) -> Self {
+        self.parent = Some(parent);
+        self
+    }
+}
+
+pub(crate) const GLOBAL_LAYER: u64 = 0;
+
+/// Names a layer of the registry: the global scope or one agent scope. `Copy`; use it to view
+/// the registry as that scope sees it and to make calls from it.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ScopeKey(pub(crate) u64);
+
+impl ScopeKey {
+    /// The global scope.
+    pub const GLOBAL: ScopeKey = ScopeKey(GLOBAL_LAYER);
+
+    /// Whether this is the global scope.
+    pub fn is_global(self) -> bool {
+        self.0 == GLOBAL_LAYER
+    }
+}
+
+impl fmt::Debug for ScopeKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_global() {
+            f.write_str("ScopeKey(global)")
+        } else {
+            write!(f, "ScopeKey(agent #{})", self.0)
+        }
+    }
+}

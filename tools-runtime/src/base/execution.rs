@@ -1,0 +1,102 @@
+//! The read-only view of one execution that the pipeline's listeners see ([`ToolExecution`]).
+
+use std::fmt;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::call::{ExecutionToken, GLOBAL_LAYER, ScopeKey};
+use super::content::AdditionalContext;
+
+pub(crate) struct ExecInner {
+    pub(crate) token: ExecutionToken,
+    pub(crate) call_id: String,
+    pub(crate) name: String,
+    pub(crate) arguments: Arc<Value>,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) agent: Option<ScopeKey>,
+    pub(crate) parent: Option<ExecutionToken>,
+    /// The layers whose listeners apply (the agent's chain); empty for a global call.
+    pub(crate) chain: Vec<u64>,
+    pub(crate) deferred: Mutex<Vec<AdditionalContext>>,
+    /// Set just before the body is invoked.
+    pub(crate) body_started: AtomicBool,
+}
+
+impl Drop for ExecInner {
+    fn drop(&mut self) {
+        // The last owner of very deep arguments drops them without recursion.
+        if let Some(args) = Arc::get_mut(&mut self.arguments) {
+            super::deep::discard(std::mem::take(args));
+        }
+    }
+}
+
+/// The read-only view of one execution that listeners, guards, wrappers and observers see.
+///
+/// Cheap to clone (a shared handle). Nothing in it can be changed after entry.
+#[derive(Clone)]
+pub struct ToolExecution(pub(crate) Arc<ExecInner>);
+
+impl ToolExecution {
+    /// The registry-assigned token of this execution.
+    pub fn token(&self) -> ExecutionToken {
+        self.0.token
+    }
+    /// The model's call id.
+    pub fn call_id(&self) -> &str {
+        &self.0.call_id
+    }
+    /// The requested tool name.
+    pub fn name(&self) -> &str {
+        &self.0.name
+    }
+    /// The frozen arguments.
+    pub fn arguments(&self) -> &Value {
+        &self.0.arguments
+    }
+    /// The frozen arguments as a shared handle.
+    pub fn arguments_arc(&self) -> &Arc<Value> {
+        &self.0.arguments
+    }
+    /// The caller's cancellation token.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.0.cancel
+    }
+    /// The agent scope the call was made from; `None` is the global scope.
+    pub fn agent(&self) -> Option<ScopeKey> {
+        self.0.agent
+    }
+    /// The token of the execution that made this call.
+    pub fn parent(&self) -> Option<ExecutionToken> {
+        self.0.parent
+    }
+
+    pub(crate) fn applies(&self, layer: u64) -> bool {
+        layer == GLOBAL_LAYER || self.0.chain.contains(&layer)
+    }
+
+    pub(crate) fn take_deferred(&self) -> Vec<AdditionalContext> {
+        std::mem::take(
+            &mut *self
+                .0
+                .deferred
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        )
+    }
+}
+
+impl fmt::Debug for ToolExecution {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolExecution")
+            .field("token", &self.0.token)
+            .field("call_id", &self.0.call_id)
+            .field("name", &self.0.name)
+            .field("agent", &self.0.agent)
+            .field("parent", &self.0.parent)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,172 @@
+//! The runtime handle and the data it shares: the registry's layers, items and masks, the
+//! listener lists, the approval service and the shared state. Only data lives here; the
+//! registry room (`crate::registry`) gives it behaviour (scopes, registration, resolution), the
+//! pipeline (`crate::pipeline`) runs calls against it.
+
+use std::any::{Any, TypeId};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use super::call::GLOBAL_LAYER;
+use super::definition::ToolDefinition;
+use super::hooks::{ApprovalService, Listeners};
+
+/// An agent-scoped visibility mask over global tools. Masks are snapshotted when applied and
+/// intersect along an agent's chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolFilter {
+    /// Only these global names are visible (later globals not named here are hidden).
+    Allow(BTreeSet<String>),
+    /// These global names are hidden (later globals not named here are visible).
+    Deny(BTreeSet<String>),
+}
+
+impl ToolFilter {
+    /// An allow mask.
+    pub fn allow<I: IntoIterator<Item = S>, S: Into<String>>(names: I) -> Self {
+        ToolFilter::Allow(names.into_iter().map(Into::into).collect())
+    }
+    /// A deny mask.
+    pub fn deny<I: IntoIterator<Item = S>, S: Into<String>>(names: I) -> Self {
+        ToolFilter::Deny(names.into_iter().map(Into::into).collect())
+    }
+    pub(crate) fn names(&self) -> &BTreeSet<String> {
+        match self {
+            ToolFilter::Allow(n) | ToolFilter::Deny(n) => n,
+        }
+    }
+    pub(crate) fn admits(&self, name: &str) -> bool {
+        match self {
+            ToolFilter::Allow(n) => n.contains(name),
+            ToolFilter::Deny(n) => !n.contains(name),
+        }
+    }
+}
+
+pub(crate) struct Layer {
+    pub(crate) parent: Option<u64>,
+    pub(crate) tools: BTreeMap<String, (u64, ToolDefinition)>,
+    pub(crate) reserved: BTreeMap<String, u64>,
+    pub(crate) masks: Vec<(u64, ToolFilter)>,
+}
+
+impl Layer {
+    pub(crate) fn new(parent: Option<u64>) -> Self {
+        Layer {
+            parent,
+            tools: BTreeMap::new(),
+            reserved: BTreeMap::new(),
+            masks: Vec::new(),
+        }
+    }
+}
+
+pub(crate) enum ItemKind {
+    Tool(String),
+    Reserve(String),
+    Mask,
+    Listener,
+    Approval,
+    /// An agent layer created through the owning scope.
+    Layer,
+}
+
+pub(crate) struct Item {
+    pub(crate) owner: u64,
+    pub(crate) layer: u64,
+    pub(crate) kind: ItemKind,
+}
+
+pub(crate) struct State {
+    pub(crate) layers: HashMap<u64, Layer>,
+    pub(crate) items: HashMap<u64, Item>,
+}
+
+pub(crate) struct Shared {
+    pub(crate) state: RwLock<State>,
+    pub(crate) listeners: RwLock<Arc<Listeners>>,
+    pub(crate) approval: RwLock<Option<(u64, Arc<dyn ApprovalService>)>>,
+    pub(crate) states: RwLock<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
+    pub(crate) next_id: AtomicU64,
+}
+
+pub(crate) fn read<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    lock.read().unwrap_or_else(PoisonError::into_inner)
+}
+pub(crate) fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    lock.write().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The shared tool registry and execution pipeline. Cheap to clone, `Send + Sync`.
+///
+/// Register tools and listeners through a [`Scope`](crate::Scope) ([`scope`](Self::scope) for the global
+/// layer, [`agent_scope`](Self::agent_scope) for an agent), then run calls with
+/// [`execute`](Self::execute) or [`execute_batch`](Self::execute_batch).
+#[derive(Clone)]
+pub struct ToolRuntime(pub(crate) Arc<Shared>);
+
+impl Default for ToolRuntime {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for ToolRuntime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let st = read(&self.0.state);
+        f.debug_struct("ToolRuntime")
+            .field("layers", &st.layers.len())
+            .field("items", &st.items.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A snapshot taken at the start of a call: the visible definition (if any), the applicable
+/// chain, and every listener list.
+pub(crate) struct CallSnapshot {
+    pub(crate) def: Option<ToolDefinition>,
+    /// `None` when the calling agent scope is gone.
+    pub(crate) chain: Option<Vec<u64>>,
+    pub(crate) listeners: Arc<Listeners>,
+}
+
+impl ToolRuntime {
+    /// An empty registry.
+    pub fn new() -> Self {
+        let mut layers = HashMap::new();
+        layers.insert(GLOBAL_LAYER, Layer::new(None));
+        ToolRuntime(Arc::new(Shared {
+            state: RwLock::new(State {
+                layers,
+                items: HashMap::new(),
+            }),
+            listeners: RwLock::new(Arc::new(Listeners::default())),
+            approval: RwLock::new(None),
+            states: RwLock::new(HashMap::new()),
+            next_id: AtomicU64::new(1),
+        }))
+    }
+
+    /// Installs shared state reachable from tool bodies through
+    /// [`ToolRunContext::state`](crate::ToolRunContext::state); returns the previous value.
+    pub fn insert_state<T: Any + Send + Sync>(&self, value: T) -> Option<Arc<T>> {
+        self.insert_state_arc(Arc::new(value))
+    }
+
+    /// Like [`insert_state`](Self::insert_state), for a value already shared.
+    pub fn insert_state_arc<T: Any + Send + Sync>(&self, value: Arc<T>) -> Option<Arc<T>> {
+        write(&self.0.states)
+            .insert(TypeId::of::<T>(), value)
+            .and_then(|old| old.downcast::<T>().ok())
+    }
+
+    /// Shared state of type `T`, if installed.
+    pub fn state<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
+        read(&self.0.states)
+            .get(&TypeId::of::<T>())
+            .cloned()
+            .and_then(|v| v.downcast::<T>().ok())
+    }
+}

@@ -1,0 +1,201 @@
+//! The execution pipeline: one call, from the caller's description to one published result.
+//!
+//! Read [`Run`] top to bottom; it is the whole state machine, in the specification's order:
+//!
+//! 1. [`Run::enter`]: snapshot and freeze the arguments, assign a fresh token, resolve the
+//!    visible definition and snapshot every listener list;
+//! 2. [`Run::admit`]: a call cancelled at entry skips every phase; otherwise resolve
+//!    (`UNKNOWN_TOOL`), validate (`INVALID_ARGS`), run the pre-execute waterfall (with the
+//!    approval service for `ask`), then the guards;
+//! 3. [`Run::dispatch`]: the execute wrappers around the body, then output normalisation
+//!    (validation against the output schema and rendering);
+//! 4. [`Run::conclude`]: post-execute decisions, the cancellation override of a success,
+//!    `finalize_content`, and the observers.
+//!
+//! The phases live in this room's files: [`policy`] (admission), [`dispatch`] (wrappers, body,
+//! normalisation), [`conclude`] (post-execute to observers), and [`schedule`] (how a model turn's
+//! calls overlap). [`wrappers`] holds the opt-in execute wrappers.
+//!
+//! Every path returns exactly one [`ToolExecutionResult`], and no phase returns while a body it
+//! started is still running: bodies are awaited to completion, never raced away from.
+
+mod conclude;
+mod dispatch;
+mod policy;
+pub(crate) mod schedule;
+pub mod wrappers;
+
+use std::borrow::Cow;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use tracing::Instrument;
+
+use crate::base::call::{ExecutionToken, ScopeKey, ToolCall};
+use crate::base::content::ContentBlock;
+use crate::base::deep;
+use crate::base::definition::ToolDefinition;
+use crate::base::error::{ExecutionError, PanicSite, panic_message};
+use crate::base::execution::{ExecInner, ToolExecution};
+use crate::base::hooks::Listeners;
+use crate::base::result::{ToolExecutionResult, ToolFailureInfo};
+use crate::base::runtime::ToolRuntime;
+
+/// A result still being shaped by the pipeline.
+pub(crate) enum Draft {
+    Success {
+        value: Value,
+        content: Vec<ContentBlock>,
+        meta: Option<Value>,
+    },
+    Failure {
+        message: String,
+        code: Cow<'static, str>,
+    },
+}
+
+impl Draft {
+    fn from_error(error: ExecutionError) -> Self {
+        Draft::Failure {
+            message: error.to_string(),
+            code: Cow::Borrowed(error.code()),
+        }
+    }
+    fn is_success(&self) -> bool {
+        matches!(self, Draft::Success { .. })
+    }
+
+    /// Replaces this draft, dropping a replaced value of any depth without recursion.
+    fn replace(&mut self, next: Draft) {
+        if let Draft::Success { value, .. } = std::mem::replace(self, next) {
+            deep::discard(value);
+        }
+    }
+}
+
+/// One call in flight.
+pub(crate) struct Run {
+    rt: ToolRuntime,
+    exec: ToolExecution,
+    def: Option<ToolDefinition>,
+    scope_gone: bool,
+    listeners: Arc<Listeners>,
+    pub(crate) span: tracing::Span,
+}
+
+impl Run {
+    /// Snapshot and freeze: the arguments become a shared, immutable value; the definition and
+    /// the listener lists are read once, so registry changes during the call do not affect it.
+    pub(crate) fn enter(rt: &ToolRuntime, call: ToolCall) -> Run {
+        let ToolCall {
+            call_id,
+            name,
+            arguments,
+            cancel,
+            agent,
+            parent,
+        } = call;
+        let snapshot = rt.snapshot(&name, agent);
+        let token = ExecutionToken::fresh();
+        let span = tracing::info_span!(
+            "tool_call",
+            tool = %name,
+            call_id = %call_id,
+            token = token.raw(),
+            parent = parent.map(ExecutionToken::raw),
+            outcome = tracing::field::Empty,
+        );
+        let scope_gone = snapshot.chain.is_none();
+        let exec = ToolExecution(Arc::new(ExecInner {
+            token,
+            call_id,
+            name,
+            arguments,
+            cancel,
+            agent,
+            parent,
+            chain: snapshot.chain.unwrap_or_default(),
+            deferred: Mutex::new(Vec::new()),
+            body_started: std::sync::atomic::AtomicBool::new(false),
+        }));
+        Run {
+            rt: rt.clone(),
+            exec,
+            def: snapshot.def,
+            scope_gone,
+            listeners: snapshot.listeners,
+            span,
+        }
+    }
+
+    fn cancelled(&self) -> bool {
+        self.exec.cancellation().is_cancelled()
+    }
+
+    fn aborted_before_dispatch(&self) -> Draft {
+        Draft::from_error(ExecutionError::AbortedBeforeDispatch {
+            tool: self.exec.name().to_owned(),
+        })
+    }
+
+    /// The whole pipeline for one call, in order.
+    pub(crate) async fn run(self) -> ToolExecutionResult {
+        let draft = match self.admit().await {
+            Ok(def) => self.dispatch(&def).await,
+            Err(failure) => failure,
+        };
+        self.conclude(draft).await
+    }
+
+    fn panicked(&self, site: PanicSite, payload: Box<dyn std::any::Any + Send>) -> Draft {
+        Draft::from_error(ExecutionError::Panicked {
+            site,
+            tool: self.exec.name().to_owned(),
+            message: panic_message(&*payload),
+        })
+    }
+
+    fn unknown_tool(&self) -> ExecutionError {
+        let name = self.exec.name().to_owned();
+        if self.scope_gone {
+            return ExecutionError::ScopeGone { name };
+        }
+        let scope = self.exec.agent().unwrap_or(ScopeKey::GLOBAL);
+        let suggestions = closest(&name, self.rt.visible_names(scope));
+        ExecutionError::UnknownTool { name, suggestions }
+    }
+}
+
+fn error_code(error: &ToolFailureInfo) -> &str {
+    &error.code
+}
+
+/// Up to three visible names closest to `name`, best first.
+fn closest(name: &str, visible: Vec<String>) -> Vec<String> {
+    let mut scored: Vec<(f64, String)> = visible
+        .into_iter()
+        .map(|n| (strsim::jaro_winkler(name, &n), n))
+        .filter(|(s, _)| *s >= 0.75)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    scored.into_iter().take(3).map(|(_, n)| n).collect()
+}
+
+impl ToolRuntime {
+    /// Runs one call through the whole pipeline and returns its one result.
+    ///
+    /// Never fails and never panics: every problem (unknown tool, invalid arguments, denial,
+    /// cancellation, a failing or panicking body or hook) is a failure result with its code.
+    /// It returns only after any body it started has settled. Dropping the returned future
+    /// drops the call in place, body included, without a result.
+    pub async fn execute(&self, call: ToolCall) -> ToolExecutionResult {
+        let run = Run::enter(self, call);
+        if run.span.is_disabled() {
+            // No subscriber wants the span: skip the instrumentation wrapper entirely.
+            run.run().await
+        } else {
+            let span = run.span.clone();
+            run.run().instrument(span).await
+        }
+    }
+}

@@ -1,0 +1,120 @@
+//! Policy: everything that decides whether a call may reach its body, in order: resolution,
+//! argument validation, the pre-execute waterfall (with the approval service for `ask`), and the
+//! guards.
+
+use std::panic::AssertUnwindSafe;
+
+use futures::FutureExt;
+
+use super::{Draft, Run};
+use crate::base::definition::ToolDefinition;
+use crate::base::error::{ExecutionError, PanicSite};
+use crate::base::hooks::{Approval, PreDecision, PreListener};
+
+impl Run {
+    /// Everything before the body: returns the definition to dispatch, or the failure.
+    pub(crate) async fn admit(&self) -> Result<ToolDefinition, Draft> {
+        let exec = &self.exec;
+        // A call cancelled at entry has frozen its arguments (above) and skips every phase.
+        if self.cancelled() {
+            return Err(self.aborted_before_dispatch());
+        }
+        // Resolution. (Code Mode's code-only rule will refuse direct calls here, before policy.)
+        let Some(def) = self.def.clone() else {
+            return Err(Draft::from_error(self.unknown_tool()));
+        };
+        // Validation against the compiled input schema (raw definitions validate their own).
+        if let Some(input) = &def.0.input
+            && let Err(violations) = input.validate(exec.arguments())
+        {
+            return Err(Draft::from_error(ExecutionError::InvalidArgs {
+                tool: def.name().to_owned(),
+                violations,
+            }));
+        }
+        // The pre-execute waterfall: each listener turns the decision so far into the next.
+        let mut decision = PreDecision::Allow;
+        for entry in self.listeners.pre.iter().filter(|e| exec.applies(e.layer)) {
+            let outcome = match &entry.f {
+                PreListener::Sync(f) => {
+                    let current = decision.clone();
+                    std::panic::catch_unwind(AssertUnwindSafe(|| f(exec, current)))
+                }
+                PreListener::Async(f) => {
+                    let current = decision.clone();
+                    match std::panic::catch_unwind(AssertUnwindSafe(|| f(exec.clone(), current))) {
+                        Ok(fut) => AssertUnwindSafe(fut).catch_unwind().await,
+                        Err(p) => Err(p),
+                    }
+                }
+            };
+            decision = match outcome {
+                Ok(d) => d,
+                Err(p) => return Err(self.panicked(PanicSite::Listener, p)),
+            };
+            if self.cancelled() {
+                return Err(self.aborted_before_dispatch());
+            }
+        }
+        match decision {
+            PreDecision::Allow => {}
+            PreDecision::Deny { reason } => {
+                return Err(Draft::from_error(ExecutionError::Denied { reason }));
+            }
+            PreDecision::Ask { reason } => {
+                let Some(service) = self.rt.approval() else {
+                    let reason = match reason {
+                        Some(r) => format!(
+                            "{r} (approval is required and no approval service is available)"
+                        ),
+                        None => format!(
+                            "calling `{}` requires approval and no approval service is available",
+                            def.name()
+                        ),
+                    };
+                    return Err(Draft::from_error(ExecutionError::Denied { reason }));
+                };
+                let asked = reason.clone();
+                let answer = match std::panic::catch_unwind(AssertUnwindSafe(|| {
+                    service.request(exec.clone(), asked)
+                })) {
+                    Ok(fut) => AssertUnwindSafe(fut).catch_unwind().await,
+                    Err(p) => Err(p),
+                };
+                match answer {
+                    Ok(Approval::Approved) => {}
+                    Ok(Approval::Denied { reason: why }) => {
+                        let reason = why.or(reason).unwrap_or_else(|| {
+                            format!("the call to `{}` was not approved", def.name())
+                        });
+                        return Err(Draft::from_error(ExecutionError::Denied { reason }));
+                    }
+                    Err(p) => return Err(self.panicked(PanicSite::Listener, p)),
+                }
+                if self.cancelled() {
+                    return Err(self.aborted_before_dispatch());
+                }
+            }
+        }
+        // Guards: synchronous and monotonic; the first denial is final.
+        for entry in self
+            .listeners
+            .guards
+            .iter()
+            .filter(|e| exec.applies(e.layer))
+        {
+            match std::panic::catch_unwind(AssertUnwindSafe(|| (entry.f)(exec))) {
+                Ok(None) => {}
+                Ok(Some(reason)) => {
+                    return Err(Draft::from_error(ExecutionError::GuardDenied { reason }));
+                }
+                Err(p) => return Err(self.panicked(PanicSite::Guard, p)),
+            }
+            if self.cancelled() {
+                return Err(self.aborted_before_dispatch());
+            }
+        }
+        // (The body's own entry re-checks cancellation after the wrappers.)
+        Ok(def)
+    }
+}

@@ -1,0 +1,338 @@
+//! The registry room: the runtime's layers (the global one and nested agent scopes), what is
+//! registered in them, masks and reservations, how a name resolves for a scope, and the
+//! [`Scope`] handles everything is registered through (in `scope`). Its data is declared in
+//! [`crate::base::runtime`]; this room gives it behaviour.
+
+mod scope;
+
+pub use scope::{Registration, Scope};
+
+use std::collections::BTreeMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use tools_schema::catalog::ToolSchema;
+
+use crate::base::call::{GLOBAL_LAYER, ScopeKey};
+use crate::base::definition::{RESERVED_RUN_CODE, ToolDefinition};
+use crate::base::error::RegistryError;
+use crate::base::hooks::{ApprovalService, ChangeFn, Listeners, RegistryChange};
+use crate::base::runtime::{CallSnapshot, Item, ItemKind, Layer, State, ToolRuntime, read, write};
+
+/// The owner of items no scope owns (agent layers made by [`ToolRuntime::agent_scope`]).
+const ROOT_OWNER: u64 = 0;
+impl State {
+    /// The agent layers from `layer` up to (excluding) the global one; `None` if any is gone.
+    fn chain(&self, layer: u64) -> Option<Vec<u64>> {
+        let mut chain = Vec::new();
+        let mut cur = layer;
+        while cur != GLOBAL_LAYER {
+            let l = self.layers.get(&cur)?;
+            chain.push(cur);
+            cur = l.parent.unwrap_or(GLOBAL_LAYER);
+        }
+        Some(chain)
+    }
+
+    fn global(&self) -> Option<&Layer> {
+        self.layers.get(&GLOBAL_LAYER)
+    }
+
+    fn admitted(&self, name: &str, chain: &[u64]) -> bool {
+        chain.iter().all(|l| {
+            self.layers
+                .get(l)
+                .is_none_or(|layer| layer.masks.iter().all(|(_, m)| m.admits(name)))
+        })
+    }
+
+    fn resolve(&self, name: &str, chain: &[u64]) -> Option<&ToolDefinition> {
+        for l in chain {
+            if let Some((_, def)) = self.layers.get(l).and_then(|layer| layer.tools.get(name)) {
+                return Some(def);
+            }
+        }
+        let (_, def) = self.global()?.tools.get(name)?;
+        self.admitted(name, chain).then_some(def)
+    }
+
+    fn visible(&self, chain: &[u64]) -> BTreeMap<&str, &ToolDefinition> {
+        let mut out = BTreeMap::new();
+        if let Some(g) = self.global() {
+            for (name, (_, def)) in &g.tools {
+                if self.admitted(name, chain) {
+                    out.insert(name.as_str(), def);
+                }
+            }
+        }
+        // Outermost agent first, so nearer layers shadow farther ones.
+        for l in chain.iter().rev() {
+            if let Some(layer) = self.layers.get(l) {
+                for (name, (_, def)) in &layer.tools {
+                    out.insert(name.as_str(), def);
+                }
+            }
+        }
+        out
+    }
+}
+
+impl ToolRuntime {
+    fn next_id(&self) -> u64 {
+        self.0.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// A scope that registers in the global layer (a plugin's context). Dropping it disposes
+    /// everything registered through it.
+    pub fn scope(&self) -> Scope {
+        Scope {
+            rt: self.clone(),
+            id: self.next_id(),
+            layer: GLOBAL_LAYER,
+            own_layer: false,
+        }
+    }
+
+    /// A new agent scope directly under the global layer. Its registrations and masks apply to
+    /// calls made from it (and from agent scopes nested in it).
+    pub fn agent_scope(&self) -> Scope {
+        self.new_agent(ROOT_OWNER, GLOBAL_LAYER)
+    }
+
+    fn new_agent(&self, owner: u64, parent: u64) -> Scope {
+        let mut st = write(&self.0.state);
+        let reg = self.add_item(&mut st, owner, parent, ItemKind::Layer);
+        let layer = reg.id;
+        if st.layers.contains_key(&parent) {
+            st.layers.insert(layer, Layer::new(Some(parent)));
+        } else {
+            // The parent is gone: the new scope is born disposed.
+            st.items.remove(&layer);
+        }
+        Scope {
+            rt: self.clone(),
+            id: self.next_id(),
+            layer,
+            own_layer: true,
+        }
+    }
+
+    /// The definition `name` resolves to as `scope` sees it: its own and its ancestors' local
+    /// tools shadow globals, and masked globals read as absent.
+    pub fn get(&self, name: &str, scope: ScopeKey) -> Option<ToolDefinition> {
+        let st = read(&self.0.state);
+        let chain = st.chain(scope.0)?;
+        st.resolve(name, &chain).cloned()
+    }
+
+    /// Whether a global capability name passes every mask on `scope`'s chain, whether or not a
+    /// tool of that name is registered. A disposed scope admits nothing.
+    pub fn is_admitted(&self, name: &str, scope: ScopeKey) -> bool {
+        let st = read(&self.0.state);
+        match st.chain(scope.0) {
+            Some(chain) => name != RESERVED_RUN_CODE && st.admitted(name, &chain),
+            None => false,
+        }
+    }
+
+    /// The schemas of every tool `scope` sees, without their bodies, in name order.
+    pub fn schemas(&self, scope: ScopeKey) -> Vec<ToolSchema> {
+        let st = read(&self.0.state);
+        let Some(chain) = st.chain(scope.0) else {
+            return Vec::new();
+        };
+        st.visible(&chain)
+            .into_values()
+            .map(|def| ToolSchema {
+                name: def.name().to_owned(),
+                description: def.description().to_owned(),
+                input_schema: def.input_schema().clone(),
+                output_schema: Some(def.output_schema().clone()),
+            })
+            .collect()
+    }
+
+    /// What `scope` sees as a [`Catalog`](tools_schema::Catalog) (the MCP `tools/list` shape the
+    /// codegen renders SDKs and docs from). Fails only if a schema breaks the catalog's own rules
+    /// (for instance a raw input schema nested deeper than the catalog accepts).
+    pub fn catalog(
+        &self,
+        scope: ScopeKey,
+    ) -> Result<tools_schema::Catalog, tools_schema::CatalogError> {
+        tools_schema::Catalog::new(self.schemas(scope))
+    }
+
+    /// The names of every tool `scope` sees, in name order.
+    pub fn visible_names(&self, scope: ScopeKey) -> Vec<String> {
+        let st = read(&self.0.state);
+        let Some(chain) = st.chain(scope.0) else {
+            return Vec::new();
+        };
+        st.visible(&chain).into_keys().map(str::to_owned).collect()
+    }
+
+    pub(crate) fn snapshot(&self, name: &str, agent: Option<ScopeKey>) -> CallSnapshot {
+        let listeners = read(&self.0.listeners).clone();
+        let st = read(&self.0.state);
+        match agent {
+            None => CallSnapshot {
+                def: st.resolve(name, &[]).cloned(),
+                chain: Some(Vec::new()),
+                listeners,
+            },
+            Some(key) => match st.chain(key.0) {
+                Some(chain) => CallSnapshot {
+                    def: st.resolve(name, &chain).cloned(),
+                    chain: Some(chain),
+                    listeners,
+                },
+                None => CallSnapshot {
+                    def: None,
+                    chain: None,
+                    listeners,
+                },
+            },
+        }
+    }
+
+    pub(crate) fn approval(&self) -> Option<Arc<dyn ApprovalService>> {
+        read(&self.0.approval).as_ref().map(|(_, s)| s.clone())
+    }
+
+    fn notify(&self, changes: &[RegistryChange]) {
+        if changes.is_empty() {
+            return;
+        }
+        let listeners = read(&self.0.listeners).clone();
+        for change in changes {
+            for entry in &listeners.change {
+                let f: &ChangeFn = &*entry.f;
+                if std::panic::catch_unwind(AssertUnwindSafe(|| f(change))).is_err() {
+                    tracing::error!(?change, "a registry change listener panicked; skipped");
+                }
+            }
+        }
+    }
+
+    /// Removes the given items (and, for agent layers, everything inside them).
+    fn dispose_items(&self, ids: &[u64]) {
+        let mut changes = Vec::new();
+        let mut dropped_listeners = Vec::new();
+        let mut dropped_approval = Vec::new();
+        {
+            let mut st = write(&self.0.state);
+            let mut work: Vec<u64> = ids.to_vec();
+            while let Some(id) = work.pop() {
+                let Some(item) = st.items.remove(&id) else {
+                    continue;
+                };
+                let scope = ScopeKey(item.layer);
+                match item.kind {
+                    ItemKind::Tool(name) => {
+                        if let Some(layer) = st.layers.get_mut(&item.layer)
+                            && layer.tools.get(&name).is_some_and(|(rid, _)| *rid == id)
+                        {
+                            layer.tools.remove(&name);
+                            changes.push(RegistryChange::Removed { name, scope });
+                        }
+                    }
+                    ItemKind::Reserve(name) => {
+                        if let Some(layer) = st.layers.get_mut(&item.layer)
+                            && layer.reserved.get(&name) == Some(&id)
+                        {
+                            layer.reserved.remove(&name);
+                            changes.push(RegistryChange::Unreserved { name, scope });
+                        }
+                    }
+                    ItemKind::Mask => {
+                        if let Some(layer) = st.layers.get_mut(&item.layer) {
+                            layer.masks.retain(|(mid, _)| *mid != id);
+                            changes.push(RegistryChange::MasksChanged { scope });
+                        }
+                    }
+                    ItemKind::Listener => dropped_listeners.push(id),
+                    ItemKind::Approval => dropped_approval.push(id),
+                    ItemKind::Layer => {
+                        // The agent layer's id is the item's id; everything in it, and every
+                        // nested layer, goes with it.
+                        let layer_id = id;
+                        st.layers.remove(&layer_id);
+                        let inner: Vec<u64> = st
+                            .items
+                            .iter()
+                            .filter(|(_, it)| it.layer == layer_id)
+                            .map(|(k, _)| *k)
+                            .collect();
+                        let nested: Vec<u64> = st
+                            .layers
+                            .iter()
+                            .filter(|(_, l)| l.parent == Some(layer_id))
+                            .map(|(k, _)| *k)
+                            .collect();
+                        work.extend(inner);
+                        work.extend(nested);
+                        changes.push(RegistryChange::ScopeDisposed {
+                            scope: ScopeKey(layer_id),
+                        });
+                    }
+                }
+            }
+            if !dropped_listeners.is_empty() {
+                let mut guard = write(&self.0.listeners);
+                let mut next = Listeners::clone(&guard);
+                for id in &dropped_listeners {
+                    next.remove(*id);
+                }
+                *guard = Arc::new(next);
+            }
+            if !dropped_approval.is_empty() {
+                let mut guard = write(&self.0.approval);
+                if guard
+                    .as_ref()
+                    .is_some_and(|(id, _)| dropped_approval.contains(id))
+                {
+                    *guard = None;
+                }
+            }
+        }
+        self.notify(&changes);
+    }
+
+    fn dispose_owned_by(&self, owner: u64) {
+        let ids: Vec<u64> = read(&self.0.state)
+            .items
+            .iter()
+            .filter(|(_, it)| it.owner == owner)
+            .map(|(k, _)| *k)
+            .collect();
+        self.dispose_items(&ids);
+    }
+
+    fn add_item(&self, st: &mut State, owner: u64, layer: u64, kind: ItemKind) -> Registration {
+        let id = self.next_id();
+        st.items.insert(id, Item { owner, layer, kind });
+        Registration {
+            rt: Arc::downgrade(&self.0),
+            id,
+        }
+    }
+
+    fn add_listener(
+        &self,
+        owner: u64,
+        layer: u64,
+        push: impl FnOnce(&mut Listeners, u64),
+    ) -> Result<Registration, RegistryError> {
+        let mut st = write(&self.0.state);
+        if !st.layers.contains_key(&layer) {
+            return Err(RegistryError::ScopeDisposed);
+        }
+        let reg = self.add_item(&mut st, owner, layer, ItemKind::Listener);
+        let mut guard = write(&self.0.listeners);
+        let mut next = Listeners::clone(&guard);
+        push(&mut next, reg.id);
+        *guard = Arc::new(next);
+        Ok(reg)
+    }
+}

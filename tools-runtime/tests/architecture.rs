@@ -1,0 +1,159 @@
+//! The rooms of `tools-runtime/src` import one way (see ARCHITECTURE.md at the repository root):
+//! `base` imports from no other room, `registry` only from `base`, `pipeline` from `base` (and
+//! calls the registry's methods on the runtime handle), `code` and the macros' support
+//! (`private`) from `base`. The crate root is the façade: it re-exports from every room, and no
+//! room imports from it. This test reads the source and fails on any import against that order.
+
+#![allow(clippy::panic)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The rooms each room may import from (besides itself).
+const ALLOWED: &[(&str, &[&str])] = &[
+    ("base", &[]),
+    ("registry", &["base"]),
+    ("pipeline", &["base"]),
+    ("code", &["base"]),
+    ("private", &["base"]),
+];
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()
+        .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()));
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The room a source file belongs to: its first folder under `src`, or `root` for `lib.rs`.
+fn room_of(src: &Path, file: &Path) -> String {
+    let rel = file.strip_prefix(src).unwrap_or(file);
+    let mut parts = rel.components();
+    let first = parts
+        .next()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if parts.next().is_none() {
+        // A file directly under src: lib.rs (the root) or a single-file room.
+        first.trim_end_matches(".rs").replace("lib", "root")
+    } else {
+        first
+    }
+}
+
+/// The room a `crate::` path names: its first segment, `root` for an item of the façade.
+fn room_named(segment: &str) -> String {
+    match segment {
+        "base" | "registry" | "pipeline" | "code" => segment.to_owned(),
+        "__private" | "private" => "private".to_owned(),
+        _ => "root".to_owned(),
+    }
+}
+
+/// Every room a file's code (not its comments) names through a `crate::` path.
+fn imports(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for line in text.lines() {
+        let code = line.trim_start();
+        if code.starts_with("//") {
+            continue;
+        }
+        let mut rest = code;
+        while let Some(at) = rest.find("crate::") {
+            let before = &rest[..at];
+            let after = &rest[at + "crate::".len()..];
+            // `$crate::`, `tools_runtime::` and similar are not this crate's paths.
+            let is_path = !before.ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '$');
+            if is_path {
+                let segment: String = after
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                if !segment.is_empty() {
+                    out.insert(room_named(&segment));
+                }
+                // `use crate::{a, b}`: a group names the root's items.
+                if after.starts_with('{') {
+                    out.insert("root".to_owned());
+                }
+            }
+            rest = after;
+        }
+    }
+    out
+}
+
+#[test]
+fn rooms_import_one_way() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    assert!(files.len() > 20, "found only {} source files", files.len());
+
+    let allowed: BTreeMap<&str, &[&str]> = ALLOWED.iter().copied().collect();
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut wrong = Vec::new();
+    for file in &files {
+        let room = room_of(&src, file);
+        let text = fs::read_to_string(file)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", file.display()));
+        for target in imports(&text) {
+            if target == room {
+                continue;
+            }
+            graph
+                .entry(room.clone())
+                .or_default()
+                .insert(target.clone());
+            if room == "root" {
+                continue;
+            }
+            let ok = allowed
+                .get(room.as_str())
+                .is_some_and(|rooms| rooms.contains(&target.as_str()));
+            if !ok {
+                wrong.push(format!(
+                    "{} (room `{room}`) imports from `{target}`",
+                    file.strip_prefix(&src).unwrap_or(file).display()
+                ));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "imports against the room order:\n{}",
+        wrong.join("\n")
+    );
+    // Every room is known to the table, so a new room must be placed in the order on purpose.
+    for room in graph.keys().filter(|r| *r != "root") {
+        assert!(
+            allowed.contains_key(room.as_str()),
+            "room `{room}` is not in the table of this test; place it in the order"
+        );
+    }
+}
+
+#[test]
+fn the_checker_sees_a_backward_import() {
+    // A base file naming the registry, a comment that must be ignored, and `$crate::` paths.
+    let text = "use crate::registry::Scope;\n// see crate::pipeline\nlet _ = $crate::x;";
+    assert_eq!(
+        imports(text),
+        BTreeSet::from(["registry".to_owned()]),
+        "the scan must find real imports and only those"
+    );
+    assert_eq!(
+        imports("use crate::{ToolError, codes};"),
+        BTreeSet::from(["root".to_owned()])
+    );
+}

@@ -32,6 +32,10 @@
 //!   awaits the body to completion, so it returns only after the body settled. Dropping that
 //!   future drops the call in place (body included) and publishes no result. A wrapper that
 //!   spawns the rest of the chain onto another task leaves this guarantee.
+//! - **A decision beats a cancellation.** When the caller's token fires while policy runs, a
+//!   denial reached so far (pre-execute, an `ask` without a service, a refused approval, a
+//!   guard) is the result; anything else becomes `ABORTED_BEFORE_DISPATCH` and nothing later in
+//!   policy runs. After the body started, cancellation replaces only a success (`ABORTED`).
 //! - **Timeouts are cooperative.** A definition's `timeout` is declarative; the opt-in
 //!   [`wrappers::timeout`] enforces it by cancelling the body's token and waiting for it to stop.
 //! - **Tracing.** Each call is a `tool_call` span with `tool`, `call_id`, `token`, `parent` and

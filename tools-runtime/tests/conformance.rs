@@ -790,11 +790,10 @@ async fn cancellation_keeps_more_specific_failures() {
         })
         .unwrap();
     let (c, _) = cancelled_call("denied");
-    // The listener cancelled: the pipeline stops before dispatch; the denial never completes,
-    // so this is ABORTED_BEFORE_DISPATCH, which is also "before the body".
+    // The listener denied, then the token fired: the denial is more specific and stands.
     assert_eq!(
         rt.execute(c.with_agent(denier.key())).await.code(),
-        Some(codes::ABORTED_BEFORE_DISPATCH)
+        Some(codes::DENIED)
     );
 
     // Wrapper failure after the body started and cancellation.
@@ -843,6 +842,156 @@ async fn cancellation_keeps_more_specific_failures() {
         rt.execute(c.with_agent(timed.key())).await.code(),
         Some(codes::TOOL_TIMEOUT)
     );
+}
+
+/// A runtime with `echo("t")` registered globally and a pre-execute listener that cancels the
+/// call's token and returns `decision`, then a second listener that counts its calls and
+/// returns `allow`.
+fn cancelling_waterfall(decision: PreDecision) -> (ToolRuntime, Scope, Arc<AtomicUsize>) {
+    let rt = ToolRuntime::new();
+    let plugin = rt.scope();
+    let _ = plugin.register(echo("t")).unwrap();
+    let later = Arc::new(AtomicUsize::new(0));
+    let l = later.clone();
+    let _ = plugin
+        .on_pre_execute(move |exec, _| {
+            exec.cancellation().cancel();
+            decision.clone()
+        })
+        .unwrap();
+    let _ = plugin
+        .on_pre_execute(move |_, _| {
+            l.fetch_add(1, Ordering::SeqCst);
+            PreDecision::Allow
+        })
+        .unwrap();
+    (rt, plugin, later)
+}
+
+#[tokio::test]
+async fn cancellation_during_the_waterfall_keeps_a_denial_and_stops_later_listeners() {
+    let (rt, _plugin, later) = cancelling_waterfall(PreDecision::deny("not today"));
+    let result = rt.execute(call("t", json!({}))).await;
+    assert_eq!(result.code(), Some(codes::DENIED));
+    assert_eq!(result.text(), "Error: not today");
+    assert_eq!(
+        later.load(Ordering::SeqCst),
+        0,
+        "no listener runs after the token fired"
+    );
+
+    // An allow reached when the token fires is not a decision worth keeping.
+    let (rt, _plugin, later) = cancelling_waterfall(PreDecision::Allow);
+    let result = rt.execute(call("t", json!({}))).await;
+    assert_eq!(result.code(), Some(codes::ABORTED_BEFORE_DISPATCH));
+    assert_eq!(later.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn cancellation_during_an_async_listener_keeps_its_denial() {
+    // The caller's token fires from outside while an asynchronous listener is deciding.
+    let rt = ToolRuntime::new();
+    let plugin = rt.scope();
+    let _t = plugin.register(echo("t")).unwrap();
+    let token = CancellationToken::new();
+    let fire = token.clone();
+    let _p = plugin
+        .on_pre_execute_async(move |_, _| {
+            let fire = fire.clone();
+            async move {
+                fire.cancel();
+                tokio::task::yield_now().await;
+                PreDecision::deny("policy says no")
+            }
+        })
+        .unwrap();
+    let result = rt.execute(call("t", json!({})).with_cancel(token)).await;
+    assert_eq!(result.code(), Some(codes::DENIED));
+}
+
+#[tokio::test]
+async fn cancellation_during_an_ask_keeps_the_degraded_denial_and_asks_nobody() {
+    // No approval service: `ask` degrades to a denial, which stands.
+    let (rt, _plugin, _) = cancelling_waterfall(PreDecision::ask("writes"));
+    let result = rt.execute(call("t", json!({}))).await;
+    assert_eq!(result.code(), Some(codes::DENIED));
+
+    // With a service: nobody is asked about a call whose token already fired.
+    let (rt, plugin, _) = cancelling_waterfall(PreDecision::ask("writes"));
+    let asked = Arc::new(AtomicUsize::new(0));
+    let a = asked.clone();
+    let _s = plugin
+        .set_approval(move |_, _| {
+            a.fetch_add(1, Ordering::SeqCst);
+            async { Approval::Approved }
+        })
+        .unwrap();
+    let result = rt.execute(call("t", json!({}))).await;
+    assert_eq!(result.code(), Some(codes::ABORTED_BEFORE_DISPATCH));
+    assert_eq!(asked.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn cancellation_while_the_approval_service_answers_keeps_a_refusal() {
+    for (answer, code) in [
+        (
+            Approval::Denied {
+                reason: Some("the user said no".into()),
+            },
+            codes::DENIED,
+        ),
+        (Approval::Approved, codes::ABORTED_BEFORE_DISPATCH),
+    ] {
+        let rt = ToolRuntime::new();
+        let plugin = rt.scope();
+        let _t = plugin.register(echo("t")).unwrap();
+        let _p = plugin
+            .on_pre_execute(|_, _| PreDecision::ask("writes"))
+            .unwrap();
+        let _s = plugin
+            .set_approval(move |exec: tools_runtime::ToolExecution, _| {
+                // The user takes long enough for the caller to give up.
+                exec.cancellation().cancel();
+                let answer = answer.clone();
+                async move { answer }
+            })
+            .unwrap();
+        let result = rt.execute(call("t", json!({}))).await;
+        assert_eq!(result.code(), Some(code), "{}", result.text());
+    }
+}
+
+#[tokio::test]
+async fn cancellation_during_the_guards_keeps_a_guard_denial() {
+    for (deny, code) in [
+        (true, codes::GUARD_DENIED),
+        (false, codes::ABORTED_BEFORE_DISPATCH),
+    ] {
+        let rt = ToolRuntime::new();
+        let plugin = rt.scope();
+        let _t = plugin.register(echo("t")).unwrap();
+        let later = Arc::new(AtomicUsize::new(0));
+        let l = later.clone();
+        let _g = plugin
+            .guard(move |exec| {
+                exec.cancellation().cancel();
+                deny.then(|| "outside the sandbox".to_owned())
+            })
+            .unwrap();
+        let _h = plugin
+            .guard(move |_| {
+                l.fetch_add(1, Ordering::SeqCst);
+                None
+            })
+            .unwrap();
+        let result = rt.execute(call("t", json!({}))).await;
+        assert_eq!(result.code(), Some(code), "{}", result.text());
+        assert_eq!(
+            later.load(Ordering::SeqCst),
+            0,
+            "no guard runs after the token fired"
+        );
+    }
 }
 
 #[tokio::test]

@@ -1,6 +1,19 @@
 //! Policy: everything that decides whether a call may reach its body, in order: resolution,
 //! argument validation, the pre-execute waterfall (with the approval service for `ask`), and the
 //! guards.
+//!
+//! # Cancellation during policy
+//!
+//! A decision is more specific than a cancellation. The caller's token is checked after each
+//! pre-execute listener, after the approval service answers and after each guard; once it has
+//! fired, policy stops at that point and:
+//!
+//! - a denial reached so far stands (`DENIED` from the waterfall as it stands, from an `ask`
+//!   without an approval service, or from a refused approval; `GUARD_DENIED` from a guard);
+//! - anything else (an `allow`, an approval, a guard that passed) becomes
+//!   `ABORTED_BEFORE_DISPATCH`, and no later listener, approval request or guard runs.
+//!
+//! A call whose token had fired before entry skips policy entirely (`ABORTED_BEFORE_DISPATCH`).
 
 use std::panic::AssertUnwindSafe;
 
@@ -53,11 +66,17 @@ impl Run {
                 Err(p) => return Err(self.panicked(PanicSite::Listener, p)),
             };
             if self.cancelled() {
-                return Err(self.aborted_before_dispatch());
+                // The waterfall stops here; the decision so far is judged below, where a
+                // denial keeps its precedence over the cancellation.
+                break;
             }
         }
         match decision {
-            PreDecision::Allow => {}
+            PreDecision::Allow => {
+                if self.cancelled() {
+                    return Err(self.aborted_before_dispatch());
+                }
+            }
             PreDecision::Deny { reason } => {
                 return Err(Draft::from_error(ExecutionError::Denied { reason }));
             }
@@ -74,6 +93,10 @@ impl Run {
                     };
                     return Err(Draft::from_error(ExecutionError::Denied { reason }));
                 };
+                // Nobody is asked about a call that can no longer run.
+                if self.cancelled() {
+                    return Err(self.aborted_before_dispatch());
+                }
                 let asked = reason.clone();
                 let answer = match std::panic::catch_unwind(AssertUnwindSafe(|| {
                     service.request(exec.clone(), asked)

@@ -100,6 +100,7 @@
 mod base;
 pub mod code;
 mod pipeline;
+mod presentation;
 mod registry;
 
 #[doc(hidden)]
@@ -113,7 +114,7 @@ pub use pipeline::wrappers;
 /// [`ToolRuntime::schemas`] returns.
 pub use tools_schema as schema;
 
-pub use base::call::{ExecutionToken, ScopeKey, ToolCall};
+pub use base::call::{ExecutionMode, ExecutionToken, ScopeKey, ToolCall};
 pub use base::content::{AdditionalContext, ContentBlock};
 pub use base::context::ToolRunContext;
 pub use base::definition::{
@@ -129,8 +130,12 @@ pub use base::hooks::{
     RegistryChange, Replacement,
 };
 pub use base::result::{ToolExecutionResult, ToolFailureInfo, ToolOutcome};
-pub use base::runtime::{ToolFilter, ToolRuntime};
-pub use pipeline::schedule::ExecutionMode;
+pub use base::runtime::{PresentationMode, ToolFilter, ToolRuntime};
+pub use presentation::{
+    AssembleHook, AssembleOptions, Assembly, AssemblyError, CODE_ONLY_SECTION,
+    CODE_ONLY_SECTION_ORDER, PromptSection, SDK_SECTION, SDK_SECTION_ORDER, TOOL_GUIDANCE_ORDER,
+    ToolRuntimeBuilder,
+};
 pub use registry::{Registration, Scope};
 pub use tokio_util::sync::CancellationToken;
 

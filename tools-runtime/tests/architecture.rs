@@ -17,6 +17,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("pipeline", &["base"]),
     ("code", &["base"]),
     ("private", &["base"]),
+    ("presentation", &["base", "code"]),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

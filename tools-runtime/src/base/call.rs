@@ -116,3 +116,12 @@ impl fmt::Debug for ScopeKey {
         }
     }
 }
+
+/// Whether a call may run beside other calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ExecutionMode {
+    /// The call may overlap with neighbouring parallel calls.
+    Parallel,
+    /// The call runs alone, as an ordering barrier.
+    Exclusive,
+}

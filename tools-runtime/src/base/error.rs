@@ -186,6 +186,16 @@ pub enum ExecutionError {
         /// The closest visible names, best first.
         suggestions: Vec<String>,
     },
+    /// The call names a tool other than `run_code` directly, from a scope in Code Mode
+    /// (`code`), where only `run_code` may be called directly.
+    #[error(
+        "`{name}` cannot be called directly here: the only tool callable directly is \
+         `run_code`; call `{name}` from inside a `run_code` program instead"
+    )]
+    CodeOnly {
+        /// The requested name.
+        name: String,
+    },
     /// The calling agent scope is no longer live.
     #[error("unknown tool `{name}`: the calling agent scope has been disposed")]
     ScopeGone {
@@ -273,9 +283,9 @@ impl ExecutionError {
     /// The stable code of this failure (see [`codes`]).
     pub fn code(&self) -> &'static str {
         match self {
-            ExecutionError::UnknownTool { .. } | ExecutionError::ScopeGone { .. } => {
-                codes::UNKNOWN_TOOL
-            }
+            ExecutionError::UnknownTool { .. }
+            | ExecutionError::CodeOnly { .. }
+            | ExecutionError::ScopeGone { .. } => codes::UNKNOWN_TOOL,
             ExecutionError::InvalidArgs { .. } => codes::INVALID_ARGS,
             ExecutionError::AbortedBeforeDispatch { .. } => codes::ABORTED_BEFORE_DISPATCH,
             ExecutionError::Aborted { .. } => codes::ABORTED,
@@ -404,6 +414,21 @@ pub enum RegistryError {
         /// The local names.
         names: Vec<String>,
     },
+    /// `present_as` was called on the global scope.
+    #[error(
+        "only an agent scope can choose its presentation mode; the runtime's own mode is set \
+         with `ToolRuntime::builder().mode(..)`"
+    )]
+    PresentAsOnGlobal,
+    /// `present_as` was called a second time on the same scope.
+    #[error(
+        "this scope already chose its presentation mode (`{current}`); dispose that \
+         registration first"
+    )]
+    PresentAsTwice {
+        /// The mode chosen first.
+        current: String,
+    },
     /// The scope (or one of its ancestors) has been disposed.
     #[error("the scope has been disposed")]
     ScopeDisposed,
@@ -422,6 +447,8 @@ impl RegistryError {
             RegistryError::EmptyFilter => "EMPTY_FILTER",
             RegistryError::UnknownNames { .. } => "UNKNOWN_NAMES",
             RegistryError::LocalNames { .. } => "LOCAL_NAMES",
+            RegistryError::PresentAsOnGlobal => "PRESENT_AS_ON_GLOBAL",
+            RegistryError::PresentAsTwice { .. } => "PRESENT_AS_TWICE",
             RegistryError::ScopeDisposed => "SCOPE_DISPOSED",
             RegistryError::Definition(e) => e.code(),
         }

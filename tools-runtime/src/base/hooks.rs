@@ -213,6 +213,11 @@ pub enum RegistryChange {
         /// The agent scope.
         scope: ScopeKey,
     },
+    /// An agent scope chose its presentation mode, or dropped its choice.
+    PresentationChanged {
+        /// The agent scope.
+        scope: ScopeKey,
+    },
     /// An agent scope was disposed.
     ScopeDisposed {
         /// The agent scope.

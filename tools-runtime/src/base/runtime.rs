@@ -45,11 +45,58 @@ impl ToolFilter {
     }
 }
 
+/// How the tools are presented to the model: as native function definitions, as a typed SDK
+/// the model programs against through `run_code` (Code Mode), or both.
+///
+/// The runtime has one (set with [`ToolRuntimeBuilder::mode`](crate::ToolRuntimeBuilder::mode),
+/// `Native` by default); an agent scope may choose its own with
+/// [`Scope::present_as`](crate::Scope::present_as), which nested agent scopes inherit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum PresentationMode {
+    /// The visible tools as function definitions; `run_code` is not offered.
+    #[default]
+    Native,
+    /// Only `run_code` and the SDK of the visible tools. A direct call of any other tool is
+    /// `UNKNOWN_TOOL` before policy runs; calls a `run_code` program makes are not affected.
+    Code,
+    /// The visible tools as function definitions and `run_code` with the SDK; direct calls run.
+    Both,
+}
+
+impl PresentationMode {
+    /// The stable lower-case name: `native`, `code` or `both`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PresentationMode::Native => "native",
+            PresentationMode::Code => "code",
+            PresentationMode::Both => "both",
+        }
+    }
+
+    /// Whether the mode offers `run_code` and the SDK.
+    pub fn offers_code(self) -> bool {
+        !matches!(self, PresentationMode::Native)
+    }
+
+    /// Whether the mode offers the visible tools as function definitions.
+    pub fn offers_native(self) -> bool {
+        !matches!(self, PresentationMode::Code)
+    }
+}
+
+impl fmt::Display for PresentationMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 pub(crate) struct Layer {
     pub(crate) parent: Option<u64>,
     pub(crate) tools: BTreeMap<String, (u64, ToolDefinition)>,
     pub(crate) reserved: BTreeMap<String, u64>,
     pub(crate) masks: Vec<(u64, ToolFilter)>,
+    /// The mode this agent layer chose with `present_as`, and the item that set it.
+    pub(crate) present_as: Option<(u64, PresentationMode)>,
 }
 
 impl Layer {
@@ -59,6 +106,7 @@ impl Layer {
             tools: BTreeMap::new(),
             reserved: BTreeMap::new(),
             masks: Vec::new(),
+            present_as: None,
         }
     }
 }
@@ -69,6 +117,8 @@ pub(crate) enum ItemKind {
     Mask,
     Listener,
     Approval,
+    /// An agent layer's presentation mode.
+    PresentAs,
     /// An agent layer created through the owning scope.
     Layer,
 }
@@ -90,6 +140,15 @@ pub(crate) struct Shared {
     pub(crate) approval: RwLock<Option<(u64, Arc<dyn ApprovalService>)>>,
     pub(crate) states: RwLock<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
     pub(crate) next_id: AtomicU64,
+    /// The runtime's presentation mode (agents may choose their own).
+    pub(crate) mode: PresentationMode,
+    /// The registry-owned `run_code` definition, when Code Mode is configured.
+    pub(crate) run_code: Option<ToolDefinition>,
+    /// Settings of rooms above `base` (Code Mode), kept type-erased so `base` names no room.
+    pub(crate) extension: Option<Arc<dyn Any + Send + Sync>>,
+    /// Counts every change of the registry's tools, reservations, masks and modes, so a view
+    /// computed from them can tell it is still current.
+    pub(crate) generation: AtomicU64,
 }
 
 pub(crate) fn read<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
@@ -130,11 +189,18 @@ pub(crate) struct CallSnapshot {
     /// `None` when the calling agent scope is gone.
     pub(crate) chain: Option<Vec<u64>>,
     pub(crate) listeners: Arc<Listeners>,
+    /// The call names a tool other than `run_code`, directly (no parent), from a scope whose
+    /// mode is `code`: it is refused before policy runs.
+    pub(crate) code_only: bool,
 }
 
 impl ToolRuntime {
-    /// An empty registry.
-    pub fn new() -> Self {
+    /// An empty registry with its presentation mode, `run_code` definition and Code Mode settings.
+    pub(crate) fn with_parts(
+        mode: PresentationMode,
+        run_code: Option<ToolDefinition>,
+        extension: Option<Arc<dyn Any + Send + Sync>>,
+    ) -> Self {
         let mut layers = HashMap::new();
         layers.insert(GLOBAL_LAYER, Layer::new(None));
         ToolRuntime(Arc::new(Shared {
@@ -146,6 +212,10 @@ impl ToolRuntime {
             approval: RwLock::new(None),
             states: RwLock::new(HashMap::new()),
             next_id: AtomicU64::new(1),
+            mode,
+            run_code,
+            extension,
+            generation: AtomicU64::new(0),
         }))
     }
 

@@ -78,6 +78,9 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+mod bridge;
+pub mod events;
+mod mode;
 #[cfg(any(feature = "typescript", feature = "python"))]
 mod output;
 
@@ -86,6 +89,11 @@ pub mod python;
 #[cfg(feature = "typescript")]
 pub mod typescript;
 
+pub use events::{ChannelSink, RecordingSink, SessionEvent, SessionEventSink};
+pub use mode::{
+    CODE_RUN_FAILED, CodeMode, CodeModeError, DEFAULT_MAX_PARALLEL_SUB_CALLS, NO_OUTPUT,
+    RESULT_MAX_INDENT, SpillFn, SpillRequest, render_result,
+};
 #[cfg(feature = "python")]
 pub use python::{PythonMode, PythonRuntime};
 #[cfg(feature = "typescript")]

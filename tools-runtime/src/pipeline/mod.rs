@@ -79,6 +79,8 @@ pub(crate) struct Run {
     exec: ToolExecution,
     def: Option<ToolDefinition>,
     scope_gone: bool,
+    /// Code Mode's code-only rule refuses this call (see `CallSnapshot::code_only`).
+    code_only: bool,
     listeners: Arc<Listeners>,
     pub(crate) span: tracing::Span,
 }
@@ -95,7 +97,7 @@ impl Run {
             agent,
             parent,
         } = call;
-        let snapshot = rt.snapshot(&name, agent);
+        let snapshot = rt.snapshot(&name, agent, parent.is_none());
         let token = ExecutionToken::fresh();
         let span = tracing::info_span!(
             "tool_call",
@@ -123,6 +125,7 @@ impl Run {
             exec,
             def: snapshot.def,
             scope_gone,
+            code_only: snapshot.code_only,
             listeners: snapshot.listeners,
             span,
         }
@@ -157,6 +160,9 @@ impl Run {
 
     fn unknown_tool(&self) -> ExecutionError {
         let name = self.exec.name().to_owned();
+        if self.code_only {
+            return ExecutionError::CodeOnly { name };
+        }
         if self.scope_gone {
             return ExecutionError::ScopeGone { name };
         }

@@ -32,7 +32,8 @@ impl Run {
         if self.cancelled() {
             return Err(self.aborted_before_dispatch());
         }
-        // Resolution. (Code Mode's code-only rule will refuse direct calls here, before policy.)
+        // Resolution; under `code`, a direct call of any tool but `run_code` is refused here,
+        // before policy, so nothing observes or approves a call that can only fail.
         let Some(def) = self.def.clone() else {
             return Err(Draft::from_error(self.unknown_tool()));
         };

@@ -8,18 +8,9 @@ use tokio::sync::Semaphore;
 use tracing::Instrument;
 
 use super::Run;
-use crate::base::call::{ScopeKey, ToolCall};
+use crate::base::call::{ExecutionMode, ScopeKey, ToolCall};
 use crate::base::result::ToolExecutionResult;
 use crate::base::runtime::ToolRuntime;
-
-/// Whether a call may run beside other calls.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ExecutionMode {
-    /// The call may overlap with neighbouring parallel calls.
-    Parallel,
-    /// The call runs alone, as an ordering barrier.
-    Exclusive,
-}
 
 impl ToolRuntime {
     /// How `call` may be scheduled: [`Parallel`](ExecutionMode::Parallel) only when the tool the

@@ -7,7 +7,7 @@ mod scope;
 
 pub use scope::{Registration, Scope};
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -18,10 +18,13 @@ use crate::base::call::{GLOBAL_LAYER, ScopeKey};
 use crate::base::definition::{RESERVED_RUN_CODE, ToolDefinition};
 use crate::base::error::RegistryError;
 use crate::base::hooks::{ApprovalService, ChangeFn, Listeners, RegistryChange};
-use crate::base::runtime::{CallSnapshot, Item, ItemKind, Layer, State, ToolRuntime, read, write};
+use crate::base::runtime::{
+    CallSnapshot, Item, ItemKind, Layer, PresentationMode, State, ToolRuntime, read, write,
+};
 
 /// The owner of items no scope owns (agent layers made by [`ToolRuntime::agent_scope`]).
 const ROOT_OWNER: u64 = 0;
+
 impl State {
     /// The agent layers from `layer` up to (excluding) the global one; `None` if any is gone.
     fn chain(&self, layer: u64) -> Option<Vec<u64>> {
@@ -33,6 +36,14 @@ impl State {
             cur = l.parent.unwrap_or(GLOBAL_LAYER);
         }
         Some(chain)
+    }
+
+    /// The mode of the nearest layer on `chain` that chose one, else `default`.
+    fn mode(&self, chain: &[u64], default: PresentationMode) -> PresentationMode {
+        chain
+            .iter()
+            .find_map(|l| self.layers.get(l).and_then(|layer| layer.present_as))
+            .map_or(default, |(_, mode)| mode)
     }
 
     fn global(&self) -> Option<&Layer> {
@@ -123,7 +134,7 @@ impl ToolRuntime {
     pub fn get(&self, name: &str, scope: ScopeKey) -> Option<ToolDefinition> {
         let st = read(&self.0.state);
         let chain = st.chain(scope.0)?;
-        st.resolve(name, &chain).cloned()
+        self.resolve_in(&st, name, &chain)
     }
 
     /// Whether a global capability name passes every mask on `scope`'s chain, whether or not a
@@ -172,28 +183,84 @@ impl ToolRuntime {
         st.visible(&chain).into_keys().map(str::to_owned).collect()
     }
 
-    pub(crate) fn snapshot(&self, name: &str, agent: Option<ScopeKey>) -> CallSnapshot {
+    /// What a call reads once, at entry: the definition it resolves to, the agent's chain, the
+    /// listener lists, and whether Code Mode's code-only rule refuses it. `direct` is a call
+    /// without a parent (a model's own call).
+    pub(crate) fn snapshot(
+        &self,
+        name: &str,
+        agent: Option<ScopeKey>,
+        direct: bool,
+    ) -> CallSnapshot {
         let listeners = read(&self.0.listeners).clone();
         let st = read(&self.0.state);
-        match agent {
-            None => CallSnapshot {
-                def: st.resolve(name, &[]).cloned(),
-                chain: Some(Vec::new()),
+        let chain = match agent {
+            None => Some(Vec::new()),
+            Some(key) => st.chain(key.0),
+        };
+        let Some(chain) = chain else {
+            return CallSnapshot {
+                def: None,
+                chain: None,
                 listeners,
-            },
-            Some(key) => match st.chain(key.0) {
-                Some(chain) => CallSnapshot {
-                    def: st.resolve(name, &chain).cloned(),
-                    chain: Some(chain),
-                    listeners,
-                },
-                None => CallSnapshot {
-                    def: None,
-                    chain: None,
-                    listeners,
-                },
-            },
+                code_only: false,
+            };
+        };
+        let def = self.resolve_in(&st, name, &chain);
+        let code_only = direct
+            && def.is_some()
+            && name != RESERVED_RUN_CODE
+            && st.mode(&chain, self.0.mode) == PresentationMode::Code;
+        CallSnapshot {
+            def: if code_only { None } else { def },
+            chain: Some(chain),
+            listeners,
+            code_only,
         }
+    }
+
+    /// `name` as `chain` sees it: `run_code` is the registry's own definition wherever the mode
+    /// offers Code Mode; every other name resolves through the layers.
+    fn resolve_in(&self, st: &State, name: &str, chain: &[u64]) -> Option<ToolDefinition> {
+        if name == RESERVED_RUN_CODE {
+            return if st.mode(chain, self.0.mode).offers_code() {
+                self.0.run_code.clone()
+            } else {
+                None
+            };
+        }
+        st.resolve(name, chain).cloned()
+    }
+
+    /// The names reserved in the global layer and on `scope`'s chain.
+    pub(crate) fn reserved_names(&self, scope: ScopeKey) -> BTreeSet<String> {
+        let st = read(&self.0.state);
+        let chain = st.chain(scope.0).unwrap_or_default();
+        std::iter::once(GLOBAL_LAYER)
+            .chain(chain)
+            .filter_map(|l| st.layers.get(&l))
+            .flat_map(|layer| layer.reserved.keys().cloned())
+            .collect()
+    }
+
+    /// The presentation mode `scope` uses: the nearest `present_as` on its chain, else the
+    /// runtime's mode. `None` for a disposed scope.
+    pub fn presentation_mode(&self, scope: ScopeKey) -> Option<PresentationMode> {
+        let st = read(&self.0.state);
+        let chain = st.chain(scope.0)?;
+        Some(st.mode(&chain, self.0.mode))
+    }
+
+    /// The registry's `run_code` definition, when Code Mode is configured (see
+    /// [`ToolRuntime::builder`]).
+    pub fn run_code_definition(&self) -> Option<&ToolDefinition> {
+        self.0.run_code.as_ref()
+    }
+
+    /// A number that changes whenever the registry's tools, reservations, masks or modes
+    /// change; views computed from them (prompt assembly) compare it to know they are current.
+    pub(crate) fn generation(&self) -> u64 {
+        self.0.generation.load(Ordering::Acquire)
     }
 
     pub(crate) fn approval(&self) -> Option<Arc<dyn ApprovalService>> {
@@ -204,6 +271,7 @@ impl ToolRuntime {
         if changes.is_empty() {
             return;
         }
+        self.0.generation.fetch_add(1, Ordering::AcqRel);
         let listeners = read(&self.0.listeners).clone();
         for change in changes {
             for entry in &listeners.change {
@@ -249,6 +317,14 @@ impl ToolRuntime {
                         if let Some(layer) = st.layers.get_mut(&item.layer) {
                             layer.masks.retain(|(mid, _)| *mid != id);
                             changes.push(RegistryChange::MasksChanged { scope });
+                        }
+                    }
+                    ItemKind::PresentAs => {
+                        if let Some(layer) = st.layers.get_mut(&item.layer)
+                            && layer.present_as.is_some_and(|(pid, _)| pid == id)
+                        {
+                            layer.present_as = None;
+                            changes.push(RegistryChange::PresentationChanged { scope });
                         }
                     }
                     ItemKind::Listener => dropped_listeners.push(id),

@@ -17,7 +17,7 @@ use crate::base::hooks::{
     PreDecision, PreListener, RegistryChange,
 };
 use crate::base::result::ToolExecutionResult;
-use crate::base::runtime::{ItemKind, Shared, ToolFilter, ToolRuntime, write};
+use crate::base::runtime::{ItemKind, PresentationMode, Shared, ToolFilter, ToolRuntime, write};
 
 /// The handle of one registration (a tool, a reservation, a mask, a listener, the approval
 /// service). Dropping it keeps the registration, which lasts until [`dispose`](Self::dispose)
@@ -232,6 +232,39 @@ impl Scope {
         };
         self.rt
             .notify(&[RegistryChange::MasksChanged { scope: self.key() }]);
+        Ok(reg)
+    }
+
+    /// Chooses how this agent scope (and the agent scopes nested in it) presents its tools to
+    /// the model, shadowing the runtime's mode. Only agent scopes can choose, once each; the
+    /// choice goes with the returned registration or the scope. It changes what
+    /// [`ToolRuntime::assemble`](crate::ToolRuntime::assemble) contributes and, under
+    /// [`Code`](PresentationMode::Code), which calls run directly; [`schemas`](Self::schemas) is
+    /// unchanged.
+    pub fn present_as(&self, mode: PresentationMode) -> Result<Registration, RegistryError> {
+        if self.layer == GLOBAL_LAYER {
+            return Err(RegistryError::PresentAsOnGlobal);
+        }
+        let reg = {
+            let mut st = write(&self.rt.0.state);
+            let Some(layer) = st.layers.get(&self.layer) else {
+                return Err(RegistryError::ScopeDisposed);
+            };
+            if let Some((_, current)) = layer.present_as {
+                return Err(RegistryError::PresentAsTwice {
+                    current: current.as_str().to_owned(),
+                });
+            }
+            let reg = self
+                .rt
+                .add_item(&mut st, self.id, self.layer, ItemKind::PresentAs);
+            if let Some(layer) = st.layers.get_mut(&self.layer) {
+                layer.present_as = Some((reg.id, mode));
+            }
+            reg
+        };
+        self.rt
+            .notify(&[RegistryChange::PresentationChanged { scope: self.key() }]);
         Ok(reg)
     }
 

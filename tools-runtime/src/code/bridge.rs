@@ -1,0 +1,384 @@
+//! The dispatch bridge: `run_code`'s body. It runs the model's program on the configured
+//! [`CodeRuntime`](super::CodeRuntime) and turns each call the program makes into a call
+//! through the whole pipeline.
+//!
+//! # A program's calls
+//!
+//! - Each call gets a number `n` (from 1, in the order the program made its calls) and the id
+//!   `<outer call id>:code:<n>`; it is made from the outer call's agent scope with the outer
+//!   execution's token as its `parent`, so Code Mode's code-only rule does not apply to it and
+//!   every listener can tell it from a direct call.
+//! - Calls start strictly in that order through a pool of the run's own: consecutive calls
+//!   whose [`execution_mode`](crate::ToolRuntime::execution_mode) is `Parallel` overlap, at most
+//!   [`CodeMode::max_parallel_sub_calls`] at once; an `Exclusive` call waits for the pool to
+//!   empty, runs alone, and calls after it wait for it.
+//! - A success resolves the program's call to the final value after policy; a failure rejects
+//!   it with a `ToolCallError` carrying the tool's name and the failure's message, never its
+//!   code or its content.
+//! - A call that starts records `code-dispatch-start` as it enters the pipeline and
+//!   `code-dispatch` with its model-facing outcome (see [`super::events`]). Its additional
+//!   contexts are deferred through the outer call in call order, after the run, whether the
+//!   program succeeded or not.
+//!
+//! # Settlement
+//!
+//! Each run has its own cancellation token, a child of the outer call's. It fires when the run
+//! settles for any reason (completion, failure, deadline, cancellation of the outer call), so
+//! calls still running are cancelled cooperatively and calls still queued never start (and
+//! record nothing). The bridge waits for every started call to finish before `run_code`
+//! returns, so each `code-dispatch` is recorded before the outer result. Dropping the outer
+//! call's future drops the calls in flight with it.
+
+use std::collections::BTreeMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::SystemTime;
+
+use futures::channel::oneshot;
+use serde_json::{Map, Value};
+use tokio::sync::Notify;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use super::events::SessionEvent;
+use super::mode::{CODE_RUN_FAILED, CodeMode, SpillRequest};
+use super::{CodeFailure, CodeHost, HostCallFuture, ToolCallFailure};
+use crate::base::call::{ExecutionMode, ExecutionToken, ScopeKey, ToolCall};
+use crate::base::content::AdditionalContext;
+use crate::base::context::ToolRunContext;
+use crate::base::error::ToolError;
+use crate::base::result::{ToolExecutionResult, ToolOutcome};
+use crate::base::runtime::ToolRuntime;
+
+/// `run_code`'s body: checks the arguments, runs the program with a bridge as its host, drains
+/// the bridge, and returns `{logs, result?}` or a `CODE_RUN_FAILED` failure.
+pub(crate) async fn run(
+    mode: Arc<CodeMode>,
+    args: Arc<Value>,
+    ctx: ToolRunContext,
+) -> Result<Value, ToolError> {
+    // The input schema already requires both strings; this only reads them.
+    let code = args
+        .get("code")
+        .and_then(Value::as_str)
+        .ok_or_else(|| ToolError::with_code(CODE_RUN_FAILED, "`code` must be a string"))?;
+    let span = tracing::info_span!(
+        "run_code",
+        call_id = %ctx.call_id(),
+        language = %mode.language(),
+        sub_calls = tracing::field::Empty,
+    );
+    let bridge = Arc::new(Bridge {
+        runtime: ctx.runtime().clone(),
+        agent: ctx.agent(),
+        parent: ctx.token(),
+        parent_call_id: ctx.call_id().to_owned(),
+        cancel: ctx.cancellation().child_token(),
+        names: ctx
+            .runtime()
+            .visible_names(ctx.agent().unwrap_or(ScopeKey::GLOBAL)),
+        mode: mode.clone(),
+        pool: Pool::default(),
+        submitted: AtomicU64::new(0),
+        tasks: Mutex::new(JoinSet::new()),
+        contexts: Mutex::new(BTreeMap::new()),
+        handle: tokio::runtime::Handle::current(),
+        span: span.clone(),
+    });
+    // Settles the run however this future ends: on drop (the outer call's future dropped), the
+    // token fires and the calls in flight are dropped with the task set.
+    let settle = Settle(bridge.clone());
+    let host: Arc<dyn CodeHost> = Arc::new(Host(bridge.clone()));
+    let outcome = mode
+        .runtime
+        .run(code, host, &mode.limits, bridge.cancel.clone())
+        .instrument(span.clone())
+        .await;
+    // The run settled: stop what is still running, forget what is queued, wait for the rest.
+    bridge.cancel.cancel();
+    let mut tasks = std::mem::take(&mut *lock(&bridge.tasks));
+    while tasks.join_next().await.is_some() {}
+    drop(settle);
+    span.record("sub_calls", bridge.submitted.load(Ordering::Relaxed));
+    // Every sub-call's contexts, in call order, kept whatever the program's outcome.
+    let contexts = std::mem::take(&mut *lock(&bridge.contexts));
+    for context in contexts.into_values().flatten() {
+        ctx.defer_context(context);
+    }
+    match outcome {
+        Ok(done) => {
+            let mut out = Map::new();
+            out.insert(
+                "logs".to_owned(),
+                Value::Array(done.logs.into_iter().map(Value::String).collect()),
+            );
+            if let Some(result) = done.result {
+                out.insert("result".to_owned(), result);
+            }
+            Ok(Value::Object(out))
+        }
+        Err(failure) => Err(ToolError::with_code(
+            CODE_RUN_FAILED,
+            failure_message(&failure),
+        )),
+    }
+}
+
+/// `code run failed (<kind>): <message>`, then the captured output when there is any.
+fn failure_message(failure: &CodeFailure) -> String {
+    let mut message = failure.to_string();
+    if let (Some(line), Some(column)) = (failure.line, failure.column) {
+        message.push_str(&format!(" (line {line}, column {column})"));
+    }
+    if !failure.logs.is_empty() {
+        message.push_str("\nCaptured output:");
+        for line in &failure.logs {
+            message.push('\n');
+            message.push_str(line);
+        }
+    }
+    message
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// One run's bridge.
+struct Bridge {
+    runtime: ToolRuntime,
+    agent: Option<ScopeKey>,
+    parent: ExecutionToken,
+    parent_call_id: String,
+    /// The run's own token: a child of the outer call's, fired when the run settles.
+    cancel: CancellationToken,
+    /// The tools the program's `tools` object binds: what the outer call's scope sees.
+    names: Vec<String>,
+    mode: Arc<CodeMode>,
+    pool: Pool,
+    /// How many calls the program has made.
+    submitted: AtomicU64,
+    tasks: Mutex<JoinSet<()>>,
+    /// Each started call's additional contexts, by call number.
+    contexts: Mutex<BTreeMap<u64, Vec<AdditionalContext>>>,
+    /// The tokio runtime `run_code` runs on; calls are spawned onto it from any thread.
+    handle: tokio::runtime::Handle,
+    span: tracing::Span,
+}
+
+/// Fires the run's token and drops the calls in flight when dropped.
+struct Settle(Arc<Bridge>);
+
+impl Drop for Settle {
+    fn drop(&mut self) {
+        self.0.cancel.cancel();
+        lock(&self.0.tasks).abort_all();
+    }
+}
+
+/// The bridge as the program's host.
+struct Host(Arc<Bridge>);
+
+impl CodeHost for Host {
+    fn tool_names(&self) -> Vec<String> {
+        self.0.names.clone()
+    }
+
+    fn call(&self, name: &str, args: Value) -> HostCallFuture {
+        let bridge = &self.0;
+        // Numbered here, synchronously, so the numbers follow the program's order.
+        let n = bridge.submitted.fetch_add(1, Ordering::Relaxed) + 1;
+        let (tx, rx) = oneshot::channel();
+        let task = {
+            let bridge = bridge.clone();
+            let name = name.to_owned();
+            async move {
+                let answer = bridge.dispatch(n, name, args).await;
+                // The program may have stopped listening; the call's own record is complete.
+                let _ = tx.send(answer);
+            }
+        };
+        lock(&bridge.tasks).spawn_on(task.instrument(bridge.span.clone()), &bridge.handle);
+        Box::pin(async move {
+            rx.await.unwrap_or_else(|_| {
+                Err(ToolCallFailure::new(
+                    "the call was abandoned because the program's run ended",
+                ))
+            })
+        })
+    }
+}
+
+impl Bridge {
+    /// Runs call `n`: waits for its turn in the pool, then the whole pipeline.
+    async fn dispatch(&self, n: u64, name: String, args: Value) -> Result<Value, ToolCallFailure> {
+        let arguments = Arc::new(args);
+        let call = ToolCall {
+            call_id: format!("{}:code:{n}", self.parent_call_id),
+            name,
+            arguments: arguments.clone(),
+            cancel: self.cancel.child_token(),
+            agent: self.agent,
+            parent: Some(self.parent),
+        };
+        let exclusive = self.runtime.execution_mode(&call) == ExecutionMode::Exclusive;
+        let Some(_slot) = self
+            .pool
+            .enter(n, exclusive, self.mode.max_parallel_sub_calls, &self.cancel)
+            .await
+        else {
+            // Still queued when the run settled: it never starts and records nothing.
+            return Err(ToolCallFailure::new(
+                "the call did not start because the program's run ended",
+            ));
+        };
+        let id = call.call_id.clone();
+        let tool = call.name.clone();
+        let started = SystemTime::now();
+        self.record(SessionEvent::CodeDispatchStart {
+            id: id.clone(),
+            parent_call_id: self.parent_call_id.clone(),
+            tool: tool.clone(),
+            arguments,
+            time: started,
+        });
+        let result = self.runtime.execute(call).await;
+        let ToolExecutionResult {
+            outcome,
+            content,
+            additional_contexts,
+            ..
+        } = result;
+        let is_error = matches!(outcome, ToolOutcome::Failure { .. });
+        let recorded = self
+            .mode
+            .spill
+            .as_ref()
+            .and_then(|spill| {
+                let request = SpillRequest {
+                    id: &id,
+                    tool: &tool,
+                    content: &content,
+                    is_error,
+                };
+                match std::panic::catch_unwind(AssertUnwindSafe(|| spill(request))) {
+                    Ok(replaced) => replaced,
+                    Err(_) => {
+                        tracing::error!(%id, "the spill hook panicked; the content is recorded as it is");
+                        None
+                    }
+                }
+            })
+            .unwrap_or(content);
+        self.record(SessionEvent::CodeDispatch {
+            id,
+            parent_call_id: self.parent_call_id.clone(),
+            tool: tool.clone(),
+            content: recorded,
+            is_error,
+            started,
+            ended: SystemTime::now(),
+        });
+        if !additional_contexts.is_empty() {
+            lock(&self.contexts).insert(n, additional_contexts);
+        }
+        match outcome {
+            ToolOutcome::Success { value } => Ok(value),
+            ToolOutcome::Failure { error } => Err(ToolCallFailure::new(error.message)),
+        }
+    }
+
+    fn record(&self, event: SessionEvent) {
+        if let Some(sink) = &self.mode.events
+            && std::panic::catch_unwind(AssertUnwindSafe(|| sink.record(event))).is_err()
+        {
+            tracing::error!("a session event sink panicked; the event is lost");
+        }
+    }
+}
+
+/// The run's pool: admits calls strictly by number; parallel calls up to the limit, an
+/// exclusive call alone.
+#[derive(Default)]
+struct Pool {
+    state: Mutex<PoolState>,
+    changed: Notify,
+}
+
+struct PoolState {
+    /// The number of the next call allowed to start.
+    next: u64,
+    /// Calls running now.
+    running: usize,
+    /// Whether the running call is exclusive.
+    exclusive: bool,
+}
+
+impl Default for PoolState {
+    fn default() -> Self {
+        PoolState {
+            next: 1,
+            running: 0,
+            exclusive: false,
+        }
+    }
+}
+
+/// A place in the pool; leaving it (on drop) lets the next call in.
+struct Slot<'a>(&'a Pool);
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        {
+            let mut st = lock(&self.0.state);
+            st.running = st.running.saturating_sub(1);
+            if st.running == 0 {
+                st.exclusive = false;
+            }
+        }
+        self.0.changed.notify_waiters();
+    }
+}
+
+impl Pool {
+    /// Waits until call `n` may start, or returns `None` when `cancel` fires first.
+    async fn enter(
+        &self,
+        n: u64,
+        exclusive: bool,
+        max: usize,
+        cancel: &CancellationToken,
+    ) -> Option<Slot<'_>> {
+        loop {
+            let notified = self.changed.notified();
+            let mut notified = std::pin::pin!(notified);
+            notified.as_mut().enable();
+            if cancel.is_cancelled() {
+                return None;
+            }
+            {
+                let mut st = lock(&self.state);
+                let fits = if exclusive {
+                    st.running == 0
+                } else {
+                    !st.exclusive && st.running < max
+                };
+                if st.next == n && fits {
+                    st.next += 1;
+                    st.running += 1;
+                    st.exclusive = exclusive;
+                    drop(st);
+                    // The next call may be able to start beside this one.
+                    self.changed.notify_waiters();
+                    return Some(Slot(self));
+                }
+            }
+            tokio::select! {
+                () = &mut notified => {}
+                () = cancel.cancelled() => return None,
+            }
+        }
+    }
+}

@@ -1,0 +1,257 @@
+//! Code Mode's settings ([`CodeMode`]) and the registry-owned `run_code` definition built from
+//! them: its arguments, its output declaration, and how its result reads to the model.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::bridge;
+use super::events::SessionEventSink;
+use super::{CodeLanguage, CodeLimits, CodeLimitsError, CodeRuntime};
+use crate::base::content::ContentBlock;
+use crate::base::deep;
+use crate::base::definition::{Output, RESERVED_RUN_CODE, ToolDefinition};
+use crate::base::error::DefinitionError;
+
+/// The default of [`CodeMode::max_parallel_sub_calls`]: 10.
+pub const DEFAULT_MAX_PARALLEL_SUB_CALLS: usize = 10;
+
+/// The stable code of a failed `run_code` call (the program did not parse, threw, ran out of
+/// time, memory or output, or returned something that is not JSON).
+pub const CODE_RUN_FAILED: &str = "CODE_RUN_FAILED";
+
+/// What the model reads when a program printed nothing and returned nothing.
+pub const NO_OUTPUT: &str = "(the program printed nothing and returned nothing)";
+
+/// How far the rendered result of a program is indented at most, in characters; deeper parts
+/// are written as compact JSON.
+pub const RESULT_MAX_INDENT: usize = 10;
+
+/// What the spill hook sees of one sub-call result before it is recorded.
+#[derive(Debug, Clone, Copy)]
+pub struct SpillRequest<'a> {
+    /// The sub-call id (`<outer call id>:code:<n>`).
+    pub id: &'a str,
+    /// The tool the program called.
+    pub tool: &'a str,
+    /// The model-facing content of the result.
+    pub content: &'a [ContentBlock],
+    /// Whether the call failed.
+    pub is_error: bool,
+}
+
+/// The spill hook: returns replacement content (a preview and a locator) for a sub-call result
+/// too large to record, or `None` to record it as it is.
+pub type SpillFn = dyn Fn(SpillRequest<'_>) -> Option<Vec<ContentBlock>> + Send + Sync;
+
+/// Code Mode's settings: the runtime that runs programs, their limits, how many of a program's
+/// tool calls may overlap, where session events go, and the spill hook.
+///
+/// Give it to [`ToolRuntimeBuilder::code_mode`](crate::ToolRuntimeBuilder::code_mode); the
+/// registry then owns a `run_code` definition built from it.
+#[derive(Clone)]
+pub struct CodeMode {
+    pub(crate) runtime: Arc<dyn CodeRuntime>,
+    pub(crate) limits: CodeLimits,
+    pub(crate) max_parallel_sub_calls: usize,
+    pub(crate) events: Option<Arc<dyn SessionEventSink>>,
+    pub(crate) spill: Option<Arc<SpillFn>>,
+}
+
+impl CodeMode {
+    /// Code Mode on `runtime`, with default limits, at most
+    /// [`DEFAULT_MAX_PARALLEL_SUB_CALLS`] overlapping calls, no event sink and no spill hook.
+    pub fn new(runtime: impl CodeRuntime + 'static) -> Self {
+        Self::shared(Arc::new(runtime))
+    }
+
+    /// Code Mode on a runtime that is already shared.
+    pub fn shared(runtime: Arc<dyn CodeRuntime>) -> Self {
+        CodeMode {
+            runtime,
+            limits: CodeLimits::default(),
+            max_parallel_sub_calls: DEFAULT_MAX_PARALLEL_SUB_CALLS,
+            events: None,
+            spill: None,
+        }
+    }
+
+    /// The limits of every run.
+    #[must_use]
+    pub fn limits(mut self, limits: CodeLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// How many concurrency-safe calls of one program may run at once (at least 1; 1 runs
+    /// every call alone, in order). Checked when the runtime is built.
+    #[must_use]
+    pub fn max_parallel_sub_calls(mut self, n: usize) -> Self {
+        self.max_parallel_sub_calls = n;
+        self
+    }
+
+    /// Where the bridge records `code-dispatch-start` and `code-dispatch` events.
+    #[must_use]
+    pub fn events(mut self, sink: impl SessionEventSink) -> Self {
+        self.events = Some(Arc::new(sink));
+        self
+    }
+
+    /// A hook that may replace a sub-call's recorded content (for an oversized result: a
+    /// preview and a locator). It changes what the session event carries, never what the
+    /// program receives.
+    #[must_use]
+    pub fn spill(
+        mut self,
+        hook: impl Fn(SpillRequest<'_>) -> Option<Vec<ContentBlock>> + Send + Sync + 'static,
+    ) -> Self {
+        self.spill = Some(Arc::new(hook));
+        self
+    }
+
+    /// The language of the runtime, which picks the SDK the prompt shows.
+    pub fn language(&self) -> CodeLanguage {
+        self.runtime.language()
+    }
+
+    /// The runtime.
+    pub fn runtime(&self) -> &Arc<dyn CodeRuntime> {
+        &self.runtime
+    }
+
+    /// Checks the settings.
+    pub fn validate(&self) -> Result<(), CodeModeError> {
+        if self.max_parallel_sub_calls == 0 {
+            return Err(CodeModeError::ZeroParallel);
+        }
+        self.limits.validate().map_err(CodeModeError::Limits)
+    }
+
+    /// The registry-owned `run_code` definition for these settings.
+    pub(crate) fn definition(self: &Arc<Self>) -> Result<ToolDefinition, DefinitionError> {
+        let mode = self.clone();
+        ToolDefinition::builder(RESERVED_RUN_CODE)
+            .description(description(self.language()))
+            .input_schema(json!({
+                "type": "object",
+                "properties": {
+                    "code": {
+                        "type": "string",
+                        "description": code_description(self.language()),
+                    },
+                    "description": {
+                        "type": "string",
+                        "description": "A few words on what the program does, for the people reading along.",
+                    },
+                },
+                "required": ["code", "description"],
+                "additionalProperties": false,
+            }))
+            .output(Output::new(
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "logs": {"type": "array", "items": {"type": "string"}},
+                        "result": {},
+                    },
+                    "required": ["logs"],
+                    "additionalProperties": false,
+                }),
+                |_args, value| vec![ContentBlock::text(render_result(value))],
+            ))
+            .execute(move |args, ctx| bridge::run(mode.clone(), args, ctx))
+            .build()
+    }
+}
+
+impl fmt::Debug for CodeMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CodeMode")
+            .field("runtime", &self.runtime)
+            .field("limits", &self.limits)
+            .field("max_parallel_sub_calls", &self.max_parallel_sub_calls)
+            .field("events", &self.events.is_some())
+            .field("spill", &self.spill.is_some())
+            .finish()
+    }
+}
+
+/// Code Mode settings that no runtime can use.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CodeModeError {
+    /// `max_parallel_sub_calls` is zero.
+    #[error(
+        "max_parallel_sub_calls is 0; it must be at least 1 (1 runs a program's calls one at a time)"
+    )]
+    ZeroParallel,
+    /// The limits are unusable.
+    #[error(transparent)]
+    Limits(CodeLimitsError),
+    /// The `run_code` definition could not be built (a defect of this crate; please report it).
+    #[error("the run_code definition could not be built: {0}")]
+    Definition(DefinitionError),
+}
+
+impl CodeModeError {
+    /// The stable code: `ZERO_PARALLEL` or the limit's own code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            CodeModeError::ZeroParallel => "ZERO_PARALLEL",
+            CodeModeError::Limits(e) => e.code(),
+            CodeModeError::Definition(e) => e.code(),
+        }
+    }
+}
+
+fn description(language: CodeLanguage) -> String {
+    let lang = match language {
+        CodeLanguage::TypeScript => "TypeScript",
+        CodeLanguage::Python => "Python",
+    };
+    format!(
+        "Run a {lang} program that calls the tools of the SDK in the system prompt. Only what \
+         the program prints and returns comes back."
+    )
+}
+
+fn code_description(language: CodeLanguage) -> &'static str {
+    match language {
+        CodeLanguage::TypeScript => {
+            "The body of an async TypeScript function (erasable syntax only: no enum or namespace)."
+        }
+        CodeLanguage::Python => {
+            "The body of an async Python function (top-level await and return)."
+        }
+    }
+}
+
+/// The text the model reads for a program's outcome `{logs, result?}`: the printed lines, then
+/// the returned value (a string as it is, anything else as JSON indented at most
+/// [`RESULT_MAX_INDENT`] characters), or [`NO_OUTPUT`].
+pub fn render_result(value: &Value) -> String {
+    let mut lines: Vec<String> = value
+        .get("logs")
+        .and_then(Value::as_array)
+        .map(|logs| {
+            logs.iter()
+                .map(|l| match l {
+                    Value::String(s) => s.clone(),
+                    other => deep::to_compact_json(other),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    match value.get("result") {
+        None => {}
+        Some(Value::String(s)) => lines.push(s.clone()),
+        Some(other) => lines.push(deep::to_pretty_json_capped(other, RESULT_MAX_INDENT)),
+    }
+    if lines.is_empty() {
+        NO_OUTPUT.to_owned()
+    } else {
+        lines.join("\n")
+    }
+}

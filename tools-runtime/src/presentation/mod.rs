@@ -1,0 +1,496 @@
+//! Presentation: how a scope's tools reach the model.
+//!
+//! The runtime has a [`PresentationMode`] (`native` unless [`ToolRuntimeBuilder::mode`] says
+//! otherwise) and an agent scope may choose its own with
+//! [`Scope::present_as`](crate::Scope::present_as). [`ToolRuntime::assemble`] turns a scope's
+//! view into what a model request carries:
+//!
+//! | mode | tool definitions | prompt sections |
+//! | --- | --- | --- |
+//! | `native` | the visible tools | none |
+//! | `code` | `run_code` only | `tools:code-only` (order [`CODE_ONLY_SECTION_ORDER`]) and `tools:sdk` (order [`SDK_SECTION_ORDER`]) |
+//! | `both` | the visible tools and `run_code` | `tools:sdk` |
+//!
+//! `tools:sdk` holds the Code Mode instructions and the SDK of the scope's visible tools, in
+//! the language of the configured code runtime, rendered by `tools-codegen`: byte-identical for
+//! an unchanged tool set, tools in lexicographic order. The SDK is rendered once per tool set
+//! and scope, and taken from a cache while nothing the scope sees has changed.
+//!
+//! # Example
+//!
+//! ```
+//! # #[cfg(feature = "typescript")]
+//! # {
+//! use serde_json::json;
+//! use tools_runtime::code::{CodeMode, TypeScriptRuntime};
+//! use tools_runtime::{Output, PresentationMode, ToolDefinition, ToolRuntime};
+//!
+//! let runtime = ToolRuntime::builder()
+//!     .mode(PresentationMode::Code)
+//!     .code_mode(CodeMode::new(TypeScriptRuntime::new()))
+//!     .build()
+//!     .unwrap();
+//! let plugin = runtime.scope();
+//! let _read = plugin
+//!     .register(
+//!         ToolDefinition::builder("read")
+//!             .description("Read a file.")
+//!             .input_schema(json!({"type": "object", "properties": {"path": {"type": "string"}}}))
+//!             .output(Output::json(json!({"type": "string"})))
+//!             .execute(|_args, _ctx| async { Ok(json!("")) })
+//!             .build()
+//!             .unwrap(),
+//!     )
+//!     .unwrap();
+//!
+//! let assembly = runtime.assemble(plugin.key()).unwrap();
+//! assert_eq!(assembly.tool_names(), vec!["run_code"]);
+//! let sdk = assembly.section("tools:sdk").unwrap();
+//! assert!(sdk.text.contains("read"));
+//! assert!(assembly.section("tools:code-only").is_some());
+//! # }
+//! ```
+
+use std::any::Any;
+use std::collections::{BTreeSet, HashMap};
+use std::fmt;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use tools_codegen::Language;
+use tools_schema::catalog::ToolSchema;
+
+use crate::base::call::ScopeKey;
+use crate::base::definition::{RESERVED_RUN_CODE, ToolDefinition};
+use crate::base::runtime::{PresentationMode, ToolRuntime};
+use crate::code::{CodeLanguage, CodeMode, CodeModeError};
+
+/// The order of the `tools:sdk` section.
+pub const SDK_SECTION_ORDER: i32 = 150;
+/// The order of the `tools:code-only` section: ahead of the SDK and of the per-tool guidance
+/// band ([`TOOL_GUIDANCE_ORDER`]), so the model reads which tools it may call before what each
+/// one is for.
+pub const CODE_ONLY_SECTION_ORDER: i32 = 140;
+/// Where a host's per-tool guidance sections start.
+pub const TOOL_GUIDANCE_ORDER: i32 = 200;
+/// The id of the SDK section.
+pub const SDK_SECTION: &str = "tools:sdk";
+/// The id of the code-only rule.
+pub const CODE_ONLY_SECTION: &str = "tools:code-only";
+
+/// One section of the system prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptSection {
+    /// A stable id, such as `tools:sdk`.
+    pub id: String,
+    /// Sections are laid out by ascending order (ties by id).
+    pub order: i32,
+    /// The text.
+    pub text: Arc<str>,
+}
+
+/// What a scope contributes to a model request: tool definitions and prompt sections.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Assembly {
+    /// The mode the scope uses.
+    pub mode: PresentationMode,
+    /// The tool definitions, in order: `tool_order`'s names first, then the rest by name.
+    pub tools: Vec<Arc<ToolSchema>>,
+    /// The prompt sections, by ascending order.
+    pub sections: Vec<PromptSection>,
+}
+
+impl Assembly {
+    /// The names of the tool definitions, in order.
+    pub fn tool_names(&self) -> Vec<&str> {
+        self.tools.iter().map(|t| t.name.as_str()).collect()
+    }
+
+    /// The section with this id.
+    pub fn section(&self, id: &str) -> Option<&PromptSection> {
+        self.sections.iter().find(|s| s.id == id)
+    }
+}
+
+/// Options of one assembly.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AssembleOptions {
+    /// Tool names to put first, in this order. Naming a tool the mode does not contribute
+    /// rejects the assembly; a reserved name without a definition yet is allowed and skipped.
+    pub tool_order: Vec<String>,
+}
+
+/// Why a scope could not be assembled.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AssemblyError {
+    /// The scope has been disposed.
+    #[error("the scope has been disposed")]
+    ScopeDisposed,
+    /// The mode offers Code Mode, but the runtime has no code runtime.
+    #[error(
+        "the scope's presentation mode is `{mode}`, which needs a code runtime to render the SDK \
+         for, and none is configured: build the runtime with \
+         `ToolRuntime::builder().code_mode(CodeMode::new(TypeScriptRuntime::new()))` (or a \
+         Python runtime), or present this scope as `native`"
+    )]
+    NoCodeRuntime {
+        /// The scope's mode.
+        mode: PresentationMode,
+    },
+    /// `tool_order` names a tool the mode does not contribute.
+    #[error(
+        "tool_order names `{name}`, which the `{mode}` presentation does not offer as a tool \
+         definition{}", if *.mode == PresentationMode::Code { " (under `code` only `run_code` is)" } else { "" }
+    )]
+    ToolOrder {
+        /// The name.
+        name: String,
+        /// The scope's mode.
+        mode: PresentationMode,
+    },
+    /// The visible schemas could not form a catalog for the SDK.
+    #[error("cannot render the SDK: {message}")]
+    Catalog {
+        /// What the catalog refused.
+        message: String,
+    },
+    /// The assemble hook panicked.
+    #[error("the assemble hook panicked: {message}")]
+    HookPanicked {
+        /// The panic message.
+        message: String,
+    },
+}
+
+impl AssemblyError {
+    /// The stable code of this error.
+    pub fn code(&self) -> &'static str {
+        match self {
+            AssemblyError::ScopeDisposed => "SCOPE_DISPOSED",
+            AssemblyError::NoCodeRuntime { .. } => "NO_CODE_RUNTIME",
+            AssemblyError::ToolOrder { .. } => "TOOL_ORDER",
+            AssemblyError::Catalog { .. } => "SDK_CATALOG",
+            AssemblyError::HookPanicked { .. } => "ASSEMBLE_HOOK_PANICKED",
+        }
+    }
+}
+
+/// The assemble hook: sees the scope and the registry's assembly and may return a replacement,
+/// which is then the assembly, unchecked. A hook that replaces a Code Mode assembly owns keeping
+/// `run_code` and its SDK usable.
+pub type AssembleHook = dyn Fn(ScopeKey, &Assembly) -> Option<Assembly> + Send + Sync;
+
+/// The runtime's construction: its presentation mode, Code Mode, and the assemble hook.
+#[derive(Default)]
+pub struct ToolRuntimeBuilder {
+    mode: PresentationMode,
+    code: Option<CodeMode>,
+    hook: Option<Arc<AssembleHook>>,
+}
+
+impl fmt::Debug for ToolRuntimeBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolRuntimeBuilder")
+            .field("mode", &self.mode)
+            .field("code", &self.code)
+            .field("hook", &self.hook.is_some())
+            .finish()
+    }
+}
+
+impl ToolRuntimeBuilder {
+    /// The runtime's presentation mode (default `native`); agent scopes may choose their own.
+    #[must_use]
+    pub fn mode(mut self, mode: PresentationMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Code Mode: the runtime then owns a `run_code` definition, offered wherever the mode is
+    /// `code` or `both`.
+    #[must_use]
+    pub fn code_mode(mut self, code: CodeMode) -> Self {
+        self.code = Some(code);
+        self
+    }
+
+    /// A hook that may replace every assembly (see [`AssembleHook`]).
+    #[must_use]
+    pub fn on_assemble(
+        mut self,
+        hook: impl Fn(ScopeKey, &Assembly) -> Option<Assembly> + Send + Sync + 'static,
+    ) -> Self {
+        self.hook = Some(Arc::new(hook));
+        self
+    }
+
+    /// Builds the runtime.
+    ///
+    /// # Errors
+    ///
+    /// When the Code Mode settings are unusable ([`CodeMode::validate`]).
+    pub fn build(self) -> Result<ToolRuntime, CodeModeError> {
+        let code = match self.code {
+            Some(code) => {
+                code.validate()?;
+                Some(Arc::new(code))
+            }
+            None => None,
+        };
+        let run_code = match &code {
+            // The definition's schemas are fixed and valid; a failure here is a bug in this
+            // crate, reported rather than panicking.
+            Some(code) => Some(code.definition().map_err(CodeModeError::Definition)?),
+            None => None,
+        };
+        let settings: Arc<dyn Any + Send + Sync> = Arc::new(Settings {
+            code,
+            hook: self.hook,
+            cache: Mutex::new(HashMap::new()),
+        });
+        Ok(ToolRuntime::with_parts(self.mode, run_code, Some(settings)))
+    }
+}
+
+impl ToolRuntime {
+    /// An empty registry in `native` mode, without Code Mode (see [`builder`](Self::builder)).
+    pub fn new() -> Self {
+        Self::with_parts(
+            PresentationMode::Native,
+            None,
+            Some(Arc::new(Settings {
+                code: None,
+                hook: None,
+                cache: Mutex::new(HashMap::new()),
+            })),
+        )
+    }
+
+    /// A builder for a runtime with a presentation mode, Code Mode, or an assemble hook.
+    pub fn builder() -> ToolRuntimeBuilder {
+        ToolRuntimeBuilder::default()
+    }
+
+    /// The Code Mode settings, when configured.
+    pub fn code_mode(&self) -> Option<&CodeMode> {
+        self.settings().and_then(|s| s.code.as_deref())
+    }
+
+    fn settings(&self) -> Option<&Settings> {
+        self.0.extension.as_deref()?.downcast_ref::<Settings>()
+    }
+
+    /// What `scope` contributes to a model request (see the [module docs](self)).
+    pub fn assemble(&self, scope: ScopeKey) -> Result<Assembly, AssemblyError> {
+        self.assemble_with(scope, &AssembleOptions::default())
+    }
+
+    /// [`assemble`](Self::assemble) with options.
+    pub fn assemble_with(
+        &self,
+        scope: ScopeKey,
+        options: &AssembleOptions,
+    ) -> Result<Assembly, AssemblyError> {
+        let mode = self
+            .presentation_mode(scope)
+            .ok_or(AssemblyError::ScopeDisposed)?;
+        let code = self.settings().and_then(|s| s.code.clone());
+        let language = match (&code, mode.offers_code()) {
+            (_, false) => None,
+            (Some(code), true) => Some(language_of(code.language())),
+            (None, true) => return Err(AssemblyError::NoCodeRuntime { mode }),
+        };
+        let view = self.view(scope, language)?;
+
+        let mut tools: Vec<Arc<ToolSchema>> = Vec::new();
+        if mode.offers_native() {
+            tools.extend(view.schemas.iter().cloned());
+        }
+        if mode.offers_code()
+            && let Some(def) = &self.0.run_code
+        {
+            tools.push(Arc::new(schema_of(def)));
+            tools.sort_by(|a, b| a.name.cmp(&b.name));
+        }
+        let tools = order_tools(tools, options, mode, || self.reserved_names(scope))?;
+
+        let mut sections = Vec::new();
+        if mode == PresentationMode::Code {
+            sections.push(PromptSection {
+                id: CODE_ONLY_SECTION.to_owned(),
+                order: CODE_ONLY_SECTION_ORDER,
+                text: Arc::from(code_only_text()),
+            });
+        }
+        if let Some(sdk) = view.sdk {
+            sections.push(PromptSection {
+                id: SDK_SECTION.to_owned(),
+                order: SDK_SECTION_ORDER,
+                text: sdk,
+            });
+        }
+        let assembly = Assembly {
+            mode,
+            tools,
+            sections,
+        };
+        match self.settings().and_then(|s| s.hook.clone()) {
+            None => Ok(assembly),
+            Some(hook) => {
+                match std::panic::catch_unwind(AssertUnwindSafe(|| hook(scope, &assembly))) {
+                    Ok(Some(replaced)) => Ok(replaced),
+                    Ok(None) => Ok(assembly),
+                    Err(p) => Err(AssemblyError::HookPanicked {
+                        message: crate::base::error::panic_message(&*p),
+                    }),
+                }
+            }
+        }
+    }
+
+    /// The scope's visible schemas (name order) and, for a code language, its SDK section text;
+    /// from the cache while the tool set is unchanged.
+    fn view(&self, scope: ScopeKey, language: Option<Language>) -> Result<View, AssemblyError> {
+        let key = (scope, language);
+        let generation = self.generation();
+        let settings = self.settings();
+        if let Some(settings) = settings
+            && let Some(hit) = lock(&settings.cache).get(&key)
+            && hit.generation == generation
+        {
+            return Ok(hit.view.clone());
+        }
+        let schemas: Vec<ToolSchema> = self.schemas(scope);
+        // Something changed somewhere: an unchanged tool set for this scope keeps its text.
+        if let Some(settings) = settings
+            && let Some(hit) = lock(&settings.cache).get_mut(&key)
+            && hit.view.schemas.len() == schemas.len()
+            && hit
+                .view
+                .schemas
+                .iter()
+                .zip(&schemas)
+                .all(|(a, b)| **a == *b)
+        {
+            hit.generation = generation;
+            return Ok(hit.view.clone());
+        }
+        let sdk = match language {
+            None => None,
+            Some(language) => {
+                let catalog = tools_schema::Catalog::new(schemas.clone()).map_err(|e| {
+                    AssemblyError::Catalog {
+                        message: e.to_string(),
+                    }
+                })?;
+                let text = format!(
+                    "{}\n```{}\n{}```\n",
+                    tools_codegen::usage_text(language).trim_end(),
+                    language.name(),
+                    tools_codegen::render_sdk(&catalog, language)
+                );
+                Some(Arc::from(text))
+            }
+        };
+        let view = View {
+            schemas: Arc::new(schemas.into_iter().map(Arc::new).collect()),
+            sdk,
+        };
+        if let Some(settings) = settings {
+            lock(&settings.cache).insert(
+                key,
+                CacheEntry {
+                    generation,
+                    view: view.clone(),
+                },
+            );
+        }
+        Ok(view)
+    }
+}
+
+/// Code Mode and presentation settings, kept in the runtime's type-erased extension slot.
+struct Settings {
+    code: Option<Arc<CodeMode>>,
+    hook: Option<Arc<AssembleHook>>,
+    cache: Mutex<HashMap<(ScopeKey, Option<Language>), CacheEntry>>,
+}
+
+struct CacheEntry {
+    generation: u64,
+    view: View,
+}
+
+#[derive(Clone)]
+struct View {
+    schemas: Arc<Vec<Arc<ToolSchema>>>,
+    sdk: Option<Arc<str>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn language_of(language: CodeLanguage) -> Language {
+    match language {
+        CodeLanguage::TypeScript => Language::TypeScript,
+        CodeLanguage::Python => Language::Python,
+    }
+}
+
+fn schema_of(def: &ToolDefinition) -> ToolSchema {
+    ToolSchema {
+        name: def.name().to_owned(),
+        description: def.description().to_owned(),
+        input_schema: def.input_schema().clone(),
+        output_schema: Some(def.output_schema().clone()),
+    }
+}
+
+/// `tools` (in name order) with `tool_order`'s names first.
+fn order_tools(
+    tools: Vec<Arc<ToolSchema>>,
+    options: &AssembleOptions,
+    mode: PresentationMode,
+    reserved: impl FnOnce() -> BTreeSet<String>,
+) -> Result<Vec<Arc<ToolSchema>>, AssemblyError> {
+    if options.tool_order.is_empty() {
+        return Ok(tools);
+    }
+    let mut rest: Vec<Option<Arc<ToolSchema>>> = tools.into_iter().map(Some).collect();
+    let mut first = Vec::new();
+    let mut reserved = Some(reserved);
+    let mut reserved_names: Option<BTreeSet<String>> = None;
+    for name in &options.tool_order {
+        let found = rest
+            .iter_mut()
+            .find(|t| t.as_ref().is_some_and(|t| &t.name == name));
+        match found {
+            Some(slot) => first.extend(slot.take()),
+            None if first.iter().any(|t: &Arc<ToolSchema>| &t.name == name) => {}
+            None => {
+                // A reserved capability may be listed before its definition arrives, where
+                // the mode offers definitions at all.
+                let names = reserved_names
+                    .get_or_insert_with(|| reserved.take().map(|f| f()).unwrap_or_default());
+                if !(mode.offers_native() && names.contains(name)) {
+                    return Err(AssemblyError::ToolOrder {
+                        name: name.clone(),
+                        mode,
+                    });
+                }
+            }
+        }
+    }
+    first.extend(rest.into_iter().flatten());
+    Ok(first)
+}
+
+fn code_only_text() -> String {
+    format!(
+        "## Calling tools\n\nOnly `{RESERVED_RUN_CODE}` can be called directly. Every other tool \
+         below is an async function of the SDK: call it from inside a `{RESERVED_RUN_CODE}` \
+         program; a direct call of it fails.\n"
+    )
+}

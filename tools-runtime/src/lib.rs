@@ -18,6 +18,66 @@
 //! calls: concurrency-safe calls overlap in a bounded pool, others run alone, and results come
 //! back in the model's order. [`wrappers`] ships an opt-in timeout wrapper and call metrics.
 //!
+//! # Code Mode
+//!
+//! Per agent, the model sees the tools as native function definitions, as a typed SDK it
+//! programs against through the reserved `run_code` tool, or both ([`PresentationMode`]: set
+//! on the runtime with [`ToolRuntime::builder`], per agent with [`Scope::present_as`]).
+//! [`ToolRuntime::assemble`] gives what a scope contributes to a model request: the tool
+//! definitions and the prompt sections (`tools:sdk`, the usage and the SDK rendered by
+//! `tools-codegen` in the language of the configured [`code::CodeRuntime`]; `tools:code-only`
+//! under `code`). A `run_code` program's tool calls go through this same pipeline, as nested
+//! calls of the `run_code` call, scheduled by a per-run pool; only what the program prints and
+//! returns comes back to the model. See [`code`] for the runtimes and the bridge.
+//!
+//! ```
+//! # #[cfg(feature = "typescript")]
+//! # {
+//! use serde_json::{json, Value};
+//! use tools_runtime::code::{CodeMode, TypeScriptRuntime};
+//! use tools_runtime::{Output, PresentationMode, ToolCall, ToolDefinition, ToolError, ToolRuntime};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let runtime = ToolRuntime::builder()
+//!     .mode(PresentationMode::Code)
+//!     .code_mode(CodeMode::new(TypeScriptRuntime::new()))
+//!     .build()
+//!     .unwrap();
+//! let plugin = runtime.scope();
+//! let _add = plugin
+//!     .register(
+//!         ToolDefinition::builder("add")
+//!             .description("Add two integers.")
+//!             .input_schema(json!({
+//!                 "type": "object",
+//!                 "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+//!                 "required": ["a", "b"]
+//!             }))
+//!             .output(Output::json(json!({"type": "integer"})))
+//!             .concurrency_safe(|_| true)
+//!             .execute(|args, _ctx| async move {
+//!                 Ok::<Value, ToolError>(json!(args["a"].as_i64().unwrap_or(0) + args["b"].as_i64().unwrap_or(0)))
+//!             })
+//!             .build()
+//!             .unwrap(),
+//!     )
+//!     .unwrap();
+//!
+//! // Under `code` the model calls `run_code`; a direct call of `add` is refused.
+//! let program = "const [x, y] = await Promise.all([tools.add({a: 1, b: 2}), tools.add({a: 3, b: 4})]);\n\
+//!                console.log('sums', x, y);\n\
+//!                return x + y;";
+//! let result = runtime
+//!     .execute(ToolCall::new("call-1", "run_code", json!({"code": program, "description": "add twice"})))
+//!     .await;
+//! assert_eq!(result.text(), "sums 3 7\n10");
+//! let direct = runtime.execute(ToolCall::new("call-2", "add", json!({"a": 1, "b": 1}))).await;
+//! assert_eq!(direct.code(), Some("UNKNOWN_TOOL"));
+//! # }
+//! # }
+//! ```
+//!
 //! # Decisions worth knowing
 //!
 //! - **Scoping.** A listener, guard or wrapper registered through an agent scope sees only calls
@@ -100,7 +160,7 @@
 mod base;
 pub mod code;
 mod pipeline;
-mod presentation;
+pub mod presentation;
 mod registry;
 
 #[doc(hidden)]

@@ -1,7 +1,7 @@
 //! The rooms of `tools-runtime/src` import one way (see ARCHITECTURE.md at the repository root):
 //! `base` imports from no other room, `registry` only from `base`, `pipeline` from `base` (and
 //! calls the registry's methods on the runtime handle), `code` and the macros' support
-//! (`private`) from `base`. The crate root is the façade: it re-exports from every room, and no
+//! (`private`) from `base`, `presentation` from `base` and `code`. The crate root is the façade: it re-exports from every room, and no
 //! room imports from it. This test reads the source and fails on any import against that order.
 
 #![allow(clippy::panic)]

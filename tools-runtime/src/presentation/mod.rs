@@ -281,7 +281,7 @@ impl ToolRuntime {
         self.0.extension.as_deref()?.downcast_ref::<Settings>()
     }
 
-    /// What `scope` contributes to a model request (see the [module docs](self)).
+    /// What `scope` contributes to a model request (see [`presentation`](crate::presentation)).
     pub fn assemble(&self, scope: ScopeKey) -> Result<Assembly, AssemblyError> {
         self.assemble_with(scope, &AssembleOptions::default())
     }

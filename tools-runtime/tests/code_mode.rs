@@ -1039,3 +1039,61 @@ async fn output_over_max_output_bytes_fails_explicitly() {
     let r = rt.execute(run_code("return 'x'.repeat(10);")).await;
     assert!(!r.is_error());
 }
+
+#[tokio::test]
+async fn calls_past_max_pending_sub_calls_fail_at_once_and_record_nothing() {
+    let err = ToolRuntime::builder()
+        .code_mode(CodeMode::new(TypeScriptRuntime::new()).max_pending_sub_calls(0))
+        .build()
+        .unwrap_err();
+    assert_eq!(err.code(), "ZERO_PENDING");
+
+    let (rt, sink) = with_sink(CodeMode::new(TypeScriptRuntime::new()).max_pending_sub_calls(2));
+    let plugin = rt.scope();
+    let _t = plugin
+        .register(counting(
+            "slow",
+            true,
+            Arc::new(AtomicUsize::new(0)),
+            Arc::new(AtomicUsize::new(0)),
+            Arc::new(Mutex::new(Vec::new())),
+        ))
+        .unwrap();
+    let r = rt
+        .execute(run_code(
+            r#"const calls = [tools.slow({}), tools.slow({}), tools.slow({})];
+               const settled = await Promise.allSettled(calls);
+               const after = await tools.slow({});
+               return settled.map(s => s.status === "fulfilled" ? "ok" : s.reason.message)
+                             .concat([after === null ? "ok" : "?"]);"#,
+        ))
+        .await;
+    let result = r.value().unwrap()["result"].clone();
+    assert_eq!(result[0], "ok");
+    assert_eq!(result[1], "ok");
+    assert!(
+        result[2]
+            .as_str()
+            .unwrap()
+            .starts_with("too many unfinished tool calls"),
+        "{result}"
+    );
+    assert_eq!(result[3], "ok", "a slot frees when a call finishes");
+    let ids: Vec<String> = sink.take().iter().map(|e| e.id().to_owned()).collect();
+    let mut first_two = ids[..4].to_vec();
+    first_two.sort();
+    assert_eq!(
+        first_two,
+        vec![
+            "outer:code:1",
+            "outer:code:1",
+            "outer:code:2",
+            "outer:code:2"
+        ]
+    );
+    assert_eq!(
+        ids[4..],
+        ["outer:code:3", "outer:code:3"],
+        "the refused call took no number and recorded nothing"
+    );
+}

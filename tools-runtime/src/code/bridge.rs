@@ -31,7 +31,7 @@
 
 use std::collections::BTreeMap;
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
@@ -82,6 +82,7 @@ pub(crate) async fn run(
         mode: mode.clone(),
         pool: Pool::default(),
         submitted: AtomicU64::new(0),
+        pending: AtomicUsize::new(0),
         tasks: Mutex::new(JoinSet::new()),
         contexts: Mutex::new(BTreeMap::new()),
         handle: tokio::runtime::Handle::current(),
@@ -160,6 +161,8 @@ struct Bridge {
     pool: Pool,
     /// How many calls the program has made.
     submitted: AtomicU64,
+    /// Calls started (queued or running) and not yet finished.
+    pending: AtomicUsize,
     tasks: Mutex<JoinSet<()>>,
     /// Each started call's additional contexts, by call number.
     contexts: Mutex<BTreeMap<u64, Vec<AdditionalContext>>>,
@@ -188,6 +191,16 @@ impl CodeHost for Host {
 
     fn call(&self, name: &str, args: Value) -> HostCallFuture {
         let bridge = &self.0;
+        // A program that starts calls without ever awaiting them would otherwise queue tasks
+        // without bound, outside the engine's memory limit.
+        let limit = bridge.mode.max_pending_sub_calls;
+        if bridge.pending.fetch_add(1, Ordering::AcqRel) >= limit {
+            bridge.pending.fetch_sub(1, Ordering::AcqRel);
+            return Box::pin(std::future::ready(Err(ToolCallFailure::new(format!(
+                "too many unfinished tool calls: a program may have at most {limit} calls \
+                 started and not yet finished; await some before starting more"
+            )))));
+        }
         // Numbered here, synchronously, so the numbers follow the program's order.
         let n = bridge.submitted.fetch_add(1, Ordering::Relaxed) + 1;
         let (tx, rx) = oneshot::channel();
@@ -196,11 +209,17 @@ impl CodeHost for Host {
             let name = name.to_owned();
             async move {
                 let answer = bridge.dispatch(n, name, args).await;
+                bridge.pending.fetch_sub(1, Ordering::AcqRel);
                 // The program may have stopped listening; the call's own record is complete.
                 let _ = tx.send(answer);
             }
         };
-        lock(&bridge.tasks).spawn_on(task.instrument(bridge.span.clone()), &bridge.handle);
+        {
+            let mut tasks = lock(&bridge.tasks);
+            // Forget the calls that finished, so a long program does not accumulate them.
+            while tasks.try_join_next().is_some() {}
+            tasks.spawn_on(task.instrument(bridge.span.clone()), &bridge.handle);
+        }
         Box::pin(async move {
             rx.await.unwrap_or_else(|_| {
                 Err(ToolCallFailure::new(

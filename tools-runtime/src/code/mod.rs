@@ -91,8 +91,9 @@ pub mod typescript;
 
 pub use events::{ChannelSink, RecordingSink, SessionEvent, SessionEventSink};
 pub use mode::{
-    CODE_RUN_FAILED, CodeMode, CodeModeError, DEFAULT_MAX_PARALLEL_SUB_CALLS, NO_OUTPUT,
-    RESULT_MAX_INDENT, SpillFn, SpillRequest, render_result,
+    CODE_RUN_FAILED, CodeMode, CodeModeError, DEFAULT_MAX_PARALLEL_SUB_CALLS,
+    DEFAULT_MAX_PENDING_SUB_CALLS, NO_OUTPUT, RESULT_MAX_INDENT, SpillFn, SpillRequest,
+    render_result,
 };
 #[cfg(feature = "python")]
 pub use python::{PythonMode, PythonRuntime};

@@ -17,6 +17,9 @@ use crate::base::error::DefinitionError;
 /// The default of [`CodeMode::max_parallel_sub_calls`]: 10.
 pub const DEFAULT_MAX_PARALLEL_SUB_CALLS: usize = 10;
 
+/// The default of [`CodeMode::max_pending_sub_calls`]: 10,000.
+pub const DEFAULT_MAX_PENDING_SUB_CALLS: usize = 10_000;
+
 /// The stable code of a failed `run_code` call (the program did not parse, threw, ran out of
 /// time, memory or output, or returned something that is not JSON).
 pub const CODE_RUN_FAILED: &str = "CODE_RUN_FAILED";
@@ -55,6 +58,7 @@ pub struct CodeMode {
     pub(crate) runtime: Arc<dyn CodeRuntime>,
     pub(crate) limits: CodeLimits,
     pub(crate) max_parallel_sub_calls: usize,
+    pub(crate) max_pending_sub_calls: usize,
     pub(crate) events: Option<Arc<dyn SessionEventSink>>,
     pub(crate) spill: Option<Arc<SpillFn>>,
 }
@@ -72,6 +76,7 @@ impl CodeMode {
             runtime,
             limits: CodeLimits::default(),
             max_parallel_sub_calls: DEFAULT_MAX_PARALLEL_SUB_CALLS,
+            max_pending_sub_calls: DEFAULT_MAX_PENDING_SUB_CALLS,
             events: None,
             spill: None,
         }
@@ -89,6 +94,16 @@ impl CodeMode {
     #[must_use]
     pub fn max_parallel_sub_calls(mut self, n: usize) -> Self {
         self.max_parallel_sub_calls = n;
+        self
+    }
+
+    /// How many calls of one program may be started and not yet finished (queued in the pool
+    /// or running), at least 1 (default [`DEFAULT_MAX_PENDING_SUB_CALLS`]). A call past it
+    /// fails at once with a `ToolCallError` and records nothing: the queue lives outside the
+    /// engine's memory limit, so it needs its own bound.
+    #[must_use]
+    pub fn max_pending_sub_calls(mut self, n: usize) -> Self {
+        self.max_pending_sub_calls = n;
         self
     }
 
@@ -125,6 +140,9 @@ impl CodeMode {
     pub fn validate(&self) -> Result<(), CodeModeError> {
         if self.max_parallel_sub_calls == 0 {
             return Err(CodeModeError::ZeroParallel);
+        }
+        if self.max_pending_sub_calls == 0 {
+            return Err(CodeModeError::ZeroPending);
         }
         self.limits.validate().map_err(CodeModeError::Limits)
     }
@@ -172,6 +190,7 @@ impl fmt::Debug for CodeMode {
             .field("runtime", &self.runtime)
             .field("limits", &self.limits)
             .field("max_parallel_sub_calls", &self.max_parallel_sub_calls)
+            .field("max_pending_sub_calls", &self.max_pending_sub_calls)
             .field("events", &self.events.is_some())
             .field("spill", &self.spill.is_some())
             .finish()
@@ -187,6 +206,9 @@ pub enum CodeModeError {
         "max_parallel_sub_calls is 0; it must be at least 1 (1 runs a program's calls one at a time)"
     )]
     ZeroParallel,
+    /// `max_pending_sub_calls` is zero.
+    #[error("max_pending_sub_calls is 0; it must be at least 1")]
+    ZeroPending,
     /// The limits are unusable.
     #[error(transparent)]
     Limits(CodeLimitsError),
@@ -200,6 +222,7 @@ impl CodeModeError {
     pub fn code(&self) -> &'static str {
         match self {
             CodeModeError::ZeroParallel => "ZERO_PARALLEL",
+            CodeModeError::ZeroPending => "ZERO_PENDING",
             CodeModeError::Limits(e) => e.code(),
             CodeModeError::Definition(e) => e.code(),
         }

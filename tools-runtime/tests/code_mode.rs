@@ -573,7 +573,7 @@ fn counting(
                 log.lock()
                     .unwrap()
                     .push(format!("start {n} ({running} running)"));
-                tokio::time::sleep(Duration::from_millis(20)).await;
+                tokio::time::sleep(Duration::from_millis(50)).await;
                 now.fetch_sub(1, Ordering::SeqCst);
                 log.lock().unwrap().push(format!("end {n}"));
                 Ok(Value::Null)

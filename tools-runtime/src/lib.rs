@@ -158,6 +158,7 @@
 #![warn(missing_docs)]
 
 mod base;
+pub mod cc_names;
 pub mod code;
 mod pipeline;
 pub mod presentation;

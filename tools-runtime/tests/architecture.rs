@@ -18,6 +18,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("code", &["base"]),
     ("private", &["base"]),
     ("presentation", &["base", "code"]),
+    ("cc_names", &[]),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

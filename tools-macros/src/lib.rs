@@ -115,7 +115,8 @@
 //! | `render = path` | `fn(&Value, &Value) -> Vec<ContentBlock>` from arguments and canonical value to content (default: a string as itself, anything else as JSON) |
 //! | `presentation_meta = path` | `fn(&Value, &Value) -> Value`, metadata for top-level calls |
 //! | `finalize_content = path` | `fn(&ToolExecution, &ToolExecutionResult) -> Option<Vec<ContentBlock>>` |
-//! | `present_call`, `present_result` | reserved for presentation cards; a compile error until they land |
+//! | `present_call = path` | `fn(&Value) -> Option<CallView>`, the tool's card for a call (see `tools_runtime::cards`) |
+//! | `present_result = path` | `fn(&Value, &ResultRecord<'_>) -> Option<ResultView>`, the tool's card for a result, from the arguments and what a log keeps of the result |
 //!
 //! An unknown key, or a key given twice, is a compile error on that key.
 //!

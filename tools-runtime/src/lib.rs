@@ -176,6 +176,10 @@ pub use pipeline::wrappers;
 pub use tools_schema as schema;
 
 pub use base::call::{ExecutionMode, ExecutionToken, ScopeKey, ToolCall};
+/// Presentation cards: the render intents a tool gives a UI for its calls and results.
+pub mod cards {
+    pub use crate::base::cards::*;
+}
 pub use base::content::{AdditionalContext, ContentBlock};
 pub use base::context::ToolRunContext;
 pub use base::definition::{

@@ -70,10 +70,8 @@ pub(crate) fn parse(tokens: TokenStream, errors: &mut Errors) -> ToolAttrs {
             "render" => attrs.render = Some(meta.value()?.parse()?),
             "finalize_content" => attrs.finalize_content = Some(meta.value()?.parse()?),
             "presentation_meta" => attrs.presentation_meta = Some(meta.value()?.parse()?),
-            "present_call" | "present_result" => {
-                skip(&meta)?;
-                attrs.reserved.push(Spanned { value: key, span });
-            }
+            "present_call" => attrs.present_call = Some(meta.value()?.parse()?),
+            "present_result" => attrs.present_result = Some(meta.value()?.parse()?),
             _ => {
                 errors.error(
                     &meta.path,

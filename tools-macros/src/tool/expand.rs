@@ -175,6 +175,18 @@ pub(crate) fn definition(tool: &ToolFn) -> (TokenStream, TokenStream) {
             }
         });
     }
+    if let Some(present) = &tool.attrs.present_call {
+        extra.extend(quote_spanned!(present.span()=> .present_call({
+            let __present: fn(&#p::serde_json::Value) -> ::core::option::Option<#p::CallView> = #present;
+            __present
+        })));
+    }
+    if let Some(present) = &tool.attrs.present_result {
+        extra.extend(quote_spanned!(present.span()=> .present_result({
+            let __present: fn(&#p::serde_json::Value, &#p::ResultRecord<'_>) -> ::core::option::Option<#p::ResultView> = #present;
+            __present
+        })));
+    }
     if let Some(finalize) = &tool.attrs.finalize_content {
         extra.extend(quote_spanned!(finalize.span()=> .finalize_content({
             let __finalize: fn(&#p::ToolExecution, &#p::ToolExecutionResult) -> ::core::option::Option<::std::vec::Vec<#p::ContentBlock>> = #finalize;

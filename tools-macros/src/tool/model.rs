@@ -29,8 +29,8 @@ pub(crate) struct ToolAttrs {
     pub(crate) render: Option<syn::Path>,
     pub(crate) finalize_content: Option<syn::Path>,
     pub(crate) presentation_meta: Option<syn::Path>,
-    /// Reserved keys that were given (rejected by validation until presentation cards land).
-    pub(crate) reserved: Vec<Spanned<String>>,
+    pub(crate) present_call: Option<syn::Path>,
+    pub(crate) present_result: Option<syn::Path>,
 }
 
 /// How a parameter is filled.

@@ -61,15 +61,6 @@ pub(crate) fn validate(tool: &ToolFn, errors: &mut Errors) {
             Err(message) => errors.error_at(timeout.span, message),
         }
     }
-    for key in &tool.attrs.reserved {
-        errors.error_at(
-            key.span,
-            format!(
-                "`{}` is reserved for tool-owned presentation cards, which this version does not wire yet; remove it for now",
-                key.value
-            ),
-        );
-    }
     let mut seen: Vec<&str> = Vec::new();
     for param in tool.params.iter().filter(|p| p.kind == ParamKind::Argument) {
         if seen.contains(&param.name.as_str()) {

@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -9,6 +10,7 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 use tools_schema::Schema;
 
+use super::cards::{CallView, PresentCallFn, PresentResultFn, ResultRecord, ResultView};
 use super::content::ContentBlock;
 use super::context::ToolRunContext;
 use super::error::{DefinitionError, ToolError};
@@ -141,6 +143,8 @@ pub(crate) struct DefInner {
     pub(crate) finalize_content: Option<Arc<FinalizeContentFn>>,
     pub(crate) timeout: Option<Duration>,
     pub(crate) concurrency: Option<Arc<ConcurrencyFn>>,
+    pub(crate) present_call: Option<Arc<PresentCallFn>>,
+    pub(crate) present_result: Option<Arc<PresentResultFn>>,
 }
 
 /// A tool: its schemas, its output declaration and its body. Cheap to clone.
@@ -199,6 +203,48 @@ impl ToolDefinition {
     pub fn render(&self, args: &Value, value: &Value) -> Vec<ContentBlock> {
         (self.0.render)(args, value)
     }
+
+    /// The card of a call with `args`: the tool's own when it has a call presenter, the
+    /// arguments are valid, and the presenter gives one; otherwise the generic card. Arguments
+    /// from an old log that no longer validate, and a panicking presenter, fall back too.
+    pub fn present_call(&self, args: &Value) -> CallView {
+        self.0
+            .present_call
+            .as_ref()
+            .filter(|_| self.accepts(args))
+            .and_then(|present| {
+                std::panic::catch_unwind(AssertUnwindSafe(|| present(args))).unwrap_or_else(|_| {
+                    tracing::error!(tool = %self.0.name, "a call presenter panicked; the generic card is used");
+                    None
+                })
+            })
+            .unwrap_or_else(|| CallView::generic(&self.0.name, args))
+    }
+
+    /// The card of a finished call from what a log keeps of it (see [`ResultRecord`]), with the
+    /// same fallbacks as [`present_call`](Self::present_call).
+    pub fn present_result(&self, args: &Value, record: &ResultRecord<'_>) -> ResultView {
+        self.0
+            .present_result
+            .as_ref()
+            .filter(|_| self.accepts(args))
+            .and_then(|present| {
+                std::panic::catch_unwind(AssertUnwindSafe(|| present(args, record)))
+                    .unwrap_or_else(|_| {
+                        tracing::error!(tool = %self.0.name, "a result presenter panicked; the generic card is used");
+                        None
+                    })
+            })
+            .unwrap_or_else(|| ResultView::generic(record))
+    }
+
+    /// Whether `args` pass the input schema (raw definitions accept anything here).
+    fn accepts(&self, args: &Value) -> bool {
+        self.0
+            .input
+            .as_ref()
+            .is_none_or(|input| input.is_valid(args))
+    }
 }
 
 impl fmt::Debug for ToolDefinition {
@@ -245,6 +291,8 @@ pub struct ToolDefinitionBuilder {
     finalize_content: Option<Arc<FinalizeContentFn>>,
     timeout: Option<Result<Duration, String>>,
     concurrency: Option<Arc<ConcurrencyFn>>,
+    present_call: Option<Arc<PresentCallFn>>,
+    present_result: Option<Arc<PresentResultFn>>,
 }
 
 impl ToolDefinitionBuilder {
@@ -259,6 +307,8 @@ impl ToolDefinitionBuilder {
             finalize_content: None,
             timeout: None,
             concurrency: None,
+            present_call: None,
+            present_result: None,
         }
     }
 
@@ -342,6 +392,27 @@ impl ToolDefinitionBuilder {
         self
     }
 
+    /// The call presenter: a pure function of the arguments giving the tool's own card (see
+    /// [`CallView`]); `None` selects the generic card.
+    pub fn present_call(
+        mut self,
+        present: impl Fn(&Value) -> Option<CallView> + Send + Sync + 'static,
+    ) -> Self {
+        self.present_call = Some(Arc::new(present));
+        self
+    }
+
+    /// The result presenter: a pure function of the arguments and the logged record (content,
+    /// error flag, presentation metadata; see [`ResultRecord`]); `None` selects the generic
+    /// card.
+    pub fn present_result(
+        mut self,
+        present: impl Fn(&Value, &ResultRecord<'_>) -> Option<ResultView> + Send + Sync + 'static,
+    ) -> Self {
+        self.present_result = Some(Arc::new(present));
+        self
+    }
+
     /// Checks everything and compiles the schemas.
     pub fn build(self) -> Result<ToolDefinition, DefinitionError> {
         let name = self.name;
@@ -398,6 +469,8 @@ impl ToolDefinitionBuilder {
             finalize_content: self.finalize_content,
             timeout,
             concurrency: self.concurrency,
+            present_call: self.present_call,
+            present_result: self.present_result,
         })))
     }
 }

@@ -9,6 +9,7 @@
 //! one way: `base` <- `registry` <- `pipeline`, with `code` and the macros' support beside them.
 
 pub(crate) mod call;
+pub(crate) mod cards;
 pub(crate) mod content;
 pub(crate) mod context;
 pub(crate) mod deep;

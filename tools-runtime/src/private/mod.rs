@@ -14,6 +14,7 @@ pub use std::time::Duration;
 pub use tools_schema::typed::{ToolSchema, nullable};
 pub use tools_schema::{AdditionalProperties, Annotations, Schema, SchemaKind, StringSchema};
 
+pub use crate::base::cards::{CallView, ResultRecord, ResultView};
 pub use crate::base::content::ContentBlock;
 pub use crate::base::context::ToolRunContext;
 pub use crate::base::definition::{Output, ToolDefinition};

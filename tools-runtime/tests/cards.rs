@@ -10,9 +10,7 @@ use tools_runtime::cards::{
     CallView, FileDiff, FileMatches, Location, NumberedLine, ResultRecord, ResultView, SearchShape,
     WebKind, WebSource,
 };
-use tools_runtime::{
-    ContentBlock, Output, ToolCall, ToolDefinition, ToolRuntime, ToolSchema, tool,
-};
+use tools_runtime::{ContentBlock, Output, ToolCall, ToolDefinition, ToolRuntime, tool};
 
 fn round_trip<T: Serialize + for<'de> Deserialize<'de> + PartialEq + std::fmt::Debug>(
     value: &T,
@@ -345,24 +343,18 @@ async fn presentation_meta_is_computed_for_top_level_calls_only() {
         .execute(ToolCall::new("c1", "read", json!({"path": "/a"})))
         .await;
     assert!(top.meta.is_some());
+    // A nested call: one made with another execution's token as its parent.
+    let tokens = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let t = tokens.clone();
+    let _o = plugin
+        .on_result(move |exec, _| *t.lock().unwrap() = Some(exec.token()))
+        .unwrap();
+    let _ = rt
+        .execute(ToolCall::new("c0", "read", json!({"path": "/b"})))
+        .await;
+    let parent = tokens.lock().unwrap().unwrap();
     let nested = rt
-        .execute(
-            ToolCall::new("c2", "read", json!({"path": "/a"})).with_parent(
-                // Any execution's token marks the call as nested.
-                {
-                    let tokens = std::sync::Arc::new(std::sync::Mutex::new(None));
-                    let t = tokens.clone();
-                    let _o = plugin
-                        .on_result(move |exec, _| *t.lock().unwrap() = Some(exec.token()))
-                        .unwrap();
-                    let _ = rt
-                        .execute(ToolCall::new("c0", "read", json!({"path": "/b"})))
-                        .await;
-                    let token = tokens.lock().unwrap().unwrap();
-                    token
-                },
-            ),
-        )
+        .execute(ToolCall::new("c2", "read", json!({"path": "/a"})).with_parent(parent))
         .await;
     assert!(!nested.is_error());
     assert_eq!(nested.meta, None);

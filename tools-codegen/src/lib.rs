@@ -103,6 +103,9 @@ mod parsed;
 mod py;
 mod render;
 pub mod templates;
+
+#[cfg(feature = "golden")]
+pub mod golden;
 mod text;
 mod ts;
 

@@ -1,0 +1,271 @@
+//! Checked-in SDKs and docs kept current by a test (behind the `golden` feature, on by default).
+//!
+//! A team keeps its registry's generated files in git, so a reviewer sees how a change to a tool
+//! changes what the model reads. [`Golden`] renders a catalog (for instance
+//! `ToolRuntime::catalog(scope)`) and compares the result with the files in a folder, in the
+//! manner of `insta` and `expect-test`:
+//!
+//! - when they match, nothing happens;
+//! - when the environment variable [`UPDATE_VAR`] (`TOOLS_CODEGEN_UPDATE`) is `1` (or `true`,
+//!   `yes`, `always`), the files that differ are rewritten (each atomically) and the check
+//!   passes;
+//! - otherwise the check fails with a unified diff of every file that drifted and the command
+//!   that updates them.
+//!
+//! ```
+//! use tools_codegen::golden::Golden;
+//! use tools_codegen::Catalog;
+//!
+//! let catalog = Catalog::from_json_str(
+//!     r#"{"tools": [{"name": "ping", "description": "Ping.", "inputSchema": {"type": "object"}}]}"#,
+//!     None,
+//! )
+//! .unwrap();
+//! let dir = tempfile::tempdir().unwrap();
+//! let golden = Golden::new(dir.path());
+//! // Nothing checked in yet: the check fails and says what is missing ...
+//! let drift = golden.check_with(&catalog, false).unwrap_err();
+//! assert!(drift.to_string().contains("sdk.ts is missing"));
+//! // ... and the update mode writes the files, after which the check passes.
+//! golden.check_with(&catalog, true).unwrap();
+//! golden.check_with(&catalog, false).unwrap();
+//! ```
+//!
+//! In a test, [`Golden::assert_current`] panics with the diff, so `cargo test` shows it.
+
+use std::fmt;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use crate::{Language, ToolList, render_catalog_markdown, render_sdk};
+
+/// The environment variable that asks [`Golden::check`] to rewrite drifted files.
+pub const UPDATE_VAR: &str = "TOOLS_CODEGEN_UPDATE";
+
+/// What a [`Golden`] renders into its folder, by file name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GoldenFile {
+    /// The SDK in a language (`sdk.ts`, `sdk.py`).
+    Sdk(Language),
+    /// The Markdown catalog docs (`catalog.md`).
+    Docs,
+}
+
+impl GoldenFile {
+    /// The file name in the folder: the same names `tools-codegen all` writes.
+    pub fn file_name(self) -> &'static str {
+        match self {
+            GoldenFile::Sdk(Language::TypeScript) => "sdk.ts",
+            GoldenFile::Sdk(Language::Python) => "sdk.py",
+            GoldenFile::Docs => "catalog.md",
+        }
+    }
+
+    fn render(self, catalog: &impl ToolList) -> String {
+        match self {
+            GoldenFile::Sdk(language) => render_sdk(catalog, language),
+            GoldenFile::Docs => render_catalog_markdown(catalog),
+        }
+    }
+}
+
+/// A folder of generated files checked against a catalog.
+#[derive(Debug, Clone)]
+pub struct Golden {
+    dir: PathBuf,
+    files: Vec<GoldenFile>,
+}
+
+impl Golden {
+    /// The folder `dir`, holding `sdk.ts`, `sdk.py` and `catalog.md`.
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Golden {
+            dir: dir.into(),
+            files: vec![
+                GoldenFile::Sdk(Language::TypeScript),
+                GoldenFile::Sdk(Language::Python),
+                GoldenFile::Docs,
+            ],
+        }
+    }
+
+    /// The same folder holding only `files`.
+    #[must_use]
+    pub fn files(mut self, files: impl IntoIterator<Item = GoldenFile>) -> Self {
+        self.files = files.into_iter().collect();
+        self
+    }
+
+    /// Checks the folder against `catalog`, rewriting drifted files when [`UPDATE_VAR`] asks.
+    ///
+    /// # Errors
+    ///
+    /// [`GoldenError::Drift`] with every drifted file's diff, or [`GoldenError::Io`] when a file
+    /// cannot be read or written.
+    pub fn check(&self, catalog: &impl ToolList) -> Result<(), GoldenError> {
+        self.check_with(catalog, update_requested())
+    }
+
+    /// [`check`](Self::check) with the update decision given instead of read from the
+    /// environment.
+    ///
+    /// # Errors
+    ///
+    /// As [`check`](Self::check).
+    pub fn check_with(&self, catalog: &impl ToolList, update: bool) -> Result<(), GoldenError> {
+        let mut drifted = Vec::new();
+        for file in &self.files {
+            let path = self.dir.join(file.file_name());
+            let text = file.render(catalog);
+            let existing = match std::fs::read_to_string(&path) {
+                Ok(existing) => Some(existing),
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
+                Err(error) => {
+                    return Err(GoldenError::Io {
+                        path,
+                        action: "read",
+                        error,
+                    });
+                }
+            };
+            if existing.as_deref() == Some(text.as_str()) {
+                continue;
+            }
+            if update {
+                write_atomically(&path, &text)?;
+                continue;
+            }
+            let shown = path.display().to_string();
+            let diff = similar::TextDiff::from_lines(existing.as_deref().unwrap_or(""), &text)
+                .unified_diff()
+                .context_radius(3)
+                .header(
+                    &format!("{shown} (checked in)"),
+                    &format!("{shown} (generated)"),
+                )
+                .to_string();
+            drifted.push(Drifted {
+                path,
+                missing: existing.is_none(),
+                diff,
+            });
+        }
+        if drifted.is_empty() {
+            Ok(())
+        } else {
+            Err(GoldenError::Drift { files: drifted })
+        }
+    }
+
+    /// [`check`](Self::check) for tests: panics with the diff and the update command on drift.
+    ///
+    /// # Panics
+    ///
+    /// When a file drifted, or cannot be read or written.
+    #[allow(clippy::panic)]
+    #[track_caller]
+    pub fn assert_current(&self, catalog: &impl ToolList) {
+        if let Err(error) = self.check(catalog) {
+            panic!("{error}");
+        }
+    }
+}
+
+/// Whether [`UPDATE_VAR`] asks for an update.
+pub fn update_requested() -> bool {
+    std::env::var(UPDATE_VAR).is_ok_and(|v| {
+        matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "1" | "true" | "yes" | "always"
+        )
+    })
+}
+
+/// One file whose checked-in text differs from the catalog's rendering.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Drifted {
+    /// The file.
+    pub path: PathBuf,
+    /// Whether it is not there at all.
+    pub missing: bool,
+    /// A unified diff from the checked-in text to the generated one.
+    pub diff: String,
+}
+
+/// Why a golden check failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GoldenError {
+    /// Files drifted from the catalog.
+    #[error("{}", drift_message(.files))]
+    Drift {
+        /// Every drifted file.
+        files: Vec<Drifted>,
+    },
+    /// A file could not be read or written.
+    #[error("{}: cannot {action} the file: {error}", .path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// `read` or `write`.
+        action: &'static str,
+        /// The underlying error.
+        #[source]
+        error: std::io::Error,
+    },
+}
+
+impl GoldenError {
+    /// The stable code: `GOLDEN_DRIFT` or `GOLDEN_IO`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            GoldenError::Drift { .. } => "GOLDEN_DRIFT",
+            GoldenError::Io { .. } => "GOLDEN_IO",
+        }
+    }
+}
+
+fn drift_message(files: &[Drifted]) -> String {
+    let mut out = String::new();
+    for file in files {
+        let _ = fmt::Write::write_fmt(
+            &mut out,
+            format_args!(
+                "{} {}\n{}\n",
+                file.path.display(),
+                if file.missing {
+                    "is missing"
+                } else {
+                    "differs from the catalog's rendering"
+                },
+                file.diff
+            ),
+        );
+    }
+    out.push_str(&format!(
+        "the generated files drifted from the tools; rerun with {UPDATE_VAR}=1 to rewrite them, \
+         then review and commit the change"
+    ));
+    out
+}
+
+/// Writes a temporary file beside `path`, then renames it over `path`: a reader sees the old
+/// file or the new one, never a half-written one.
+fn write_atomically(path: &Path, text: &str) -> Result<(), GoldenError> {
+    let fail = |error: std::io::Error| GoldenError::Io {
+        path: path.to_owned(),
+        action: "write",
+        error,
+    };
+    let dir = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&dir).map_err(fail)?;
+    let mut file = tempfile::Builder::new().tempfile_in(&dir).map_err(fail)?;
+    file.write_all(text.as_bytes())
+        .and_then(|()| file.flush())
+        .map_err(fail)?;
+    file.persist(path).map_err(|e| fail(e.error))?;
+    Ok(())
+}

@@ -246,6 +246,7 @@ impl ToolRuntimeBuilder {
         };
         let settings: Arc<dyn Any + Send + Sync> = Arc::new(Settings {
             code,
+            run_code_schema: run_code.as_ref().map(|def| Arc::new(schema_of(def))),
             hook: self.hook,
             cache: Mutex::new(HashMap::new()),
         });
@@ -261,6 +262,7 @@ impl ToolRuntime {
             None,
             Some(Arc::new(Settings {
                 code: None,
+                run_code_schema: None,
                 hook: None,
                 cache: Mutex::new(HashMap::new()),
             })),
@@ -308,10 +310,11 @@ impl ToolRuntime {
             tools.extend(view.schemas.iter().cloned());
         }
         if mode.offers_code()
-            && let Some(def) = &self.0.run_code
+            && let Some(schema) = self.settings().and_then(|s| s.run_code_schema.clone())
         {
-            tools.push(Arc::new(schema_of(def)));
-            tools.sort_by(|a, b| a.name.cmp(&b.name));
+            // The visible tools are in name order; `run_code` takes its place among them.
+            let at = tools.partition_point(|t| t.name.as_str() < RESERVED_RUN_CODE);
+            tools.insert(at, schema);
         }
         let tools = order_tools(tools, options, mode, || self.reserved_names(scope))?;
 
@@ -398,7 +401,12 @@ impl ToolRuntime {
             sdk,
         };
         if let Some(settings) = settings {
-            lock(&settings.cache).insert(
+            let mut cache = lock(&settings.cache);
+            if cache.len() >= CACHE_PRUNE_AT {
+                // Forget the views of scopes that are gone.
+                cache.retain(|(scope, _), _| self.presentation_mode(*scope).is_some());
+            }
+            cache.insert(
                 key,
                 CacheEntry {
                     generation,
@@ -413,9 +421,14 @@ impl ToolRuntime {
 /// Code Mode and presentation settings, kept in the runtime's type-erased extension slot.
 struct Settings {
     code: Option<Arc<CodeMode>>,
+    /// The catalog entry of the `run_code` definition, made once.
+    run_code_schema: Option<Arc<ToolSchema>>,
     hook: Option<Arc<AssembleHook>>,
     cache: Mutex<HashMap<(ScopeKey, Option<Language>), CacheEntry>>,
 }
+
+/// How many cached views trigger forgetting those of disposed scopes.
+const CACHE_PRUNE_AT: usize = 64;
 
 struct CacheEntry {
     generation: u64,

@@ -222,11 +222,13 @@ fn bad_input_names_the_place() {
 
     let run = codegen_with_stdin(
         &["sdk", "--lang", "typescript"],
-        Some("[{\"name\": \"bad name\", \"inputSchema\": {}}]"),
+        Some(
+            "[{\"name\": \"dup\", \"inputSchema\": {}}, {\"name\": \"dup\", \"inputSchema\": {}}]",
+        ),
     );
     assert_eq!(run.status.code(), Some(2));
     assert!(
-        stderr(&run).contains("<stdin>") && stderr(&run).contains("/0/name"),
+        stderr(&run).contains("<stdin>") && stderr(&run).contains("DUPLICATE_TOOL"),
         "{}",
         stderr(&run)
     );
@@ -341,4 +343,118 @@ fn usage_prints_the_code_mode_text() {
         assert_eq!(run.status.code(), Some(0));
         assert_eq!(stdout(&run), usage_text(language));
     }
+}
+
+/// Something that is not a regular file is never read: `/dev/full` (endless zeros to a reader)
+/// fails with "cannot write", under a memory limit that reading it whole would exceed.
+#[cfg(target_os = "linux")]
+#[test]
+fn out_to_a_device_is_written_as_a_stream_and_never_read() {
+    let run = Command::new("sh")
+        .current_dir(repo())
+        .arg("-c")
+        .arg("ulimit -v 2000000 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_tools-codegen"))
+        .args([
+            "sdk",
+            "--lang",
+            "typescript",
+            "--catalog",
+            "examples/catalog.json",
+            "--out",
+            "/dev/full",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(2), "{}", stderr(&run));
+    let message = stderr(&run);
+    assert!(
+        message.starts_with("tools-codegen: error[FILE_IO]: /dev/full: cannot write the file: "),
+        "{message}"
+    );
+    assert!(!message.contains("cannot read"), "{message}");
+
+    // /dev/null takes the text and stays a device.
+    let run = codegen(&[
+        "docs",
+        "--catalog",
+        "examples/catalog.json",
+        "--out",
+        "/dev/null",
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    assert!(!std::fs::metadata("/dev/null").unwrap().is_file());
+    // --check has nothing to compare a device with.
+    let run = codegen(&[
+        "docs",
+        "--catalog",
+        "examples/catalog.json",
+        "--out",
+        "/dev/null",
+        "--check",
+    ]);
+    assert_eq!(run.status.code(), Some(2));
+    assert!(
+        stderr(&run).contains("/dev/null: cannot check the file: it is not a regular file"),
+        "{}",
+        stderr(&run)
+    );
+}
+
+/// `--out /dev/stdout` into a pipe writes the rendering into the pipe.
+#[cfg(target_os = "linux")]
+#[test]
+fn out_to_dev_stdout_writes_into_the_pipe() {
+    let run = codegen(&[
+        "sdk",
+        "--lang",
+        "python",
+        "--catalog",
+        "examples/catalog.json",
+        "--out",
+        "/dev/stdout",
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    assert_eq!(stdout(&run), render_sdk(&example(), Language::Python));
+}
+
+/// An output path that cannot be written (under a regular file: as root too) says "cannot
+/// write", with the reason; `--check` on it says "cannot read".
+#[test]
+fn unwritable_outputs_say_cannot_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("plain.txt");
+    std::fs::write(&file, "x").unwrap();
+    for out in [file.join("sdk.ts"), file.join("deeper/sdk.ts")] {
+        let out = out.to_str().unwrap();
+        let args = [
+            "sdk",
+            "--lang",
+            "typescript",
+            "--catalog",
+            "examples/catalog.json",
+            "--out",
+            out,
+        ];
+        let run = codegen(&args);
+        assert_eq!(run.status.code(), Some(2));
+        let message = stderr(&run);
+        assert!(
+            message.starts_with(&format!(
+                "tools-codegen: error[FILE_IO]: {out}: cannot write the file: "
+            )),
+            "{message}"
+        );
+        let mut check = args.to_vec();
+        check.push("--check");
+        let run = codegen(&check);
+        assert_eq!(run.status.code(), Some(2));
+        assert!(
+            stderr(&run).contains(&format!("{out}: cannot read the file: ")),
+            "{}",
+            stderr(&run)
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
 }

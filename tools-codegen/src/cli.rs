@@ -273,6 +273,7 @@ fn execute(
             let renderer = renderer(input.templates.as_deref())?;
             let (text, name) = read(input.catalog.as_deref(), stdin)?;
             let catalog = ParsedCatalog::from_json_str(&text, Some(&name))?;
+            warn_names(&catalog, stderr);
             let mut status = 0;
             if !check {
                 std::fs::create_dir_all(&out_dir).map_err(|error| CliError::File {
@@ -292,6 +293,7 @@ fn execute(
     let renderer = renderer(input.templates.as_deref())?;
     let (source, name) = read(input.catalog.as_deref(), stdin)?;
     let catalog = ParsedCatalog::from_json_str(&source, Some(&name))?;
+    warn_names(&catalog, stderr);
     let text = render(&renderer, &catalog, what)?;
     // The process ends right after this: skip freeing the catalog piece by piece.
     std::mem::forget(catalog);
@@ -301,6 +303,13 @@ fn execute(
             write_stdout(stdout, &text)?;
             Ok(0)
         }
+    }
+}
+
+/// Prints a warning for each tool name outside MCP's rule (see [`crate::name_warnings`]).
+fn warn_names(catalog: &ParsedCatalog<'_>, stderr: &mut dyn Write) {
+    for warning in crate::name_warnings(catalog) {
+        let _ = writeln!(stderr, "tools-codegen: warning: {warning}");
     }
 }
 

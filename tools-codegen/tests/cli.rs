@@ -458,3 +458,64 @@ fn unwritable_outputs_say_cannot_write() {
     }
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
 }
+
+/// Every catalog that parses and has the MCP shape renders: names outside MCP's rule (with a
+/// warning each, bounded in length), a null input schema, and a schema nested 20,000 levels.
+#[test]
+fn hostile_names_null_inputs_and_deep_schemas_render() {
+    let deep = format!(
+        "{}{{\"type\": \"string\"}}{}",
+        "{\"type\": \"object\", \"properties\": {\"a\": ".repeat(20_000),
+        "}}".repeat(20_000)
+    );
+    let long = "n".repeat(1_000_000);
+    let text = format!(
+        r#"{{"tools": [
+            {{"name": "a b", "inputSchema": {{}}}},
+            {{"name": "ns:tool", "inputSchema": null}},
+            {{"name": "", "inputSchema": {{"type": "object"}}}},
+            {{"name": "日本", "description": "x", "inputSchema": {deep}}},
+            {{"name": "x/y\"z", "inputSchema": {{}}}},
+            {{"name": "{long}", "inputSchema": {{}}}},
+            {{"name": "fine_name", "inputSchema": {{}}}}
+        ]}}"#
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("hostile.json");
+    std::fs::write(&catalog, &text).unwrap();
+    let out = dir.path().join("out");
+    let run = codegen(&[
+        "all",
+        "--catalog",
+        catalog.to_str().unwrap(),
+        "--out-dir",
+        out.to_str().unwrap(),
+    ]);
+    let message = stderr(&run);
+    assert_eq!(run.status.code(), Some(0), "{message:.2000}");
+    let warnings: Vec<&str> = message
+        .lines()
+        .filter(|l| l.starts_with("tools-codegen: warning: tool "))
+        .collect();
+    assert_eq!(warnings.len(), 6, "{message:.2000}");
+    assert!(!message.contains("fine_name"));
+    assert!(message.len() < 6000, "{} bytes", message.len());
+    assert!(message.contains("… (999800 more bytes)"));
+
+    let ts = std::fs::read_to_string(out.join("sdk.ts")).unwrap();
+    assert!(
+        ts.contains("  \"ns:tool\": {\n    [key: string]: never;\n  };"),
+        "{ts:.3000}"
+    );
+    assert!(ts.contains("  \"x/y\\\"z\"(args: ToolArgsMap[\"x/y\\\"z\"])"));
+    let py = std::fs::read_to_string(out.join("sdk.py")).unwrap();
+    assert!(py.contains("Literal[\"a b\"]") && py.contains("Literal[\"\"]"));
+    let md = std::fs::read_to_string(out.join("catalog.md")).unwrap();
+    assert!(
+        md.contains("<a id=\"tool-a~20b\"></a><code>a b</code>"),
+        "{md:.3000}"
+    );
+    assert!(md.contains("<a id=\"tool-x~2Fy~22z\"></a><code>x/y\"z</code>"));
+    assert!(md.contains("(#tool-~E6~97~A5~E6~9C~AC)"));
+    assert!(md.contains("<a id=\"tool-\"></a><code></code>"));
+}

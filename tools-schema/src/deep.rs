@@ -56,7 +56,9 @@ pub fn from_str(text: &str) -> Result<Value, serde_json::Error> {
 }
 
 /// How many levels [`to_string_pretty`] indents; deeper containers are written on one line.
-pub const PRETTY_LEVELS: usize = 64;
+/// It is the depth `serde_json` reads by default, so a value that `serde_json` reads by default
+/// is printed exactly as `serde_json::to_string_pretty` prints it.
+pub const PRETTY_LEVELS: usize = 128;
 
 /// `serde_json::to_string_pretty` (two-space indent) of a value of any depth, written with an
 /// explicit work stack instead of serde_json's recursive serializer.
@@ -482,7 +484,7 @@ mod tests {
             )),
             "{text}"
         );
-        assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), deep);
+        assert_eq!(from_str(&text).unwrap(), deep);
     }
 
     #[test]

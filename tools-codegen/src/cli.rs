@@ -121,7 +121,8 @@ struct InputArgs {
 
 #[derive(Debug, Args)]
 struct OutputArgs {
-    /// Write to FILE (atomically: a temporary file, then a rename) instead of stdout.
+    /// Write to FILE instead of stdout: a regular file atomically (a temporary file, then a
+    /// rename), anything else (/dev/stdout, a pipe) as a stream.
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
     /// Write nothing; exit 1 with a unified diff when FILE differs from the rendering.
@@ -152,7 +153,8 @@ pub enum CliError {
     File {
         /// The file.
         path: String,
-        /// `read the file`, `write the file` or `create the folder`.
+        /// `read the file` (`--check`), `check the file` (`--check` on something that is not a
+        /// regular file), `write the file`, or `create the folder` (`all --out-dir`).
         action: &'static str,
         /// The underlying error.
         #[source]
@@ -271,6 +273,7 @@ fn execute(
             let renderer = renderer(input.templates.as_deref())?;
             let (text, name) = read(input.catalog.as_deref(), stdin)?;
             let catalog = ParsedCatalog::from_json_str(&text, Some(&name))?;
+            warn_names(&catalog, stderr);
             let mut status = 0;
             if !check {
                 std::fs::create_dir_all(&out_dir).map_err(|error| CliError::File {
@@ -290,6 +293,7 @@ fn execute(
     let renderer = renderer(input.templates.as_deref())?;
     let (source, name) = read(input.catalog.as_deref(), stdin)?;
     let catalog = ParsedCatalog::from_json_str(&source, Some(&name))?;
+    warn_names(&catalog, stderr);
     let text = render(&renderer, &catalog, what)?;
     // The process ends right after this: skip freeing the catalog piece by piece.
     std::mem::forget(catalog);
@@ -299,6 +303,13 @@ fn execute(
             write_stdout(stdout, &text)?;
             Ok(0)
         }
+    }
+}
+
+/// Prints a warning for each tool name outside MCP's rule (see [`crate::name_warnings`]).
+fn warn_names(catalog: &ParsedCatalog<'_>, stderr: &mut dyn Write) {
+    for warning in crate::name_warnings(catalog) {
+        let _ = writeln!(stderr, "tools-codegen: warning: {warning}");
     }
 }
 
@@ -313,7 +324,40 @@ fn write_stdout(stdout: &mut dyn Write, text: &str) -> Result<(), CliError> {
         })
 }
 
-/// Checks `path` against `text` (`check`) or writes it atomically; returns the exit status.
+/// What is at an output path.
+enum Existing {
+    /// Nothing: the file is created.
+    Missing,
+    /// A regular file with this content (or `None` when it is not UTF-8 text).
+    File(Option<String>),
+    /// Something else (a device such as `/dev/stdout` or `/dev/full`, a pipe, a socket): it is
+    /// never read, and it is written as a stream.
+    Stream,
+}
+
+/// Looks at `path` without reading anything but a regular file. Errors are the caller's to
+/// word (`cannot read` for `--check`, `cannot write` otherwise).
+fn existing(path: &Path) -> std::io::Result<Existing> {
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Existing::Missing),
+        Err(error) => return Err(error),
+    };
+    if !meta.is_file() {
+        return Ok(Existing::Stream);
+    }
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Existing::File(Some(text))),
+        Err(error) if error.kind() == std::io::ErrorKind::InvalidData => Ok(Existing::File(None)),
+        Err(error) => Err(error),
+    }
+}
+
+/// Checks `path` against `text` (`check`) or writes it; returns the exit status.
+///
+/// Only a regular file is read (to compare, or to skip rewriting an identical file) and
+/// replaced atomically. Anything else at the path (a device, a pipe) is opened and written as a
+/// stream, and `--check` refuses it: there is no file content to compare.
 fn deliver(
     path: &Path,
     text: &str,
@@ -322,18 +366,25 @@ fn deliver(
     stderr: &mut dyn Write,
 ) -> Result<i32, CliError> {
     let shown = path.display().to_string();
-    let existing = match std::fs::read_to_string(path) {
-        Ok(existing) => Some(existing),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
-        Err(error) => {
-            return Err(CliError::File {
-                path: shown,
-                action: "read the file",
-                error,
-            });
+    let fail = |action: &'static str| {
+        let path = shown.clone();
+        move |error: std::io::Error| CliError::File {
+            path,
+            action,
+            error,
         }
     };
     if check {
+        let existing = match existing(path).map_err(fail("read the file"))? {
+            Existing::Missing => None,
+            Existing::File(text) => Some(text.unwrap_or_default()),
+            Existing::Stream => {
+                return Err(fail("check the file")(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "it is not a regular file, so there is nothing to compare",
+                )));
+            }
+        };
         if existing.as_deref() == Some(text) {
             return Ok(0);
         }
@@ -358,11 +409,22 @@ fn deliver(
         );
         return Ok(1);
     }
-    if existing.as_deref() != Some(text) {
-        write_atomically(path, text)?;
+    // An output that cannot even be looked at (a path under a regular file, a folder without
+    // permission) cannot be written either; the write below reports why.
+    match existing(path).unwrap_or(Existing::Missing) {
+        Existing::File(Some(old)) if old == text => {}
+        Existing::Stream => write_stream(path, text).map_err(fail("write the file"))?,
+        Existing::Missing | Existing::File(_) => write_atomically(path, text)?,
     }
     let _ = writeln!(stderr, "tools-codegen: wrote {shown}");
     Ok(0)
+}
+
+/// Writes `text` to something that is not a regular file, as a stream.
+fn write_stream(path: &Path, text: &str) -> std::io::Result<()> {
+    let mut file = std::fs::OpenOptions::new().write(true).open(path)?;
+    file.write_all(text.as_bytes())?;
+    file.flush()
 }
 
 #[cfg(unix)]
@@ -391,7 +453,12 @@ fn write_atomically(path: &Path, text: &str) -> Result<(), CliError> {
         Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
         _ => PathBuf::from("."),
     };
-    std::fs::create_dir_all(&dir).map_err(fail("create the folder"))?;
+    std::fs::create_dir_all(&dir).map_err(|error| {
+        fail("write the file")(std::io::Error::new(
+            error.kind(),
+            format!("cannot create the folder {}: {error}", dir.display()),
+        ))
+    })?;
     // A replaced file keeps its permissions; a new one gets the usual 0644 (less the umask), not
     // the private 0600 of a temporary file.
     let mut builder = tempfile::Builder::new();

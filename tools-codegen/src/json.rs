@@ -37,6 +37,9 @@ pub(crate) trait Json: Serialize + Sized {
     /// An object's entries in order, each key once; nothing for other nodes.
     fn entries(&self) -> impl Iterator<Item = (&str, &Self)>;
 
+    /// Pretty-printed JSON text (two-space indent), written without overflowing the stack.
+    fn pretty(&self) -> String;
+
     /// The string, when this is a string.
     fn as_str(&self) -> Option<&str> {
         match self.view() {
@@ -47,6 +50,12 @@ pub(crate) trait Json: Serialize + Sized {
 }
 
 impl Json for Value {
+    /// A `Value` comes from a [`Catalog`](tools_schema::Catalog), which holds schemas of any
+    /// depth: written by the stack-safe writer.
+    fn pretty(&self) -> String {
+        tools_schema::deep::to_string_pretty(self)
+    }
+
     fn view(&self) -> View<'_, Self> {
         match self {
             Value::Null => View::Null,
@@ -78,6 +87,12 @@ pub(crate) enum Node<'a> {
 }
 
 impl Json for Node<'_> {
+    /// A `Node` comes from [`parse`], which reads at most 128 nested levels, so serde_json's
+    /// recursive writer stays shallow.
+    fn pretty(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
     fn view(&self) -> View<'_, Self> {
         match self {
             Node::Null => View::Null,

@@ -205,6 +205,32 @@ macro_rules! with_tools {
     };
 }
 
+/// One warning line for each tool name that breaks MCP's naming rule
+/// ([`tools_schema::validate_tool_name`]), in name order; empty when every name follows it.
+///
+/// A catalog accepts any name and the renderers write every one (quoted keys and `callTool` in
+/// TypeScript, `tools["name"]` in Python, escaped text in Markdown), but MCP clients and model
+/// providers may refuse such a tool. Names are quoted cut to
+/// [`tools_schema::excerpt::LIMIT`] characters. The CLI prints these on stderr.
+pub fn name_warnings(catalog: &impl ToolList) -> Vec<String> {
+    fn warn<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
+        names
+            .filter_map(|name| {
+                let error = tools_schema::validate_tool_name(name).err()?;
+                Some(format!(
+                    "tool {} does not follow MCP's naming rule ({error}); it is rendered with quoted \
+                     access, but MCP clients and model providers may refuse it",
+                    tools_schema::excerpt::quoted(name)
+                ))
+            })
+            .collect()
+    }
+    match sealed::Sealed::tools(catalog).0 {
+        Tools::Values(tools) => warn(tools.iter().map(|t| t.name)),
+        Tools::Nodes(tools) => warn(tools.iter().map(|t| t.name)),
+    }
+}
+
 /// A language the SDK can be rendered in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Language {

@@ -14,8 +14,8 @@ use tools_schema::{Catalog, CatalogError, validate_tool_name};
 /// object, an allocation per key); this keeps objects as vectors of entries and strings as
 /// slices of the text (the crate's `render` bench times both readers side by side). Text it
 /// does not accept is handed to [`Catalog::from_json_str`], so error messages come from one
-/// place. Reading is stack-safe: it stops at the nesting depth `serde_json` stops at (127
-/// levels), so text nested 100,000 levels deep fails with `serde_json`'s located error.
+/// place. Reading is stack-safe: the lean reader stops at the nesting depth `serde_json` stops
+/// at (127 levels) and leaves deeper text to [`Catalog`], which reads any depth.
 ///
 /// ```
 /// use tools_codegen::{Language, ParsedCatalog, render_sdk};
@@ -27,9 +27,12 @@ use tools_schema::{Catalog, CatalogError, validate_tool_name};
 /// let catalog = Catalog::from_json_str(text, Some("tools.json")).unwrap();
 /// assert_eq!(render_sdk(&parsed, Language::TypeScript), render_sdk(&catalog, Language::TypeScript));
 ///
-/// let error = ParsedCatalog::from_json_str(r#"[{"name": "a b", "inputSchema": {}}]"#, None)
-///     .unwrap_err();
-/// assert_eq!(error.code(), "INVALID_TOOL_NAME");
+/// let error = ParsedCatalog::from_json_str(
+///     r#"[{"name": "a b", "inputSchema": {}}, {"name": "a b", "inputSchema": {}}]"#,
+///     None,
+/// )
+/// .unwrap_err();
+/// assert_eq!(error.code(), "DUPLICATE_TOOL");
 /// ```
 #[derive(Debug)]
 pub struct ParsedCatalog<'a> {
@@ -138,11 +141,11 @@ pub(crate) fn catalog_tools(catalog: &Catalog) -> Tools<'_> {
 ///   string or null or absent `description`, an `inputSchema` and an optional (or null)
 ///   `outputSchema` that are objects or booleans; a repeated key counts with its last value in
 ///   both trees;
-/// - the names: [`validate_tool_name`], and no name twice;
-/// - the depth of every schema (at most [`tools_schema::MAX_SCHEMA_DEPTH`] levels): the parser
-///   reads at most 128 nested levels, and a schema sits at least two levels down (in a tool
-///   object in the tools array), so deeper text never parses (nor does it with
-///   [`crate::json::parse`], which has the same bound).
+/// - the names: no name twice; names outside MCP's rule ([`validate_tool_name`]) are left to
+///   [`Catalog`], which accepts them (the lean reader keeps to the common case);
+/// - `inputSchema: null`, which [`Catalog`] reads as a tool without arguments, is left to it;
+/// - depth: [`crate::json::parse`] reads at most 128 nested levels; deeper text is left to
+///   [`Catalog`], which reads any depth.
 fn lean(text: &str) -> Option<Vec<LeanTool<'_>>> {
     let document = crate::json::parse(text)?;
     let entries = match document {
@@ -201,7 +204,8 @@ fn lean(text: &str) -> Option<Vec<LeanTool<'_>>> {
 mod tests {
     use super::*;
 
-    /// Errors come from `Catalog`, word for word, and nothing `Catalog` rejects is accepted.
+    /// Errors come from `Catalog`, word for word, nothing `Catalog` rejects is accepted, and
+    /// what the lean reader leaves to `Catalog` renders the same.
     #[test]
     fn rejected_text_fails_exactly_as_catalog_does() {
         let deep = format!(
@@ -233,6 +237,21 @@ mod tests {
             let catalog = Catalog::from_json_str(text, Some("t.json"));
             match (parsed, catalog) {
                 (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{text}"),
+                // Names outside MCP's rule, a null input schema and deep text are accepted by
+                // both readers, and render the same.
+                (Ok(a), Ok(b)) => {
+                    for language in crate::Language::ALL {
+                        assert_eq!(
+                            crate::render_sdk(&a, language),
+                            crate::render_sdk(&b, language),
+                            "{text}"
+                        );
+                    }
+                    assert_eq!(
+                        crate::render_catalog_markdown(&a),
+                        crate::render_catalog_markdown(&b)
+                    );
+                }
                 (a, b) => panic!("{text}: {a:?} but {b:?}"),
             }
         }

@@ -174,6 +174,7 @@ pub(crate) struct MdParam {
 #[derive(Debug, Serialize)]
 pub(crate) struct MdTool {
     name: String,
+    name_md: String,
     anchor: String,
     summary: String,
     description: String,
@@ -192,11 +193,32 @@ pub(crate) struct MdContext {
     tools: Vec<MdTool>,
 }
 
-/// The anchor of a tool's section: `tool-` and the name. Tool names are unique and use only
-/// `A-Z a-z 0-9 _ - .`, all legal in an HTML id, so anchors are unique and depend on nothing
-/// but the name.
+/// The anchor of a tool's section: `tool-` and the name, with every byte outside
+/// `A-Z a-z 0-9 _ - .` written `~XX` (two uppercase hex digits). A name that follows MCP's rule
+/// is kept as it is; any other name still gets an id without spaces, quotes or markup, and as
+/// `~` is never kept, distinct names get distinct anchors.
 pub(crate) fn anchor(name: &str) -> String {
-    format!("tool-{name}")
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(name.len() + 5);
+    out.push_str("tool-");
+    for b in name.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.') {
+            out.push(char::from(b));
+        } else {
+            let _ = write!(out, "~{b:02X}");
+        }
+    }
+    out
+}
+
+/// A tool name as inline code in Markdown: backticks for a name that follows MCP's rule (the
+/// usual case, and what older docs show), an escaped `<code>` element for any other name.
+fn name_markdown(name: &str) -> String {
+    if tools_schema::validate_tool_name(name).is_ok() {
+        format!("`{name}`")
+    } else {
+        crate::templates::md_code(&crate::text::visible_controls(name))
+    }
 }
 
 /// A backtick fence longer than any backtick run in `text` (at least three).
@@ -215,10 +237,10 @@ fn fence_for(text: &str) -> String {
 }
 
 /// Pretty JSON, with U+2028, U+2029, U+0085 and U+FEFF escaped (JSON allows them raw, but
-/// some viewers break lines on them or hide them). The catalog bounds schema depth
-/// (`tools_schema::MAX_SCHEMA_DEPTH`), so the recursive serializer stays shallow.
+/// some viewers break lines on them or hide them). Schemas of any depth are written without
+/// recursion (see [`Json::pretty`]).
 fn pretty<J: Json>(value: &J) -> String {
-    let text = serde_json::to_string_pretty(value).unwrap_or_default();
+    let text = value.pretty();
     if !text.contains(['\u{2028}', '\u{2029}', '\u{85}', '\u{feff}']) {
         return text;
     }
@@ -261,6 +283,7 @@ pub(crate) fn markdown_context<J: Json>(tools: &[ToolIn<'_, J>]) -> MdContext {
                 .to_owned();
             MdTool {
                 name: tool.name.to_owned(),
+                name_md: name_markdown(tool.name),
                 anchor: anchor(tool.name),
                 summary,
                 description: tool.description.to_owned(),

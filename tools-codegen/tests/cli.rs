@@ -222,11 +222,13 @@ fn bad_input_names_the_place() {
 
     let run = codegen_with_stdin(
         &["sdk", "--lang", "typescript"],
-        Some("[{\"name\": \"bad name\", \"inputSchema\": {}}]"),
+        Some(
+            "[{\"name\": \"dup\", \"inputSchema\": {}}, {\"name\": \"dup\", \"inputSchema\": {}}]",
+        ),
     );
     assert_eq!(run.status.code(), Some(2));
     assert!(
-        stderr(&run).contains("<stdin>") && stderr(&run).contains("/0/name"),
+        stderr(&run).contains("<stdin>") && stderr(&run).contains("DUPLICATE_TOOL"),
         "{}",
         stderr(&run)
     );
@@ -341,4 +343,179 @@ fn usage_prints_the_code_mode_text() {
         assert_eq!(run.status.code(), Some(0));
         assert_eq!(stdout(&run), usage_text(language));
     }
+}
+
+/// Something that is not a regular file is never read: `/dev/full` (endless zeros to a reader)
+/// fails with "cannot write", under a memory limit that reading it whole would exceed.
+#[cfg(target_os = "linux")]
+#[test]
+fn out_to_a_device_is_written_as_a_stream_and_never_read() {
+    let run = Command::new("sh")
+        .current_dir(repo())
+        .arg("-c")
+        .arg("ulimit -v 2000000 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_tools-codegen"))
+        .args([
+            "sdk",
+            "--lang",
+            "typescript",
+            "--catalog",
+            "examples/catalog.json",
+            "--out",
+            "/dev/full",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(2), "{}", stderr(&run));
+    let message = stderr(&run);
+    assert!(
+        message.starts_with("tools-codegen: error[FILE_IO]: /dev/full: cannot write the file: "),
+        "{message}"
+    );
+    assert!(!message.contains("cannot read"), "{message}");
+
+    // /dev/null takes the text and stays a device.
+    let run = codegen(&[
+        "docs",
+        "--catalog",
+        "examples/catalog.json",
+        "--out",
+        "/dev/null",
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    assert!(!std::fs::metadata("/dev/null").unwrap().is_file());
+    // --check has nothing to compare a device with.
+    let run = codegen(&[
+        "docs",
+        "--catalog",
+        "examples/catalog.json",
+        "--out",
+        "/dev/null",
+        "--check",
+    ]);
+    assert_eq!(run.status.code(), Some(2));
+    assert!(
+        stderr(&run).contains("/dev/null: cannot check the file: it is not a regular file"),
+        "{}",
+        stderr(&run)
+    );
+}
+
+/// `--out /dev/stdout` into a pipe writes the rendering into the pipe.
+#[cfg(target_os = "linux")]
+#[test]
+fn out_to_dev_stdout_writes_into_the_pipe() {
+    let run = codegen(&[
+        "sdk",
+        "--lang",
+        "python",
+        "--catalog",
+        "examples/catalog.json",
+        "--out",
+        "/dev/stdout",
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    assert_eq!(stdout(&run), render_sdk(&example(), Language::Python));
+}
+
+/// An output path that cannot be written (under a regular file: as root too) says "cannot
+/// write", with the reason; `--check` on it says "cannot read".
+#[test]
+fn unwritable_outputs_say_cannot_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("plain.txt");
+    std::fs::write(&file, "x").unwrap();
+    for out in [file.join("sdk.ts"), file.join("deeper/sdk.ts")] {
+        let out = out.to_str().unwrap();
+        let args = [
+            "sdk",
+            "--lang",
+            "typescript",
+            "--catalog",
+            "examples/catalog.json",
+            "--out",
+            out,
+        ];
+        let run = codegen(&args);
+        assert_eq!(run.status.code(), Some(2));
+        let message = stderr(&run);
+        assert!(
+            message.starts_with(&format!(
+                "tools-codegen: error[FILE_IO]: {out}: cannot write the file: "
+            )),
+            "{message}"
+        );
+        let mut check = args.to_vec();
+        check.push("--check");
+        let run = codegen(&check);
+        assert_eq!(run.status.code(), Some(2));
+        assert!(
+            stderr(&run).contains(&format!("{out}: cannot read the file: ")),
+            "{}",
+            stderr(&run)
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
+}
+
+/// Every catalog that parses and has the MCP shape renders: names outside MCP's rule (with a
+/// warning each, bounded in length), a null input schema, and a schema nested 20,000 levels.
+#[test]
+fn hostile_names_null_inputs_and_deep_schemas_render() {
+    let deep = format!(
+        "{}{{\"type\": \"string\"}}{}",
+        "{\"type\": \"object\", \"properties\": {\"a\": ".repeat(20_000),
+        "}}".repeat(20_000)
+    );
+    let long = "n".repeat(1_000_000);
+    let text = format!(
+        r#"{{"tools": [
+            {{"name": "a b", "inputSchema": {{}}}},
+            {{"name": "ns:tool", "inputSchema": null}},
+            {{"name": "", "inputSchema": {{"type": "object"}}}},
+            {{"name": "日本", "description": "x", "inputSchema": {deep}}},
+            {{"name": "x/y\"z", "inputSchema": {{}}}},
+            {{"name": "{long}", "inputSchema": {{}}}},
+            {{"name": "fine_name", "inputSchema": {{}}}}
+        ]}}"#
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("hostile.json");
+    std::fs::write(&catalog, &text).unwrap();
+    let out = dir.path().join("out");
+    let run = codegen(&[
+        "all",
+        "--catalog",
+        catalog.to_str().unwrap(),
+        "--out-dir",
+        out.to_str().unwrap(),
+    ]);
+    let message = stderr(&run);
+    assert_eq!(run.status.code(), Some(0), "{message:.2000}");
+    let warnings: Vec<&str> = message
+        .lines()
+        .filter(|l| l.starts_with("tools-codegen: warning: tool "))
+        .collect();
+    assert_eq!(warnings.len(), 6, "{message:.2000}");
+    assert!(!message.contains("fine_name"));
+    assert!(message.len() < 6000, "{} bytes", message.len());
+    assert!(message.contains("… (999800 more bytes)"));
+
+    let ts = std::fs::read_to_string(out.join("sdk.ts")).unwrap();
+    assert!(
+        ts.contains("  \"ns:tool\": {\n    [key: string]: never;\n  };"),
+        "{ts:.3000}"
+    );
+    assert!(ts.contains("  \"x/y\\\"z\"(args: ToolArgsMap[\"x/y\\\"z\"])"));
+    let py = std::fs::read_to_string(out.join("sdk.py")).unwrap();
+    assert!(py.contains("Literal[\"a b\"]") && py.contains("Literal[\"\"]"));
+    let md = std::fs::read_to_string(out.join("catalog.md")).unwrap();
+    assert!(
+        md.contains("<a id=\"tool-a~20b\"></a><code>a b</code>"),
+        "{md:.3000}"
+    );
+    assert!(md.contains("<a id=\"tool-x~2Fy~22z\"></a><code>x/y\"z</code>"));
+    assert!(md.contains("(#tool-~E6~97~A5~E6~9C~AC)"));
+    assert!(md.contains("<a id=\"tool-\"></a><code></code>"));
 }

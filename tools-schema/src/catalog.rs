@@ -14,15 +14,27 @@
 //! The catalog holds **raw** schemas: it checks only that `inputSchema` and `outputSchema` are
 //! JSON objects or booleans. A catalog may come from an MCP server whose schemas use constructs
 //! outside the [subset](crate::subset); the codegen degrades those instead of failing (see
-//! [`Schema::from_json_lenient`](crate::Schema::from_json_lenient)).
+//! [`Schema::from_json_lenient`](crate::Schema::from_json_lenient)). An `inputSchema` of `null`
+//! is read as a tool without arguments: `{"type": "object", "additionalProperties": false}`
+//! ([`no_arguments`]).
 //!
-//! Every schema is at most [`MAX_SCHEMA_DEPTH`] levels deep, which is also how deep
-//! `serde_json`'s parser reads: anything the catalog writes it can read back, and the
-//! recursive serializer never meets a deeper value.
+//! Schemas may nest to any depth: [`Catalog::from_json_str`] reads text of any depth that fits in
+//! memory ([`deep::from_str`]), [`Catalog::to_json_string`] writes it back the same way, and a
+//! catalog is dropped, cloned and compared without recursion. (A [`ToolSchema`] taken out of a
+//! catalog is plain data: drop deep schemas in it with [`deep::drop_value`].)
 //!
 //! # Tool names
 //!
-//! [`validate_tool_name`] applies MCP's rule: 1 to 128 characters from `A-Z`, `a-z`, `0-9`,
+//! A catalog accepts **any** name JSON can hold, the empty string included: every renderer can
+//! write every string (quoted keys and `callTool` in TypeScript, subscript access in Python,
+//! escaped text in Markdown), and a catalog read from an MCP server should render whatever the
+//! server calls its tools. The one name a catalog refuses is a name that is already taken: two
+//! tools whose names are the same string. No other name is unrepresentable: distinct strings
+//! stay distinct keys and string literals in both SDKs, and the identifiers derived from names
+//! (Python type names, method names) are made unique by the renderers.
+//!
+//! [`validate_tool_name`] is MCP's rule, which registries apply to the tools they define and the
+//! codegen uses to warn about names outside it: 1 to 128 characters from `A-Z`, `a-z`, `0-9`,
 //! `_`, `-` and `.`. Providers accept less for native function calling: OpenAI and Anthropic
 //! limit function names to `^[a-zA-Z0-9_-]{1,64}$` (no `.`, at most 64 characters), and Google
 //! Gemini function names must start with a letter or an underscore and are limited to 64
@@ -52,13 +64,25 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::deep;
+use crate::excerpt;
 use crate::projection::kind_name;
 
-/// How deep a schema in a catalog may nest (the depth `serde_json` parses by default).
-pub const MAX_SCHEMA_DEPTH: usize = 128;
+/// The input schema of a tool without arguments: `{"type": "object", "additionalProperties":
+/// false}`, what a catalog reads `"inputSchema": null` as.
+pub fn no_arguments() -> Value {
+    let mut map = serde_json::Map::new();
+    map.insert("type".into(), Value::String("object".into()));
+    map.insert("additionalProperties".into(), Value::Bool(false));
+    Value::Object(map)
+}
 
 /// One tool of a catalog: an MCP `Tool` with its raw schemas.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// `Clone`, `PartialEq` and `Debug` work on schemas of any depth without recursion (`Debug`
+/// shows each schema cut to [`excerpt::LIMIT`] characters). The derived `Serialize` recurses
+/// once per level: serialize deep tools with [`deep::to_string_pretty`] or through
+/// [`Catalog::to_json_string`].
+#[derive(Serialize, Deserialize)]
 pub struct ToolSchema {
     /// The tool name (see [`validate_tool_name`]).
     pub name: String,
@@ -77,7 +101,45 @@ pub struct ToolSchema {
     pub output_schema: Option<Value>,
 }
 
-/// Why a tool name is not acceptable.
+impl Clone for ToolSchema {
+    fn clone(&self) -> Self {
+        ToolSchema {
+            name: self.name.clone(),
+            description: self.description.clone(),
+            input_schema: deep::clone_value(&self.input_schema),
+            output_schema: self.output_schema.as_ref().map(deep::clone_value),
+        }
+    }
+}
+
+impl PartialEq for ToolSchema {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.description == other.description
+            && deep::values_equal(&self.input_schema, &other.input_schema)
+            && match (&self.output_schema, &other.output_schema) {
+                (None, None) => true,
+                (Some(a), Some(b)) => deep::values_equal(a, b),
+                _ => false,
+            }
+    }
+}
+
+impl fmt::Debug for ToolSchema {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolSchema")
+            .field("name", &excerpt::cut(&self.name))
+            .field("description", &excerpt::cut(&self.description))
+            .field("input_schema", &excerpt::json(&self.input_schema))
+            .field(
+                "output_schema",
+                &self.output_schema.as_ref().map(excerpt::json),
+            )
+            .finish()
+    }
+}
+
+/// Why a tool name does not follow MCP's naming rule ([`validate_tool_name`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NameError {
     /// The name is empty.
@@ -110,6 +172,9 @@ impl NameError {
 
 /// Checks a tool name against MCP's rule: 1 to 128 characters from `A-Z`, `a-z`, `0-9`, `_`,
 /// `-` and `.`.
+///
+/// A [`Catalog`] does not require it (see [the module docs](self#tool-names)); registries apply
+/// it to the tools they define, and the codegen warns about catalog names that break it.
 ///
 /// Some providers accept less; see the [module docs](self#tool-names): OpenAI and Anthropic
 /// function names must match `^[a-zA-Z0-9_-]{1,64}$`.
@@ -146,13 +211,16 @@ pub enum ToolRef {
 impl fmt::Display for ToolRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ToolRef::Name(name) => write!(f, "tool {}", Value::String(name.clone())),
+            ToolRef::Name(name) => write!(f, "tool {}", crate::excerpt::quoted(name)),
             ToolRef::Index(i) => write!(f, "tool #{i}"),
         }
     }
 }
 
 /// Why a catalog could not be read or built.
+///
+/// Names quoted in the messages are cut to [`excerpt::LIMIT`] characters; the fields hold them
+/// whole.
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogError {
     /// The file could not be read.
@@ -188,24 +256,10 @@ pub enum CatalogError {
         /// What is wrong.
         message: String,
     },
-    /// A tool name breaks the naming rule.
-    #[error("{source_name}: tool #{index} ({pointer}): invalid name {name:?}: {error}")]
-    InvalidName {
-        /// The file name, or `<input>`.
-        source_name: String,
-        /// Position of the tool in the input list.
-        index: usize,
-        /// Pointer to the name (`/tools/3/name`).
-        pointer: String,
-        /// The rejected name.
-        name: String,
-        /// Why.
-        #[source]
-        error: NameError,
-    },
     /// Two tools share a name.
     #[error(
-        "{source_name}: tool {name:?} is defined twice (entries #{first} and #{second}); tool names must be unique"
+        "{source_name}: tool {} is defined twice (entries #{first} and #{second}); tool names must be unique",
+        excerpt::quoted(name)
     )]
     DuplicateName {
         /// The file name, or `<input>`.
@@ -220,30 +274,49 @@ pub enum CatalogError {
 }
 
 impl CatalogError {
-    /// The stable error code: `CATALOG_IO`, `CATALOG_PARSE`, `CATALOG_SHAPE`,
-    /// `INVALID_TOOL_NAME` or `DUPLICATE_TOOL`.
+    /// The stable error code: `CATALOG_IO`, `CATALOG_PARSE`, `CATALOG_SHAPE` or
+    /// `DUPLICATE_TOOL`.
     pub fn code(&self) -> &'static str {
         match self {
             CatalogError::Io { .. } => "CATALOG_IO",
             CatalogError::Parse { .. } => "CATALOG_PARSE",
             CatalogError::Shape { .. } => "CATALOG_SHAPE",
-            CatalogError::InvalidName { .. } => "INVALID_TOOL_NAME",
             CatalogError::DuplicateName { .. } => "DUPLICATE_TOOL",
         }
     }
 }
 
-/// A set of tools with unique, valid names, sorted by name.
+/// A set of tools with unique names, sorted by name.
+///
+/// Dropping, cloning and comparing a catalog never recurse, whatever the depth of its schemas.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Catalog {
     tools: Vec<ToolSchema>,
 }
 
+impl Drop for Catalog {
+    fn drop(&mut self) {
+        drop_tools(std::mem::take(&mut self.tools));
+    }
+}
+
+/// Drops tools whose schemas may be deep, without recursion.
+fn drop_tools(tools: Vec<ToolSchema>) {
+    for tool in tools {
+        deep::drop_value(tool.input_schema);
+        if let Some(output) = tool.output_schema {
+            deep::drop_value(output);
+        }
+    }
+}
+
 const INPUT: &str = "<input>";
 
 impl Catalog {
-    /// Builds a catalog: checks every name and every schema's shape and depth, rejects
-    /// duplicates, and sorts by name. Errors name the tool by its position in `tools`.
+    /// Builds a catalog: reads a `null` input schema as [`no_arguments`], checks that every
+    /// schema is an object or a boolean, rejects duplicate names, and sorts by name. Errors name
+    /// the tool by its position in `tools`. Any string is a valid name (see
+    /// [the module docs](self#tool-names)).
     pub fn new(tools: Vec<ToolSchema>) -> Result<Catalog, CatalogError> {
         Self::build(tools, INPUT, "")
     }
@@ -253,42 +326,31 @@ impl Catalog {
         source: &str,
         base: &str,
     ) -> Result<Catalog, CatalogError> {
+        for tool in &mut tools {
+            if tool.input_schema.is_null() {
+                tool.input_schema = no_arguments();
+            }
+        }
         let checked = (|| {
             for (index, tool) in tools.iter().enumerate() {
                 let at = format!("{base}/{index}");
-                if let Err(error) = validate_tool_name(&tool.name) {
-                    return Err(CatalogError::InvalidName {
-                        source_name: source.to_string(),
-                        index,
-                        pointer: format!("{at}/name"),
-                        name: tool.name.clone(),
-                        error,
-                    });
-                }
                 let schemas = [
                     ("inputSchema", Some(&tool.input_schema)),
                     ("outputSchema", tool.output_schema.as_ref()),
                 ];
                 for (key, schema) in schemas {
                     let Some(schema) = schema else { continue };
-                    let message = match schema {
-                        Value::Object(_) | Value::Bool(_) => {
-                            if deep::deeper_than(schema, MAX_SCHEMA_DEPTH) {
-                                format!("the schema nests deeper than {MAX_SCHEMA_DEPTH} levels")
-                            } else {
-                                continue;
-                            }
-                        }
-                        other => format!(
-                            "expected a JSON Schema (an object or a boolean), got {}",
-                            kind_name(other)
-                        ),
-                    };
+                    if let Value::Object(_) | Value::Bool(_) = schema {
+                        continue;
+                    }
                     return Err(CatalogError::Shape {
                         source_name: source.to_string(),
                         tool: Some(ToolRef::Name(tool.name.clone())),
                         pointer: format!("{at}/{key}"),
-                        message,
+                        message: format!(
+                            "expected a JSON Schema (an object or a boolean), got {}",
+                            kind_name(schema)
+                        ),
                     });
                 }
             }
@@ -309,13 +371,7 @@ impl Catalog {
             Ok(())
         })();
         if let Err(error) = checked {
-            // A rejected schema may be arbitrarily deep: drop it without recursion.
-            for tool in tools {
-                deep::drop_value(tool.input_schema);
-                if let Some(output) = tool.output_schema {
-                    deep::drop_value(output);
-                }
-            }
+            drop_tools(tools);
             return Err(error);
         }
         tools.sort_by(|a, b| a.name.cmp(&b.name));
@@ -324,22 +380,13 @@ impl Catalog {
 
     /// Reads a catalog from JSON text: `{"tools": [...]}` or a bare array. `source` names the
     /// text in error messages (a file name); `None` writes `<input>`.
+    ///
+    /// Text of any nesting depth is read (see [`deep::from_str`]). A `\u` escape of half a
+    /// UTF-16 surrogate pair without its other half is reported as a lone surrogate at the
+    /// escape's position.
     pub fn from_json_str(text: &str, source: Option<&str>) -> Result<Catalog, CatalogError> {
         let source = source.unwrap_or(INPUT);
-        let document: Value = serde_json::from_str(text).map_err(|error| {
-            let message = error.to_string();
-            // serde_json appends " at line L column C"; the position is reported separately.
-            let message = match message.rfind(" at line ") {
-                Some(cut) => message[..cut].to_string(),
-                None => message,
-            };
-            CatalogError::Parse {
-                source_name: source.to_string(),
-                line: error.line(),
-                column: error.column(),
-                message,
-            }
-        })?;
+        let document = deep::from_str(text).map_err(|error| parse_error(text, source, &error))?;
         Self::from_value(document, source)
     }
 
@@ -359,93 +406,48 @@ impl Catalog {
     }
 
     fn from_value(document: Value, source: &str) -> Result<Catalog, CatalogError> {
-        let shape = |tool: Option<ToolRef>, pointer: String, message: String| CatalogError::Shape {
-            source_name: source.to_string(),
-            tool,
-            pointer,
-            message,
-        };
+        // The shape is checked on the borrowed document first, so that on an error the whole
+        // document is dropped in one place, without recursion.
+        if let Err(error) = check_shape(&document, source) {
+            deep::drop_value(document);
+            return Err(error);
+        }
         let (entries, base) = match document {
             Value::Array(entries) => (entries, String::new()),
-            Value::Object(mut map) => match map.remove("tools") {
-                Some(Value::Array(entries)) => (entries, "/tools".to_string()),
-                Some(other) => {
-                    return Err(shape(
-                        None,
-                        "/tools".into(),
-                        format!("expected an array of tools, got {}", kind_name(&other)),
-                    ));
-                }
-                None => {
-                    return Err(shape(
-                        None,
-                        String::new(),
-                        "expected {\"tools\": [...]} or an array of tools; there is no \"tools\" key"
-                            .into(),
-                    ));
-                }
-            },
+            Value::Object(mut map) => {
+                let entries = match map.remove("tools") {
+                    Some(Value::Array(entries)) => entries,
+                    _ => Vec::new(),
+                };
+                deep::drop_value(Value::Object(map));
+                (entries, "/tools".to_string())
+            }
             other => {
-                return Err(shape(
-                    None,
-                    String::new(),
-                    format!(
-                        "expected {{\"tools\": [...]}} or an array of tools, got {}",
-                        kind_name(&other)
-                    ),
-                ));
+                deep::drop_value(other);
+                (Vec::new(), String::new())
             }
         };
         let mut tools = Vec::with_capacity(entries.len());
-        for (index, entry) in entries.into_iter().enumerate() {
-            let at = format!("{base}/{index}");
+        for entry in entries {
             let Value::Object(mut map) = entry else {
-                return Err(shape(
-                    Some(ToolRef::Index(index)),
-                    at,
-                    format!("expected a tool object, got {}", kind_name(&entry)),
-                ));
+                deep::drop_value(entry);
+                continue;
             };
             let name = match map.remove("name") {
                 Some(Value::String(name)) => name,
-                Some(other) => {
-                    return Err(shape(
-                        Some(ToolRef::Index(index)),
-                        format!("{at}/name"),
-                        format!("expected a string, got {}", kind_name(&other)),
-                    ));
-                }
-                None => {
-                    return Err(shape(
-                        Some(ToolRef::Index(index)),
-                        at,
-                        "the tool has no \"name\"".into(),
-                    ));
-                }
+                _ => String::new(),
             };
-            let tool = ToolRef::Name(name.clone());
             let description = match map.remove("description") {
                 Some(Value::String(d)) => d,
-                None | Some(Value::Null) => String::new(),
-                Some(other) => {
-                    return Err(shape(
-                        Some(tool),
-                        format!("{at}/description"),
-                        format!("expected a string, got {}", kind_name(&other)),
-                    ));
-                }
+                _ => String::new(),
             };
-            let Some(input_schema) = map.remove("inputSchema") else {
-                return Err(shape(
-                    Some(tool),
-                    at,
-                    "the tool has no \"inputSchema\"".into(),
-                ));
-            };
+            let input_schema = map.remove("inputSchema").unwrap_or(Value::Null);
             let output_schema = match map.remove("outputSchema") {
                 None | Some(Value::Null) => None,
                 Some(v) => Some(v),
             };
+            // MCP's `title`, `annotations`, `_meta`, ...
+            deep::drop_value(Value::Object(map));
             tools.push(ToolSchema {
                 name,
                 description,
@@ -479,12 +481,14 @@ impl Catalog {
         self.tools.is_empty()
     }
 
-    /// Consumes the catalog, returning its tools sorted by name.
-    pub fn into_tools(self) -> Vec<ToolSchema> {
-        self.tools
+    /// Consumes the catalog, returning its tools sorted by name. Their schemas may be deep:
+    /// drop them with [`deep::drop_value`].
+    pub fn into_tools(mut self) -> Vec<ToolSchema> {
+        std::mem::take(&mut self.tools)
     }
 
-    /// The MCP `tools/list` form: `{"tools": [...]}`, sorted by name.
+    /// The MCP `tools/list` form: `{"tools": [...]}`, sorted by name. The value may be as deep
+    /// as the schemas: drop it with [`deep::drop_value`].
     pub fn to_json(&self) -> Value {
         let tools = self
             .tools
@@ -508,13 +512,218 @@ impl Catalog {
         Value::Object(root)
     }
 
-    /// [`Catalog::to_json`] pretty-printed (two-space indent) with a trailing newline.
+    /// [`Catalog::to_json`] pretty-printed (two-space indent) with a trailing newline. Schemas
+    /// of any depth are written (see [`deep::to_string_pretty`]).
     pub fn to_json_string(&self) -> String {
         let value = self.to_json();
-        // Depth is bounded by `MAX_SCHEMA_DEPTH`, so the recursive serializer is safe, and
-        // serializing a `Value` to a `String` cannot fail.
-        let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
+        let mut text = deep::to_string_pretty(&value);
+        deep::drop_value(value);
         text.push('\n');
         text
     }
+}
+
+/// The first shape error of a catalog document, if any (see [`Catalog::from_json_str`]).
+fn check_shape(document: &Value, source: &str) -> Result<(), CatalogError> {
+    let shape = |tool: Option<ToolRef>, pointer: String, message: String| CatalogError::Shape {
+        source_name: source.to_string(),
+        tool,
+        pointer,
+        message,
+    };
+    let (entries, base) = match document {
+        Value::Array(entries) => (entries, ""),
+        Value::Object(map) => match map.get("tools") {
+            Some(Value::Array(entries)) => (entries, "/tools"),
+            Some(other) => {
+                return Err(shape(
+                    None,
+                    "/tools".into(),
+                    format!("expected an array of tools, got {}", kind_name(other)),
+                ));
+            }
+            None => {
+                return Err(shape(
+                    None,
+                    String::new(),
+                    "expected {\"tools\": [...]} or an array of tools; there is no \"tools\" key"
+                        .into(),
+                ));
+            }
+        },
+        other => {
+            return Err(shape(
+                None,
+                String::new(),
+                format!(
+                    "expected {{\"tools\": [...]}} or an array of tools, got {}",
+                    kind_name(other)
+                ),
+            ));
+        }
+    };
+    for (index, entry) in entries.iter().enumerate() {
+        let at = format!("{base}/{index}");
+        let Value::Object(map) = entry else {
+            return Err(shape(
+                Some(ToolRef::Index(index)),
+                at,
+                format!("expected a tool object, got {}", kind_name(entry)),
+            ));
+        };
+        let tool = match map.get("name") {
+            Some(Value::String(name)) => ToolRef::Name(name.clone()),
+            Some(other) => {
+                return Err(shape(
+                    Some(ToolRef::Index(index)),
+                    format!("{at}/name"),
+                    format!("expected a string, got {}", kind_name(other)),
+                ));
+            }
+            None => {
+                return Err(shape(
+                    Some(ToolRef::Index(index)),
+                    at,
+                    "the tool has no \"name\"".into(),
+                ));
+            }
+        };
+        match map.get("description") {
+            None | Some(Value::String(_) | Value::Null) => {}
+            Some(other) => {
+                return Err(shape(
+                    Some(tool),
+                    format!("{at}/description"),
+                    format!("expected a string, got {}", kind_name(other)),
+                ));
+            }
+        }
+        if !map.contains_key("inputSchema") {
+            return Err(shape(
+                Some(tool),
+                at,
+                "the tool has no \"inputSchema\"".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The error for text `deep::from_str` rejected: serde_json's message without its position
+/// (reported in the fields), except for a lone surrogate escape, which serde_json words as a
+/// hex escape problem and places after it.
+fn parse_error(text: &str, source: &str, error: &serde_json::Error) -> CatalogError {
+    let message = error.to_string();
+    if (message.starts_with("lone leading surrogate in hex escape")
+        || message.starts_with("unexpected end of hex escape")
+        || message.starts_with("invalid unicode code point"))
+        && let Some(lone) = first_lone_surrogate(text)
+    {
+        return CatalogError::Parse {
+            source_name: source.to_string(),
+            line: lone.line,
+            column: lone.column,
+            message: format!(
+                "lone surrogate escape \\u{:04x}: a {} half of a UTF-16 surrogate pair without its {} half; \
+                 JSON text must encode a character outside the Basic Multilingual Plane as a whole pair \
+                 (or as the UTF-8 character itself)",
+                lone.unit,
+                if lone.high {
+                    "high (first)"
+                } else {
+                    "low (second)"
+                },
+                if lone.high {
+                    "low (second)"
+                } else {
+                    "high (first)"
+                },
+            ),
+        };
+    }
+    // serde_json appends " at line L column C"; the position is reported separately.
+    let message = match message.rfind(" at line ") {
+        Some(cut) => message[..cut].to_string(),
+        None => message,
+    };
+    CatalogError::Parse {
+        source_name: source.to_string(),
+        line: error.line(),
+        column: error.column(),
+        message,
+    }
+}
+
+/// A `\u` escape of an unpaired UTF-16 surrogate.
+struct LoneSurrogate {
+    unit: u16,
+    high: bool,
+    /// 1-based line of the escape's backslash.
+    line: usize,
+    /// 1-based column (in bytes, as serde_json counts) of the escape's backslash.
+    column: usize,
+}
+
+/// The first unpaired surrogate escape inside a string of `text`. Only called when the JSON
+/// reader stopped at such an escape, so the text before it is valid JSON and a plain scan of its
+/// strings is exact.
+fn first_lone_surrogate(text: &str) -> Option<LoneSurrogate> {
+    let bytes = text.as_bytes();
+    let hex = |at: usize| -> Option<u16> {
+        let digits = bytes.get(at..at + 4)?;
+        u16::from_str_radix(std::str::from_utf8(digits).ok()?, 16).ok()
+    };
+    let escape_at = |at: usize| -> Option<u16> {
+        if bytes.get(at) == Some(&b'\\') && bytes.get(at + 1) == Some(&b'u') {
+            hex(at + 2)
+        } else {
+            None
+        }
+    };
+    let mut in_string = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        match (in_string, bytes[i]) {
+            (false, b'"') => in_string = true,
+            (true, b'"') => in_string = false,
+            (true, b'\\') => {
+                if let Some(unit) = escape_at(i) {
+                    let lone = match unit {
+                        0xD800..=0xDBFF => match escape_at(i + 6) {
+                            Some(0xDC00..=0xDFFF) => {
+                                i += 12;
+                                continue;
+                            }
+                            _ => Some(true),
+                        },
+                        0xDC00..=0xDFFF => Some(false),
+                        _ => None,
+                    };
+                    if let Some(high) = lone {
+                        let start_of_line = bytes[..i]
+                            .iter()
+                            .rposition(|&b| b == b'\n')
+                            .map_or(0, |p| p + 1);
+                        return Some(LoneSurrogate {
+                            unit,
+                            high,
+                            line: 1 + bytes[..start_of_line]
+                                .iter()
+                                .filter(|&&b| b == b'\n')
+                                .count(),
+                            column: i - start_of_line + 1,
+                        });
+                    }
+                    i += 6;
+                    continue;
+                }
+                // Any other escape is two bytes.
+                i += 2;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }

@@ -23,9 +23,279 @@
 //! deep::drop_value(copy);
 //! ```
 
-use serde_json::{Map, Value};
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Number, Value};
 
 use crate::schema::{AdditionalProperties, Annotations, Schema, SchemaKind};
+
+/// Parses JSON text of any nesting depth into a [`Value`], as `serde_json::from_str` does
+/// (same values, same errors, same positions), without its limit of 128 nested levels.
+///
+/// The parser recurses once per level; the stack it runs on is grown on the heap as the nesting
+/// needs (`serde_stacker`), so any depth that fits in memory is read. Containers under
+/// construction are kept off the stack, and everything built before an error is dropped without
+/// recursion, so failing on deep text is as safe as reading it. Drop the result with
+/// [`drop_value`] when it may be deep.
+pub fn from_str(text: &str) -> Result<Value, serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.disable_recursion_limit();
+    let mut scratch = Scratch::default();
+    let parsed = ValueSeed {
+        scratch: &mut scratch,
+    }
+    .deserialize(serde_stacker::Deserializer::new(&mut de));
+    scratch.clear();
+    let value = parsed?;
+    match de.end() {
+        Ok(()) => Ok(value),
+        Err(error) => {
+            drop_value(value);
+            Err(error)
+        }
+    }
+}
+
+/// How many levels [`to_string_pretty`] indents; deeper containers are written on one line.
+/// It is the depth `serde_json` reads by default, so a value that `serde_json` reads by default
+/// is printed exactly as `serde_json::to_string_pretty` prints it.
+pub const PRETTY_LEVELS: usize = 128;
+
+/// `serde_json::to_string_pretty` (two-space indent) of a value of any depth, written with an
+/// explicit work stack instead of serde_json's recursive serializer.
+///
+/// It is byte for byte serde_json's text for values up to [`PRETTY_LEVELS`] levels deep. Deeper
+/// containers are written compactly on one line, as `serde_json::to_string` would: indenting
+/// every level makes the text grow with the square of the depth (a value 10,000 levels deep
+/// would take a gigabyte of spaces).
+pub fn to_string_pretty(value: &Value) -> String {
+    enum Step<'a> {
+        /// A value; with a key, an object entry on its own line.
+        Value(Option<&'a str>, &'a Value, usize),
+        /// An array item on its own line.
+        Item(&'a Value, usize),
+        Comma,
+        Close(char, usize),
+    }
+    fn indent(out: &mut String, level: usize) {
+        for _ in 0..level {
+            out.push_str("  ");
+        }
+    }
+    let mut out = String::new();
+    let mut stack = vec![Step::Value(None, value, 0)];
+    while let Some(step) = stack.pop() {
+        let (value, level) = match step {
+            Step::Comma => {
+                out.push_str(",\n");
+                continue;
+            }
+            Step::Close(bracket, level) => {
+                out.push('\n');
+                indent(&mut out, level);
+                out.push(bracket);
+                continue;
+            }
+            Step::Item(value, level) => {
+                indent(&mut out, level);
+                (value, level)
+            }
+            Step::Value(Some(key), value, level) => {
+                indent(&mut out, level);
+                push_scalar(&mut out, &Value::String(key.to_owned()));
+                out.push_str(": ");
+                (value, level)
+            }
+            Step::Value(None, value, level) => (value, level),
+        };
+        match value {
+            Value::Array(_) | Value::Object(_) if level >= PRETTY_LEVELS => {
+                push_compact(&mut out, value);
+            }
+            Value::Array(items) if !items.is_empty() => {
+                out.push_str("[\n");
+                stack.push(Step::Close(']', level));
+                for (i, item) in items.iter().enumerate().rev() {
+                    stack.push(Step::Item(item, level + 1));
+                    if i > 0 {
+                        stack.push(Step::Comma);
+                    }
+                }
+            }
+            Value::Object(map) if !map.is_empty() => {
+                out.push_str("{\n");
+                stack.push(Step::Close('}', level));
+                let entries: Vec<_> = map.iter().collect();
+                for (i, (key, item)) in entries.into_iter().enumerate().rev() {
+                    stack.push(Step::Value(Some(key), item, level + 1));
+                    if i > 0 {
+                        stack.push(Step::Comma);
+                    }
+                }
+            }
+            Value::Array(_) => out.push_str("[]"),
+            Value::Object(_) => out.push_str("{}"),
+            scalar => push_scalar(&mut out, scalar),
+        }
+    }
+    out
+}
+
+/// Appends `value` as `serde_json::to_string` writes it, without recursion.
+fn push_compact(out: &mut String, value: &Value) {
+    enum Step<'a> {
+        Value(&'a Value),
+        Key(&'a str),
+        Text(&'static str),
+    }
+    let mut stack = vec![Step::Value(value)];
+    while let Some(step) = stack.pop() {
+        match step {
+            Step::Text(text) => out.push_str(text),
+            Step::Key(key) => {
+                push_scalar(out, &Value::String(key.to_owned()));
+                out.push(':');
+            }
+            Step::Value(Value::Array(items)) => {
+                out.push('[');
+                stack.push(Step::Text("]"));
+                for (i, item) in items.iter().enumerate().rev() {
+                    stack.push(Step::Value(item));
+                    if i > 0 {
+                        stack.push(Step::Text(","));
+                    }
+                }
+            }
+            Step::Value(Value::Object(map)) => {
+                out.push('{');
+                stack.push(Step::Text("}"));
+                let entries: Vec<_> = map.iter().collect();
+                for (i, (key, item)) in entries.into_iter().enumerate().rev() {
+                    stack.push(Step::Value(item));
+                    stack.push(Step::Key(key));
+                    if i > 0 {
+                        stack.push(Step::Text(","));
+                    }
+                }
+            }
+            Step::Value(scalar) => push_scalar(out, scalar),
+        }
+    }
+}
+
+/// Appends a scalar as serde_json writes it.
+fn push_scalar(out: &mut String, value: &Value) {
+    if let Ok(text) = serde_json::to_string(value) {
+        out.push_str(&text);
+    }
+}
+
+/// Containers under construction, shared by the whole parse: items and entries are pushed here
+/// instead of into a vector on each level's stack frame, so an error leaves them to
+/// [`Scratch::clear`] rather than to a recursive drop.
+#[derive(Default)]
+struct Scratch {
+    items: Vec<Value>,
+    entries: Vec<(String, Value)>,
+}
+
+impl Scratch {
+    fn clear(&mut self) {
+        for value in self.items.drain(..) {
+            drop_value(value);
+        }
+        for (_, value) in self.entries.drain(..) {
+            drop_value(value);
+        }
+    }
+}
+
+struct ValueSeed<'s> {
+    scratch: &'s mut Scratch,
+}
+
+impl<'de> DeserializeSeed<'de> for ValueSeed<'_> {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ValueSeed<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any valid JSON value")
+    }
+
+    fn visit_bool<E>(self, value: bool) -> Result<Value, E> {
+        Ok(Value::Bool(value))
+    }
+
+    fn visit_i64<E>(self, value: i64) -> Result<Value, E> {
+        Ok(Value::Number(value.into()))
+    }
+
+    fn visit_u64<E>(self, value: u64) -> Result<Value, E> {
+        Ok(Value::Number(value.into()))
+    }
+
+    fn visit_f64<E>(self, value: f64) -> Result<Value, E> {
+        // As serde_json's own reader: a number without a finite f64 reads as null.
+        Ok(Number::from_f64(value).map_or(Value::Null, Value::Number))
+    }
+
+    fn visit_str<E>(self, value: &str) -> Result<Value, E> {
+        Ok(Value::String(value.to_owned()))
+    }
+
+    fn visit_string<E>(self, value: String) -> Result<Value, E> {
+        Ok(Value::String(value))
+    }
+
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let scratch = self.scratch;
+        let start = scratch.items.len();
+        while let Some(item) = seq.next_element_seed(ValueSeed {
+            scratch: &mut *scratch,
+        })? {
+            scratch.items.push(item);
+        }
+        Ok(Value::Array(scratch.items.drain(start..).collect()))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let scratch = self.scratch;
+        let start = scratch.entries.len();
+        while let Some(key) = map.next_key::<String>()? {
+            let value = map.next_value_seed(ValueSeed {
+                scratch: &mut *scratch,
+            })?;
+            scratch.entries.push((key, value));
+        }
+        let mut object = Map::with_capacity(scratch.entries.len() - start);
+        for (key, value) in scratch.entries.drain(start..) {
+            // A repeated key keeps its first position and takes the last value, as in
+            // serde_json; the value it replaces may be deep.
+            if let Some(replaced) = object.insert(key, value) {
+                drop_value(replaced);
+            }
+        }
+        Ok(Value::Object(object))
+    }
+}
 
 /// Drops a JSON value of any depth without recursion.
 pub fn drop_value(value: Value) {
@@ -181,8 +451,62 @@ pub fn values_equal(a: &Value, b: &Value) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{deeper_than, depth};
-    use serde_json::json;
+    use super::{deeper_than, depth, from_str, to_string_pretty};
+    use serde_json::{Value, json};
+
+    #[test]
+    fn pretty_text_is_serde_jsons() {
+        let values = [
+            json!(null),
+            json!(1.5),
+            json!("a\n\"\u{1}é"),
+            json!([]),
+            json!({}),
+            json!([1, [], {}, [2, [3]], {"a": {"b": [true, null]}}]),
+            json!({"x": [], "y": {}, "z": [{"k": "v"}], "\u{2028}": -0.0}),
+        ];
+        for value in &values {
+            assert_eq!(
+                to_string_pretty(value),
+                serde_json::to_string_pretty(value).unwrap()
+            );
+        }
+        // Past the indented levels, containers are compact.
+        let mut deep = json!({"a": [1, {"b": 2}]});
+        for _ in 0..super::PRETTY_LEVELS {
+            deep = json!([deep]);
+        }
+        let text = to_string_pretty(&deep);
+        assert!(
+            text.contains(&format!(
+                "{}{{\"a\":[1,{{\"b\":2}}]}}\n",
+                "  ".repeat(super::PRETTY_LEVELS)
+            )),
+            "{text}"
+        );
+        assert_eq!(from_str(&text).unwrap(), deep);
+    }
+
+    #[test]
+    fn text_is_read_as_serde_json_reads_it() {
+        for text in [
+            "{\"a\": 1, \"b\": [1.5, -2, 1e400, \"x\"], \"a\": {\"c\": null}}",
+            "[18446744073709551615, -9223372036854775808, 0.1]",
+            "[1,]",
+            "{\"a\" 1}",
+            "\"\\ud800\"",
+            "[] x",
+            "",
+        ] {
+            let ours = from_str(text);
+            let theirs = serde_json::from_str::<Value>(text);
+            match (ours, theirs) {
+                (Ok(a), Ok(b)) => assert_eq!(a.to_string(), b.to_string(), "{text}"),
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{text}"),
+                (a, b) => panic!("{text}: {a:?} but {b:?}"),
+            }
+        }
+    }
 
     #[test]
     fn deeper_than_agrees_with_depth_at_every_limit() {

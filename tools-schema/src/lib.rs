@@ -12,6 +12,7 @@
 //! | [`validate`] | [`Validator`]: compiled once, reports every [`Violation`] with its JSON pointer |
 //! | [`catalog`] | [`ToolSchema`] and [`Catalog`], the MCP `tools/list` shape |
 //! | [`deep`] | stack-safe drop, clone, equality and depth of deep values and schemas |
+//! | [`excerpt`] | [`excerpt::cut`]: user-controlled text quoted in messages, cut to [`excerpt::LIMIT`] characters |
 //!
 //! # Decisions
 //!
@@ -84,6 +85,7 @@
 
 pub mod catalog;
 pub mod deep;
+pub mod excerpt;
 mod number;
 mod pattern;
 pub mod projection;
@@ -92,7 +94,7 @@ pub mod subset;
 pub mod validate;
 
 pub use catalog::{
-    Catalog, CatalogError, MAX_SCHEMA_DEPTH, NameError, ToolRef, ToolSchema, validate_tool_name,
+    Catalog, CatalogError, NameError, ToolRef, ToolSchema, no_arguments, validate_tool_name,
 };
 pub use schema::{
     AdditionalProperties, Annotations, ArraySchema, BooleanSchema, NumericSchema, ObjectSchema,

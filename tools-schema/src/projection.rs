@@ -456,14 +456,28 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// A length or count bound: a non-negative integer, which JSON Schema lets a document
+    /// write as a decimal (`2.0`). One too large for `u64` is read as `u64::MAX`, a bound no
+    /// string or array reaches either.
     fn count(&mut self, value: &'a Value, at: PathId, keyword: &str) -> Option<u64> {
-        match value.as_u64() {
+        let count = match value {
+            Value::Number(n) => n.as_u64().or_else(|| {
+                let f = n.as_f64()?;
+                // `as` saturates: a bound past u64 is read as u64::MAX.
+                (number::is_integer(n) && f >= 0.0).then_some(f as u64)
+            }),
+            _ => None,
+        };
+        match count {
             Some(n) => Some(n),
             None => {
                 self.error(
                     at,
                     keyword,
-                    format!("`{keyword}` must be a non-negative integer, got {value}"),
+                    format!(
+                        "`{keyword}` must be a non-negative integer, got {}",
+                        crate::excerpt::json(value)
+                    ),
                 );
                 None
             }
@@ -506,8 +520,9 @@ impl<'a> Parser<'a> {
                     at,
                     keyword,
                     format!(
-                        "`{keyword}` values must match the declared {}: expected {expected}, got {value}",
-                        ty.describe()
+                        "`{keyword}` values must match the declared {}: expected {expected}, got {}",
+                        ty.describe(),
+                        crate::excerpt::json(value)
                     ),
                 );
                 return None;
@@ -824,7 +839,7 @@ impl<'a> Parser<'a> {
                         format!(
                             "unknown type name {value}; expected one of \"null\", \"boolean\", \"string\", \
                              \"number\", \"integer\", \"array\", \"object\"",
-                            value = Value::String(name.clone())
+                            value = crate::excerpt::quoted(name)
                         ),
                     );
                     Ty::Invalid
@@ -996,7 +1011,10 @@ impl<'a> Parser<'a> {
                 "multipleOf" => {
                     let positive = v.as_f64().is_some_and(|f| f > 0.0);
                     if v.is_number() && !positive {
-                        self.error(at, k, format!("`multipleOf` must be greater than 0, got {v}"));
+                        self.error(at, k, format!(
+                            "`multipleOf` must be greater than 0, got {}",
+                            crate::excerpt::json(v)
+                        ));
                     } else {
                         numeric.multiple_of = self.number(v, at, k);
                     }
@@ -1088,7 +1106,7 @@ impl<'a> Parser<'a> {
                                         "required",
                                         format!(
                                             "{v} is listed twice in `required`",
-                                            v = Value::String(name.clone())
+                                            v = crate::excerpt::quoted(name)
                                         ),
                                     );
                                 } else if !property_map.is_some_and(|p| p.contains_key(name)) {
@@ -1097,7 +1115,7 @@ impl<'a> Parser<'a> {
                                         "required",
                                         format!(
                                             "required property {v} is not declared in `properties`",
-                                            v = Value::String(name.clone())
+                                            v = crate::excerpt::quoted(name)
                                         ),
                                     );
                                 } else {

@@ -74,8 +74,10 @@
 //!
 //! `pattern` is compiled with the [`regex`](https://docs.rs/regex) crate, which guarantees
 //! matching in linear time (a model-controlled string cannot trigger catastrophic backtracking).
-//! Its syntax agrees with ECMA-262 for the usual constructs; `\d` and `\w` are translated to
-//! their ASCII (ECMA-262) meaning. Look-around and back-references are not supported and are
+//! Its syntax agrees with ECMA-262 for the usual constructs; the constructs whose meaning
+//! differs are translated to ECMA-262's: `\d`, `\w` and `\b` are ASCII-based, `\s` is
+//! ECMA-262's white space (U+FEFF and every Unicode space separator, not U+0085), `.` stops at
+//! every line terminator, and each holds inside brackets and negated. Look-around and back-references are not supported and are
 //! reported as an error on the `pattern` keyword.
 //!
 //! ```
@@ -120,9 +122,9 @@ pub struct SubsetError {
 impl fmt::Display for SubsetError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let at = if self.pointer.is_empty() {
-            "(root)"
+            std::borrow::Cow::Borrowed("(root)")
         } else {
-            self.pointer.as_str()
+            crate::excerpt::cut(&self.pointer)
         };
         write!(f, "{at}: {}", self.message)
     }
@@ -257,7 +259,10 @@ fn object_root_error(schema: &Value) -> Option<SubsetError> {
             Some(Value::String(t)) if t == "object" => return None,
             Some(Value::String(t)) => (
                 "type",
-                format!("the root must describe an object (`\"type\": \"object\"`), not {t}"),
+                format!(
+                    "the root must describe an object (`\"type\": \"object\"`), not {}",
+                    crate::excerpt::cut(t)
+                ),
             ),
             Some(_) => (
                 "type",

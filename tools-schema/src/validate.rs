@@ -60,6 +60,7 @@ use regex::Regex;
 use serde_json::{Number, Value};
 
 use crate::deep;
+use crate::excerpt;
 use crate::number::{self, Num};
 use crate::projection::escape_token;
 use crate::schema::{AdditionalProperties, Schema, SchemaKind};
@@ -80,7 +81,8 @@ impl fmt::Display for Violation {
         if self.pointer.is_empty() {
             f.write_str(&self.message)
         } else {
-            write!(f, "{}: {}", self.pointer, self.message)
+            // A pointer is made of the value's own keys: cut like any other quoted text.
+            write!(f, "{}: {}", excerpt::cut(&self.pointer), self.message)
         }
     }
 }
@@ -290,11 +292,13 @@ impl ObjectNode {
     }
 
     fn allowed_list(&self) -> String {
-        self.props
+        let list = self
+            .props
             .iter()
             .map(|p| quote(&p.name))
             .collect::<Vec<_>>()
-            .join(", ")
+            .join(", ");
+        excerpt::cut(&list).into_owned()
     }
 }
 
@@ -799,7 +803,7 @@ impl<'c, 'v, M: Mode<'v>> Walk<'c, 'v, M> {
                 {
                     self.fail(path, || {
                         let list: Vec<String> = values.iter().map(bool::to_string).collect();
-                        format!("{b} is not one of {}", list.join(", "))
+                        format!("{b} is not one of {}", joined(&list))
                     })?;
                 }
                 if let Some(c) = const_value
@@ -994,7 +998,7 @@ impl<'c, 'v, M: Mode<'v>> Walk<'c, 'v, M> {
         {
             self.fail(path, || {
                 let list: Vec<String> = values.iter().map(|v| quote(v)).collect();
-                format!("{} is not one of {}", preview_str(text), list.join(", "))
+                format!("{} is not one of {}", preview_str(text), joined(&list))
             })?;
         }
         if let Some(c) = &s.const_value
@@ -1053,7 +1057,7 @@ impl<'c, 'v, M: Mode<'v>> Walk<'c, 'v, M> {
         {
             self.fail(path, || {
                 let list: Vec<String> = values.iter().map(Number::to_string).collect();
-                format!("{x} is not one of {}", list.join(", "))
+                format!("{x} is not one of {}", joined(&list))
             })?;
         }
         if let Some(c) = &n.const_value
@@ -1124,7 +1128,7 @@ fn one_of_message<P>(scope: &Scope<'_, P>, count: usize) -> String {
         let list: Vec<String> = scope.matched.iter().map(usize::to_string).collect();
         let which = match list.as_slice() {
             [a, b] => format!("alternatives {a} and {b} both match"),
-            _ => format!("alternatives {} match", list.join(", ")),
+            _ => format!("alternatives {} match", joined(&list)),
         };
         format!(
             "matched {} oneOf alternatives, expected exactly 1 ({which})",
@@ -1141,27 +1145,19 @@ fn plural(n: u64, word: &str) -> String {
     }
 }
 
-/// A JSON string literal.
+/// A JSON string literal, cut to [`excerpt::LIMIT`] characters when long.
 fn quote(text: &str) -> String {
-    Value::String(text.to_string()).to_string()
+    excerpt::quoted(text)
 }
 
-/// Strings longer than this many characters are shortened in messages.
-const PREVIEW_CHARS: usize = 60;
+/// A list of quoted values, as a whole cut to [`excerpt::LIMIT`] characters.
+fn joined(list: &[String]) -> String {
+    excerpt::cut(&list.join(", ")).into_owned()
+}
 
-/// A JSON string literal, shortened when long.
+/// A string from the validated value, quoted: the same cut as [`quote`].
 fn preview_str(text: &str) -> String {
-    let count = text.chars().count();
-    if count <= PREVIEW_CHARS {
-        quote(text)
-    } else {
-        let head: String = text.chars().take(PREVIEW_CHARS).collect();
-        let quoted = quote(&head);
-        format!(
-            "{}...\" ({count} characters)",
-            &quoted[..quoted.len().saturating_sub(1)]
-        )
-    }
+    excerpt::quoted(text)
 }
 
 /// `expected <type>, got <kind> <preview>`.

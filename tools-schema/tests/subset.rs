@@ -365,3 +365,41 @@ fn lenient_reading_degrades_by_widening() {
     assert_eq!(root, Schema::any());
     assert_eq!(errors.unwrap().len(), 1);
 }
+
+/// JSON Schema 2020-12 lets integer-valued keywords be written as decimals with no fraction.
+#[test]
+fn integer_keywords_may_be_written_as_decimals() {
+    use tools_schema::{Schema, Validator};
+    for (schema, bad) in [
+        (
+            json!({"type": "string", "minLength": 1.0, "maxLength": 2.0}),
+            json!("abc"),
+        ),
+        (
+            json!({"type": "array", "minItems": 1.0, "maxItems": 1e0}),
+            json!([1, 2]),
+        ),
+    ] {
+        assert_eq!(assert_supported(&schema), Ok(()), "{schema}");
+        let validator = Validator::new(&schema).unwrap();
+        assert!(validator.validate(&bad).is_err(), "{schema} admits {bad}");
+    }
+    let parsed = Schema::from_json(&json!({"type": "string", "maxLength": 2.0})).unwrap();
+    assert_eq!(parsed.to_json(), json!({"type": "string", "maxLength": 2}));
+    // Huge bounds read as the largest count.
+    let parsed = Schema::from_json(&json!({"type": "array", "maxItems": 1e300})).unwrap();
+    assert_eq!(
+        parsed.to_json(),
+        json!({"type": "array", "maxItems": u64::MAX})
+    );
+    for bad in [json!(1.5), json!(-1.0), json!(-0.5), json!("2")] {
+        let errors = errors(json!({"type": "string", "minLength": bad}));
+        assert_eq!(errors.len(), 1, "{bad}");
+        assert_eq!(errors[0].0, "/minLength");
+    }
+    // The echo of a rejected value is bounded.
+    let long = json!({"type": "string", "minLength": "x".repeat(1_000_000)});
+    let message = assert_supported(&long).unwrap_err().to_string();
+    assert!(message.len() < 600, "{} bytes", message.len());
+    assert!(message.ends_with("… (999802 more bytes)"), "{message}");
+}

@@ -165,15 +165,57 @@ fn types() {
 
 #[test]
 fn long_strings_are_shortened_in_messages() {
-    let long = "x".repeat(100);
+    use tools_schema::excerpt::LIMIT;
+    let long = "x".repeat(LIMIT + 100);
     let message = one(json!({"type": "integer"}), json!(long));
     assert_eq!(
         message,
         format!(
-            "expected integer, got string \"{}...\" (100 characters)",
-            "x".repeat(60)
+            "expected integer, got string \"{}\"… (100 more bytes)",
+            "x".repeat(LIMIT)
         )
     );
+}
+
+/// Property names, values, enum and const echoes and patterns quoted in a message are cut to
+/// the excerpt limit, however long they are.
+#[test]
+fn every_quoted_text_is_bounded() {
+    let huge = "k".repeat(10_000_000);
+    let closed = json!({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": false});
+    let mut value = serde_json::Map::new();
+    value.insert(huge.clone(), json!(1));
+    let message = one(closed, Value::Object(value));
+    assert!(message.len() < 600, "{} bytes", message.len());
+    assert!(message.contains("… (9999800 more bytes)"), "{message:.300}");
+
+    let required =
+        json!({"type": "object", "properties": {huge.clone(): {}}, "required": [huge.clone()]});
+    let message = one(required, json!({}));
+    assert!(message.len() < 600, "{} bytes", message.len());
+
+    let enumerated = json!({"type": "string", "enum": [huge.clone(), "b"]});
+    let message = one(enumerated, json!(huge.clone()[1..].to_string()));
+    assert!(message.len() < 1000, "{} bytes", message.len());
+
+    let constant = json!({"type": "string", "const": huge.clone()});
+    let message = one(constant, json!("x"));
+    assert!(message.len() < 600, "{} bytes", message.len());
+
+    let pattern = format!("^{}$", "a".repeat(5_000));
+    let message = one(json!({"type": "string", "pattern": pattern}), json!("b"));
+    assert!(message.len() < 600, "{} bytes", message.len());
+
+    // A pointer made of long keys is cut in the text, kept whole in the field.
+    let open = json!({"type": "object", "additionalProperties": {"type": "integer"}});
+    let mut value = serde_json::Map::new();
+    value.insert(huge.clone(), json!("x"));
+    let errors = Validator::new(&open)
+        .unwrap()
+        .validate(&Value::Object(value))
+        .unwrap_err();
+    assert_eq!(errors.violations()[0].pointer.len(), huge.len() + 1);
+    assert!(errors.to_string().len() < 600);
 }
 
 #[test]
@@ -362,10 +404,12 @@ fn object_keywords() {
             "missing required property \"p7\"",
             format!(
                 "unexpected property \"zz\" (allowed: {})",
-                (0..40)
-                    .map(|i| format!("\"p{i}\""))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                tools_schema::excerpt::cut(
+                    &(0..40)
+                        .map(|i| format!("\"p{i}\""))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
             )
             .as_str(),
         ]

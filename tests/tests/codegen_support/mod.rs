@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use tools_schema::Catalog;
+use tools_schema::{Catalog, ToolSchema};
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {
@@ -34,7 +34,66 @@ pub fn all_catalogs() -> Vec<(&'static str, Catalog)> {
         ("adversarial", fixture("adversarial")),
         ("example", example()),
         ("empty", Catalog::new(Vec::new()).unwrap()),
+        ("hostile", hostile()),
     ]
+}
+
+/// Names outside MCP's rule (empty, spaces, slashes, colons, quotes, non-ASCII, control
+/// characters, names that mangle alike), a null input schema, and a schema nested 130 levels (past the
+/// renderers' `MAX_DEPTH` and past the 128 levels `serde_json` reads by default).
+pub fn hostile() -> Catalog {
+    let mut deep = json!({"type": "string"});
+    for _ in 0..130 {
+        deep = json!({"type": "object", "properties": {"a": deep}, "required": ["a"], "additionalProperties": false});
+    }
+    let simple = json!({"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"], "additionalProperties": false});
+    let names = [
+        "",
+        " ",
+        "a b",
+        "a  b",
+        "a/b",
+        "ns:tool",
+        "x.y:z",
+        "café",
+        "cafe\u{301}",
+        "日本語",
+        "emoji 😀",
+        "quote\"d",
+        "back\\slash",
+        "nul\u{0}",
+        "line\nbreak",
+        "\u{2028}",
+        "*/",
+        "${x}",
+        "then ",
+        "a-b ",
+        "A B",
+        "a_b",
+        "1 2",
+    ];
+    let mut tools: Vec<ToolSchema> = names
+        .iter()
+        .map(|name| ToolSchema {
+            name: (*name).to_owned(),
+            description: format!("The tool named {name:?}."),
+            input_schema: simple.clone(),
+            output_schema: Some(json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"], "additionalProperties": false})),
+        })
+        .collect();
+    tools.push(ToolSchema {
+        name: "no args".into(),
+        description: String::new(),
+        input_schema: Value::Null,
+        output_schema: None,
+    });
+    tools.push(ToolSchema {
+        name: "deep one".into(),
+        description: "Nested 130 levels.".into(),
+        input_schema: deep.clone(),
+        output_schema: Some(deep),
+    });
+    Catalog::new(tools).unwrap()
 }
 
 /// Finds a checker: the env var, then `.tools` in the repository, then `PATH`. A missing tool
@@ -326,6 +385,30 @@ pub fn samples(schema: &Value, extras: bool, limit: usize) -> Vec<Value> {
     out
 }
 
+/// A Python string literal as the SDK writes one (double quotes; control characters, line
+/// separators and U+FEFF escaped).
+fn py_literal(text: &str) -> String {
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            '\u{2028}' | '\u{2029}' | '\u{85}' | '\u{feff}' => {
+                out.push_str(&format!("\\u{:04x}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
 /// The Python argument and output types of `tool` as printed in the SDK text.
 pub fn python_signature(sdk: &str, tool: &str) -> (String, String) {
     let method = format!("    async def {tool}(self, args: ");
@@ -334,7 +417,10 @@ pub fn python_signature(sdk: &str, tool: &str) -> (String, String) {
         let (args, rest) = line.split_once(", /) -> ").unwrap();
         return (args.to_owned(), rest.strip_suffix(':').unwrap().to_owned());
     }
-    let marker = format!("self, name: Literal[\"{tool}\"], /\n    ) -> Callable[[");
+    let marker = format!(
+        "self, name: Literal[{}], /\n    ) -> Callable[[",
+        py_literal(tool)
+    );
     let start = sdk
         .find(&marker)
         .unwrap_or_else(|| panic!("no binding for {tool}"))

@@ -427,54 +427,11 @@ fn write_stream(path: &Path, text: &str) -> std::io::Result<()> {
     file.flush()
 }
 
-#[cfg(unix)]
-fn default_permissions() -> Option<std::fs::Permissions> {
-    use std::os::unix::fs::PermissionsExt;
-    Some(std::fs::Permissions::from_mode(0o644))
-}
-
-#[cfg(not(unix))]
-fn default_permissions() -> Option<std::fs::Permissions> {
-    None
-}
-
-/// Writes a temporary file beside `path`, then renames it over `path`: a reader sees the old
-/// file or the new one, never a half-written one.
+/// [`files::write_atomically`](crate::files::write_atomically), with the CLI's error.
 fn write_atomically(path: &Path, text: &str) -> Result<(), CliError> {
-    let fail = |action: &'static str| {
-        let path = path.display().to_string();
-        move |error: std::io::Error| CliError::File {
-            path,
-            action,
-            error,
-        }
-    };
-    let dir = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
-        _ => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&dir).map_err(|error| {
-        fail("write the file")(std::io::Error::new(
-            error.kind(),
-            format!("cannot create the folder {}: {error}", dir.display()),
-        ))
-    })?;
-    // A replaced file keeps its permissions; a new one gets the usual 0644 (less the umask), not
-    // the private 0600 of a temporary file.
-    let mut builder = tempfile::Builder::new();
-    if let Some(permissions) = std::fs::metadata(path)
-        .ok()
-        .map(|meta| meta.permissions())
-        .or_else(default_permissions)
-    {
-        builder.permissions(permissions);
-    }
-    let mut file = builder.tempfile_in(&dir).map_err(fail("write the file"))?;
-    file.write_all(text.as_bytes())
-        .and_then(|()| file.flush())
-        .map_err(fail("write the file"))?;
-    file.persist(path)
-        .map_err(|e| e.error)
-        .map_err(fail("write the file"))?;
-    Ok(())
+    crate::files::write_atomically(path, text).map_err(|error| CliError::File {
+        path: path.display().to_string(),
+        action: "write the file",
+        error,
+    })
 }

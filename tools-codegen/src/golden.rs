@@ -34,7 +34,6 @@
 //! In a test, [`Golden::assert_current`] panics with the diff, so `cargo test` shows it.
 
 use std::fmt;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::{Language, ToolList, render_catalog_markdown, render_sdk};
@@ -249,23 +248,10 @@ fn drift_message(files: &[Drifted]) -> String {
     out
 }
 
-/// Writes a temporary file beside `path`, then renames it over `path`: a reader sees the old
-/// file or the new one, never a half-written one.
 fn write_atomically(path: &Path, text: &str) -> Result<(), GoldenError> {
-    let fail = |error: std::io::Error| GoldenError::Io {
+    crate::files::write_atomically(path, text).map_err(|error| GoldenError::Io {
         path: path.to_owned(),
         action: "write",
         error,
-    };
-    let dir = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
-        _ => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&dir).map_err(fail)?;
-    let mut file = tempfile::Builder::new().tempfile_in(&dir).map_err(fail)?;
-    file.write_all(text.as_bytes())
-        .and_then(|()| file.flush())
-        .map_err(fail)?;
-    file.persist(path).map_err(|e| fail(e.error))?;
-    Ok(())
+    })
 }

@@ -105,6 +105,8 @@ mod render;
 pub mod templates;
 
 #[cfg(feature = "golden")]
+mod files;
+#[cfg(feature = "golden")]
 pub mod golden;
 mod text;
 mod ts;

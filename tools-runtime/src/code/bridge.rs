@@ -28,8 +28,19 @@
 //! record nothing). The bridge waits for every started call to finish before `run_code`
 //! returns, so each `code-dispatch` is recorded before the outer result. Dropping the outer
 //! call's future drops the calls in flight with it.
+//!
+//! # Where a call runs
+//!
+//! A call first runs inside the runtime's poll of it: a call whose pipeline finishes at once (a
+//! synchronous tool, a denial) answers there, with no task and no thread hop. (For TypeScript
+//! that poll happens on the engine's thread; keep heavy synchronous work in a tool after its
+//! first `.await`, as [`CodeHost`] says.) A call that has to wait moves into a task of the run's
+//! own, so the drain above still covers it.
 
 use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -41,6 +52,7 @@ use tokio::sync::Notify;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
+use tracing::instrument::WithSubscriber;
 
 use super::events::SessionEvent;
 use super::mode::{CODE_RUN_FAILED, CodeMode, SpillRequest};
@@ -87,6 +99,7 @@ pub(crate) async fn run(
         contexts: Mutex::new(BTreeMap::new()),
         handle: tokio::runtime::Handle::current(),
         span: span.clone(),
+        dispatch: tracing::dispatcher::get_default(tracing::Dispatch::clone),
     });
     // Settles the run however this future ends: on drop (the outer call's future dropped), the
     // token fires and the calls in flight are dropped with the task set.
@@ -169,6 +182,8 @@ struct Bridge {
     /// The tokio runtime `run_code` runs on; calls are spawned onto it from any thread.
     handle: tokio::runtime::Handle,
     span: tracing::Span,
+    /// The `tracing` dispatcher in effect where `run_code` runs.
+    dispatch: tracing::Dispatch,
 }
 
 /// Fires the run's token and drops the calls in flight when dropped.
@@ -203,30 +218,89 @@ impl CodeHost for Host {
         }
         // Numbered here, synchronously, so the numbers follow the program's order.
         let n = bridge.submitted.fetch_add(1, Ordering::Relaxed) + 1;
-        let (tx, rx) = oneshot::channel();
-        let task = {
-            let bridge = bridge.clone();
-            let name = name.to_owned();
-            async move {
-                let answer = bridge.dispatch(n, name, args).await;
-                bridge.pending.fetch_sub(1, Ordering::AcqRel);
-                // The program may have stopped listening; the call's own record is complete.
-                let _ = tx.send(answer);
-            }
-        };
-        {
-            let mut tasks = lock(&bridge.tasks);
-            // Forget the calls that finished, so a long program does not accumulate them.
-            while tasks.try_join_next().is_some() {}
-            tasks.spawn_on(task.instrument(bridge.span.clone()), &bridge.handle);
+        let guard = PendingGuard(bridge.clone());
+        let name = name.to_owned();
+        let work = async move {
+            let answer = guard.0.dispatch(n, name, args).await;
+            drop(guard);
+            answer
         }
-        Box::pin(async move {
-            rx.await.unwrap_or_else(|_| {
-                Err(ToolCallFailure::new(
-                    "the call was abandoned because the program's run ended",
-                ))
-            })
+        .instrument(bridge.span.clone())
+        // The engine may poll it on a thread of its own: keep the subscriber `run_code` saw.
+        .with_subscriber(bridge.dispatch.clone());
+        Box::pin(Call::First {
+            work: Box::pin(work),
+            bridge: bridge.clone(),
         })
+    }
+}
+
+/// Counts a call as unfinished until it is dropped.
+struct PendingGuard(Arc<Bridge>);
+
+impl Drop for PendingGuard {
+    fn drop(&mut self) {
+        self.0.pending.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+type Work = Pin<Box<dyn Future<Output = Result<Value, ToolCallFailure>> + Send>>;
+
+/// The future the program's call resolves with. Its first poll runs the call inline, so a call
+/// whose pipeline finishes at once (a synchronous tool) costs no task and no thread hop. A call
+/// that must wait moves into a task of the run's own, where it keeps running when the runtime
+/// drops this future at settlement: the run's token then cancels it cooperatively and the
+/// bridge drains it, so its `code-dispatch` is still recorded.
+enum Call {
+    First { work: Work, bridge: Arc<Bridge> },
+    Waiting(oneshot::Receiver<Result<Value, ToolCallFailure>>),
+    Done,
+}
+
+impl Future for Call {
+    type Output = Result<Value, ToolCallFailure>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // `Call` is `Unpin`: its fields are boxed futures, a receiver and an `Arc`.
+        let this = self.get_mut();
+        loop {
+            match std::mem::replace(this, Call::Done) {
+                Call::First { mut work, bridge } => {
+                    if let Poll::Ready(answer) = work.as_mut().poll(cx) {
+                        return Poll::Ready(answer);
+                    }
+                    let (tx, rx) = oneshot::channel();
+                    let task = async move {
+                        // The program may have stopped listening; the call's record is complete.
+                        let _ = tx.send(work.await);
+                    };
+                    {
+                        let mut tasks = lock(&bridge.tasks);
+                        // Forget finished calls, so a long program does not accumulate them.
+                        while tasks.try_join_next().is_some() {}
+                        tasks.spawn_on(task, &bridge.handle);
+                    }
+                    *this = Call::Waiting(rx);
+                }
+                Call::Waiting(mut rx) => {
+                    return match Pin::new(&mut rx).poll(cx) {
+                        Poll::Pending => {
+                            *this = Call::Waiting(rx);
+                            Poll::Pending
+                        }
+                        Poll::Ready(Ok(answer)) => Poll::Ready(answer),
+                        Poll::Ready(Err(_)) => Poll::Ready(Err(ToolCallFailure::new(
+                            "the call was abandoned because the program's run ended",
+                        ))),
+                    };
+                }
+                Call::Done => {
+                    return Poll::Ready(Err(ToolCallFailure::new(
+                        "the call's answer was already taken",
+                    )));
+                }
+            }
+        }
     }
 }
 

@@ -161,7 +161,8 @@ pub async fn run(options: &Options, out: &mut dyn Write) -> Result<Outcome, Demo
     p.line("No network, no API key: the model's calls and programs are written out below.")?;
     p.line(format!("workspace: {}", options.workspace.display()))?;
     for (path, text) in FILES {
-        p.line(style.dim(&format!("  {path} ({} lines)", text.lines().count())))?;
+        let lines = crate::show::count(text.lines().count() as u64, "line");
+        p.line(style.dim(&format!("  {path} ({lines})")))?;
     }
 
     native(&mut p, &ws, &definitions).await?;
@@ -259,7 +260,10 @@ async fn native(
     let number = |id: &str| ids.iter().position(|i| i == id).map(|n| n + 1);
     for (i, id) in ids.iter().enumerate() {
         let line = match spans.iter().find(|s| &s.call_id == id) {
-            None => style.red("never ran: refused before its body"),
+            None => style.red(&format!(
+                "never ran: {}",
+                results.get(i).and_then(|r| r.code()).unwrap_or("no result")
+            )),
             Some(span) => {
                 let with: Vec<String> = overlapping(span, &spans)
                     .into_iter()

@@ -57,6 +57,15 @@ impl Style {
     }
 }
 
+/// `n` and `noun`, with an `s` unless `n` is 1.
+pub fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// A call card as lines of text.
 pub fn call_card(view: &CallView, style: Style) -> Vec<String> {
     match view {
@@ -117,7 +126,7 @@ pub fn result_card(view: &ResultView, is_error: bool, style: Style) -> Vec<Strin
             lang,
             ..
         } => {
-            let mut head = format!("{path} · {total_lines} lines");
+            let mut head = format!("{path} · {}", count(*total_lines, "line"));
             if let Some(lang) = lang {
                 head.push_str(&format!(" · {lang}"));
             }
@@ -141,7 +150,7 @@ pub fn result_card(view: &ResultView, is_error: bool, style: Style) -> Vec<Strin
             truncated,
             total,
         } => {
-            let mut head = format!("{total} matching lines");
+            let mut head = count(*total, "matching line");
             if let Some(title) = title {
                 head.push_str(&format!(" for {title}"));
             }

@@ -410,7 +410,7 @@ pub fn write_call_card(args: &Value) -> Option<CallView> {
         title: format!("Write {path}"),
         kind: Some("edit".into()),
         raw_input: None,
-        content: Some(format!("{lines} lines")),
+        content: Some(crate::show::count(lines as u64, "line")),
         locations: Some(vec![Location {
             path: path.to_owned(),
             line: None,
@@ -425,7 +425,11 @@ pub fn write_result_card(args: &Value, record: &ResultRecord<'_>) -> Option<Resu
     }
     let text = record.text();
     let mut lines = text.lines();
-    let created = lines.next()?.starts_with("Created ");
+    let created = match lines.next()? {
+        head if head.starts_with("Created ") => true,
+        head if head.starts_with("Updated ") => false,
+        _ => return None,
+    };
     let (mut old, mut new) = (String::new(), String::new());
     for line in lines {
         let (sign, rest) = line.split_at_checked(1)?;

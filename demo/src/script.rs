@@ -128,7 +128,7 @@ impl Printer<'_> {
         let rule = "═".repeat(text.chars().count() + 4);
         let style = self.style;
         self.line(style.cyan(&rule))?;
-        self.line(style.cyan(&format!("  {}", style.bold(text))))?;
+        self.line(style.heading(&format!("  {text}")))?;
         self.line(style.cyan(&rule))
     }
 

@@ -51,6 +51,10 @@ impl Style {
     pub fn yellow(self, text: &str) -> String {
         self.paint("33", text)
     }
+    /// Bold cyan: act headings.
+    pub fn heading(self, text: &str) -> String {
+        self.paint("1;36", text)
+    }
     /// Cyan: headings and hunk headers.
     pub fn cyan(self, text: &str) -> String {
         self.paint("36", text)

@@ -1,0 +1,78 @@
+//! `tools-demo`: the toolkit's demo (see the crate docs of `tools_demo`).
+//!
+//! ```text
+//! tools-demo [--out DIR]
+//! ```
+//!
+//! `--out DIR` is the workspace folder the demo makes fresh (default `target/demo-workspace`);
+//! a folder that exists must be empty or one an earlier run made.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use tools_demo::DemoError;
+use tools_demo::script::{Options, run};
+use tools_demo::show::Style;
+
+const USAGE: &str = "usage: tools-demo [--out DIR]\n\n\
+    Runs a scripted model turn against four #[tool] tools over a small workspace folder that it\n\
+    makes fresh in DIR (default target/demo-workspace), natively and in Code Mode (TypeScript and\n\
+    Python), and prints what happens. Colour only on a terminal; NO_COLOR turns it off.";
+
+fn options() -> Result<Option<Options>, DemoError> {
+    let mut workspace = PathBuf::from("target").join("demo-workspace");
+    let mut args = std::env::args_os().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.to_str() {
+            Some("--out") => {
+                workspace = args
+                    .next()
+                    .map(PathBuf::from)
+                    .ok_or_else(|| DemoError::Usage(format!("--out needs a folder\n\n{USAGE}")))?;
+            }
+            Some("-h" | "--help") => return Ok(None),
+            _ => {
+                return Err(DemoError::Usage(format!(
+                    "unexpected argument `{}`\n\n{USAGE}",
+                    arg.to_string_lossy()
+                )));
+            }
+        }
+    }
+    Ok(Some(Options {
+        workspace,
+        style: Style::detect(),
+    }))
+}
+
+fn main() -> ExitCode {
+    let options = match options() {
+        Ok(Some(options)) => options,
+        Ok(None) => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(error) => {
+            eprintln!("tools-demo: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("tools-demo: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut stdout = std::io::stdout().lock();
+    match runtime.block_on(run(&options, &mut stdout)) {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("tools-demo: {error} ({})", error.code());
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -999,3 +999,83 @@ async fn tools_named_then_constructor_and_proto() {
     );
     assert_healthy(&rt).await;
 }
+
+// --- the program is exactly the body of its function (issue 18, item 5) ---------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_program_cannot_close_the_function_it_runs_in() {
+    let rt = runtime();
+    for (program, line, column) in [
+        // Closes the wrapper, runs code outside it, and opens a new function to end in.
+        (
+            "return 1; }); console.log('outside'); (async () => {",
+            1,
+            11,
+        ),
+        ("const a = 1;\nreturn a;\n})();\n", 3, 1),
+        ("}) + (async () => {", 1, 1),
+        ("  return 2;\n  }), (async () => {", 2, 3),
+        (
+            "const x = { a: 1 };\nif (x.a) {\n  console.log('in');\n}}\n(async () => {",
+            4,
+            2,
+        ),
+    ] {
+        let host = TestHost::new();
+        let failure = match run_with(&rt, &host, program, &hostile_limits()).await {
+            Ok(done) => panic!("{program:?} ran: {done:?}"),
+            Err(failure) => failure,
+        };
+        assert_eq!(failure.kind, CodeFailureKind::Syntax, "{program:?}: {failure:?}");
+        assert_eq!(
+            (failure.line, failure.column),
+            (Some(line), Some(column)),
+            "{program:?}: {failure:?}"
+        );
+        assert!(failure.logs.is_empty(), "{program:?} ran code: {failure:?}");
+        assert!(
+            failure.message.contains("would close the function"),
+            "{program:?}: {}",
+            failure.message
+        );
+        assert_eq!(host.calls(), 0);
+    }
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn braces_in_comments_strings_and_templates_still_run() {
+    let rt = runtime();
+    let program = "// }); (async () => {\n\
+        /* }) */ const s: string = \"}); (async () => {\";\n\
+        const t = `})${'{'}(async () => {${s.length}}`;\n\
+        const re = /\\}\\)/;\n\
+        return [s, t, re.test('})')]; // })";
+    let done = ok(&rt, program).await;
+    assert_eq!(
+        done.result,
+        Some(json!(["}); (async () => {", "}){(async () => {18}", true]))
+    );
+    // A trailing line comment cannot swallow the end of the function.
+    assert_eq!(ok(&rt, "return 3; // }").await.result, Some(json!(3)));
+    // An unterminated comment or template is a syntax error in the program.
+    for program in ["return 1; /* })", "return `})"] {
+        let failure = fail(&rt, program, &hostile_limits()).await;
+        assert_eq!(failure.kind, CodeFailureKind::Syntax, "{program}");
+        assert_eq!(failure.line, Some(1), "{program}: {failure:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engine_syntax_errors_point_into_the_program() {
+    // The type stripper accepts a redeclared `const`; the engine refuses it. Its position must
+    // be the program's own.
+    let rt = runtime();
+    let failure = fail(&rt, "const a = 1;\nconst a = 2;\nreturn a;", &hostile_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::Syntax, "{failure:?}");
+    assert_eq!(failure.line, Some(2), "{failure:?}");
+    let failure = fail(&rt, "let b = 1; let b = 2;", &hostile_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::Syntax, "{failure:?}");
+    assert_eq!(failure.line, Some(1), "{failure:?}");
+    assert_healthy(&rt).await;
+}

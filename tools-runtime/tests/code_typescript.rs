@@ -1026,7 +1026,11 @@ async fn a_program_cannot_close_the_function_it_runs_in() {
             Ok(done) => panic!("{program:?} ran: {done:?}"),
             Err(failure) => failure,
         };
-        assert_eq!(failure.kind, CodeFailureKind::Syntax, "{program:?}: {failure:?}");
+        assert_eq!(
+            failure.kind,
+            CodeFailureKind::Syntax,
+            "{program:?}: {failure:?}"
+        );
         assert_eq!(
             (failure.line, failure.column),
             (Some(line), Some(column)),
@@ -1071,11 +1075,206 @@ async fn engine_syntax_errors_point_into_the_program() {
     // The type stripper accepts a redeclared `const`; the engine refuses it. Its position must
     // be the program's own.
     let rt = runtime();
-    let failure = fail(&rt, "const a = 1;\nconst a = 2;\nreturn a;", &hostile_limits()).await;
+    let failure = fail(
+        &rt,
+        "const a = 1;\nconst a = 2;\nreturn a;",
+        &hostile_limits(),
+    )
+    .await;
     assert_eq!(failure.kind, CodeFailureKind::Syntax, "{failure:?}");
     assert_eq!(failure.line, Some(2), "{failure:?}");
     let failure = fail(&rt, "let b = 1; let b = 2;", &hostile_limits()).await;
     assert_eq!(failure.kind, CodeFailureKind::Syntax, "{failure:?}");
     assert_eq!(failure.line, Some(1), "{failure:?}");
+    assert_healthy(&rt).await;
+}
+
+// --- conversions ignore what the program patched (issue 18, item 6) --------------------------
+
+/// Patches every built-in a JSON conversion could consult, on prototypes and globals.
+const PATCH_EVERYTHING: &str = r#"
+    const P: any = Object.prototype, A: any = Array.prototype;
+    P.toJSON = function () { return "toJSON of an object"; };
+    Object.defineProperty(A, "toJSON", { get() { return () => "toJSON of an array"; }, configurable: true });
+    Object.defineProperty(P, "parent", { get() { return null; }, configurable: true });
+    Object.defineProperty(A, "1", { get() { return "index from the prototype"; }, set(_v) {}, configurable: true });
+    // Last: once these exist, every descriptor literal inherits them.
+    Object.defineProperty(P, "get", { get() { return () => "get from the prototype"; }, configurable: true });
+    Object.defineProperty(P, "value", { get() { return "value from the prototype"; }, configurable: true });
+    A.push = function () { throw new Error("push was called"); };
+    A.pop = function () { throw new Error("pop was called"); };
+    A.slice = function () { throw new Error("slice was called"); };
+    (Set.prototype as any).has = () => true;
+    (Set.prototype as any).add = function () { throw new Error("add was called"); };
+    (String.prototype as any).slice = () => "sliced";
+    (Map.prototype as any).set = function () { throw new Error("map set was called"); };
+    (Map.prototype as any).delete = () => true;
+    (Map.prototype as any).forEach = () => undefined;
+    (Map.prototype as any).values = () => [][Symbol.iterator]();
+    Array.isArray = () => false;
+    Object.keys = () => ["forged"];
+    (Object as any).entries = () => [["forged", 1]];
+    Object.getPrototypeOf = () => null;
+    Object.getOwnPropertyDescriptor = () => ({ value: "forged" });
+    JSON.stringify = () => '"forged"';
+    JSON.parse = () => "forged";
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn patched_prototypes_do_not_change_arguments_or_results() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let program = format!(
+        "{PATCH_EVERYTHING}
+        const value = {{ list: [1, [2, {{ deep: [3, 'x'] }}], []], o: {{ a: {{}}, b: [null, true] }}, s: 'q\"' }};
+        const r = await tools.echo(value);
+        const flat = await tools.echo({{ n: 1, s: 'plain' }});
+        return {{ sent: r.args, flat: flat.args, nested: [value] }};"
+    );
+    let done = run_with(&rt, &host, &program, &ordinary_limits())
+        .await
+        .unwrap();
+    let value = json!({ "list": [1, [2, { "deep": [3, "x"] }], []], "o": { "a": {}, "b": [null, true] }, "s": "q\"" });
+    assert_eq!(
+        done.result,
+        Some(json!({ "sent": value, "flat": { "n": 1, "s": "plain" }, "nested": [value] }))
+    );
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn values_that_cannot_cross_are_refused_at_depth_even_when_patched() {
+    // Each value sits two levels deep, in arguments and in the result, with the prototypes
+    // patched; the message names its path and nothing the program installed runs.
+    let rt = runtime();
+    let cases: [(&str, &str); 8] = [
+        ("new Proxy({}, traps)", "is a Proxy"),
+        ("new Proxy([], traps)", "is a Proxy"),
+        ("cyclic", "is a cycle"),
+        ("10n", "is a BigInt"),
+        ("undefined", "is undefined"),
+        ("[1, , 3]", "[1] is a hole"),
+        ("new Map()", "is Map object"),
+        ("new (class Point { x = 1 })()", "is an instance of a class"),
+    ];
+    for (expr, needle) in cases {
+        let program = format!(
+            "{PATCH_EVERYTHING}
+            let trapped = 0;
+            const traps = {{
+                get() {{ trapped++; return 1; }}, ownKeys() {{ trapped++; return []; }},
+                getPrototypeOf() {{ trapped++; return Object.prototype; }},
+                getOwnPropertyDescriptor() {{ trapped++; return undefined; }}, has() {{ trapped++; return false; }},
+            }};
+            const cyclic: any = {{ n: 1 }}; cyclic.me = [cyclic];
+            const bad = () => ({{ a: [{{ b: {expr} }}] }});
+            let message = 'sent';
+            try {{ await tools.echo(bad()); }} catch (e) {{ message = (e instanceof TypeError) + ' ' + e.message; }}
+            if (trapped !== 0) throw new Error('a trap ran ' + trapped + ' times');
+            if (message === 'sent') throw new Error('the call was sent');
+            console.log(message);
+            return bad();"
+        );
+        let host = TestHost::new();
+        let failure = match run_with(&rt, &host, &program, &ordinary_limits()).await {
+            Ok(done) => panic!("{expr}: {done:?}"),
+            Err(failure) => failure,
+        };
+        assert_eq!(
+            failure.kind,
+            CodeFailureKind::InvalidResult,
+            "{expr}: {failure:?}"
+        );
+        assert!(
+            failure.message.contains(needle),
+            "{expr}: {}",
+            failure.message
+        );
+        assert!(
+            failure.message.contains("result.a[0].b"),
+            "{expr}: {}",
+            failure.message
+        );
+        assert_eq!(failure.logs.len(), 1, "{expr}: {failure:?}");
+        assert!(
+            failure.logs[0].starts_with("true args.a[0].b"),
+            "{expr}: {:?}",
+            failure.logs
+        );
+        assert!(
+            failure.logs[0].contains(needle),
+            "{expr}: {:?}",
+            failure.logs
+        );
+        assert_eq!(host.calls(), 0, "{expr}");
+    }
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn own_getters_symbol_keys_and_non_enumerable_properties() {
+    // Documented conversions: an own getter is called once and its value crosses; properties
+    // keyed by symbols, and non-enumerable ones, are left out (as JSON.stringify does).
+    let rt = runtime();
+    let done = ok(
+        &rt,
+        r#"
+        let reads = 0;
+        const make = () => {
+            const o: any = { plain: 1, get counted() { reads++; return [reads]; } };
+            o[Symbol("hidden")] = 2;
+            Object.defineProperty(o, "quiet", { value: 3, enumerable: false });
+            return { nested: [o] };
+        };
+        const r = await tools.echo(make());
+        return { sent: r.args, back: make(), reads };
+        "#,
+    )
+    .await;
+    assert_eq!(
+        done.result,
+        Some(json!({
+            "sent": { "nested": [{ "plain": 1, "counted": [1] }] },
+            "back": { "nested": [{ "plain": 1, "counted": [2] }] },
+            // Read when the result object was built, before its conversion called the getter.
+            "reads": 1
+        }))
+    );
+    // A getter that deletes a later property: the deleted one is left out, and no prototype
+    // getter stands in for it.
+    let done = ok(
+        &rt,
+        r#"
+        Object.defineProperty(Object.prototype, "later", { get() { return "from the prototype"; }, configurable: true });
+        const o: any = { get first() { delete o.later; return 1; }, later: 2 };
+        const r = await tools.echo({ o: [o] });
+        return r.args;
+        "#,
+    )
+    .await;
+    assert_eq!(done.result, Some(json!({ "o": [{ "first": 1 }] })));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failures_are_reported_when_everything_is_patched() {
+    let rt = runtime();
+    let program = format!("{PATCH_EVERYTHING}\nthrow new TypeError('plain');");
+    let failure = fail(&rt, &program, &hostile_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::Runtime, "{failure:?}");
+    assert_eq!(failure.message, "TypeError: plain");
+    assert_eq!(failure.line, Some(program.lines().count() as u32));
+    let program = format!("{PATCH_EVERYTHING}\nPromise.reject(new Error('lost'));\nreturn 1;");
+    let failure = fail(&rt, &program, &hostile_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::Runtime, "{failure:?}");
+    assert_eq!(failure.message, "unhandled promise rejection: Error: lost");
+    let program = format!("{PATCH_EVERYTHING}\nthrow {{ odd: [1] }};");
+    let failure = fail(&rt, &program, &hostile_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::Runtime, "{failure:?}");
+    assert!(
+        failure
+            .message
+            .starts_with("the program threw a non-Error value"),
+        "{failure:?}"
+    );
     assert_healthy(&rt).await;
 }

@@ -571,9 +571,13 @@ fn install<'js>(
     })
     .map_err(|e| setup_error(ctx, e))?;
 
+    // Asked without touching the value's traps: the conversions refuse proxies.
+    let is_proxy = Function::new(ctx.clone(), |value: Value<'js>| value.is_proxy())
+        .map_err(|e| setup_error(ctx, e))?;
+
     let prelude = prelude_function(ctx).map_err(|e| setup_error(ctx, e))?;
     prelude
-        .call::<_, ()>((host_call, host_log, host_finish))
+        .call::<_, ()>((host_call, host_log, host_finish, is_proxy))
         .map_err(|e| setup_error(ctx, e))
 }
 

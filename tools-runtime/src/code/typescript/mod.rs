@@ -20,8 +20,16 @@
 //!    starts the program. Top-level `await` and `return` work.
 //! 3. `tools.name(args)` (or `tools["odd-name"](args)`, or `callTool("name", args)`) converts `args` to strict JSON (calling
 //!    with no argument sends `{}`); `undefined`, `BigInt`, cycles, sparse arrays, `-0`, `NaN`,
-//!    `Infinity`, functions, symbols, non-plain objects and strings with unpaired surrogates
-//!    reject that one call with a `TypeError` naming the path, such as `args.items[2]`. The
+//!    `Infinity`, functions, symbols, proxies, non-plain objects (class instances, `Date`,
+//!    `Map`, ...) and strings with unpaired surrogates reject that one call with a `TypeError`
+//!    naming the path, such as `args.items[2]` (each key in a path is cut to 200 characters).
+//!    The conversion uses only built-ins captured before the program exists and reads only
+//!    own properties: whatever the program patched (`toJSON` anywhere, getters or setters on
+//!    `Object.prototype` or `Array.prototype`, a replaced `JSON`, `Array.isArray`,
+//!    `Object.keys`, ...) is never consulted, at any depth, and a proxy is refused without
+//!    running any of its traps. An own getter is called once and its value converted;
+//!    properties keyed by symbols and non-enumerable ones are left out. The returned value
+//!    goes through the same conversion. The
 //!    host's future is polled once on the worker thread (inside the caller's tokio runtime
 //!    context): an answer that is ready at once settles the call's promise right there,
 //!    without a thread hop or a trip through the event loop; otherwise the future is spawned
@@ -36,8 +44,8 @@
 //!    strings as they are, other values as compact JSON (errors as `Name: message` and their
 //!    stack).
 //! 5. The run ends when the program's promise settles. The returned value goes through the
-//!    same strict JSON conversion ([`CodeFailureKind::InvalidResult`] otherwise); `undefined`
-//!    means no result. An uncaught error, or a promise rejection nobody handled, is a
+//!    same strict JSON conversion ([`CodeFailureKind::InvalidResult`] otherwise, also when a
+//!    getter throws); `undefined` means no result. An uncaught error, or a promise rejection nobody handled, is a
 //!    [`CodeFailureKind::Runtime`] failure with the message and the program's line. So is a
 //!    program left waiting on a promise that nothing can settle (no call in flight, and there
 //!    are no timers): it fails at once instead of at the deadline. Calls still in flight are

@@ -17,8 +17,8 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use swc_common::errors::{DiagnosticBuilder, Emitter, Handler};
-use swc_common::sync::Lrc;
 use swc_common::input::StringInput;
+use swc_common::sync::Lrc;
 use swc_common::{BytePos, SourceMap, Spanned};
 use swc_ecma_ast::{ArrowFunctionBody, EsVersion, Expr, Stmt};
 use swc_ecma_parser::error::SyntaxError;

@@ -1278,3 +1278,112 @@ async fn failures_are_reported_when_everything_is_patched() {
     );
     assert_healthy(&rt).await;
 }
+
+// --- bounded messages and sizes (issue 18, items 7 and 8) ------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arguments_larger_than_max_call_bytes_never_reach_the_host() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let limits = ordinary_limits().with_max_call_bytes(1000);
+    let done = run_with(
+        &rt,
+        &host,
+        r#"
+        const out: string[] = [];
+        for (const args of [{ s: "x".repeat(2000) }, { s: "\u20ac".repeat(400) }]) {
+            try { await tools.echo(args); out.push("sent"); }
+            catch (e) { out.push((e instanceof RangeError) + " " + e.message); }
+        }
+        const fine = await tools.echo({ s: "x".repeat(900) });
+        return [out, fine.args.s.length];
+        "#,
+        &limits,
+    )
+    .await
+    .unwrap();
+    let result = done.result.unwrap();
+    assert_eq!(result[1], json!(900));
+    let messages = result[0].as_array().unwrap();
+    assert_eq!(messages.len(), 2);
+    assert!(
+        messages[0]
+            .as_str()
+            .unwrap()
+            .starts_with("true args is at least 2008 bytes of JSON text, more than the 1000"),
+        "{messages:?}"
+    );
+    // 400 euro signs are 400 UTF-16 units but 1200 UTF-8 bytes: the host measures and refuses.
+    assert!(
+        messages[1]
+            .as_str()
+            .unwrap()
+            .starts_with("true args is 1208 bytes of JSON text, more than the 1000"),
+        "{messages:?}"
+    );
+    assert_eq!(host.calls(), 1, "only the call that fits reached the host");
+    let failure = fail(&rt, "return 1;", &ordinary_limits().with_max_call_bytes(1)).await;
+    assert_eq!(failure.kind, CodeFailureKind::Internal);
+    assert!(failure.message.contains("max_call_bytes"), "{failure:?}");
+}
+
+/// The marker a cut string ends with, and the longest quote with it.
+fn assert_cut(message: &str, left_out: usize) {
+    assert!(
+        message.contains(&format!("\u{2026} ({left_out} more bytes)")),
+        "{}",
+        &message[..message.len().min(600)]
+    );
+    assert!(message.len() < 1200, "{} bytes", message.len());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn program_controlled_text_in_messages_is_cut() {
+    let rt = runtime();
+    let mb = 1024 * 1024;
+    // An unknown tool's name, caught and uncaught.
+    let done = ok(
+        &rt,
+        "const name = 'n'.repeat(1024 * 1024);\ntry { await callTool(name, {}); } catch (e) { return [e.message, e.toolName.length]; }",
+    )
+    .await;
+    let result = done.result.unwrap();
+    assert_cut(result[0].as_str().unwrap(), mb - 200);
+    assert_eq!(
+        result[1],
+        json!(mb),
+        "the error object keeps the whole name"
+    );
+    let failure = fail(
+        &rt,
+        "await callTool('n'.repeat(1024 * 1024), {});",
+        &ordinary_limits(),
+    )
+    .await;
+    assert_eq!(failure.kind, CodeFailureKind::Runtime);
+    assert!(failure.message.starts_with("ToolCallError from tool \"nnn"));
+    assert_cut(&failure.message, mb - 200);
+    // A property name in a conversion path, in arguments and in the result.
+    let program = "const key = 'k'.repeat(1024 * 1024);\nlet m = '';\ntry { await tools.echo({ [key]: undefined }); } catch (e) { m = e.message; }\nconsole.log(m);\nreturn { a: { [key + '-']: undefined } };";
+    let failure = fail(&rt, program, &ordinary_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::InvalidResult);
+    assert_cut(&failure.message, mb + 1 - 200);
+    assert!(
+        failure.message.contains("result.a[\"kkk"),
+        "{}",
+        &failure.message[..100]
+    );
+    assert_cut(&failure.logs[0], mb - 200);
+    assert!(failure.logs[0].starts_with("args.kkk"));
+    // A thrown value that is not an Error, an error's name, and a tool name the program made up.
+    for program in [
+        "throw 'v'.repeat(1024 * 1024);",
+        "const e = new Error('short'); e.name = 'N'.repeat(1024 * 1024); throw e;",
+        "throw new ToolCallError('t'.repeat(1024 * 1024), 'made up');",
+    ] {
+        let failure = fail(&rt, program, &ordinary_limits()).await;
+        assert_eq!(failure.kind, CodeFailureKind::Runtime, "{program}");
+        assert_cut(&failure.message, mb - 200);
+    }
+    assert_healthy(&rt).await;
+}

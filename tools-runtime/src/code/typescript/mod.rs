@@ -60,7 +60,12 @@
 //! if the program catches the error. The deadline stops busy loops (and catastrophic regular
 //! expressions) through the engine's interrupt handler, and waiting calls through the event
 //! loop's timer. Stack depth is bounded by the engine (deep recursion is a catchable
-//! `RangeError`). A value nested deeper than 100 levels cannot cross to the host.
+//! `RangeError`). A value nested deeper than 100 levels cannot cross to the host. Arguments
+//! larger than [`CodeLimits::max_call_bytes`](crate::code::CodeLimits::max_call_bytes) reject
+//! their call with a `RangeError` before the host sees them. Every string the program hands the
+//! host (arguments, log lines, the result, the description of an uncaught error) is measured in
+//! UTF-8 bytes before it is copied out of the engine: arguments against `max_call_bytes`, the
+//! rest against what is left of `max_output_bytes`; what does not fit is never copied.
 //!
 //! Worker threads are long-lived (a run does not pay for a thread spawn) but every run gets a
 //! new engine; an idle worker holds one engine built in advance (the built-ins and the

@@ -59,6 +59,7 @@
   const mapForEach = Function.prototype.call.bind(MapCtor.prototype.forEach);
   const SetCtor = Set;
   const TypeErrorCtor = TypeError;
+  const RangeErrorCtor = RangeError;
   const ErrorCtor = Error;
   const StringCtor = String;
   const substring = Function.prototype.call.bind(String.prototype.substring);
@@ -335,6 +336,8 @@
   // Each entry is `{ promise, resolve, reject }` from Promise.withResolvers (no executor
   // closure per call); the tool's name is in `pendingNames` at the same index.
   const pending = [];
+  // The run's cap on one call's arguments, set by `run`.
+  let callLimit = 0;
   const pendingNames = [];
   const deferred = PromiseCtor.withResolvers.bind(PromiseCtor);
 
@@ -347,6 +350,14 @@
       } catch (error) {
         return promiseReject(error);
       }
+      // A UTF-16 length is at most the UTF-8 length: longer text is too long for sure (the
+      // host measures the exact bytes before it copies anything).
+      if (text.length > callLimit) {
+        return promiseReject(new RangeErrorCtor(
+          'args is at least ' + text.length + ' bytes of JSON text, more than the ' + callLimit +
+            ' bytes one call may send (max_call_bytes)',
+        ));
+      }
       const answer = hostCall(name, text);
       if (typeof answer === 'string') {
         let value;
@@ -357,7 +368,10 @@
         }
         return promiseResolve(value);
       }
-      if (typeof answer === 'object') return promiseReject(new ToolCallError(name, answer.failure));
+      if (typeof answer === 'object') {
+        if (hasOwn(answer, 'tooLarge')) return promiseReject(new RangeErrorCtor(answer.tooLarge));
+        return promiseReject(new ToolCallError(name, answer.failure));
+      }
       const id = answer;
       const entry = deferred();
       pending[id - 1] = entry;
@@ -493,9 +507,10 @@
   }
 
   let started = false;
-  function run(main, toolNames) {
+  function run(main, toolNames, maxCallBytes) {
     if (started) throw new TypeErrorCtor('the program has already started');
     started = true;
+    callLimit = maxCallBytes;
     bindTools(toolNames);
     if (typeof main !== 'function') {
       hostFinish(3, thrownText('SyntaxError', 'the program must be the body of a function', '', null));

@@ -118,7 +118,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use self::process::{Interpreter, RunProcess, Spare, Zygote};
-use super::output::Output;
+use super::output::{Output, cut};
 use super::{
     CodeFailure, CodeFailureKind, CodeHost, CodeLanguage, CodeLimits, CodeOutcome, CodeRunFuture,
     CodeRuntime,
@@ -127,8 +127,25 @@ use super::{
 /// The runner script every child runs (embedded).
 const RUNNER: &str = include_str!("runner.py");
 
-/// The largest frame the host reads from a child: 256 MiB.
-const MAX_FRAME_BYTES: usize = 256 * 1024 * 1024;
+/// Room in a frame beyond what the run's limits count: the frame's own JSON around the value,
+/// and a log piece (the runner sends long lines in pieces of 64 Ki characters, at most 6 bytes
+/// each once escaped).
+const FRAME_SLACK: usize = 512 * 1024;
+
+/// The largest frame a child may send in a run with these limits and tool names: a result,
+/// a log piece or a failure message fits `max_output_bytes` (more would fail the run as
+/// `output_limit` anyway), and a call's arguments fit `max_call_bytes` (the runner refuses
+/// larger ones in the program). A header announcing more fails the run before its body is read.
+fn frame_limit(limits: &CodeLimits, tool_names: &[String]) -> usize {
+    let longest_name = tool_names.iter().map(String::len).max().unwrap_or(0);
+    let call = limits
+        .max_call_bytes
+        .saturating_add(longest_name.saturating_mul(6));
+    limits
+        .max_output_bytes
+        .max(call)
+        .saturating_add(FRAME_SLACK)
+}
 
 /// How the Python runtime gets a fresh interpreter for a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -552,14 +569,20 @@ async fn drive(
     let (mut reader, writer) = stream.into_split();
     let mut outbox = Outbox::default();
 
+    let tool_names = host.tool_names();
+    let frame_limit = frame_limit(limits, &tool_names);
     let start = serde_json::json!({
         "program": program,
-        "tools": host.tool_names(),
+        "tools": tool_names,
         "limits": {
             "memory_bytes": limits.memory_bytes,
             "stack_bytes": limits.stack_bytes,
+            "max_call_bytes": limits.max_call_bytes,
         },
     });
+    // Only the run's tools are callable: a call frame naming anything else (only a program
+    // that writes to the protocol socket itself can send one) is answered here.
+    let tool_names: std::collections::HashSet<String> = tool_names.into_iter().collect();
     outbox.send(&writer, frame(&start));
 
     let (done_tx, mut done_rx) = mpsc::unbounded_channel::<(u64, Result<Value, String>)>();
@@ -606,11 +629,18 @@ async fn drive(
                 }
                 let mut ended = None;
                 while ended.is_none() {
-                    let body = match inbox.next_frame() {
+                    let body = match inbox.next_frame(frame_limit) {
                         Ok(Some(body)) => body,
                         Ok(None) => break,
-                        Err(error) => {
-                            ended = Some(Ended::Completed(Err(internal(error))));
+                        Err(announced) => {
+                            let message = format!(
+                                "the Python process announced a {announced}-byte message, more \
+                                 than this run's limits allow ({frame_limit} bytes, from \
+                                 max_output_bytes and max_call_bytes); it was not read"
+                            );
+                            let failure =
+                                output.fail(CodeFailureKind::OutputLimit, message, None, None);
+                            ended = Some(Ended::Completed(Err(failure)));
                             break;
                         }
                     };
@@ -618,12 +648,22 @@ async fn drive(
                         Ok(message) => message,
                         Err(error) => {
                             ended = Some(Ended::Completed(Err(internal(format!(
-                                "the Python process sent an unreadable message: {error}"
+                                "the Python process sent an unreadable message: {}",
+                                cut(&error.to_string())
                             )))));
                             break;
                         }
                     };
                     ended = match message {
+                        ChildMessage::Call { id, name, args } if !tool_names.contains(&name) => {
+                            crate::deep::discard(args);
+                            let message = format!(
+                                "no tool named {:?} is bound in this run",
+                                cut(&name)
+                            );
+                            outbox.send(&writer, reply_frame(id, Err(message)));
+                            None
+                        }
                         ChildMessage::Call { id, name, args } => {
                             // A call that answers on its first poll is answered without a task
                             // hop; one that waits runs as its own task, so waiting calls overlap.
@@ -815,6 +855,8 @@ struct Inbox {
 impl Inbox {
     /// Frames are read in chunks of at least this many bytes.
     const CHUNK: usize = 64 * 1024;
+    /// The most a header makes the buffer reserve ahead of the bytes that arrived.
+    const MAX_RESERVE: usize = 4 * 1024 * 1024;
 
     /// Makes room for the next read (a full `Vec` would otherwise read 64 bytes at a time).
     fn make_room(&mut self) {
@@ -823,20 +865,22 @@ impl Inbox {
         }
     }
 
-    /// The range of the next whole frame's body in `buffer`, if one has arrived.
-    fn next_frame(&mut self) -> Result<Option<std::ops::Range<usize>>, String> {
+    /// The range of the next whole frame's body in `buffer`, if one has arrived; `Err(length)`
+    /// as soon as a header announces more than `limit` bytes, before any of the body is kept.
+    fn next_frame(&mut self, limit: usize) -> Result<Option<std::ops::Range<usize>>, usize> {
         let available = &self.buffer[self.start..];
         let Some(header) = available.first_chunk::<4>() else {
             return Ok(None);
         };
         let len = u32::from_be_bytes(*header) as usize;
-        if len > MAX_FRAME_BYTES {
-            return Err(format!(
-                "the Python process sent a {len}-byte message; the limit is {MAX_FRAME_BYTES}"
-            ));
+        if len > limit {
+            return Err(len);
         }
         if available.len() < 4 + len {
-            self.buffer.reserve(4 + len - available.len());
+            // Room for what is announced, a bounded step at a time: memory follows the bytes
+            // that really arrive, not the header's promise.
+            let missing = 4 + len - available.len();
+            self.buffer.reserve(missing.min(Self::MAX_RESERVE));
             return Ok(None);
         }
         let body = self.start + 4..self.start + 4 + len;

@@ -1128,3 +1128,83 @@ except ToolCallError as e:
     assert_cut(message, 1024 * 1024 - 200);
     assert_eq!(host.calls(), 0);
 }
+
+// --- what a run starts does not outlive it (issue 18, item 9) ---------------------------------
+
+/// Starts a process that leaves the run's process group (setsid) and one that also loses its
+/// parent (a double fork), and returns their pids.
+const ESCAPE: &str = "import os, subprocess, time
+leader = subprocess.Popen(['setsid', 'sleep', '30'])
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.setsid()
+    if os.fork() == 0:
+        os.write(w, str(os.getpid()).encode())
+        time.sleep(30)
+    os._exit(0)
+os.close(w)
+daemon = int(os.read(r, 100))
+os.waitpid(pid, 0)
+time.sleep(0.2)
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn processes_that_leave_the_process_group_do_not_survive_the_run() {
+    let rt = runtime();
+    for ending in [
+        "return [leader.pid, daemon]",
+        "raise RuntimeError([leader.pid, daemon])",
+    ] {
+        let program = format!("{ESCAPE}{ending}");
+        let host = TestHost::new();
+        let pids: Vec<u32> = match run_with(&rt, &host, &program, &ordinary_limits()).await {
+            Ok(done) => serde_json::from_value(done.result.unwrap()).unwrap(),
+            Err(failure) => {
+                let list = failure
+                    .message
+                    .trim_start_matches("RuntimeError: ")
+                    .to_owned();
+                serde_json::from_str(&list).unwrap_or_else(|_| panic!("{failure:?}"))
+            }
+        };
+        assert_eq!(pids.len(), 2);
+        for pid in pids {
+            assert!(
+                eventually_gone(pid).await,
+                "{ending}: the process {pid} survived the run: {:?}",
+                std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            );
+        }
+    }
+    // A program that exits its own process after starting them: they hold the run's socket
+    // open, so the run ends at its deadline, and the zygote (their new parent) kills them.
+    let program = format!("{ESCAPE}print([leader.pid, daemon])\nos._exit(0)");
+    let limits = ordinary_limits().with_timeout(Duration::from_millis(1500));
+    let failure = fail(&rt, &program, &limits).await;
+    assert_eq!(failure.kind, CodeFailureKind::Timeout, "{failure:?}");
+    let pids: Vec<u32> = serde_json::from_str(&failure.logs[0]).unwrap();
+    for pid in pids {
+        assert!(
+            eventually_gone(pid).await,
+            "the process {pid} survived its run child: {:?}",
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        );
+    }
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spawn_per_run_also_kills_processes_that_left_the_group() {
+    let rt = runtime().with_mode(PythonMode::SpawnPerRun);
+    let program = format!("{ESCAPE}return [leader.pid, daemon]");
+    let done = ok(&rt, &program).await;
+    let pids: Vec<u32> = serde_json::from_value(done.result.unwrap()).unwrap();
+    for pid in pids {
+        assert!(
+            eventually_gone(pid).await,
+            "the process {pid} survived the run: {:?}",
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        );
+    }
+}

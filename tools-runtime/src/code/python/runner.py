@@ -13,15 +13,19 @@
 #                             rehearses a run if it has waited a while, and waits for its
 #                             program: the host keeps such children ready as spares, so no
 #                             fork is on a run's critical path.
-#                    release  kills the child's process group and answers at once; the zygote
+#                    release  kills the child's process tree and group and answers at once
+#                             (run children are subreapers, so the tree holds every process
+#                             the program started, even after setsid); the zygote
 #                             reaps the child as soon as it has died (polling while any is
 #                             dying), so a release never waits for a process to exit.
-#                    reap     kills the child's process group, waits for it and answers with its
+#                    reap     kills the child's process tree and group, waits for it and answers with its
 #                             wait status (used when a child died without an outcome).
 #                  The zygote reaps a child only after the host released it, so a pid is never
 #                  reused while the host still refers to it. When the control socket closes, the
 #                  zygote kills every child and exits; children die with the zygote
-#                  (PR_SET_PDEATHSIG).
+#                  (PR_SET_PDEATHSIG). The zygote is a subreaper too: processes whose run child
+#                  died before them come to it, and it kills them whenever it releases or reaps
+#                  a run child.
 #
 # Frames on every socket are a 4-byte big-endian length and that many bytes of UTF-8 JSON.
 # Nothing the program prints or writes reaches these sockets except through `log` frames.
@@ -688,24 +692,120 @@ def _load_prctl():
         return None
 
 
+_PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def _become_subreaper(prctl):
+    """Orphaned descendants of this process are reparented to it (not to init), so they stay
+    in its process tree where `_kill_tree` finds them. Best effort: False if it did not work."""
+    if prctl is None:
+        return False
+    try:
+        return prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except Exception:  # noqa: BLE001
+        return False
+
+
 def _die_with_parent(prctl, parent):
     if prctl is not None:
         try:
-            prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: die if the zygote dies
+            prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # die if the zygote dies
         except Exception:  # noqa: BLE001
             pass
+    # A run child keeps what its program starts in its own tree, even a process that left
+    # the process group (setsid) and whose parent exited.
+    _become_subreaper(prctl)
     if os.getppid() != parent:
         # The zygote died before the death signal was armed.
         os._exit(5)
 
 
+def _children(pid):
+    """The live (not zombie) children of `pid`, from /proc (every thread's list)."""
+    found = []
+    try:
+        tasks = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            listed = _read_proc("/proc/%d/task/%s/children" % (pid, task)).split()
+        except OSError:
+            continue
+        for child in listed:
+            child = int(child)
+            try:
+                stat = _read_proc("/proc/%d/stat" % child)
+                state = stat[stat.rindex(b")") + 2 : stat.rindex(b")") + 3]
+            except (OSError, ValueError):
+                continue
+            if state != b"Z":
+                found.append(child)
+    return found
+
+
+def _descendants(pid):
+    """The live descendants of `pid`."""
+    out = []
+    stack = [pid]
+    while stack:
+        for child in _children(stack.pop()):
+            out.append(child)
+            stack.append(child)
+    return out
+
+
+def _kill_tree(pid):
+    """Kills every live descendant of `pid` (a run child is a subreaper, so what its program
+    started is in its tree, whatever process group or session it moved to), again until none
+    is left (a process may fork while the tree is read), a bounded number of times."""
+    for _ in range(1000):
+        found = _descendants(pid)
+        if not found:
+            return
+        for child in found:
+            try:
+                os.kill(child, signal.SIGKILL)
+            except OSError:
+                pass
+
+
 def _kill_group(pid):
-    """Kills the child and its whole process group (whatever the program started)."""
+    """Kills the child, everything in its process tree and its whole process group."""
+    _kill_tree(pid)
     for kill in (os.killpg, os.kill):
         try:
             kill(pid, signal.SIGKILL)
         except OSError:
             pass
+
+
+def _reap_orphans(known):
+    """Kills and reaps the zygote's children that are not run children it knows: processes a
+    run started whose run child died first (the zygote is a subreaper, so they came here).
+    Their runs are over: every live run child is a subreaper that keeps its own orphans."""
+    for task in _safe_listdir("/proc/self/task"):
+        try:
+            listed = _read_proc("/proc/self/task/%s/children" % task).split()
+        except OSError:
+            continue
+        for child in listed:
+            child = int(child)
+            if child in known:
+                continue
+            _kill_group(child)
+            try:
+                os.waitpid(child, os.WNOHANG)
+            except ChildProcessError:
+                pass
+
+
+def _safe_listdir(path):
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
 
 
 def _reap_dead(dying):
@@ -723,6 +823,9 @@ def zygote_main(control):
     children = set()  # forked and not released: the host may still signal them
     dying = set()  # released and killed, not reaped yet
     prctl = _load_prctl()
+    # What a run starts and outlives its run child comes here rather than to init, where the
+    # zygote finds it and kills it (see `_reap_orphans`).
+    _become_subreaper(prctl)
     _warm_up()
     # Everything the zygote holds now is left alone by the collector in the children, so a
     # collection there does not copy the zygote's heap page by page.
@@ -734,6 +837,7 @@ def zygote_main(control):
     while True:
         if dying:
             _reap_dead(dying)
+            _reap_orphans(children | dying)
             if dying and not poller.poll(5):
                 continue
         try:
@@ -743,6 +847,8 @@ def zygote_main(control):
         if not data:
             for pid in children | dying:
                 _kill_group(pid)
+            _reap_orphans(children | dying)
+            for pid in children | dying:
                 try:
                     os.waitpid(pid, 0)
                 except OSError:
@@ -781,6 +887,7 @@ def zygote_main(control):
                 _kill_group(pid)
                 dying.add(pid)
                 _reap_dead(dying)
+                _reap_orphans(children | dying)
             for fd in fds:
                 os.close(fd)
             control.send(b"{}")
@@ -794,6 +901,7 @@ def zygote_main(control):
                 except OSError:
                     status = None
                 children.discard(pid)
+                _reap_orphans(children | dying)
             for fd in fds:
                 os.close(fd)
             control.send(json.dumps({"status": status}).encode())
@@ -808,6 +916,9 @@ def main():
     if mode == "zygote":
         zygote_main(sock)
     else:
+        # Spawned per run: what the program starts stays in this process's tree, where the
+        # host finds it and kills it when the run ends.
+        _become_subreaper(_load_prctl())
         child_main(sock)
 
 

@@ -1387,3 +1387,34 @@ async fn program_controlled_text_in_messages_is_cut() {
     }
     assert_healthy(&rt).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn html_comments_and_type_syntax_next_to_brackets_open_no_way_out() {
+    // HTML-like comments are comments for both the parser and the engine: what follows them on
+    // the line never runs.
+    let rt = runtime();
+    for program in [
+        "let y = 1, z = 5; let x: any = y <!--z; }); console.log('escaped'); (async () => {",
+        "let z = 5;\n--> }); console.log('escaped'); (async () => {",
+    ] {
+        let done = ok(&rt, program).await;
+        assert_eq!(done, CodeCompletion::default(), "{program:?}");
+    }
+    // Type syntax stripped next to a `/` does not turn a regular expression into a division
+    // that lets a `}` through.
+    for program in [
+        "const f: any = (x: any) => x; const re = 1; let a: any = f<number> / re}/; console.log('escaped'); (async () => {",
+        "const f: any = (x: any) => x; let a: any = f<number>\n/1}/; console.log('escaped'); (async () => {",
+        "let a: any = 1 as any\n/1}/; console.log('escaped'); (async () => {",
+        "let a: any = <any>1\n/1}/; console.log('escaped'); (async () => {",
+    ] {
+        let failure = fail(&rt, program, &hostile_limits()).await;
+        assert_eq!(
+            failure.kind,
+            CodeFailureKind::Syntax,
+            "{program:?}: {failure:?}"
+        );
+        assert!(failure.logs.is_empty(), "{program:?}: {failure:?}");
+    }
+    assert_healthy(&rt).await;
+}

@@ -3,11 +3,11 @@
 //! # How a run goes
 //!
 //! 1. The program is wrapped as the body of an async arrow function on its own first line, and
-//!    the wrapped text is parsed: it must be that one function, with the program as its whole
-//!    body. A program that closes the function early (a `}` it never opened, such as
-//!    `return 1; }); more(); (async () => {`) is a [`CodeFailureKind::Syntax`] failure at that
-//!    bracket; nothing of it runs. Then its types are stripped by `swc_ts_fast_strip` in
-//!    strip-only mode, which keeps every line and column. Syntax that would need code generation (`enum`, `namespace`, parameter
+//!    its types are stripped by `swc_ts_fast_strip` in strip-only mode, which keeps every line
+//!    and column. The resulting JavaScript is parsed again: it must be that one function, with
+//!    the program as its whole body. A program that closes the function early (a `}` it never
+//!    opened, such as `return 1; }); more(); (async () => {`) is a
+//!    [`CodeFailureKind::Syntax`] failure at that bracket; nothing of it runs. Syntax that would need code generation (`enum`, `namespace`, parameter
 //!    properties) and every parse error is a [`CodeFailureKind::Syntax`] failure with the line
 //!    and column in the model's own text. Programs longer than 1 MiB, or nested deeper than
 //!    1,000 levels (brackets, operator chains, `else if` chains, type arguments), are refused

@@ -8,11 +8,12 @@
 //!
 //! Wrapping alone would let a program close the function early (`return 1; }); more(); (async
 //! () => {`): the text would still parse, as several statements, and the code after the stray
-//! `}` would run outside the function. So the wrapped text is parsed first and must be exactly
-//! one statement, the arrow function, whose body starts at the wrapper's `{` and ends at the
-//! wrapper's `}`: then the program is that body and nothing else. Otherwise the program is
-//! refused as a syntax error at the bracket that closed the function, in the program's own
-//! lines and columns.
+//! `}` would run outside the function. So the stripped JavaScript, exactly what the engine will
+//! run, is parsed again and must be one statement, the arrow function, whose body starts at the
+//! wrapper's `{` and ends at the wrapper's `}`: then the program is that body and nothing else.
+//! Otherwise the program is refused as a syntax error at the bracket that closed the function,
+//! in the program's own lines and columns (also when the stray bracket makes the wrapped text
+//! fail to parse: the program alone is parsed to find it).
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -22,7 +23,7 @@ use swc_common::sync::Lrc;
 use swc_common::{BytePos, SourceMap, Spanned};
 use swc_ecma_ast::{ArrowFunctionBody, EsVersion, Expr, Stmt};
 use swc_ecma_parser::error::SyntaxError;
-use swc_ecma_parser::{Lexer, Parser, Syntax};
+use swc_ecma_parser::{EsSyntax, Lexer, Parser, Syntax};
 use swc_ts_fast_strip::{Mode, Options, operate};
 
 /// Text put in front of the program, on the same line.
@@ -62,7 +63,6 @@ pub(crate) fn strip_program(program: &str) -> Result<String, StripError> {
     wrapped.push_str(PREFIX);
     wrapped.push_str(program);
     wrapped.push_str(SUFFIX);
-    check_single_body(&wrapped, program)?;
 
     let cm: Lrc<SourceMap> = Lrc::default();
     let diagnostics: Diagnostics = Arc::new(Mutex::new(Vec::new()));
@@ -79,7 +79,21 @@ pub(crate) fn strip_program(program: &str) -> Result<String, StripError> {
         ..Options::default()
     };
     match operate(&cm, &handler, wrapped, options) {
-        Ok(output) => Ok(output.code),
+        Ok(output) => {
+            // Checked again on what the engine will run, as JavaScript: a construct the two
+            // readings parse differently cannot open a way out of the function.
+            let js = output.code;
+            let body = js
+                .strip_prefix(PREFIX)
+                .and_then(|rest| rest.strip_suffix(SUFFIX))
+                .ok_or_else(|| StripError {
+                    message: "the type stripper changed the function around the program".into(),
+                    line: None,
+                    column: None,
+                })?;
+            check_single_body(&js, body)?;
+            Ok(js)
+        }
         Err(error) => {
             let collected =
                 std::mem::take(&mut *diagnostics.lock().unwrap_or_else(PoisonError::into_inner));
@@ -90,6 +104,18 @@ pub(crate) fn strip_program(program: &str) -> Result<String, StripError> {
                     column: None,
                 });
             };
+            // Where the wrapped text stopped parsing, in the program's bytes.
+            let failed_at = pos.map_or(program.len(), |pos| {
+                let offset = cm.lookup_byte_offset(pos).pos.0 as usize;
+                offset.saturating_sub(PREFIX.len()).min(program.len())
+            });
+            // The program alone stops earlier, at a closing bracket: that bracket closed the
+            // function (and the wrapper's own `}` was left over).
+            if let Some(offset) = stray_bracket(program, typescript_syntax())
+                && offset < failed_at
+            {
+                return Err(early_close(program, Some(offset)));
+            }
             let (line, column) = match pos {
                 Some(pos) => locate(&cm, pos, program),
                 None => (None, None),
@@ -103,11 +129,12 @@ pub(crate) fn strip_program(program: &str) -> Result<String, StripError> {
     }
 }
 
-/// Checks that `wrapped` is one statement, the wrapper's arrow function, whose body spans the
-/// whole program: a program that closes the function early is refused at the bracket that
-/// closed it. A wrapped text that does not parse for another reason passes here (the stripper
-/// reports why).
+/// Checks that the stripped JavaScript `wrapped` (the wrapper around `program`, the stripped
+/// body) is one statement, the wrapper's arrow function, whose body spans the whole program:
+/// a program that closes the function early is refused at the bracket that closed it. Text
+/// that does not parse as JavaScript is refused with the parser's message.
 fn check_single_body(wrapped: &str, program: &str) -> Result<(), StripError> {
+    let syntax = Syntax::Es(EsSyntax::default());
     // Only a `}` token can close the wrapper's body (punctuators have no escapes): a program
     // without that byte cannot, and is not parsed twice.
     if !program.contains('}') {
@@ -117,7 +144,7 @@ fn check_single_body(wrapped: &str, program: &str) -> Result<(), StripError> {
     let Some(end) = end_of(wrapped, start) else {
         return Ok(());
     };
-    let mut parser = parser_for(wrapped, start, end);
+    let mut parser = parser_for(wrapped, start, end, syntax);
     let parsed = parser.parse_script();
     let errors = parser.take_errors();
     let script = match parsed {
@@ -126,18 +153,30 @@ fn check_single_body(wrapped: &str, program: &str) -> Result<(), StripError> {
             // Where the wrapped text stops parsing, in the program's bytes (the suffix counts
             // as the program's end).
             let prefix = u32::try_from(PREFIX.len()).unwrap_or(u32::MAX);
-            let wrapped_error = parsed
+            let first = parsed
                 .err()
                 .into_iter()
                 .chain(errors)
+                .min_by_key(|error| error.span().lo);
+            let wrapped_error = first
+                .as_ref()
                 .map(|error| error.span().lo.0.saturating_sub(start.0 + prefix))
-                .min()
                 .and_then(|o| usize::try_from(o).ok())
                 .map_or(program.len(), |o| o.min(program.len()));
             // The program alone stops earlier, at a `}`: that brace closed the function.
-            return match stray_bracket(program) {
+            return match stray_bracket(program, syntax) {
                 Some(offset) if offset < wrapped_error => Err(early_close(program, Some(offset))),
-                _ => Ok(()),
+                _ => {
+                    let (line, column) = line_and_column(program, wrapped_error);
+                    Err(StripError {
+                        message: first.map_or_else(
+                            || "the program does not parse".to_owned(),
+                            |error| error.kind().msg().into_owned(),
+                        ),
+                        line,
+                        column,
+                    })
+                }
             };
         }
     };
@@ -165,7 +204,7 @@ fn check_single_body(wrapped: &str, program: &str) -> Result<(), StripError> {
     if whole {
         return Ok(());
     }
-    Err(early_close(program, stray_bracket(program)))
+    Err(early_close(program, stray_bracket(program, syntax)))
 }
 
 /// The end position of `text` starting at `start`, if it fits the parser's positions.
@@ -176,10 +215,15 @@ fn end_of(text: &str, start: BytePos) -> Option<BytePos> {
         .map(BytePos)
 }
 
-/// A TypeScript parser over `text`, with the stripper's syntax options.
-fn parser_for(text: &str, start: BytePos, end: BytePos) -> Parser<Lexer<'_>> {
+/// TypeScript, with the stripper's syntax options.
+fn typescript_syntax() -> Syntax {
+    Syntax::Typescript(Options::default().parser)
+}
+
+/// A parser over `text`.
+fn parser_for(text: &str, start: BytePos, end: BytePos, syntax: Syntax) -> Parser<Lexer<'_>> {
     let lexer = Lexer::new(
-        Syntax::Typescript(Options::default().parser),
+        syntax,
         EsVersion::latest(),
         StringInput::new(text, start, end),
         None,
@@ -190,10 +234,10 @@ fn parser_for(text: &str, start: BytePos, end: BytePos) -> Parser<Lexer<'_>> {
 /// Where the program alone (not wrapped) stops parsing, if that is at a `}` or `)`: a
 /// bracket it never opened. Parsed as a module, which allows top-level `await`; `return` is
 /// allowed in the body, so that complaint is ignored.
-fn stray_bracket(program: &str) -> Option<usize> {
+fn stray_bracket(program: &str, syntax: Syntax) -> Option<usize> {
     let start = BytePos(1);
     let end = end_of(program, start)?;
-    let mut parser = parser_for(program, start, end);
+    let mut parser = parser_for(program, start, end, syntax);
     let fatal = parser.parse_module().err();
     let errors = parser.take_errors();
     let offset = fatal

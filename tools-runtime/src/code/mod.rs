@@ -30,8 +30,10 @@
 //! # Text quoted in messages
 //!
 //! Messages that quote text the program controls (a tool name it asked for, a property name in
-//! a conversion path, a value it threw) quote at most 200 characters of it, followed by
-//! `… (N more bytes)` saying how many UTF-8 bytes were left out.
+//! a conversion path, an error's name or class name, a thrown value that is not an error) quote
+//! at most 200 characters of it, followed by `… (N more bytes)` saying how many UTF-8 bytes were
+//! left out. The message of an error the program raises is its own text and is not cut; like
+//! every log line, it counts against `max_output_bytes`.
 //!
 //! # Example
 //!

@@ -21,7 +21,7 @@
   const ObjectProto = Object.prototype;
   const ArrayProto = Array.prototype;
   const getProto = Object.getPrototypeOf;
-  const entriesOf = Object.entries;
+  const keysOf = Object.keys;
   const defineProperty = Object.defineProperty;
   const freeze = Object.freeze;
   const create = Object.create;
@@ -74,7 +74,8 @@
   // on Object.prototype or Array.prototype is involved). `toJSON`, replaced globals such as
   // `JSON`, `Array.isArray` or `Object.keys`, and getters on prototypes are never looked at.
   // Proxies are refused without running any of their traps. An own getter is called once, and
-  // its value is converted; symbol-keyed and non-enumerable properties are left out.
+  // its value is converted; symbol-keyed and non-enumerable properties are left out, and so is
+  // a property an own getter deleted before it was read.
 
   // How many characters of a program-controlled string a message quotes; the rest is replaced
   // by a marker that says how many UTF-8 bytes were left out.
@@ -133,6 +134,23 @@
     return verbatim.exec(s) !== null ? '"' + s + '"' : stringify(s);
   }
 
+  // The JSON text of a scalar (string, finite number, boolean, null), or undefined for
+  // anything else, and for values the general path refuses (it names them).
+  function scalarText(x) {
+    switch (typeof x) {
+      case 'string':
+        if (verbatim.exec(x) !== null) return '"' + x + '"';
+        return isWellFormed(x) ? stringify(x) : undefined;
+      case 'number':
+        if (!isFiniteNumber(x) || (x === 0 && 1 / x < 0)) return undefined;
+        return StringCtor(x);
+      case 'boolean':
+        return x ? 'true' : 'false';
+      default:
+        return x === null ? 'null' : undefined;
+    }
+  }
+
   // A path: the label, the key the first `count` open containers are at, then `extra` if given.
   function pathOf(label, frames, count, extra) {
     let out = label;
@@ -140,7 +158,7 @@
       let key;
       if (i < count) {
         const frame = frames[i];
-        key = frame.array ? frame.index - 1 : frame.items[frame.index - 1][0];
+        key = frame.array ? frame.index - 1 : frame.items[frame.index - 1];
       } else if (extra !== undefined) key = extra;
       else break;
       if (typeof key === 'number') out += '[' + key + ']';
@@ -150,30 +168,34 @@
     return out;
   }
 
+  // The TypeError for a value that cannot cross: `count` open containers lead to it.
+  function refusal(label, frames, count, what, extra) {
+    return new TypeErrorCtor(
+      pathOf(label, frames, count, extra) + ' ' + what + '; only plain JSON values can cross to the host',
+    );
+  }
+
+  // Marks a key whose property was gone when its value was to be read.
+  const LEFT_OUT = create(null);
+
   // The JSON text of `root`, or a TypeError naming the path of what cannot cross. Iterative
   // (deep values cannot overflow the stack): `frames` holds the open arrays and objects.
   function toJsonText(root, label) {
-    const frames = create(null);
+    let frames = null;
     let depth = 0;
     let out = '';
     let v = root;
-    // `count` open containers lead to the refused value (all of them unless given).
-    function refuse(what, count, extra) {
-      throw new TypeErrorCtor(
-        pathOf(label, frames, count === undefined ? depth : count, extra) + ' ' + what +
-          '; only plain JSON values can cross to the host',
-      );
-    }
     for (;;) {
       switch (typeof v) {
         case 'string':
-          if (!isWellFormed(v)) refuse('is a string with an unpaired UTF-16 surrogate');
-          out += quote(v);
+          if (verbatim.exec(v) !== null) out += '"' + v + '"';
+          else if (isWellFormed(v)) out += stringify(v);
+          else throw refusal(label, frames, depth, 'is a string with an unpaired UTF-16 surrogate');
           break;
         case 'number':
-          if (v !== v) refuse('is NaN');
-          if (!isFiniteNumber(v)) refuse('is ' + (v > 0 ? 'Infinity' : '-Infinity'));
-          if (v === 0 && 1 / v < 0) refuse('is -0');
+          if (v !== v) throw refusal(label, frames, depth, 'is NaN');
+          if (!isFiniteNumber(v)) throw refusal(label, frames, depth, 'is ' + (v > 0 ? 'Infinity' : '-Infinity'));
+          if (v === 0 && 1 / v < 0) throw refusal(label, frames, depth, 'is -0');
           // A finite number's JSON text is its ToString.
           out += StringCtor(v);
           break;
@@ -181,47 +203,76 @@
           out += v ? 'true' : 'false';
           break;
         case 'undefined':
-          refuse('is undefined');
+          throw refusal(label, frames, depth, 'is undefined');
           break;
         case 'bigint':
-          refuse('is a BigInt');
+          throw refusal(label, frames, depth, 'is a BigInt');
           break;
         case 'symbol':
-          refuse('is a symbol');
+          throw refusal(label, frames, depth, 'is a symbol');
           break;
         case 'function':
-          refuse('is a function');
+          throw refusal(label, frames, depth, 'is a function');
           break;
         default: {
           if (v === null) {
             out += 'null';
             break;
           }
-          if (isProxy(v)) refuse('is a Proxy');
-          if (depth >= MAX_DEPTH) refuse('nests deeper than ' + MAX_DEPTH + ' levels');
+          if (isProxy(v)) throw refusal(label, frames, depth, 'is a Proxy');
+          if (depth >= MAX_DEPTH) throw refusal(label, frames, depth, 'nests deeper than ' + MAX_DEPTH + ' levels');
           for (let i = 0; i < depth; i++) {
-            if (frames[i].object === v) refuse('is a cycle (it contains itself)');
+            if (frames[i].object === v) throw refusal(label, frames, depth, 'is a cycle (it contains itself)');
           }
           const proto = getProto(v);
           if (isArray(v)) {
-            if (proto !== ArrayProto) refuse('is an array subclass, not a plain array');
+            if (proto !== ArrayProto) throw refusal(label, frames, depth, 'is an array subclass, not a plain array');
             const n = v.length;
             if (n === 0) {
               out += '[]';
               break;
             }
             out += '[';
+            if (frames === null) frames = create(null);
             frames[depth++] = { array: true, object: v, items: v, index: 0, n };
           } else {
-            if (proto !== ObjectProto && proto !== null) refuse(kindOf(proto));
-            const entries = entriesOf(v);
-            const n = entries.length;
-            if (n === 0) {
-              out += '{}';
+            if (proto !== ObjectProto && proto !== null) throw refusal(label, frames, depth, kindOf(proto));
+            // Every value is read once, right after checking that its key is still an own
+            // property (an own getter read before may have deleted it: then it is left out,
+            // and nothing on the prototype stands in for it). Scalars under plain keys are
+            // written as they are read; from the first other value on, the values are kept
+            // for the general path.
+            const keys = keysOf(v);
+            const n = keys.length;
+            let text = '{';
+            let written = 0;
+            let i = 0;
+            let first;
+            for (; i < n; i++) {
+              const k = keys[i];
+              if (!hasOwn(v, k)) continue;
+              const x = v[k];
+              const t = verbatim.exec(k) !== null ? scalarText(x) : undefined;
+              if (t === undefined) {
+                first = x;
+                break;
+              }
+              text += (written === 0 ? '"' : ',"') + k + '":' + t;
+              written++;
+            }
+            out += text;
+            if (i === n) {
+              out += '}';
               break;
             }
-            out += '{';
-            frames[depth++] = { array: false, object: v, items: entries, index: 0, n };
+            const values = create(null);
+            values[i] = first;
+            for (let j = i + 1; j < n; j++) {
+              const k = keys[j];
+              values[j] = hasOwn(v, k) ? v[k] : LEFT_OUT;
+            }
+            if (frames === null) frames = create(null);
+            frames[depth++] = { array: false, object: v, items: keys, values, index: i, n, written };
           }
         }
       }
@@ -235,19 +286,23 @@
           continue;
         }
         const i = frame.index;
-        if (i > 0) out += ',';
         if (frame.array) {
+          if (i > 0) out += ',';
           // Read at once after the check: no program code runs in between.
-          if (!hasOwn(frame.items, i)) refuse('is a hole in a sparse array', depth - 1, i);
+          if (!hasOwn(frame.items, i)) throw refusal(label, frames, depth - 1, 'is a hole in a sparse array', i);
           frame.index = i + 1;
           v = frame.items[i];
         } else {
           frame.index = i + 1;
-          const entry = frame.items[i];
-          const k = entry[0];
-          if (!isWellFormed(k)) refuse('has a key with an unpaired UTF-16 surrogate', depth - 1);
-          out += quote(k) + ':';
-          v = entry[1];
+          const x = frame.values[i];
+          if (x === LEFT_OUT) continue;
+          if (frame.written > 0) out += ',';
+          frame.written++;
+          const k = frame.items[i];
+          if (verbatim.exec(k) !== null) out += '"' + k + '":';
+          else if (isWellFormed(k)) out += stringify(k) + ':';
+          else throw refusal(label, frames, depth - 1, 'has a key with an unpaired UTF-16 surrogate');
+          v = x;
         }
         break;
       }

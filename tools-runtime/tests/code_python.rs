@@ -865,3 +865,346 @@ fn a_runtime_dropped_outside_tokio_leaves_nothing() {
     }
     assert!(gone(zygote), "the zygote {zygote} outlived its runtime");
 }
+
+// --- conversions ignore what the program patched (issue 18, item 6) --------------------------
+
+const PATCH_JSON: &str = "import json, json.encoder, json.decoder
+json.dumps = lambda *a, **k: '\"forged\"'
+json.loads = lambda *a, **k: 'forged'
+json.JSONEncoder = None
+json.JSONDecoder = None
+json.encoder.encode_basestring = lambda s: '\"forged\"'
+json.encoder.encode_basestring_ascii = lambda s: '\"forged\"'
+json.encoder.c_make_encoder = None
+json.encoder.float = None
+json._default_decoder = None
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_patched_json_module_does_not_change_arguments_or_results() {
+    let rt = runtime();
+    let program = format!(
+        "{PATCH_JSON}
+value = {{'list': [1, [2, {{'deep': (3, 'x')}}], []], 'o': {{'a': {{}}, 'b': [None, True, 1.5, -2]}}, 's': 'q\"\\u00e9\\n'}}
+r = await tools.echo(value)
+return {{'sent': r['args'], 'nested': [value]}}"
+    );
+    let done = ok(&rt, &program).await;
+    let value = json!({ "list": [1, [2, { "deep": [3, "x"] }], []], "o": { "a": {}, "b": [null, true, 1.5, -2] }, "s": "q\"é\n" });
+    assert_eq!(
+        done.result,
+        Some(json!({ "sent": value, "nested": [value] }))
+    );
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subclasses_and_odd_values_are_refused_at_depth() {
+    // Each value sits two levels deep, in arguments and in the result; none of the methods the
+    // program overrode runs (each would raise).
+    let rt = runtime();
+    let classes = "def boom(*a, **k):
+    raise RuntimeError('an overridden method ran')
+class D(dict):
+    items = keys = values = __iter__ = __getitem__ = __len__ = boom
+class L(list):
+    __iter__ = __getitem__ = __len__ = boom
+class S(str):
+    encode = __str__ = __repr__ = __len__ = boom
+class F(float):
+    __repr__ = __str__ = __float__ = boom
+class I(int):
+    __repr__ = __str__ = __index__ = __int__ = boom
+class K:
+    __reduce__ = __reduce_ex__ = __repr__ = boom
+class Meta(type):
+    __name__ = property(boom)
+class Named(metaclass=Meta):
+    pass
+class Key:
+    __repr__ = __str__ = boom
+    def __hash__(self):
+        return 1
+";
+    for (expr, needle) in [
+        ("D(a=1)", "is a D, not a JSON value"),
+        ("L([1])", "is a L, not a JSON value"),
+        ("S('x')", "is a S, not a JSON value"),
+        ("F(1.0)", "is a F, not a JSON value"),
+        ("I(1)", "is a I, not a JSON value"),
+        ("K()", "is a K, not a JSON value"),
+        ("Named()", "is a Named, not a JSON value"),
+        ("float('nan')", "is NaN"),
+        ("float('-inf')", "is infinite"),
+        ("{Key(): 1}", "has a key that is not a string (a Key)"),
+    ] {
+        let program = format!(
+            "{PATCH_JSON}{classes}
+bad = lambda: {{'a': [{{'b': {expr}}}]}}
+try:
+    await tools.echo(bad())
+    print('sent')
+except TypeError as e:
+    print(str(e))
+return bad()"
+        );
+        let host = TestHost::new();
+        let failure = match run_with(&rt, &host, &program, &ordinary_limits()).await {
+            Ok(done) => panic!("{expr}: {done:?}"),
+            Err(failure) => failure,
+        };
+        assert_eq!(
+            failure.kind,
+            CodeFailureKind::InvalidResult,
+            "{expr}: {failure:?}"
+        );
+        let path = if expr.starts_with('{') {
+            "result[\"a\"][0][\"b\"] has"
+        } else {
+            "result[\"a\"][0][\"b\"] is"
+        };
+        assert!(
+            failure.message.contains(path),
+            "{expr}: {}",
+            failure.message
+        );
+        assert!(
+            failure.message.contains(needle),
+            "{expr}: {}",
+            failure.message
+        );
+        assert_eq!(failure.logs.len(), 1, "{expr}: {failure:?}");
+        assert!(
+            failure.logs[0].starts_with("args[\"a\"][0][\"b\"]"),
+            "{expr}: {:?}",
+            failure.logs
+        );
+        assert!(
+            failure.logs[0].contains(needle),
+            "{expr}: {:?}",
+            failure.logs
+        );
+        assert_eq!(host.calls(), 0, "{expr}");
+    }
+    assert_healthy(&rt).await;
+}
+
+// --- bounded messages and frames (issue 18, items 7 and 8) ------------------------------------
+
+/// The marker a cut string ends with, and the longest quote with it.
+fn assert_cut(message: &str, left_out: usize) {
+    assert!(
+        message.contains(&format!("\u{2026} ({left_out} more bytes)")),
+        "{}",
+        &message[..message.len().min(600)]
+    );
+    assert!(message.len() < 1200, "{} bytes", message.len());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn program_controlled_text_in_messages_is_cut() {
+    let rt = runtime();
+    let mb = 1024 * 1024;
+    let done = ok(
+        &rt,
+        "name = 'n' * (1 << 20)
+out = []
+try:
+    getattr(tools, name)
+except AttributeError as e:
+    out.append(str(e))
+try:
+    tools[name]
+except KeyError as e:
+    out.append(e.args[0])
+try:
+    await tools.echo({'k' * (1 << 20): float('nan')})
+except TypeError as e:
+    out.append(str(e))
+return out",
+    )
+    .await;
+    let result = done.result.unwrap();
+    let messages = result.as_array().unwrap();
+    assert_eq!(messages.len(), 3);
+    for message in messages {
+        assert_cut(message.as_str().unwrap(), mb - 200);
+    }
+    assert!(messages[2].as_str().unwrap().starts_with("args[\"kkk"));
+    for program in [
+        "raise ToolCallError('t' * (1 << 20), 'made up')",
+        "raise type('E' * (1 << 20), (Exception,), {})('short')",
+        "return {type('C' * (1 << 20), (), {})(): 1}",
+        "return [type('C' * (1 << 20), (), {})()]",
+    ] {
+        let failure = fail(&rt, program, &ordinary_limits()).await;
+        assert_cut(&failure.message, mb - 200);
+    }
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arguments_larger_than_max_call_bytes_never_reach_the_host() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let limits = ordinary_limits().with_max_call_bytes(1000);
+    let done = run_with(
+        &rt,
+        &host,
+        "out = []
+for args in [{'s': 'x' * 2000}, {'s': '\\u20ac' * 400}]:
+    try:
+        await tools.echo(args)
+        out.append('sent')
+    except ValueError as e:
+        out.append(str(e))
+fine = await tools.echo({'s': 'x' * 900})
+return [out, len(fine['args']['s'])]",
+        &limits,
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        done.result,
+        Some(json!([
+            [
+                "args is at least 2008 bytes of JSON text, more than the 1000 bytes one call may send (max_call_bytes)",
+                "args is 1208 bytes of JSON text, more than the 1000 bytes one call may send (max_call_bytes)"
+            ],
+            900
+        ]))
+    );
+    assert_eq!(host.calls(), 1, "only the call that fits reached the host");
+}
+
+/// Finds the run's bridge through a binding's closure (nothing stops a program from doing so).
+const FIND_BRIDGE: &str = "bridge = next(c.cell_contents for c in tools.echo.__closure__ if type(c.cell_contents).__name__ == 'Bridge')\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frame_larger_than_the_limits_allow_fails_the_run_before_it_is_read() {
+    let rt = runtime();
+    // 200 MiB announced, 1 KiB sent: the host must not wait for (or buffer) the rest.
+    let program = format!(
+        "{FIND_BRIDGE}import struct, asyncio\nprint('before')\nbridge.channel.sendall(struct.pack('>I', 200 << 20) + b'x' * 1024)\nawait asyncio.sleep(30)"
+    );
+    let limits = ordinary_limits().with_max_output_bytes(1024 * 1024);
+    let failure = fail(&rt, &program, &limits).await;
+    assert_eq!(failure.kind, CodeFailureKind::OutputLimit, "{failure:?}");
+    assert!(
+        failure
+            .message
+            .contains("announced a 209715200-byte message"),
+        "{failure:?}"
+    );
+    assert_eq!(failure.logs, vec!["before"]);
+    // The bound follows the limits: with the defaults, 200 MiB is still too much.
+    let failure = fail(&rt, &program, &ordinary_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::OutputLimit, "{failure:?}");
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forged_call_to_an_unbound_tool_never_reaches_the_host() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let program = format!(
+        "{FIND_BRIDGE}import asyncio, struct
+future = asyncio.get_running_loop().create_future()
+bridge.pending[999] = (future, 'forged')
+body = ('{{\"t\":\"call\",\"id\":999,\"name\":\"' + 'n' * (1 << 20) + '\",\"args\":{{}}}}').encode()
+bridge.channel.sendall(struct.pack('>I', len(body)) + body)
+try:
+    await future
+except ToolCallError as e:
+    return e.message"
+    );
+    let done = run_with(&rt, &host, &program, &ordinary_limits())
+        .await
+        .unwrap();
+    let message = done.result.unwrap();
+    let message = message.as_str().unwrap();
+    assert!(message.starts_with("no tool named \"nnn"), "{message}");
+    assert!(message.ends_with(" is bound in this run"), "{message}");
+    assert_cut(message, 1024 * 1024 - 200);
+    assert_eq!(host.calls(), 0);
+}
+
+// --- what a run starts does not outlive it (issue 18, item 9) ---------------------------------
+
+/// Starts a process that leaves the run's process group (setsid) and one that also loses its
+/// parent (a double fork), and returns their pids.
+const ESCAPE: &str = "import os, subprocess, time
+leader = subprocess.Popen(['setsid', 'sleep', '30'])
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.setsid()
+    if os.fork() == 0:
+        os.write(w, str(os.getpid()).encode())
+        time.sleep(30)
+    os._exit(0)
+os.close(w)
+daemon = int(os.read(r, 100))
+os.waitpid(pid, 0)
+time.sleep(0.2)
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn processes_that_leave_the_process_group_do_not_survive_the_run() {
+    let rt = runtime();
+    for ending in [
+        "return [leader.pid, daemon]",
+        "raise RuntimeError([leader.pid, daemon])",
+    ] {
+        let program = format!("{ESCAPE}{ending}");
+        let host = TestHost::new();
+        let pids: Vec<u32> = match run_with(&rt, &host, &program, &ordinary_limits()).await {
+            Ok(done) => serde_json::from_value(done.result.unwrap()).unwrap(),
+            Err(failure) => {
+                let list = failure
+                    .message
+                    .trim_start_matches("RuntimeError: ")
+                    .to_owned();
+                serde_json::from_str(&list).unwrap_or_else(|_| panic!("{failure:?}"))
+            }
+        };
+        assert_eq!(pids.len(), 2);
+        for pid in pids {
+            assert!(
+                eventually_gone(pid).await,
+                "{ending}: the process {pid} survived the run: {:?}",
+                std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            );
+        }
+    }
+    // A program that exits its own process after starting them: they hold the run's socket
+    // open, so the run ends at its deadline, and the zygote (their new parent) kills them.
+    let program = format!("{ESCAPE}print([leader.pid, daemon])\nos._exit(0)");
+    let limits = ordinary_limits().with_timeout(Duration::from_millis(1500));
+    let failure = fail(&rt, &program, &limits).await;
+    assert_eq!(failure.kind, CodeFailureKind::Timeout, "{failure:?}");
+    let pids: Vec<u32> = serde_json::from_str(&failure.logs[0]).unwrap();
+    for pid in pids {
+        assert!(
+            eventually_gone(pid).await,
+            "the process {pid} survived its run child: {:?}",
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        );
+    }
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spawn_per_run_also_kills_processes_that_left_the_group() {
+    let rt = runtime().with_mode(PythonMode::SpawnPerRun);
+    let program = format!("{ESCAPE}return [leader.pid, daemon]");
+    let done = ok(&rt, &program).await;
+    let pids: Vec<u32> = serde_json::from_value(done.result.unwrap()).unwrap();
+    for pid in pids {
+        assert!(
+            eventually_gone(pid).await,
+            "the process {pid} survived the run: {:?}",
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        );
+    }
+}

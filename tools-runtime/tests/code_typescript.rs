@@ -999,3 +999,422 @@ async fn tools_named_then_constructor_and_proto() {
     );
     assert_healthy(&rt).await;
 }
+
+// --- the program is exactly the body of its function (issue 18, item 5) ---------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_program_cannot_close_the_function_it_runs_in() {
+    let rt = runtime();
+    for (program, line, column) in [
+        // Closes the wrapper, runs code outside it, and opens a new function to end in.
+        (
+            "return 1; }); console.log('outside'); (async () => {",
+            1,
+            11,
+        ),
+        ("const a = 1;\nreturn a;\n})();\n", 3, 1),
+        ("}) + (async () => {", 1, 1),
+        ("  return 2;\n  }), (async () => {", 2, 3),
+        (
+            "const x = { a: 1 };\nif (x.a) {\n  console.log('in');\n}}\n(async () => {",
+            4,
+            2,
+        ),
+    ] {
+        let host = TestHost::new();
+        let failure = match run_with(&rt, &host, program, &hostile_limits()).await {
+            Ok(done) => panic!("{program:?} ran: {done:?}"),
+            Err(failure) => failure,
+        };
+        assert_eq!(
+            failure.kind,
+            CodeFailureKind::Syntax,
+            "{program:?}: {failure:?}"
+        );
+        assert_eq!(
+            (failure.line, failure.column),
+            (Some(line), Some(column)),
+            "{program:?}: {failure:?}"
+        );
+        assert!(failure.logs.is_empty(), "{program:?} ran code: {failure:?}");
+        assert!(
+            failure.message.contains("would close the function"),
+            "{program:?}: {}",
+            failure.message
+        );
+        assert_eq!(host.calls(), 0);
+    }
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn braces_in_comments_strings_and_templates_still_run() {
+    let rt = runtime();
+    let program = "// }); (async () => {\n\
+        /* }) */ const s: string = \"}); (async () => {\";\n\
+        const t = `})${'{'}(async () => {${s.length}}`;\n\
+        const re = /\\}\\)/;\n\
+        return [s, t, re.test('})')]; // })";
+    let done = ok(&rt, program).await;
+    assert_eq!(
+        done.result,
+        Some(json!(["}); (async () => {", "}){(async () => {18}", true]))
+    );
+    // A trailing line comment cannot swallow the end of the function.
+    assert_eq!(ok(&rt, "return 3; // }").await.result, Some(json!(3)));
+    // An unterminated comment or template is a syntax error in the program.
+    for program in ["return 1; /* })", "return `})"] {
+        let failure = fail(&rt, program, &hostile_limits()).await;
+        assert_eq!(failure.kind, CodeFailureKind::Syntax, "{program}");
+        assert_eq!(failure.line, Some(1), "{program}: {failure:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engine_syntax_errors_point_into_the_program() {
+    // The type stripper accepts a redeclared `const`; the engine refuses it. Its position must
+    // be the program's own.
+    let rt = runtime();
+    let failure = fail(
+        &rt,
+        "const a = 1;\nconst a = 2;\nreturn a;",
+        &hostile_limits(),
+    )
+    .await;
+    assert_eq!(failure.kind, CodeFailureKind::Syntax, "{failure:?}");
+    assert_eq!(failure.line, Some(2), "{failure:?}");
+    let failure = fail(&rt, "let b = 1; let b = 2;", &hostile_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::Syntax, "{failure:?}");
+    assert_eq!(failure.line, Some(1), "{failure:?}");
+    assert_healthy(&rt).await;
+}
+
+// --- conversions ignore what the program patched (issue 18, item 6) --------------------------
+
+/// Patches every built-in a JSON conversion could consult, on prototypes and globals.
+const PATCH_EVERYTHING: &str = r#"
+    const P: any = Object.prototype, A: any = Array.prototype;
+    P.toJSON = function () { return "toJSON of an object"; };
+    Object.defineProperty(A, "toJSON", { get() { return () => "toJSON of an array"; }, configurable: true });
+    Object.defineProperty(P, "parent", { get() { return null; }, configurable: true });
+    Object.defineProperty(A, "1", { get() { return "index from the prototype"; }, set(_v) {}, configurable: true });
+    // Last: once these exist, every descriptor literal inherits them.
+    Object.defineProperty(P, "get", { get() { return () => "get from the prototype"; }, configurable: true });
+    Object.defineProperty(P, "value", { get() { return "value from the prototype"; }, configurable: true });
+    A.push = function () { throw new Error("push was called"); };
+    A.pop = function () { throw new Error("pop was called"); };
+    A.slice = function () { throw new Error("slice was called"); };
+    (Set.prototype as any).has = () => true;
+    (Set.prototype as any).add = function () { throw new Error("add was called"); };
+    (String.prototype as any).slice = () => "sliced";
+    (Map.prototype as any).set = function () { throw new Error("map set was called"); };
+    (Map.prototype as any).delete = () => true;
+    (Map.prototype as any).forEach = () => undefined;
+    (Map.prototype as any).values = () => [][Symbol.iterator]();
+    Array.isArray = () => false;
+    Object.keys = () => ["forged"];
+    (Object as any).entries = () => [["forged", 1]];
+    Object.getPrototypeOf = () => null;
+    Object.getOwnPropertyDescriptor = () => ({ value: "forged" });
+    JSON.stringify = () => '"forged"';
+    JSON.parse = () => "forged";
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn patched_prototypes_do_not_change_arguments_or_results() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let program = format!(
+        "{PATCH_EVERYTHING}
+        const value = {{ list: [1, [2, {{ deep: [3, 'x'] }}], []], o: {{ a: {{}}, b: [null, true] }}, s: 'q\"' }};
+        const r = await tools.echo(value);
+        const flat = await tools.echo({{ n: 1, s: 'plain' }});
+        return {{ sent: r.args, flat: flat.args, nested: [value] }};"
+    );
+    let done = run_with(&rt, &host, &program, &ordinary_limits())
+        .await
+        .unwrap();
+    let value = json!({ "list": [1, [2, { "deep": [3, "x"] }], []], "o": { "a": {}, "b": [null, true] }, "s": "q\"" });
+    assert_eq!(
+        done.result,
+        Some(json!({ "sent": value, "flat": { "n": 1, "s": "plain" }, "nested": [value] }))
+    );
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn values_that_cannot_cross_are_refused_at_depth_even_when_patched() {
+    // Each value sits two levels deep, in arguments and in the result, with the prototypes
+    // patched; the message names its path and nothing the program installed runs.
+    let rt = runtime();
+    let cases: [(&str, &str); 8] = [
+        ("new Proxy({}, traps)", "is a Proxy"),
+        ("new Proxy([], traps)", "is a Proxy"),
+        ("cyclic", "is a cycle"),
+        ("10n", "is a BigInt"),
+        ("undefined", "is undefined"),
+        ("[1, , 3]", "[1] is a hole"),
+        ("new Map()", "is Map object"),
+        ("new (class Point { x = 1 })()", "is an instance of a class"),
+    ];
+    for (expr, needle) in cases {
+        let program = format!(
+            "{PATCH_EVERYTHING}
+            let trapped = 0;
+            const traps = {{
+                get() {{ trapped++; return 1; }}, ownKeys() {{ trapped++; return []; }},
+                getPrototypeOf() {{ trapped++; return Object.prototype; }},
+                getOwnPropertyDescriptor() {{ trapped++; return undefined; }}, has() {{ trapped++; return false; }},
+            }};
+            const cyclic: any = {{ n: 1 }}; cyclic.me = [cyclic];
+            const bad = () => ({{ a: [{{ b: {expr} }}] }});
+            let message = 'sent';
+            try {{ await tools.echo(bad()); }} catch (e) {{ message = (e instanceof TypeError) + ' ' + e.message; }}
+            if (trapped !== 0) throw new Error('a trap ran ' + trapped + ' times');
+            if (message === 'sent') throw new Error('the call was sent');
+            console.log(message);
+            return bad();"
+        );
+        let host = TestHost::new();
+        let failure = match run_with(&rt, &host, &program, &ordinary_limits()).await {
+            Ok(done) => panic!("{expr}: {done:?}"),
+            Err(failure) => failure,
+        };
+        assert_eq!(
+            failure.kind,
+            CodeFailureKind::InvalidResult,
+            "{expr}: {failure:?}"
+        );
+        assert!(
+            failure.message.contains(needle),
+            "{expr}: {}",
+            failure.message
+        );
+        assert!(
+            failure.message.contains("result.a[0].b"),
+            "{expr}: {}",
+            failure.message
+        );
+        assert_eq!(failure.logs.len(), 1, "{expr}: {failure:?}");
+        assert!(
+            failure.logs[0].starts_with("true args.a[0].b"),
+            "{expr}: {:?}",
+            failure.logs
+        );
+        assert!(
+            failure.logs[0].contains(needle),
+            "{expr}: {:?}",
+            failure.logs
+        );
+        assert_eq!(host.calls(), 0, "{expr}");
+    }
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn own_getters_symbol_keys_and_non_enumerable_properties() {
+    // Documented conversions: an own getter is called once and its value crosses; properties
+    // keyed by symbols, and non-enumerable ones, are left out (as JSON.stringify does).
+    let rt = runtime();
+    let done = ok(
+        &rt,
+        r#"
+        let reads = 0;
+        const make = () => {
+            const o: any = { plain: 1, get counted() { reads++; return [reads]; } };
+            o[Symbol("hidden")] = 2;
+            Object.defineProperty(o, "quiet", { value: 3, enumerable: false });
+            return { nested: [o] };
+        };
+        const r = await tools.echo(make());
+        return { sent: r.args, back: make(), reads };
+        "#,
+    )
+    .await;
+    assert_eq!(
+        done.result,
+        Some(json!({
+            "sent": { "nested": [{ "plain": 1, "counted": [1] }] },
+            "back": { "nested": [{ "plain": 1, "counted": [2] }] },
+            // Read when the result object was built, before its conversion called the getter.
+            "reads": 1
+        }))
+    );
+    // A getter that deletes a later property: the deleted one is left out, and no prototype
+    // getter stands in for it.
+    let done = ok(
+        &rt,
+        r#"
+        Object.defineProperty(Object.prototype, "later", { get() { return "from the prototype"; }, configurable: true });
+        const o: any = { get first() { delete o.later; return 1; }, later: 2 };
+        const r = await tools.echo({ o: [o] });
+        return r.args;
+        "#,
+    )
+    .await;
+    assert_eq!(done.result, Some(json!({ "o": [{ "first": 1 }] })));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failures_are_reported_when_everything_is_patched() {
+    let rt = runtime();
+    let program = format!("{PATCH_EVERYTHING}\nthrow new TypeError('plain');");
+    let failure = fail(&rt, &program, &hostile_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::Runtime, "{failure:?}");
+    assert_eq!(failure.message, "TypeError: plain");
+    assert_eq!(failure.line, Some(program.lines().count() as u32));
+    let program = format!("{PATCH_EVERYTHING}\nPromise.reject(new Error('lost'));\nreturn 1;");
+    let failure = fail(&rt, &program, &hostile_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::Runtime, "{failure:?}");
+    assert_eq!(failure.message, "unhandled promise rejection: Error: lost");
+    let program = format!("{PATCH_EVERYTHING}\nthrow {{ odd: [1] }};");
+    let failure = fail(&rt, &program, &hostile_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::Runtime, "{failure:?}");
+    assert!(
+        failure
+            .message
+            .starts_with("the program threw a non-Error value"),
+        "{failure:?}"
+    );
+    assert_healthy(&rt).await;
+}
+
+// --- bounded messages and sizes (issue 18, items 7 and 8) ------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arguments_larger_than_max_call_bytes_never_reach_the_host() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let limits = ordinary_limits().with_max_call_bytes(1000);
+    let done = run_with(
+        &rt,
+        &host,
+        r#"
+        const out: string[] = [];
+        for (const args of [{ s: "x".repeat(2000) }, { s: "\u20ac".repeat(400) }]) {
+            try { await tools.echo(args); out.push("sent"); }
+            catch (e) { out.push((e instanceof RangeError) + " " + e.message); }
+        }
+        const fine = await tools.echo({ s: "x".repeat(900) });
+        return [out, fine.args.s.length];
+        "#,
+        &limits,
+    )
+    .await
+    .unwrap();
+    let result = done.result.unwrap();
+    assert_eq!(result[1], json!(900));
+    let messages = result[0].as_array().unwrap();
+    assert_eq!(messages.len(), 2);
+    assert!(
+        messages[0]
+            .as_str()
+            .unwrap()
+            .starts_with("true args is at least 2008 bytes of JSON text, more than the 1000"),
+        "{messages:?}"
+    );
+    // 400 euro signs are 400 UTF-16 units but 1200 UTF-8 bytes: the host measures and refuses.
+    assert!(
+        messages[1]
+            .as_str()
+            .unwrap()
+            .starts_with("true args is 1208 bytes of JSON text, more than the 1000"),
+        "{messages:?}"
+    );
+    assert_eq!(host.calls(), 1, "only the call that fits reached the host");
+    let failure = fail(&rt, "return 1;", &ordinary_limits().with_max_call_bytes(1)).await;
+    assert_eq!(failure.kind, CodeFailureKind::Internal);
+    assert!(failure.message.contains("max_call_bytes"), "{failure:?}");
+}
+
+/// The marker a cut string ends with, and the longest quote with it.
+fn assert_cut(message: &str, left_out: usize) {
+    assert!(
+        message.contains(&format!("\u{2026} ({left_out} more bytes)")),
+        "{}",
+        &message[..message.len().min(600)]
+    );
+    assert!(message.len() < 1200, "{} bytes", message.len());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn program_controlled_text_in_messages_is_cut() {
+    let rt = runtime();
+    let mb = 1024 * 1024;
+    // An unknown tool's name, caught and uncaught.
+    let done = ok(
+        &rt,
+        "const name = 'n'.repeat(1024 * 1024);\ntry { await callTool(name, {}); } catch (e) { return [e.message, e.toolName.length]; }",
+    )
+    .await;
+    let result = done.result.unwrap();
+    assert_cut(result[0].as_str().unwrap(), mb - 200);
+    assert_eq!(
+        result[1],
+        json!(mb),
+        "the error object keeps the whole name"
+    );
+    let failure = fail(
+        &rt,
+        "await callTool('n'.repeat(1024 * 1024), {});",
+        &ordinary_limits(),
+    )
+    .await;
+    assert_eq!(failure.kind, CodeFailureKind::Runtime);
+    assert!(failure.message.starts_with("ToolCallError from tool \"nnn"));
+    assert_cut(&failure.message, mb - 200);
+    // A property name in a conversion path, in arguments and in the result.
+    let program = "const key = 'k'.repeat(1024 * 1024);\nlet m = '';\ntry { await tools.echo({ [key]: undefined }); } catch (e) { m = e.message; }\nconsole.log(m);\nreturn { a: { [key + '-']: undefined } };";
+    let failure = fail(&rt, program, &ordinary_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::InvalidResult);
+    assert_cut(&failure.message, mb + 1 - 200);
+    assert!(
+        failure.message.contains("result.a[\"kkk"),
+        "{}",
+        &failure.message[..100]
+    );
+    assert_cut(&failure.logs[0], mb - 200);
+    assert!(failure.logs[0].starts_with("args.kkk"));
+    // A thrown value that is not an Error, an error's name, and a tool name the program made up.
+    for program in [
+        "throw 'v'.repeat(1024 * 1024);",
+        "const e = new Error('short'); e.name = 'N'.repeat(1024 * 1024); throw e;",
+        "throw new ToolCallError('t'.repeat(1024 * 1024), 'made up');",
+    ] {
+        let failure = fail(&rt, program, &ordinary_limits()).await;
+        assert_eq!(failure.kind, CodeFailureKind::Runtime, "{program}");
+        assert_cut(&failure.message, mb - 200);
+    }
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn html_comments_and_type_syntax_next_to_brackets_open_no_way_out() {
+    // HTML-like comments are comments for both the parser and the engine: what follows them on
+    // the line never runs.
+    let rt = runtime();
+    for program in [
+        "let y = 1, z = 5; let x: any = y <!--z; }); console.log('escaped'); (async () => {",
+        "let z = 5;\n--> }); console.log('escaped'); (async () => {",
+    ] {
+        let done = ok(&rt, program).await;
+        assert_eq!(done, CodeCompletion::default(), "{program:?}");
+    }
+    // Type syntax stripped next to a `/` does not turn a regular expression into a division
+    // that lets a `}` through.
+    for program in [
+        "const f: any = (x: any) => x; const re = 1; let a: any = f<number> / re}/; console.log('escaped'); (async () => {",
+        "const f: any = (x: any) => x; let a: any = f<number>\n/1}/; console.log('escaped'); (async () => {",
+        "let a: any = 1 as any\n/1}/; console.log('escaped'); (async () => {",
+        "let a: any = <any>1\n/1}/; console.log('escaped'); (async () => {",
+    ] {
+        let failure = fail(&rt, program, &hostile_limits()).await;
+        assert_eq!(
+            failure.kind,
+            CodeFailureKind::Syntax,
+            "{program:?}: {failure:?}"
+        );
+        assert!(failure.logs.is_empty(), "{program:?}: {failure:?}");
+    }
+    assert_healthy(&rt).await;
+}

@@ -19,9 +19,21 @@
 //!
 //! # Limits
 //!
-//! [`CodeLimits`] holds the memory limit, the wall-clock deadline, the stack limit and the output
+//! [`CodeLimits`] holds the memory limit, the wall-clock deadline, the stack limit, the output
 //! cap (`max_output_bytes`, 64 MiB by default, counted over the UTF-8 bytes of every log line, the
-//! compact JSON text of the result and the failure message together). All are on by default.
+//! compact JSON text of the result and the failure message together) and the size of one tool
+//! call's arguments (`max_call_bytes`, 16 MiB by default, as compact JSON text). All are on by
+//! default. Nothing a program hands the host is copied before it is checked against these: the
+//! Python runtime fails a run as soon as a message from the child announces more than the
+//! limits allow, before reading it.
+//!
+//! # Text quoted in messages
+//!
+//! Messages that quote text the program controls (a tool name it asked for, a property name in
+//! a conversion path, an error's name or class name, a thrown value that is not an error) quote
+//! at most 200 characters of it, followed by `… (N more bytes)` saying how many UTF-8 bytes were
+//! left out. The message of an error the program raises is its own text and is not cut; like
+//! every log line, it counts against `max_output_bytes`.
 //!
 //! # Example
 //!
@@ -188,6 +200,10 @@ pub struct CodeLimits {
     /// Cap on the output, in bytes (default 64 MiB): the UTF-8 bytes of every log line, the
     /// compact JSON text of the result and the failure message, together.
     pub max_output_bytes: usize,
+    /// Cap on the arguments of one tool call, in bytes of compact JSON text (default 16 MiB).
+    /// A call with larger arguments is rejected in the program (a `RangeError` in TypeScript,
+    /// a `ValueError` in Python) and never reaches the host.
+    pub max_call_bytes: usize,
 }
 
 /// The default memory limit: 256 MiB.
@@ -198,6 +214,8 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_STACK_BYTES: usize = 1024 * 1024;
 /// The default output cap: 64 MiB.
 pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 64 * 1024 * 1024;
+/// The default cap on one call's arguments: 16 MiB.
+pub const DEFAULT_MAX_CALL_BYTES: usize = 16 * 1024 * 1024;
 /// The largest stack limit a run may ask for: 64 MiB.
 pub const MAX_STACK_BYTES: usize = 64 * 1024 * 1024;
 
@@ -208,6 +226,7 @@ impl Default for CodeLimits {
             timeout: DEFAULT_TIMEOUT,
             stack_bytes: DEFAULT_STACK_BYTES,
             max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
+            max_call_bytes: DEFAULT_MAX_CALL_BYTES,
         }
     }
 }
@@ -241,6 +260,13 @@ impl CodeLimits {
         self
     }
 
+    /// Sets the cap on one call's arguments, in bytes of compact JSON text.
+    #[must_use]
+    pub fn with_max_call_bytes(mut self, bytes: usize) -> Self {
+        self.max_call_bytes = bytes;
+        self
+    }
+
     /// Checks that every limit is usable. Runtimes call this first and fail the run with
     /// [`CodeFailureKind::Internal`] and this error's message otherwise.
     pub fn validate(&self) -> Result<(), CodeLimitsError> {
@@ -259,6 +285,11 @@ impl CodeLimits {
         }
         if self.max_output_bytes == 0 {
             return Err(CodeLimitsError::ZeroOutput);
+        }
+        if self.max_call_bytes < 2 {
+            return Err(CodeLimitsError::CallTooSmall {
+                bytes: self.max_call_bytes,
+            });
         }
         Ok(())
     }
@@ -287,6 +318,12 @@ pub enum CodeLimitsError {
     /// `max_output_bytes` is zero.
     #[error("limits.max_output_bytes is zero; a run needs room for at least its failure message")]
     ZeroOutput,
+    /// `max_call_bytes` is below 2 (the size of `{}`).
+    #[error("limits.max_call_bytes is {bytes}, but a call needs at least 2 bytes (`{{}}`)")]
+    CallTooSmall {
+        /// The configured value.
+        bytes: usize,
+    },
 }
 
 impl CodeLimitsError {
@@ -297,6 +334,7 @@ impl CodeLimitsError {
             CodeLimitsError::ZeroTimeout => "LIMIT_ZERO_TIMEOUT",
             CodeLimitsError::StackOutOfRange { .. } => "LIMIT_STACK_OUT_OF_RANGE",
             CodeLimitsError::ZeroOutput => "LIMIT_ZERO_OUTPUT",
+            CodeLimitsError::CallTooSmall { .. } => "LIMIT_CALL_TOO_SMALL",
         }
     }
 }

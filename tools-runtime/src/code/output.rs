@@ -1,6 +1,8 @@
 //! Output accounting shared by the runtimes: log lines, the result and the failure message count
 //! against one `max_output_bytes` budget.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 use super::{CodeCompletion, CodeFailure, CodeFailureKind, CodeOutcome};
@@ -40,6 +42,18 @@ impl Output {
                 false
             }
         }
+    }
+
+    /// Marks the budget as exceeded (something too large for it was refused before copying).
+    #[cfg_attr(not(feature = "typescript"), allow(dead_code))]
+    pub(crate) fn refuse(&mut self) {
+        self.exceeded = true;
+    }
+
+    /// The bytes still free.
+    #[cfg_attr(not(feature = "typescript"), allow(dead_code))]
+    pub(crate) fn room(&self) -> usize {
+        self.limit.saturating_sub(self.used)
     }
 
     /// Whether a log line was refused.
@@ -110,6 +124,23 @@ impl Output {
     }
 }
 
+/// How many characters of program-controlled text a message quotes (the prelude and the
+/// Python runner use the same length and marker).
+pub(crate) const CUT_LIMIT: usize = 200;
+
+/// `text` cut to [`CUT_LIMIT`] characters, with a marker saying how many bytes were left out.
+// TODO(lead): replace with tools_schema::excerpt::cut
+pub(crate) fn cut(text: &str) -> Cow<'_, str> {
+    match text.char_indices().nth(CUT_LIMIT) {
+        None => Cow::Borrowed(text),
+        Some((end, _)) => {
+            let rest = text.len() - end;
+            let head = text.get(..end).unwrap_or_default();
+            Cow::Owned(format!("{head}\u{2026} ({rest} more bytes)"))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,6 +165,18 @@ mod tests {
         let mut out = Output::new(10);
         let done = out.complete(Some((Value::from(1), 1))).unwrap();
         assert_eq!(done.result, Some(Value::from(1)));
+    }
+
+    #[test]
+    fn cut_keeps_short_text_and_marks_what_it_left_out() {
+        assert_eq!(cut("short"), "short");
+        let exact = "é".repeat(CUT_LIMIT);
+        assert_eq!(cut(&exact), exact.as_str());
+        let long = format!("{}{}", "é".repeat(CUT_LIMIT), "x".repeat(10));
+        assert_eq!(
+            cut(&long),
+            format!("{}\u{2026} (10 more bytes)", "é".repeat(CUT_LIMIT))
+        );
     }
 
     #[test]

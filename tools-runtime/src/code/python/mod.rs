@@ -2,14 +2,45 @@
 //!
 //! **This runtime is resource-limited, not a security sandbox.** The program runs as real
 //! CPython with the privileges of the host process: it can open files, use the network, start
-//! processes and import any installed module. What the runtime does guarantee is that each run
-//! is bounded and cleaned up: a memory ceiling (`RLIMIT_AS`), a wall-clock deadline enforced by
-//! killing the process (and its whole process group) from the host, an output cap, an empty
-//! environment, and no process left behind. To run untrusted programs, a deployment must add an
-//! operating-system sandbox around the interpreter: seccomp filters, Linux namespaces (no
+//! processes and import any installed module, and it can reach the runner's own objects and its
+//! protocol socket (the host therefore treats every message from the child as untrusted: see
+//! "How a run goes"). What the runtime does bound is each run: a memory ceiling (`RLIMIT_AS`),
+//! a wall-clock deadline enforced by killing the process from the host, an output cap, a cap on
+//! each call's arguments, and an empty environment. To run untrusted programs, a deployment must
+//! add an operating-system sandbox around the interpreter: seccomp filters, Linux namespaces (no
 //! network, a read-only or empty file system view, a separate PID namespace), or a container /
 //! microVM, plus an unprivileged user. The TypeScript runtime, by contrast, is embedded and has
 //! no access to files, network, environment or processes at all.
+//!
+//! # Processes a run starts
+//!
+//! On Linux, each run child is a *child subreaper* (`PR_SET_CHILD_SUBREAPER`): a process the
+//! program starts stays in the run child's process tree even if it leaves the process group
+//! (`setsid()`) and its parent exits (a double fork), because orphans are reparented to the run
+//! child rather than to `init`. When the run ends (completion, failure, deadline, cancellation,
+//! output overflow, a dropped future), every live process in that tree is killed with
+//! `SIGKILL` (the tree is read from `/proc/PID/task/TID/children` again until it is empty), then
+//! the run child's process group and the run child. In [`PythonMode::Zygote`] the zygote is a
+//! subreaper too: processes whose run child died before them (the program ended its own
+//! process) are reparented to the zygote, which kills them whenever it releases or reaps a run
+//! child.
+//!
+//! What is **not** contained:
+//! - a program can kill the zygote (it runs as the same user): the run children die with it
+//!   (`PR_SET_PDEATHSIG`), but their other descendants are reparented to `init` (or to the
+//!   nearest subreaper above the host) and survive;
+//! - in [`PythonMode::SpawnPerRun`], a process orphaned because the run child itself exited (or
+//!   cleared its own subreaper flag) is reparented to `init` and survives;
+//! - processes started on the program's behalf by other services (`cron`, `at`, `systemd-run`,
+//!   a container runtime, `ssh`) are not its descendants;
+//! - without `/proc/PID/task/TID/children` (a kernel built without `CONFIG_PROC_CHILDREN`), or
+//!   where `prctl` is unavailable (no `ctypes`, not Linux), only the process group is killed, so
+//!   a process that called `setsid()` survives;
+//! - anything that is not a process: files written, connections opened, shared memory, and
+//!   changes made through other services all outlive the run.
+//!
+//! The sandbox work (PID namespaces, seccomp, Landlock) replaces this best effort with a
+//! guarantee.
 //!
 //! # How a run goes
 //!
@@ -36,8 +67,8 @@
 //!   from its run's first frame. [`PythonRuntime::warm_up`] forks the first spares;
 //!   [`PythonRuntime::spare_pids`] shows them.
 //! - A child that reported its outcome, or that the host stopped, is **released**: the run
-//!   returns at once, and the zygote kills the child's process group and reaps the child as
-//!   soon as it has died (child exit and reaping are off the critical path). Only a child that
+//!   returns at once, and the zygote kills the child's process tree and group (see "Processes
+//!   a run starts") and reaps the child as soon as it has died (child exit and reaping are off the critical path). Only a child that
 //!   died without an outcome is waited for, to report its exit status. One thread per zygote
 //!   serves its control socket, so a released child is reaped even if the run's future is
 //!   dropped outside a tokio runtime, and the zygote reaps only children the host released, so
@@ -47,14 +78,22 @@
 //!   can corrupt the protocol. Everything written to `sys.stdout` / `sys.stderr` (so `print`)
 //!   becomes log lines, one per line of text. The run's own task reads and writes the socket
 //!   (no reader or writer task, no channel hop per frame) and never blocks on a child that does
-//!   not read: what the socket does not take waits until it is writable.
+//!   not read: what the socket does not take waits until it is writable. Every frame from the
+//!   child is bounded before it is read: a header announcing more than the run's limits allow
+//!   (`max_output_bytes`, or `max_call_bytes` for a call, plus room for the frame itself) fails
+//!   the run as [`CodeFailureKind::OutputLimit`] at once, and buffer space grows only with the
+//!   bytes that arrive. A call frame naming a tool the run does not bind is answered by the
+//!   host without reaching [`CodeHost::call`].
 //! - The program is the body of an `async def`: top-level `await` and `return` work and line
 //!   numbers are the model's own. `await tools.name(args)` and `tools["odd-name"](args)` call the
 //!   host; a call starts when it is made (as in TypeScript), so `asyncio.gather` overlaps calls.
 //!   Arguments and the result are converted strictly to JSON (`dict` with `str` keys, `list`,
-//!   `tuple`, `str`, finite `float` except `-0.0`, `int` within 64 bits, `bool`, `None`;
-//!   anything else, a cycle, or nesting deeper than 100 levels is a `TypeError` naming the
-//!   path). A failed call raises `ToolCallError` with `tool_name` and `message`. Returning
+//!   `tuple`, `str`, finite `float` except `-0.0`, `int` within 64 bits, `bool`, `None`, each of
+//!   exactly that type: a subclass is refused, so none of its methods runs; anything else, a
+//!   cycle, or nesting deeper than 100 levels is a `TypeError` naming the path). The runner
+//!   writes the JSON text itself, with string quoting captured from the `json` module before
+//!   the program starts, so a program that replaces parts of `json` does not change what
+//!   crosses. Arguments larger than `max_call_bytes` raise `ValueError` in the program. A failed call raises `ToolCallError` with `tool_name` and `message`. Returning
 //!   `None` (or nothing) means no result.
 //! - Limits: `memory_bytes` is added to the interpreter's own address space as `RLIMIT_AS`; a
 //!   `MemoryError` that escapes is a [`CodeFailureKind::Memory`] failure, and so is a program that
@@ -62,7 +101,7 @@
 //!   `stack_bytes` becomes a recursion limit of one frame per 512 bytes (deep recursion is a
 //!   catchable `RecursionError`, so a [`CodeFailureKind::Runtime`] failure when uncaught). At the
 //!   deadline, on cancellation, on an output overflow and whenever a run ends, the child's
-//!   process group is killed and the child reaped (see "released" above).
+//!   process tree and group are killed and the child reaped (see "released" above).
 //!
 //! # Example
 //!
@@ -118,7 +157,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use self::process::{Interpreter, RunProcess, Spare, Zygote};
-use super::output::Output;
+use super::output::{Output, cut};
 use super::{
     CodeFailure, CodeFailureKind, CodeHost, CodeLanguage, CodeLimits, CodeOutcome, CodeRunFuture,
     CodeRuntime,
@@ -127,8 +166,25 @@ use super::{
 /// The runner script every child runs (embedded).
 const RUNNER: &str = include_str!("runner.py");
 
-/// The largest frame the host reads from a child: 256 MiB.
-const MAX_FRAME_BYTES: usize = 256 * 1024 * 1024;
+/// Room in a frame beyond what the run's limits count: the frame's own JSON around the value,
+/// and a log piece (the runner sends long lines in pieces of 64 Ki characters, at most 6 bytes
+/// each once escaped).
+const FRAME_SLACK: usize = 512 * 1024;
+
+/// The largest frame a child may send in a run with these limits and tool names: a result,
+/// a log piece or a failure message fits `max_output_bytes` (more would fail the run as
+/// `output_limit` anyway), and a call's arguments fit `max_call_bytes` (the runner refuses
+/// larger ones in the program). A header announcing more fails the run before its body is read.
+fn frame_limit(limits: &CodeLimits, tool_names: &[String]) -> usize {
+    let longest_name = tool_names.iter().map(String::len).max().unwrap_or(0);
+    let call = limits
+        .max_call_bytes
+        .saturating_add(longest_name.saturating_mul(6));
+    limits
+        .max_output_bytes
+        .max(call)
+        .saturating_add(FRAME_SLACK)
+}
 
 /// How the Python runtime gets a fresh interpreter for a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -552,14 +608,20 @@ async fn drive(
     let (mut reader, writer) = stream.into_split();
     let mut outbox = Outbox::default();
 
+    let tool_names = host.tool_names();
+    let frame_limit = frame_limit(limits, &tool_names);
     let start = serde_json::json!({
         "program": program,
-        "tools": host.tool_names(),
+        "tools": tool_names,
         "limits": {
             "memory_bytes": limits.memory_bytes,
             "stack_bytes": limits.stack_bytes,
+            "max_call_bytes": limits.max_call_bytes,
         },
     });
+    // Only the run's tools are callable: a call frame naming anything else (only a program
+    // that writes to the protocol socket itself can send one) is answered here.
+    let tool_names: std::collections::HashSet<String> = tool_names.into_iter().collect();
     outbox.send(&writer, frame(&start));
 
     let (done_tx, mut done_rx) = mpsc::unbounded_channel::<(u64, Result<Value, String>)>();
@@ -606,11 +668,18 @@ async fn drive(
                 }
                 let mut ended = None;
                 while ended.is_none() {
-                    let body = match inbox.next_frame() {
+                    let body = match inbox.next_frame(frame_limit) {
                         Ok(Some(body)) => body,
                         Ok(None) => break,
-                        Err(error) => {
-                            ended = Some(Ended::Completed(Err(internal(error))));
+                        Err(announced) => {
+                            let message = format!(
+                                "the Python process announced a {announced}-byte message, more \
+                                 than this run's limits allow ({frame_limit} bytes, from \
+                                 max_output_bytes and max_call_bytes); it was not read"
+                            );
+                            let failure =
+                                output.fail(CodeFailureKind::OutputLimit, message, None, None);
+                            ended = Some(Ended::Completed(Err(failure)));
                             break;
                         }
                     };
@@ -618,12 +687,22 @@ async fn drive(
                         Ok(message) => message,
                         Err(error) => {
                             ended = Some(Ended::Completed(Err(internal(format!(
-                                "the Python process sent an unreadable message: {error}"
+                                "the Python process sent an unreadable message: {}",
+                                cut(&error.to_string())
                             )))));
                             break;
                         }
                     };
                     ended = match message {
+                        ChildMessage::Call { id, name, args } if !tool_names.contains(&name) => {
+                            crate::deep::discard(args);
+                            let message = format!(
+                                "no tool named {:?} is bound in this run",
+                                cut(&name)
+                            );
+                            outbox.send(&writer, reply_frame(id, Err(message)));
+                            None
+                        }
                         ChildMessage::Call { id, name, args } => {
                             // A call that answers on its first poll is answered without a task
                             // hop; one that waits runs as its own task, so waiting calls overlap.
@@ -815,6 +894,8 @@ struct Inbox {
 impl Inbox {
     /// Frames are read in chunks of at least this many bytes.
     const CHUNK: usize = 64 * 1024;
+    /// The most a header makes the buffer reserve ahead of the bytes that arrived.
+    const MAX_RESERVE: usize = 4 * 1024 * 1024;
 
     /// Makes room for the next read (a full `Vec` would otherwise read 64 bytes at a time).
     fn make_room(&mut self) {
@@ -823,20 +904,22 @@ impl Inbox {
         }
     }
 
-    /// The range of the next whole frame's body in `buffer`, if one has arrived.
-    fn next_frame(&mut self) -> Result<Option<std::ops::Range<usize>>, String> {
+    /// The range of the next whole frame's body in `buffer`, if one has arrived; `Err(length)`
+    /// as soon as a header announces more than `limit` bytes, before any of the body is kept.
+    fn next_frame(&mut self, limit: usize) -> Result<Option<std::ops::Range<usize>>, usize> {
         let available = &self.buffer[self.start..];
         let Some(header) = available.first_chunk::<4>() else {
             return Ok(None);
         };
         let len = u32::from_be_bytes(*header) as usize;
-        if len > MAX_FRAME_BYTES {
-            return Err(format!(
-                "the Python process sent a {len}-byte message; the limit is {MAX_FRAME_BYTES}"
-            ));
+        if len > limit {
+            return Err(len);
         }
         if available.len() < 4 + len {
-            self.buffer.reserve(4 + len - available.len());
+            // Room for what is announced, a bounded step at a time: memory follows the bytes
+            // that really arrive, not the header's promise.
+            let missing = 4 + len - available.len();
+            self.buffer.reserve(missing.min(Self::MAX_RESERVE));
             return Ok(None);
         }
         let body = self.start + 4..self.start + 4 + len;

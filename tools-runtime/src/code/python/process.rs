@@ -119,9 +119,9 @@ enum Request {
         requests: mpsc::Sender<Request>,
         reply: oneshot::Sender<Result<RunProcess, String>>,
     },
-    /// Kill the child's process group; the zygote reaps it once it has died. No reply.
+    /// Kill the child's process tree and group; the zygote reaps it once it has died. No reply.
     Release { pid: i32 },
-    /// Kill the child's process group, wait for it and answer its wait status.
+    /// Kill the child's process tree and group, wait for it and answer its wait status.
     Reap {
         pid: i32,
         reply: oneshot::Sender<Result<Option<i32>, String>>,
@@ -363,8 +363,8 @@ fn exchange(
 
 /// The process running one program. Dropped before [`RunProcess::finish`], it is stopped and
 /// reaped in the background: a forked child is released to the zygote (which kills its
-/// process group at once and reaps it when it has died); a spawned one is killed with its
-/// process group and reaped by tokio.
+/// process tree and group at once and reaps it when it has died); a spawned one is killed
+/// with its process tree and group and reaped by tokio.
 pub(crate) struct RunProcess {
     kind: Kind,
     finished: bool,
@@ -403,8 +403,8 @@ impl RunProcess {
         })
     }
 
-    /// Kills the process group (whatever the run left running), waits until the process has
-    /// been reaped and returns a description of how it ended.
+    /// Kills the process tree and group (whatever the run left running), waits until the
+    /// process has been reaped and returns a description of how it ended.
     pub(crate) async fn finish(&mut self) -> Option<String> {
         self.finished = true;
         match &mut self.kind {
@@ -448,14 +448,72 @@ impl Drop for RunProcess {
     }
 }
 
+/// Kills everything the spawned child started (it is a subreaper, so that is its process
+/// tree, whatever process group or session a process moved to) and its process group.
 fn kill_group(child: &Child) {
     if let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) {
+        kill_tree(pid);
         // SAFETY: plain syscall; the group id is our own unreaped child's pid, so it cannot
         // have been reused.
         unsafe {
             libc::kill(-pid, libc::SIGKILL);
         }
     }
+}
+
+/// Kills every live descendant of `pid`, reading the tree again until none is left (a process
+/// may fork while it is read), a bounded number of times.
+fn kill_tree(pid: i32) {
+    for _ in 0..1000 {
+        let found = descendants(pid);
+        if found.is_empty() {
+            return;
+        }
+        for child in found {
+            // SAFETY: plain syscall. `child` was listed as a live child in /proc just now; a
+            // descendant that already died stays a zombie (its pid is not reused) until its
+            // parent, which this kills too, or the subreaper reaps it.
+            unsafe {
+                libc::kill(child, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+/// The live (not zombie) descendants of `pid`, from `/proc/PID/task/TID/children`.
+fn descendants(pid: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    let mut stack = vec![pid];
+    while let Some(parent) = stack.pop() {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{parent}/task")) else {
+            continue;
+        };
+        for task in tasks.flatten() {
+            let Ok(listed) = std::fs::read_to_string(task.path().join("children")) else {
+                continue;
+            };
+            for child in listed
+                .split_whitespace()
+                .filter_map(|c| c.parse::<i32>().ok())
+            {
+                if !is_zombie(child) {
+                    out.push(child);
+                    stack.push(child);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Whether `pid` has died and waits to be reaped (or is gone).
+fn is_zombie(pid: i32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return true;
+    };
+    stat.rfind(')')
+        .and_then(|end| stat.get(end + 2..end + 3))
+        .is_none_or(|state| state == "Z")
 }
 
 fn describe_status(status: i32) -> String {

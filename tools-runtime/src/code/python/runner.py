@@ -13,15 +13,19 @@
 #                             rehearses a run if it has waited a while, and waits for its
 #                             program: the host keeps such children ready as spares, so no
 #                             fork is on a run's critical path.
-#                    release  kills the child's process group and answers at once; the zygote
+#                    release  kills the child's process tree and group and answers at once
+#                             (run children are subreapers, so the tree holds every process
+#                             the program started, even after setsid); the zygote
 #                             reaps the child as soon as it has died (polling while any is
 #                             dying), so a release never waits for a process to exit.
-#                    reap     kills the child's process group, waits for it and answers with its
+#                    reap     kills the child's process tree and group, waits for it and answers with its
 #                             wait status (used when a child died without an outcome).
 #                  The zygote reaps a child only after the host released it, so a pid is never
 #                  reused while the host still refers to it. When the control socket closes, the
 #                  zygote kills every child and exits; children die with the zygote
-#                  (PR_SET_PDEATHSIG).
+#                  (PR_SET_PDEATHSIG). The zygote is a subreaper too: processes whose run child
+#                  died before them come to it, and it kills them whenever it releases or reaps
+#                  a run child.
 #
 # Frames on every socket are a 4-byte big-endian length and that many bytes of UTF-8 JSON.
 # Nothing the program prints or writes reaches these sockets except through `log` frames.
@@ -31,6 +35,8 @@ import builtins
 import gc
 import io
 import json
+import json.encoder
+import math
 import os
 import resource
 import select
@@ -41,12 +47,37 @@ import sys
 import threading
 
 _HEADER = struct.Struct(">I")
-# Bound once, so a program that replaces json.dumps or socket methods cannot break the bridge.
-_dumps = json.dumps
-_loads = json.loads
+# Bound once, before any program runs, so a program that replaces parts of the json module
+# (json.dumps, json.JSONEncoder, json.encoder.encode_basestring, ...) or builtins the runner
+# uses does not change what crosses to the host. Frames are written by this module's own JSON
+# writer, with the json module's string quoting (C code) captured here. Nothing in CPython keeps
+# a program from reaching this module itself: the host treats every frame as untrusted input
+# (it bounds each frame by the run's limits and checks what it reads).
+_quote = json.encoder.encode_basestring
+_decode = json.JSONDecoder().decode
+_float_repr = float.__repr__
+_int_repr = int.__repr__
+_isinf = math.isinf
+_copysign = math.copysign
+_type_name = type.__dict__["__name__"].__get__
+_dict_items = dict.items
+_len = len
+_type = type
 MAX_DEPTH = 100
 INT_MIN = -(2 ** 63)
 INT_MAX = 2 ** 64 - 1
+# How many characters of program-controlled text a message quotes (the host and the
+# TypeScript runtime use the same length and marker).
+CUT_LIMIT = 200
+
+
+def _cut(text):
+    """`text` cut to CUT_LIMIT characters, with a marker saying how many UTF-8 bytes were left
+    out."""
+    if _len(text) <= CUT_LIMIT:
+        return text
+    rest = _len(text[CUT_LIMIT:].encode("utf-8", "surrogatepass"))
+    return text[:CUT_LIMIT] + "\u2026 (%d more bytes)" % rest
 
 
 def _recv_exact(sock, n):
@@ -67,102 +98,161 @@ def recv_frame(sock):
     body = _recv_exact(sock, _HEADER.unpack(header)[0])
     if body is None:
         return None
-    return _loads(body.decode("utf-8"))
+    return _decode(body.decode("utf-8"))
+
+
+def _int_or_null(value):
+    return _int_repr(value) if _type(value) is int else "null"
 
 
 class Channel:
-    """Frames to and from the host on the run socket; sends are serialized by a lock."""
+    """Frames to and from the host on the run socket; sends are serialized by a lock. Each
+    frame's JSON text is written here (strings quoted with the captured quoting); a lone
+    surrogate that slipped into a message becomes U+FFFD."""
 
     def __init__(self, sock):
         self.sendall = sock.sendall
         self.pack = _HEADER.pack
         self.lock = threading.Lock()
 
-    def send(self, message):
-        body = _dumps(message, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+    def send_text(self, text):
+        body = text.encode("utf-8", "replace")
         with self.lock:
-            self.sendall(self.pack(len(body)) + body)
+            self.sendall(self.pack(_len(body)) + body)
+
+    def call(self, call_id, name, args_text):
+        self.send_text('{"t":"call","id":%s,"name":%s,"args":%s}' % (_int_repr(call_id), _quote(name), args_text))
+
+    def log(self, text, end):
+        self.send_text('{"t":"log","text":%s,"end":%s}' % (_quote(_clean(text)), "true" if end else "false"))
+
+    def done(self, result_text=None):
+        if result_text is None:
+            self.send_text('{"t":"done"}')
+        else:
+            self.send_text('{"t":"done","result":%s}' % result_text)
+
+    def error(self, kind, message, line=None, column=None):
+        self.send_text(
+            '{"t":"error","kind":%s,"message":%s,"line":%s,"column":%s}'
+            % (_quote(kind), _quote(_clean(message)), _int_or_null(line), _int_or_null(column))
+        )
+
+    def reply(self, call_id, value_text):
+        self.send_text('{"id":%s,"ok":true,"value":%s}' % (_int_repr(call_id), value_text))
 
 
 # --- strict JSON ---------------------------------------------------------------------------
 
 
-def _path(parts):
-    out = parts[0]
-    for key in parts[1:]:
-        if isinstance(key, int):
+def _path(label, frames, count, extra=None):
+    """A path: the label, the key the first `count` open containers are at, then `extra`."""
+    out = label
+    for i in range(count + 1):
+        if i < count:
+            frame = frames[i]
+            key = frame[1][frame[2] - 1][0] if frame[0] else frame[2] - 1
+        elif extra is not None:
+            key = extra
+        else:
+            break
+        if _type(key) is int:
             out += "[%d]" % key
         else:
-            out += "[%s]" % json.dumps(key, ensure_ascii=False)
+            out += "[%s]" % _quote(_cut(key))
     return out
 
 
-def _refuse(parts, what):
-    raise TypeError("%s %s; only plain JSON values can cross to the host" % (_path(parts), what))
+def to_json(root, label):
+    """The strict JSON text of `root`, or TypeError naming the path. Iterative (no recursion).
+
+    Only exact built-in types cross (a subclass of dict, list, str, int or float is refused, so
+    its methods never run), containers are read through the built-in dict and list code, and the
+    text is written here: no method of the program's values and nothing the program replaced
+    in the json module or in builtins is consulted. No code of the program runs during it."""
+    out = []
+    append = out.append
+    # Open containers: [is_dict, items, index, n, container].
+    frames = []
+    value = root
+
+    def refuse(what, count=None, extra=None):
+        path = _path(label, frames, _len(frames) if count is None else count, extra)
+        raise TypeError("%s %s; only plain JSON values can cross to the host" % (path, what))
+
+    while True:
+        kind = _type(value)
+        if value is None:
+            append("null")
+        elif kind is bool:
+            append("true" if value else "false")
+        elif kind is int:
+            if value < INT_MIN or value > INT_MAX:
+                refuse("is an integer too large for lossless JSON")
+            append(_int_repr(value))
+        elif kind is float:
+            if value != value:
+                refuse("is NaN")
+            if _isinf(value):
+                refuse("is infinite")
+            if value == 0.0 and _copysign(1.0, value) < 0:
+                refuse("is -0.0")
+            append(_float_repr(value))
+        elif kind is str:
+            _check_str(value, refuse, "is a string with an unpaired surrogate")
+            append(_quote(value))
+        elif kind is list or kind is tuple or kind is dict:
+            if _len(frames) >= MAX_DEPTH:
+                refuse("nests deeper than %d levels" % MAX_DEPTH)
+            for frame in frames:
+                if frame[4] is value:
+                    refuse("is a cycle (it contains itself)")
+            if kind is dict:
+                items = [*_dict_items(value)]
+                for k, _ in items:
+                    if _type(k) is not str:
+                        refuse("has a key that is not a string (a %s)" % _cut(_type_name(_type(k))))
+                    _check_str(k, refuse, "has a key with an unpaired surrogate")
+                if items:
+                    append("{")
+                    frames.append([True, items, 0, _len(items), value])
+                else:
+                    append("{}")
+            else:
+                if value:
+                    append("[")
+                    frames.append([False, value, 0, _len(value), value])
+                else:
+                    append("[]")
+        else:
+            refuse("is a %s, not a JSON value" % _cut(_type_name(kind)))
+        # The next value to write, closing the containers that are done.
+        while True:
+            if not frames:
+                return "".join(out)
+            frame = frames[-1]
+            i = frame[2]
+            if i == frame[3]:
+                append("}" if frame[0] else "]")
+                frames.pop()
+                continue
+            if i > 0:
+                append(",")
+            frame[2] = i + 1
+            if frame[0]:
+                k, value = frame[1][i]
+                append(_quote(k))
+                append(":")
+            else:
+                value = frame[1][i]
+            break
 
 
-def _check_str(s, parts, what):
+def _check_str(s, refuse, what):
     try:
         s.encode("utf-8")
     except UnicodeEncodeError:
-        _refuse(parts, what)
-
-
-def to_json(root, label):
-    """A strict JSON copy of `root`, or TypeError naming the path. Iterative (no recursion)."""
-    holder = [None]
-    stack = [(root, holder, 0, (label,))]
-    active = set()
-    while stack:
-        item = stack.pop()
-        if len(item) == 1:
-            active.discard(item[0])
-            continue
-        value, target, key, parts = item
-        kind = type(value)
-        if value is None or kind is bool:
-            target[key] = value
-        elif kind is int:
-            if value < INT_MIN or value > INT_MAX:
-                _refuse(parts, "is an integer too large for lossless JSON")
-            target[key] = value
-        elif kind is float:
-            if value != value:
-                _refuse(parts, "is NaN")
-            if value in (float("inf"), float("-inf")):
-                _refuse(parts, "is infinite")
-            if value == 0.0 and str(value).startswith("-"):
-                _refuse(parts, "is -0.0")
-            target[key] = value
-        elif kind is str:
-            _check_str(value, parts, "is a string with an unpaired surrogate")
-            target[key] = value
-        elif kind is list or kind is tuple or kind is dict:
-            if len(parts) > MAX_DEPTH:
-                _refuse(parts, "nests deeper than %d levels" % MAX_DEPTH)
-            if id(value) in active:
-                _refuse(parts, "is a cycle (it contains itself)")
-            active.add(id(value))
-            stack.append((id(value),))
-            if kind is dict:
-                copy = {}
-                entries = list(value.items())
-                for k, _ in entries:
-                    if type(k) is not str:
-                        _refuse(parts, "has a key that is not a string (%r)" % (k,))
-                    _check_str(k, parts, "has a key with an unpaired surrogate")
-                    copy[k] = None
-                target[key] = copy
-                for k, v in reversed(entries):
-                    stack.append((v, copy, k, parts + (k,)))
-            else:
-                copy = [None] * len(value)
-                target[key] = copy
-                for i in range(len(value) - 1, -1, -1):
-                    stack.append((value[i], copy, i, parts + (i,)))
-        else:
-            _refuse(parts, "is a %s, not a JSON value" % kind.__name__)
-    return holder[0]
+        refuse(what)
 
 
 # --- the program's world -------------------------------------------------------------------
@@ -201,10 +291,10 @@ class LogWriter(io.TextIOBase):
             if newline < 0:
                 break
             line, self.buffer = self.buffer[:newline], self.buffer[newline + 1:]
-            self.channel.send({"t": "log", "text": _clean(line), "end": True})
+            self.channel.log(line, True)
         while len(self.buffer) > self.CHUNK:
             piece, self.buffer = self.buffer[: self.CHUNK], self.buffer[self.CHUNK:]
-            self.channel.send({"t": "log", "text": _clean(piece), "end": False})
+            self.channel.log(piece, False)
         return len(text)
 
     def flush(self):
@@ -213,7 +303,7 @@ class LogWriter(io.TextIOBase):
     def close_line(self):
         if self.buffer:
             line, self.buffer = self.buffer, ""
-            self.channel.send({"t": "log", "text": _clean(line), "end": True})
+            self.channel.log(line, True)
 
 
 def _clean(text):
@@ -234,13 +324,13 @@ class Tools:
         try:
             return self.__bindings[name]
         except KeyError:
-            raise AttributeError("no tool named %r" % name) from None
+            raise AttributeError("no tool named %r" % _cut(name)) from None
 
     def __getitem__(self, name):
         try:
             return self.__bindings[name]
         except KeyError:
-            raise KeyError("no tool named %r" % name) from None
+            raise KeyError("no tool named %r" % _cut(str(name))) from None
 
     def __setattr__(self, name, value):
         raise AttributeError("tools is read-only")
@@ -255,6 +345,8 @@ class Bridge:
         self.loop = loop
         self.pending = {}
         self.next_id = 0
+        # The run's cap on one call's arguments, set when the program arrives.
+        self.max_call_bytes = 16 << 20
 
     def binding(self, name):
         def call(args=None, /):
@@ -264,10 +356,22 @@ class Bridge:
             except TypeError as error:
                 future.set_exception(error)
                 return future
+            limit = self.max_call_bytes
+            # A code point is at least one UTF-8 byte and at most four.
+            size = _len(payload)
+            exact = size <= limit
+            if exact and size * 4 > limit:
+                size = _len(payload.encode("utf-8"))
+            if size > limit:
+                future.set_exception(ValueError(
+                    "args is %s%d bytes of JSON text, more than the %d bytes one call may send (max_call_bytes)"
+                    % ("" if exact else "at least ", size, limit)
+                ))
+                return future
             self.next_id += 1
             call_id = self.next_id
             self.pending[call_id] = (future, name)
-            self.channel.send({"t": "call", "id": call_id, "name": name, "args": payload})
+            self.channel.call(call_id, name, payload)
             return future
 
         call.__name__ = name if name.isidentifier() else "tool"
@@ -312,7 +416,7 @@ class Reader:
                 break
             body = bytes(self.buffer[4 : 4 + size])
             del self.buffer[: 4 + size]
-            self.bridge.settle(_loads(body.decode("utf-8")))
+            self.bridge.settle(_decode(body.decode("utf-8")))
 
 
 def _position(error):
@@ -326,10 +430,15 @@ def _position(error):
 
 
 def _describe(error):
-    if isinstance(error, ToolCallError):
-        return "ToolCallError from tool %r: %s" % (error.tool_name, error.message)
-    text = str(error)
-    name = type(error).__name__
+    """`Name: message` of an exception; the tool's name of a ToolCallError and the exception's
+    class name are cut to CUT_LIMIT characters (the program chooses them)."""
+    try:
+        if isinstance(error, ToolCallError):
+            return "ToolCallError from tool %r: %s" % (_cut(str(error.tool_name)), error.message)
+        text = str(error)
+    except Exception:  # noqa: BLE001 - a __str__ that fails still describes a failure
+        text = "(the exception's text cannot be shown)"
+    name = _cut(_type_name(_type(error)))
     return "%s: %s" % (name, text) if text else name
 
 
@@ -416,7 +525,7 @@ class _Echo:
 
     def settle(self, message):
         if message.get("t") == "call":
-            self.channel.send({"id": message["id"], "ok": True, "value": message["args"]})
+            self.channel.reply(message["id"], to_json(message["args"], "args"))
 
 
 # How long a spare waits for its program before it rehearses.
@@ -457,7 +566,7 @@ def _rehearse(loop, interrupted=lambda: False):
         writer = LogWriter(channel)
         writer.write("rehearsal\n")
         writer.close_line()
-        channel.send({"t": "done", "result": to_json(result, "result")})
+        channel.done(to_json(result, "result"))
         _address_space()
         _vm_peak()
     finally:
@@ -475,6 +584,7 @@ def run_program(run, request):
     loop = run.loop
     writer = run.writer
 
+    run.bridge.max_call_bytes = int(limits.get("max_call_bytes", 16 << 20))
     stack_bytes = int(limits.get("stack_bytes", 1 << 20))
     sys.setrecursionlimit(max(100, stack_bytes // 512))
     memory = int(limits.get("memory_bytes", 256 << 20))
@@ -489,16 +599,10 @@ def run_program(run, request):
     try:
         code = compile_program(program)
     except SyntaxError as error:
-        channel.send({
-            "t": "error",
-            "kind": "syntax",
-            "message": "%s: %s" % (type(error).__name__, error.msg),
-            "line": error.lineno,
-            "column": error.offset,
-        })
+        channel.error("syntax", "%s: %s" % (type(error).__name__, error.msg), error.lineno, error.offset)
         return
     except (ValueError, MemoryError, RecursionError) as error:
-        channel.send({"t": "error", "kind": "syntax", "message": _describe(error), "line": None, "column": None})
+        channel.error("syntax", _describe(error))
         return
 
     namespace = {
@@ -512,11 +616,11 @@ def run_program(run, request):
         result = loop.run_until_complete(namespace["__code_main__"]())
     except MemoryError as error:
         writer.close_line()
-        channel.send({"t": "error", "kind": "memory", "message": _describe(error), "line": _position(error), "column": None})
+        channel.error("memory", _describe(error), _position(error))
         return
     except BaseException as error:  # noqa: BLE001 - every escape is the program's failure
         writer.close_line()
-        channel.send({"t": "error", "kind": "runtime", "message": _describe(error), "line": _position(error), "column": None})
+        channel.error("runtime", _describe(error), _position(error))
         return
     writer.close_line()
     # A program that caught a MemoryError still reached its limit: the peak tells.
@@ -527,23 +631,17 @@ def run_program(run, request):
         and peak > peak_before
         and peak + max(2 << 20, memory // 20) >= ceiling
     ):
-        channel.send({
-            "t": "error",
-            "kind": "memory",
-            "message": "the program reached its memory limit (and caught the MemoryError)",
-            "line": None,
-            "column": None,
-        })
+        channel.error("memory", "the program reached its memory limit (and caught the MemoryError)")
         return
     if result is None:
-        channel.send({"t": "done"})
+        channel.done()
         return
     try:
         value = to_json(result, "result")
     except TypeError as error:
-        channel.send({"t": "error", "kind": "invalid_result", "message": str(error), "line": None, "column": None})
+        channel.error("invalid_result", str(error))
         return
-    channel.send({"t": "done", "result": value})
+    channel.done(value)
 
 
 def child_main(sock):
@@ -559,7 +657,7 @@ def child_main(sock):
         run_program(run, request)
     except MemoryError:
         try:
-            channel.send({"t": "error", "kind": "memory", "message": "MemoryError", "line": None, "column": None})
+            channel.error("memory", "MemoryError")
         except BaseException:  # noqa: BLE001
             pass
     finally:
@@ -594,24 +692,120 @@ def _load_prctl():
         return None
 
 
+_PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def _become_subreaper(prctl):
+    """Orphaned descendants of this process are reparented to it (not to init), so they stay
+    in its process tree where `_kill_tree` finds them. Best effort: False if it did not work."""
+    if prctl is None:
+        return False
+    try:
+        return prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except Exception:  # noqa: BLE001
+        return False
+
+
 def _die_with_parent(prctl, parent):
     if prctl is not None:
         try:
-            prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: die if the zygote dies
+            prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # die if the zygote dies
         except Exception:  # noqa: BLE001
             pass
+    # A run child keeps what its program starts in its own tree, even a process that left
+    # the process group (setsid) and whose parent exited.
+    _become_subreaper(prctl)
     if os.getppid() != parent:
         # The zygote died before the death signal was armed.
         os._exit(5)
 
 
+def _children(pid):
+    """The live (not zombie) children of `pid`, from /proc (every thread's list)."""
+    found = []
+    try:
+        tasks = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            listed = _read_proc("/proc/%d/task/%s/children" % (pid, task)).split()
+        except OSError:
+            continue
+        for child in listed:
+            child = int(child)
+            try:
+                stat = _read_proc("/proc/%d/stat" % child)
+                state = stat[stat.rindex(b")") + 2 : stat.rindex(b")") + 3]
+            except (OSError, ValueError):
+                continue
+            if state != b"Z":
+                found.append(child)
+    return found
+
+
+def _descendants(pid):
+    """The live descendants of `pid`."""
+    out = []
+    stack = [pid]
+    while stack:
+        for child in _children(stack.pop()):
+            out.append(child)
+            stack.append(child)
+    return out
+
+
+def _kill_tree(pid):
+    """Kills every live descendant of `pid` (a run child is a subreaper, so what its program
+    started is in its tree, whatever process group or session it moved to), again until none
+    is left (a process may fork while the tree is read), a bounded number of times."""
+    for _ in range(1000):
+        found = _descendants(pid)
+        if not found:
+            return
+        for child in found:
+            try:
+                os.kill(child, signal.SIGKILL)
+            except OSError:
+                pass
+
+
 def _kill_group(pid):
-    """Kills the child and its whole process group (whatever the program started)."""
+    """Kills the child, everything in its process tree and its whole process group."""
+    _kill_tree(pid)
     for kill in (os.killpg, os.kill):
         try:
             kill(pid, signal.SIGKILL)
         except OSError:
             pass
+
+
+def _reap_orphans(known):
+    """Kills and reaps the zygote's children that are not run children it knows: processes a
+    run started whose run child died first (the zygote is a subreaper, so they came here).
+    Their runs are over: every live run child is a subreaper that keeps its own orphans."""
+    for task in _safe_listdir("/proc/self/task"):
+        try:
+            listed = _read_proc("/proc/self/task/%s/children" % task).split()
+        except OSError:
+            continue
+        for child in listed:
+            child = int(child)
+            if child in known:
+                continue
+            _kill_group(child)
+            try:
+                os.waitpid(child, os.WNOHANG)
+            except ChildProcessError:
+                pass
+
+
+def _safe_listdir(path):
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
 
 
 def _reap_dead(dying):
@@ -629,6 +823,9 @@ def zygote_main(control):
     children = set()  # forked and not released: the host may still signal them
     dying = set()  # released and killed, not reaped yet
     prctl = _load_prctl()
+    # What a run starts and outlives its run child comes here rather than to init, where the
+    # zygote finds it and kills it (see `_reap_orphans`).
+    _become_subreaper(prctl)
     _warm_up()
     # Everything the zygote holds now is left alone by the collector in the children, so a
     # collection there does not copy the zygote's heap page by page.
@@ -640,6 +837,7 @@ def zygote_main(control):
     while True:
         if dying:
             _reap_dead(dying)
+            _reap_orphans(children | dying)
             if dying and not poller.poll(5):
                 continue
         try:
@@ -649,6 +847,8 @@ def zygote_main(control):
         if not data:
             for pid in children | dying:
                 _kill_group(pid)
+            _reap_orphans(children | dying)
+            for pid in children | dying:
                 try:
                     os.waitpid(pid, 0)
                 except OSError:
@@ -687,6 +887,7 @@ def zygote_main(control):
                 _kill_group(pid)
                 dying.add(pid)
                 _reap_dead(dying)
+                _reap_orphans(children | dying)
             for fd in fds:
                 os.close(fd)
             control.send(b"{}")
@@ -700,6 +901,7 @@ def zygote_main(control):
                 except OSError:
                     status = None
                 children.discard(pid)
+                _reap_orphans(children | dying)
             for fd in fds:
                 os.close(fd)
             control.send(json.dumps({"status": status}).encode())
@@ -714,6 +916,9 @@ def main():
     if mode == "zygote":
         zygote_main(sock)
     else:
+        # Spawned per run: what the program starts stays in this process's tree, where the
+        # host finds it and kills it when the run ends.
+        _become_subreaper(_load_prctl())
         child_main(sock)
 
 

@@ -118,6 +118,8 @@ struct State {
     ready: VecDeque<Event>,
     /// The run's host, set while the engine serves its run.
     link: Option<Link>,
+    /// The run's cap on one call's arguments (JSON text bytes).
+    max_call_bytes: usize,
 }
 
 /// What connects an engine to its run's host.
@@ -250,6 +252,7 @@ impl Engine {
             in_flight: HashMap::new(),
             ready: VecDeque::new(),
             link: None,
+            max_call_bytes: defaults.max_call_bytes,
         }));
         let allocator = LimitedAllocator {
             used: 0,
@@ -307,6 +310,7 @@ impl Engine {
             .set_gc_threshold((limits.memory_bytes / 16).clamp(256 * 1024, 4 * 1024 * 1024));
         let mut state = self.state.borrow_mut();
         state.output = Output::new(limits.max_output_bytes);
+        state.max_call_bytes = limits.max_call_bytes;
         state.link = Some(link);
     }
 
@@ -452,7 +456,7 @@ fn drive(
         flags,
         state,
     } = engine;
-    let started = context.with(|ctx| start(&ctx, js, program, tool_names));
+    let started = context.with(|ctx| start(&ctx, js, program, tool_names, limits.max_call_bytes));
     if let Err(failure) = started {
         if let Some(outcome) = finish_interrupted(flags, state, limits) {
             return outcome;
@@ -531,14 +535,30 @@ fn install<'js>(
     let call_state = state.clone();
     let host_call = Function::new(
         ctx.clone(),
-        move |ctx: Ctx<'js>, name: String, args: String| -> rquickjs::Result<Value<'js>> {
-            match host_call(&call_state, &name, &args) {
+        move |ctx: Ctx<'js>,
+              name: String,
+              args: rquickjs::String<'js>|
+              -> rquickjs::Result<Value<'js>> {
+            let max = call_state.borrow().max_call_bytes;
+            let answer = match bounded_text(args, max)? {
+                Ok(args) => host_call(&call_state, &name, &args),
+                Err(len) => Answer::TooLarge(format!(
+                    "args is {len} bytes of JSON text, more than the {max} bytes one call may \
+                     send (max_call_bytes)"
+                )),
+            };
+            match answer {
                 Answer::Now(text) => {
                     rquickjs::String::from_str(ctx, &text).map(rquickjs::String::into_value)
                 }
                 Answer::Failed(message) => {
                     let failure = Object::new(ctx)?;
                     failure.set("failure", message)?;
+                    Ok(failure.into_value())
+                }
+                Answer::TooLarge(message) => {
+                    let failure = Object::new(ctx)?;
+                    failure.set("tooLarge", message)?;
                     Ok(failure.into_value())
                 }
                 // Small integers (not doubles) on the JavaScript side: QuickJS hashes doubles
@@ -548,37 +568,95 @@ fn install<'js>(
         },
     )
     .map_err(|e| setup_error(ctx, e))?;
+    // Log lines and the program's ending are measured before they are copied into Rust: what
+    // cannot fit the output budget is refused uncopied, and the run ends as `output_limit`.
     let log_state = state.clone();
     let log_flags = flags.clone();
-    let host_log = Function::new(ctx.clone(), move |line: String| {
-        if !log_state.borrow_mut().output.push(line) {
-            log_flags.output.set(true);
-        }
-    })
+    let host_log = Function::new(
+        ctx.clone(),
+        move |line: rquickjs::String<'js>| -> rquickjs::Result<()> {
+            let room = log_state.borrow().output.room();
+            let fits = match bounded_text(line, room)? {
+                Ok(line) => log_state.borrow_mut().output.push(line),
+                Err(_) => {
+                    log_state.borrow_mut().output.refuse();
+                    false
+                }
+            };
+            if !fits {
+                log_flags.output.set(true);
+            }
+            Ok(())
+        },
+    )
     .map_err(|e| setup_error(ctx, e))?;
     let finish_state = state.clone();
-    let host_finish = Function::new(ctx.clone(), move |kind: i32, text: String| {
-        let finish = match kind {
-            0 => Finish::Nothing,
-            1 => Finish::Json(text),
-            2 => Finish::Invalid(text),
-            _ => Finish::Thrown(text),
-        };
-        let mut state = finish_state.borrow_mut();
-        if state.finish.is_none() {
-            state.finish = Some(finish);
-        }
-    })
+    let finish_flags = flags.clone();
+    let host_finish = Function::new(
+        ctx.clone(),
+        move |kind: i32, text: rquickjs::String<'js>| -> rquickjs::Result<()> {
+            let room = finish_state.borrow().output.room();
+            // A result counts as its JSON text; a message is the part of a description
+            // (JSON, with a short name and position) that counts, escapes at most 6 bytes
+            // for 1.
+            let max = if kind == 1 {
+                room
+            } else {
+                room.saturating_mul(6).saturating_add(8 * 1024)
+            };
+            let Ok(text) = bounded_text(text, max)? else {
+                finish_state.borrow_mut().output.refuse();
+                finish_flags.output.set(true);
+                return Ok(());
+            };
+            let finish = match kind {
+                0 => Finish::Nothing,
+                1 => Finish::Json(text),
+                2 => Finish::Invalid(text),
+                _ => Finish::Thrown(text),
+            };
+            let mut state = finish_state.borrow_mut();
+            if state.finish.is_none() {
+                state.finish = Some(finish);
+            }
+            Ok(())
+        },
+    )
     .map_err(|e| setup_error(ctx, e))?;
+
+    // Asked without touching the value's traps: the conversions refuse proxies.
+    let is_proxy = Function::new(ctx.clone(), |value: Value<'js>| value.is_proxy())
+        .map_err(|e| setup_error(ctx, e))?;
 
     let prelude = prelude_function(ctx).map_err(|e| setup_error(ctx, e))?;
     prelude
-        .call::<_, ()>((host_call, host_log, host_finish))
+        .call::<_, ()>((host_call, host_log, host_finish, is_proxy))
         .map_err(|e| setup_error(ctx, e))
 }
 
+/// The UTF-8 text of a JavaScript string, or `Err(its length)` when it is longer than `max`
+/// bytes: the length is known before anything is copied into Rust. Unpaired surrogates (which
+/// the prelude never sends) become U+FFFD.
+fn bounded_text(text: rquickjs::String<'_>, max: usize) -> rquickjs::Result<Result<String, usize>> {
+    let text = text.to_cstring()?;
+    let len = text.len();
+    if len > max {
+        return Ok(Err(len));
+    }
+    // SAFETY: `as_ptr` points at the `len` bytes QuickJS wrote for this string; `text` owns
+    // them until it drops at the end of this function.
+    let bytes = unsafe { std::slice::from_raw_parts(text.as_ptr().cast::<u8>(), len) };
+    Ok(Ok(String::from_utf8_lossy(bytes).into_owned()))
+}
+
 /// Evaluates the program and starts it with the run's tools bound.
-fn start(ctx: &Ctx<'_>, js: &str, program: &str, tool_names: &[String]) -> Result<(), CodeFailure> {
+fn start(
+    ctx: &Ctx<'_>,
+    js: &str,
+    program: &str,
+    tool_names: &[String],
+    max_call_bytes: usize,
+) -> Result<(), CodeFailure> {
     let main: Value<'_> = match ctx.eval_with_options(js, options(PROGRAM_FILE)) {
         Ok(main) => main,
         Err(rquickjs::Error::Exception) => {
@@ -596,7 +674,10 @@ fn start(ctx: &Ctx<'_>, js: &str, program: &str, tool_names: &[String]) -> Resul
     let run: Function<'_> = host_object(ctx)
         .and_then(|host| host.get("run"))
         .map_err(|e| setup_error(ctx, e))?;
-    run.call::<_, ()>((main, tool_names.to_vec()))
+    // A number the prelude compares lengths with; above 2^53 the precision lost is irrelevant.
+    #[allow(clippy::cast_precision_loss)]
+    let max_call_bytes = max_call_bytes as f64;
+    run.call::<_, ()>((main, tool_names.to_vec(), max_call_bytes))
         .map_err(|e| setup_error(ctx, e))?;
     Ok(())
 }
@@ -701,6 +782,9 @@ enum Answer {
     /// The call failed at once, with this message: the prelude rejects the call's promise
     /// right away (so an unhandled one is seen like any other).
     Failed(String),
+    /// The arguments are larger than `max_call_bytes`: the prelude rejects the call with a
+    /// `RangeError` carrying this message, and the host never sees it.
+    TooLarge(String),
     /// The call's id: the answer (or a failure) comes later through `settle`.
     Later(i32),
 }

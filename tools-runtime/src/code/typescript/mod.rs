@@ -4,7 +4,10 @@
 //!
 //! 1. The program is wrapped as the body of an async arrow function on its own first line, and
 //!    its types are stripped by `swc_ts_fast_strip` in strip-only mode, which keeps every line
-//!    and column. Syntax that would need code generation (`enum`, `namespace`, parameter
+//!    and column. The resulting JavaScript is parsed again: it must be that one function, with
+//!    the program as its whole body. A program that closes the function early (a `}` it never
+//!    opened, such as `return 1; }); more(); (async () => {`) is a
+//!    [`CodeFailureKind::Syntax`] failure at that bracket; nothing of it runs. Syntax that would need code generation (`enum`, `namespace`, parameter
 //!    properties) and every parse error is a [`CodeFailureKind::Syntax`] failure with the line
 //!    and column in the model's own text. Programs longer than 1 MiB, or nested deeper than
 //!    1,000 levels (brackets, operator chains, `else if` chains, type arguments), are refused
@@ -17,8 +20,16 @@
 //!    starts the program. Top-level `await` and `return` work.
 //! 3. `tools.name(args)` (or `tools["odd-name"](args)`, or `callTool("name", args)`) converts `args` to strict JSON (calling
 //!    with no argument sends `{}`); `undefined`, `BigInt`, cycles, sparse arrays, `-0`, `NaN`,
-//!    `Infinity`, functions, symbols, non-plain objects and strings with unpaired surrogates
-//!    reject that one call with a `TypeError` naming the path, such as `args.items[2]`. The
+//!    `Infinity`, functions, symbols, proxies, non-plain objects (class instances, `Date`,
+//!    `Map`, ...) and strings with unpaired surrogates reject that one call with a `TypeError`
+//!    naming the path, such as `args.items[2]` (each key in a path is cut to 200 characters).
+//!    The conversion uses only built-ins captured before the program exists and reads only
+//!    own properties: whatever the program patched (`toJSON` anywhere, getters or setters on
+//!    `Object.prototype` or `Array.prototype`, a replaced `JSON`, `Array.isArray`,
+//!    `Object.keys`, ...) is never consulted, at any depth, and a proxy is refused without
+//!    running any of its traps. An own getter is called once and its value converted;
+//!    properties keyed by symbols and non-enumerable ones are left out. The returned value
+//!    goes through the same conversion. The
 //!    host's future is polled once on the worker thread (inside the caller's tokio runtime
 //!    context): an answer that is ready at once settles the call's promise right there,
 //!    without a thread hop or a trip through the event loop; otherwise the future is spawned
@@ -33,8 +44,8 @@
 //!    strings as they are, other values as compact JSON (errors as `Name: message` and their
 //!    stack).
 //! 5. The run ends when the program's promise settles. The returned value goes through the
-//!    same strict JSON conversion ([`CodeFailureKind::InvalidResult`] otherwise); `undefined`
-//!    means no result. An uncaught error, or a promise rejection nobody handled, is a
+//!    same strict JSON conversion ([`CodeFailureKind::InvalidResult`] otherwise, also when a
+//!    getter throws); `undefined` means no result. An uncaught error, or a promise rejection nobody handled, is a
 //!    [`CodeFailureKind::Runtime`] failure with the message and the program's line. So is a
 //!    program left waiting on a promise that nothing can settle (no call in flight, and there
 //!    are no timers): it fails at once instead of at the deadline. Calls still in flight are
@@ -49,7 +60,12 @@
 //! if the program catches the error. The deadline stops busy loops (and catastrophic regular
 //! expressions) through the engine's interrupt handler, and waiting calls through the event
 //! loop's timer. Stack depth is bounded by the engine (deep recursion is a catchable
-//! `RangeError`). A value nested deeper than 100 levels cannot cross to the host.
+//! `RangeError`). A value nested deeper than 100 levels cannot cross to the host. Arguments
+//! larger than [`CodeLimits::max_call_bytes`](crate::code::CodeLimits::max_call_bytes) reject
+//! their call with a `RangeError` before the host sees them. Every string the program hands the
+//! host (arguments, log lines, the result, the description of an uncaught error) is measured in
+//! UTF-8 bytes before it is copied out of the engine: arguments against `max_call_bytes`, the
+//! rest against what is left of `max_output_bytes`; what does not fit is never copied.
 //!
 //! Worker threads are long-lived (a run does not pay for a thread spawn) but every run gets a
 //! new engine; an idle worker holds one engine built in advance (the built-ins and the

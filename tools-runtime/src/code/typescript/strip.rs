@@ -5,12 +5,25 @@
 //! from columns on line 1. `swc_ts_fast_strip` in strip-only mode replaces type syntax with
 //! whitespace and refuses syntax that would need code generation (`enum`, `namespace`,
 //! parameter properties), each with a span we report as line and column.
+//!
+//! Wrapping alone would let a program close the function early (`return 1; }); more(); (async
+//! () => {`): the text would still parse, as several statements, and the code after the stray
+//! `}` would run outside the function. So the stripped JavaScript, exactly what the engine will
+//! run, is parsed again and must be one statement, the arrow function, whose body starts at the
+//! wrapper's `{` and ends at the wrapper's `}`: then the program is that body and nothing else.
+//! Otherwise the program is refused as a syntax error at the bracket that closed the function,
+//! in the program's own lines and columns (also when the stray bracket makes the wrapped text
+//! fail to parse: the program alone is parsed to find it).
 
 use std::sync::{Arc, Mutex, PoisonError};
 
 use swc_common::errors::{DiagnosticBuilder, Emitter, Handler};
+use swc_common::input::StringInput;
 use swc_common::sync::Lrc;
-use swc_common::{BytePos, SourceMap};
+use swc_common::{BytePos, SourceMap, Spanned};
+use swc_ecma_ast::{ArrowFunctionBody, EsVersion, Expr, Stmt};
+use swc_ecma_parser::error::SyntaxError;
+use swc_ecma_parser::{EsSyntax, Lexer, Parser, Syntax};
 use swc_ts_fast_strip::{Mode, Options, operate};
 
 /// Text put in front of the program, on the same line.
@@ -66,7 +79,21 @@ pub(crate) fn strip_program(program: &str) -> Result<String, StripError> {
         ..Options::default()
     };
     match operate(&cm, &handler, wrapped, options) {
-        Ok(output) => Ok(output.code),
+        Ok(output) => {
+            // Checked again on what the engine will run, as JavaScript: a construct the two
+            // readings parse differently cannot open a way out of the function.
+            let js = output.code;
+            let body = js
+                .strip_prefix(PREFIX)
+                .and_then(|rest| rest.strip_suffix(SUFFIX))
+                .ok_or_else(|| StripError {
+                    message: "the type stripper changed the function around the program".into(),
+                    line: None,
+                    column: None,
+                })?;
+            check_single_body(&js, body)?;
+            Ok(js)
+        }
         Err(error) => {
             let collected =
                 std::mem::take(&mut *diagnostics.lock().unwrap_or_else(PoisonError::into_inner));
@@ -77,6 +104,18 @@ pub(crate) fn strip_program(program: &str) -> Result<String, StripError> {
                     column: None,
                 });
             };
+            // Where the wrapped text stopped parsing, in the program's bytes.
+            let failed_at = pos.map_or(program.len(), |pos| {
+                let offset = cm.lookup_byte_offset(pos).pos.0 as usize;
+                offset.saturating_sub(PREFIX.len()).min(program.len())
+            });
+            // The program alone stops earlier, at a closing bracket: that bracket closed the
+            // function (and the wrapper's own `}` was left over).
+            if let Some(offset) = stray_bracket(program, typescript_syntax())
+                && offset < failed_at
+            {
+                return Err(early_close(program, Some(offset)));
+            }
             let (line, column) = match pos {
                 Some(pos) => locate(&cm, pos, program),
                 None => (None, None),
@@ -88,6 +127,153 @@ pub(crate) fn strip_program(program: &str) -> Result<String, StripError> {
             })
         }
     }
+}
+
+/// Checks that the stripped JavaScript `wrapped` (the wrapper around `program`, the stripped
+/// body) is one statement, the wrapper's arrow function, whose body spans the whole program:
+/// a program that closes the function early is refused at the bracket that closed it. Text
+/// that does not parse as JavaScript is refused with the parser's message.
+fn check_single_body(wrapped: &str, program: &str) -> Result<(), StripError> {
+    let syntax = Syntax::Es(EsSyntax::default());
+    // Only a `}` token can close the wrapper's body (punctuators have no escapes): a program
+    // without that byte cannot, and is not parsed twice.
+    if !program.contains('}') {
+        return Ok(());
+    }
+    let start = BytePos(1);
+    let Some(end) = end_of(wrapped, start) else {
+        return Ok(());
+    };
+    let mut parser = parser_for(wrapped, start, end, syntax);
+    let parsed = parser.parse_script();
+    let errors = parser.take_errors();
+    let script = match parsed {
+        Ok(script) if errors.is_empty() => script,
+        parsed => {
+            // Where the wrapped text stops parsing, in the program's bytes (the suffix counts
+            // as the program's end).
+            let prefix = u32::try_from(PREFIX.len()).unwrap_or(u32::MAX);
+            let first = parsed
+                .err()
+                .into_iter()
+                .chain(errors)
+                .min_by_key(|error| error.span().lo);
+            let wrapped_error = first
+                .as_ref()
+                .map(|error| error.span().lo.0.saturating_sub(start.0 + prefix))
+                .and_then(|o| usize::try_from(o).ok())
+                .map_or(program.len(), |o| o.min(program.len()));
+            // The program alone stops earlier, at a `}`: that brace closed the function.
+            return match stray_bracket(program, syntax) {
+                Some(offset) if offset < wrapped_error => Err(early_close(program, Some(offset))),
+                _ => {
+                    let (line, column) = line_and_column(program, wrapped_error);
+                    Err(StripError {
+                        message: first.map_or_else(
+                            || "the program does not parse".to_owned(),
+                            |error| error.kind().msg().into_owned(),
+                        ),
+                        line,
+                        column,
+                    })
+                }
+            };
+        }
+    };
+    // The wrapper's `{` is the last byte of the prefix; its `}` is the second-to-last byte of
+    // the wrapped text, and the `)` after it the last.
+    let body_lo = start.0 + u32::try_from(PREFIX.len() - 1).unwrap_or(u32::MAX);
+    let body_hi = end.0 - 1;
+    let whole = match script.body.as_slice() {
+        [Stmt::Expr(statement)] => match &*statement.expr {
+            Expr::Paren(paren) if paren.span.hi == end => match &*paren.expr {
+                Expr::Arrow(arrow) if arrow.is_async && arrow.params.is_empty() => {
+                    match &*arrow.body {
+                        ArrowFunctionBody::FunctionBody(block) => {
+                            block.span.lo.0 == body_lo && block.span.hi.0 == body_hi
+                        }
+                        ArrowFunctionBody::Expr(_) => false,
+                    }
+                }
+                _ => false,
+            },
+            _ => false,
+        },
+        _ => false,
+    };
+    if whole {
+        return Ok(());
+    }
+    Err(early_close(program, stray_bracket(program, syntax)))
+}
+
+/// The end position of `text` starting at `start`, if it fits the parser's positions.
+fn end_of(text: &str, start: BytePos) -> Option<BytePos> {
+    u32::try_from(text.len())
+        .ok()
+        .and_then(|len| len.checked_add(start.0))
+        .map(BytePos)
+}
+
+/// TypeScript, with the stripper's syntax options.
+fn typescript_syntax() -> Syntax {
+    Syntax::Typescript(Options::default().parser)
+}
+
+/// A parser over `text`.
+fn parser_for(text: &str, start: BytePos, end: BytePos, syntax: Syntax) -> Parser<Lexer<'_>> {
+    let lexer = Lexer::new(
+        syntax,
+        EsVersion::latest(),
+        StringInput::new(text, start, end),
+        None,
+    );
+    Parser::new_from(lexer)
+}
+
+/// Where the program alone (not wrapped) stops parsing, if that is at a `}` or `)`: a
+/// bracket it never opened. Parsed as a module, which allows top-level `await`; `return` is
+/// allowed in the body, so that complaint is ignored.
+fn stray_bracket(program: &str, syntax: Syntax) -> Option<usize> {
+    let start = BytePos(1);
+    let end = end_of(program, start)?;
+    let mut parser = parser_for(program, start, end, syntax);
+    let fatal = parser.parse_module().err();
+    let errors = parser.take_errors();
+    let offset = fatal
+        .into_iter()
+        .chain(errors)
+        .filter(|error| !matches!(error.kind(), SyntaxError::ReturnNotAllowed))
+        .map(|error| error.span().lo.0.saturating_sub(start.0))
+        .min()
+        .and_then(|o| usize::try_from(o).ok())?;
+    matches!(program.as_bytes().get(offset), Some(b'}' | b')')).then_some(offset)
+}
+
+/// The error for a program that closes its function early, at the bracket that does it (the
+/// program's first position when it cannot be found).
+fn early_close(program: &str, offset: Option<usize>) -> StripError {
+    let (line, column) = match offset {
+        Some(offset) => line_and_column(program, offset),
+        None => (Some(1), Some(1)),
+    };
+    StripError {
+        message: "this closing bracket has no opening one in the program: it would close the \
+                  function the program runs in (the program is the body of an async function)"
+            .to_owned(),
+        line,
+        column,
+    }
+}
+
+/// The 1-based line and column (in characters) of byte `offset` in `text`.
+fn line_and_column(text: &str, offset: usize) -> (Option<u32>, Option<u32>) {
+    let offset = offset.min(text.len());
+    let before = text.get(..offset).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let column = before.get(line_start..).map_or(0, |t| t.chars().count()) + 1;
+    (u32::try_from(line).ok(), u32::try_from(column).ok())
 }
 
 /// Maps a position in the wrapped text to a 1-based line and column in the model's text.

@@ -1806,3 +1806,35 @@ async fn known_limitation_timeout_is_declarative_unless_the_timeout_wrapper_is_i
     assert_eq!(timed.code(), Some(codes::TOOL_TIMEOUT));
     assert_eq!(timed.text(), "Error: `slow` did not finish within 10 ms");
 }
+
+#[tokio::test]
+async fn names_a_caller_chose_are_quoted_cut_in_messages() {
+    let rt = ToolRuntime::new();
+    let plugin = rt.scope();
+    let _t = plugin.register(echo("t")).unwrap();
+    let huge = "n".repeat(10 * 1024 * 1024);
+    let r = rt.execute(call(&huge, json!({}))).await;
+    assert_eq!(r.code(), Some(codes::UNKNOWN_TOOL));
+    let text = r.text();
+    assert!(text.len() < 400, "{} bytes", text.len());
+    assert!(
+        text.contains(&format!("… ({} more bytes)", huge.len() - 200)),
+        "{text}"
+    );
+
+    // Names handed to reserve and restrict are the host's, but may come from data too.
+    let _r = plugin.reserve(huge.clone()).unwrap();
+    let err = plugin.reserve(huge.clone()).unwrap_err();
+    assert!(err.to_string().len() < 400);
+    let agent = rt.agent_scope();
+    let long = "m".repeat(100_000);
+    let many: Vec<String> = (0..1000).map(|i| format!("{long}{i}")).collect();
+    let err = agent.restrict(ToolFilter::allow(many)).unwrap_err();
+    let message = err.to_string();
+    assert!(message.len() < 20 * 300, "{} bytes", message.len());
+    assert!(
+        message.ends_with("and 980 more"),
+        "{}",
+        &message[message.len() - 40..]
+    );
+}

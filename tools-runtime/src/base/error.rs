@@ -6,6 +6,8 @@ use std::any::Any;
 use std::borrow::Cow;
 use std::fmt;
 
+use tools_schema::excerpt::cut;
+
 /// Stable failure codes that appear in [`ToolFailureInfo::code`](crate::ToolFailureInfo).
 pub mod codes {
     /// The arguments do not match the tool's input schema.
@@ -178,8 +180,10 @@ impl fmt::Display for PanicSite {
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum ExecutionError {
-    /// No visible tool has this name.
-    #[error("unknown tool `{name}`{}", suggestion(.suggestions))]
+    /// No visible tool has this name. The requested name comes from the model and is quoted
+    /// cut to [`excerpt::LIMIT`](tools_schema::excerpt::LIMIT) characters with a marker; so are
+    /// the names in the other variants that quote a requested name.
+    #[error("unknown tool `{}`{}", cut(.name), suggestion(.suggestions))]
     UnknownTool {
         /// The requested name.
         name: String,
@@ -189,15 +193,16 @@ pub enum ExecutionError {
     /// The call names a tool other than `run_code` directly, from a scope in Code Mode
     /// (`code`), where only `run_code` may be called directly.
     #[error(
-        "`{name}` cannot be called directly here: the only tool callable directly is \
-         `run_code`; call `{name}` from inside a `run_code` program instead"
+        "`{}` cannot be called directly here: the only tool callable directly is \
+         `run_code`; call it from inside a `run_code` program instead",
+        cut(.name)
     )]
     CodeOnly {
         /// The requested name.
         name: String,
     },
     /// The calling agent scope is no longer live.
-    #[error("unknown tool `{name}`: the calling agent scope has been disposed")]
+    #[error("unknown tool `{}`: the calling agent scope has been disposed", cut(.name))]
     ScopeGone {
         /// The requested name.
         name: String,
@@ -267,6 +272,22 @@ pub enum ExecutionError {
         message: String,
     },
 }
+
+/// Names for a message, each cut, at most [`LIST_LIMIT`] of them, comma-separated.
+fn cut_list(names: &[String]) -> String {
+    let mut out: Vec<String> = names
+        .iter()
+        .take(LIST_LIMIT)
+        .map(|n| cut(n).into_owned())
+        .collect();
+    if names.len() > LIST_LIMIT {
+        out.push(format!("and {} more", names.len() - LIST_LIMIT));
+    }
+    out.join(", ")
+}
+
+/// How many names a message lists at most.
+const LIST_LIMIT: usize = 20;
 
 fn suggestion(names: &[String]) -> String {
     match names {
@@ -381,7 +402,7 @@ impl DefinitionError {
 #[non_exhaustive]
 pub enum RegistryError {
     /// The name is already registered (or reserved) in this layer.
-    #[error("`{name}` is already {what} in this scope")]
+    #[error("`{}` is already {what} in this scope", cut(.name))]
     Duplicate {
         /// The name.
         name: String,
@@ -390,7 +411,8 @@ pub enum RegistryError {
     },
     /// The name is reserved by the registry (`run_code`).
     #[error(
-        "`{name}` is reserved by the registry and cannot be registered, reserved or restricted"
+        "`{}` is reserved by the registry and cannot be registered, reserved or restricted",
+        cut(.name)
     )]
     ReservedName {
         /// The name.
@@ -403,13 +425,16 @@ pub enum RegistryError {
     #[error("a tool filter must name at least one tool")]
     EmptyFilter,
     /// The filter names tools that are not global tools or reserved global names.
-    #[error("the filter names unknown tools: {}", .names.join(", "))]
+    #[error("the filter names unknown tools: {}", cut_list(.names))]
     UnknownNames {
         /// The unknown names.
         names: Vec<String>,
     },
     /// The filter names tools local to an agent scope; masks apply to global tools only.
-    #[error("the filter names agent-local tools, which masks do not apply to: {}", .names.join(", "))]
+    #[error(
+        "the filter names agent-local tools, which masks do not apply to: {}",
+        cut_list(.names)
+    )]
     LocalNames {
         /// The local names.
         names: Vec<String>,

@@ -39,11 +39,11 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
 use std::time::SystemTime;
 
 use futures::channel::oneshot;

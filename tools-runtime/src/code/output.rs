@@ -1,8 +1,6 @@
 //! Output accounting shared by the runtimes: log lines, the result and the failure message count
 //! against one `max_output_bytes` budget.
 
-use std::borrow::Cow;
-
 use serde_json::Value;
 
 use super::{CodeCompletion, CodeFailure, CodeFailureKind, CodeOutcome};
@@ -124,23 +122,6 @@ impl Output {
     }
 }
 
-/// How many characters of program-controlled text a message quotes (the prelude and the
-/// Python runner use the same length and marker).
-pub(crate) const CUT_LIMIT: usize = 200;
-
-/// `text` cut to [`CUT_LIMIT`] characters, with a marker saying how many bytes were left out.
-// TODO(lead): replace with tools_schema::excerpt::cut
-pub(crate) fn cut(text: &str) -> Cow<'_, str> {
-    match text.char_indices().nth(CUT_LIMIT) {
-        None => Cow::Borrowed(text),
-        Some((end, _)) => {
-            let rest = text.len() - end;
-            let head = text.get(..end).unwrap_or_default();
-            Cow::Owned(format!("{head}\u{2026} ({rest} more bytes)"))
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,15 +149,13 @@ mod tests {
     }
 
     #[test]
-    fn cut_keeps_short_text_and_marks_what_it_left_out() {
-        assert_eq!(cut("short"), "short");
-        let exact = "é".repeat(CUT_LIMIT);
-        assert_eq!(cut(&exact), exact.as_str());
-        let long = format!("{}{}", "é".repeat(CUT_LIMIT), "x".repeat(10));
-        assert_eq!(
-            cut(&long),
-            format!("{}\u{2026} (10 more bytes)", "é".repeat(CUT_LIMIT))
-        );
+    fn the_in_engine_cuts_use_the_same_length_as_the_host() {
+        // The prelude and the Python runner cut program-controlled text themselves; their
+        // length must be the one the host's messages use.
+        let limit = format!("CUT_LIMIT = {};", tools_schema::excerpt::LIMIT);
+        assert!(include_str!("typescript/prelude.js").contains(&format!("const {limit}")));
+        let limit = format!("CUT_LIMIT = {}", tools_schema::excerpt::LIMIT);
+        assert!(include_str!("python/runner.py").contains(&limit));
     }
 
     #[test]

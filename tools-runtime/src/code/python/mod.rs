@@ -157,11 +157,12 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use self::process::{Interpreter, RunProcess, Spare, Zygote};
-use super::output::{Output, cut};
+use super::output::Output;
 use super::{
     CodeFailure, CodeFailureKind, CodeHost, CodeLanguage, CodeLimits, CodeOutcome, CodeRunFuture,
     CodeRuntime,
 };
+use tools_schema::excerpt::cut;
 
 /// The runner script every child runs (embedded).
 const RUNNER: &str = include_str!("runner.py");
@@ -695,7 +696,7 @@ async fn drive(
                     };
                     ended = match message {
                         ChildMessage::Call { id, name, args } if !tool_names.contains(&name) => {
-                            crate::deep::discard(args);
+                            crate::base::deep::discard(args);
                             let message = format!(
                                 "no tool named {:?} is bound in this run",
                                 cut(&name)

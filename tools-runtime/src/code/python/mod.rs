@@ -17,7 +17,8 @@
 //! On Linux, each run child is a *child subreaper* (`PR_SET_CHILD_SUBREAPER`): a process the
 //! program starts stays in the run child's process tree even if it leaves the process group
 //! (`setsid()`) and its parent exits (a double fork), because orphans are reparented to the run
-//! child rather than to `init`. When the run ends (completion, failure, deadline, cancellation,
+//! child rather than to `init`. A run child that finishes its run kills its own tree before it
+//! exits. When the run ends (completion, failure, deadline, cancellation,
 //! output overflow, a dropped future), every live process in that tree is killed with
 //! `SIGKILL` (the tree is read from `/proc/PID/task/TID/children` again until it is empty), then
 //! the run child's process group and the run child. In [`PythonMode::Zygote`] the zygote is a
@@ -29,8 +30,9 @@
 //! - a program can kill the zygote (it runs as the same user): the run children die with it
 //!   (`PR_SET_PDEATHSIG`), but their other descendants are reparented to `init` (or to the
 //!   nearest subreaper above the host) and survive;
-//! - in [`PythonMode::SpawnPerRun`], a process orphaned because the run child itself exited (or
-//!   cleared its own subreaper flag) is reparented to `init` and survives;
+//! - in [`PythonMode::SpawnPerRun`], a process orphaned because the run child exited without
+//!   finishing its run (the program called `os._exit`, or the child was killed) or cleared its
+//!   own subreaper flag is reparented to `init` and survives;
 //! - processes started on the program's behalf by other services (`cron`, `at`, `systemd-run`,
 //!   a container runtime, `ssh`) are not its descendants;
 //! - without `/proc/PID/task/TID/children` (a kernel built without `CONFIG_PROC_CHILDREN`), or

@@ -666,6 +666,13 @@ def child_main(sock):
             sys.stderr = sys.__stderr__
         except BaseException:  # noqa: BLE001
             pass
+        # The run is over: what its program started goes now, while it is still in this
+        # process's tree. (Once this process exits, its orphans would go to its parent's
+        # subreaper, or to init when the host spawned it.)
+        try:
+            _kill_tree(os.getpid())
+        except BaseException:  # noqa: BLE001 - the host still kills by pid and group
+            pass
     os._exit(0)
 
 

@@ -54,7 +54,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 use tracing::instrument::WithSubscriber;
 
-use super::events::SessionEvent;
+use super::events::{SessionEvent, SessionEventSink};
 use super::mode::{CODE_RUN_FAILED, CodeMode, SpillRequest};
 use super::{CodeFailure, CodeHost, HostCallFuture, ToolCallFailure};
 use crate::base::call::{ExecutionMode, ExecutionToken, ScopeKey, ToolCall};
@@ -327,23 +327,34 @@ impl Bridge {
                 "the call did not start because the program's run ended",
             ));
         };
+        let Some(sink) = &self.mode.events else {
+            // Nobody records: the call, and nothing else.
+            let ToolExecutionResult {
+                outcome,
+                additional_contexts,
+                ..
+            } = self.runtime.execute(call).await;
+            return self.finish(n, outcome, additional_contexts);
+        };
         let id = call.call_id.clone();
         let tool = call.name.clone();
         let started = SystemTime::now();
-        self.record(SessionEvent::CodeDispatchStart {
-            id: id.clone(),
-            parent_call_id: self.parent_call_id.clone(),
-            tool: tool.clone(),
-            arguments,
-            time: started,
-        });
-        let result = self.runtime.execute(call).await;
+        record(
+            sink.as_ref(),
+            SessionEvent::CodeDispatchStart {
+                id: id.clone(),
+                parent_call_id: self.parent_call_id.clone(),
+                tool: tool.clone(),
+                arguments,
+                time: started,
+            },
+        );
         let ToolExecutionResult {
             outcome,
             content,
             additional_contexts,
             ..
-        } = result;
+        } = self.runtime.execute(call).await;
         let is_error = matches!(outcome, ToolOutcome::Failure { .. });
         let recorded = self
             .mode
@@ -365,15 +376,28 @@ impl Bridge {
                 }
             })
             .unwrap_or(content);
-        self.record(SessionEvent::CodeDispatch {
-            id,
-            parent_call_id: self.parent_call_id.clone(),
-            tool: tool.clone(),
-            content: recorded,
-            is_error,
-            started,
-            ended: SystemTime::now(),
-        });
+        record(
+            sink.as_ref(),
+            SessionEvent::CodeDispatch {
+                id,
+                parent_call_id: self.parent_call_id.clone(),
+                tool,
+                content: recorded,
+                is_error,
+                started,
+                ended: SystemTime::now(),
+            },
+        );
+        self.finish(n, outcome, additional_contexts)
+    }
+
+    /// Keeps call `n`'s contexts for the end of the run and answers the program.
+    fn finish(
+        &self,
+        n: u64,
+        outcome: ToolOutcome,
+        additional_contexts: Vec<AdditionalContext>,
+    ) -> Result<Value, ToolCallFailure> {
         if !additional_contexts.is_empty() {
             lock(&self.contexts).insert(n, additional_contexts);
         }
@@ -382,13 +406,12 @@ impl Bridge {
             ToolOutcome::Failure { error } => Err(ToolCallFailure::new(error.message)),
         }
     }
+}
 
-    fn record(&self, event: SessionEvent) {
-        if let Some(sink) = &self.mode.events
-            && std::panic::catch_unwind(AssertUnwindSafe(|| sink.record(event))).is_err()
-        {
-            tracing::error!("a session event sink panicked; the event is lost");
-        }
+/// Hands `event` to `sink`; a panicking sink is logged and skipped.
+fn record(sink: &dyn SessionEventSink, event: SessionEvent) {
+    if std::panic::catch_unwind(AssertUnwindSafe(|| sink.record(event))).is_err() {
+        tracing::error!("a session event sink panicked; the event is lost");
     }
 }
 

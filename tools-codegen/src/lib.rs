@@ -25,7 +25,7 @@
 //!   Python exception: `TypedDict` cannot admit undeclared keys, so an open object with declared
 //!   properties rejects dict literals with extra keys (see [`schema_rules`]).
 //! - **Stack-safe.** Schemas are read at most [`MAX_DEPTH`] levels deep; deeper subtrees are
-//!   any JSON value (`JsonValue`/`Any`). A schema nested 100,000 levels renders in constant stack.
+//!   `unknown`/`Any`. A schema nested 100,000 levels renders in constant stack.
 //! - **Collision-free.** TypeScript types are written inline, so no two tools can clash over a
 //!   type name; Python `TypedDict` names are derived from tool and path and made unique across
 //!   the module, avoiding every name the module itself uses. Wire names are never renamed:
@@ -157,7 +157,7 @@ use std::sync::OnceLock;
 /// | no `type` but object (array) keywords | read as an object (array) | same |
 /// | no `type` and only other keywords (`minLength`, `format`, ...) | `JsonValue` | `Any` |
 /// | malformed `properties`, `required`, `items`, `additionalProperties`, `oneOf`, `enum` | `unknown` | `Any` |
-/// | nested deeper than [`MAX_DEPTH`] levels | `JsonValue` | `Any` |
+/// | nested deeper than [`MAX_DEPTH`] levels | `unknown` | `Any` |
 ///
 /// Outside an SDK render, [`json_schema_to_py`] has no module to declare a `TypedDict` in, so
 /// an object with properties is `dict[str, Any]` there.

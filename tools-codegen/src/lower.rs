@@ -25,12 +25,12 @@
 //! | `patternProperties` | extra keys of unknown type (the object is open) |
 //! | a key in `required` but not in `properties` | a required key of the extra-key type |
 //! | a malformed keyword (`properties` not an object, `required` not strings, ...) | unknown |
-//! | nesting deeper than [`MAX_DEPTH`] | unconstrained JSON ([`Ty::Json`]) |
+//! | nesting deeper than [`MAX_DEPTH`] | unknown |
 //!
 //! Every unknown or ignored construct widens the type, never narrows it, so the rendered type
 //! accepts every value the schema accepts.
 //!
-//! The reader recurses at most [`MAX_DEPTH`] levels and treats anything deeper as any JSON value, so a
+//! The reader recurses at most [`MAX_DEPTH`] levels and treats anything deeper as unknown, so a
 //! schema nested 100,000 levels deep costs 48 stack frames. The bound also keeps the rendered
 //! types within what `tsc` can compare: past about 100 nested levels it reports "excessive stack
 //! depth" when checking a value against the type.
@@ -111,8 +111,7 @@ pub(crate) fn lower<J: Json>(schema: &J) -> Ty<'_> {
 
 fn lower_at<J: Json>(schema: &J, depth: usize) -> Ty<'_> {
     if depth > MAX_DEPTH {
-        // Too deep to describe: any JSON value (which it is, whatever the schema says).
-        return Ty::Json;
+        return Ty::Unknown;
     }
     match schema.view() {
         View::Object => lower_map(schema, depth),
@@ -492,6 +491,6 @@ mod tests {
             ty = *inner;
         }
         assert_eq!(levels, MAX_DEPTH + 1);
-        assert_eq!(ty, Ty::Json, "past the depth, any JSON value");
+        assert_eq!(ty, Ty::Unknown);
     }
 }

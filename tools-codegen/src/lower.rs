@@ -111,6 +111,9 @@ pub(crate) fn lower<J: Json>(schema: &J) -> Ty<'_> {
 
 fn lower_at<J: Json>(schema: &J, depth: usize) -> Ty<'_> {
     if depth > MAX_DEPTH {
+        // Past the depth, any value. Not `JsonValue`: checking a deep value against that
+        // recursive type makes `tsc --strict` fail with "Excessive stack depth", while
+        // `unknown` (and Python's `Any`) admit every JSON value as well.
         return Ty::Unknown;
     }
     match schema.view() {

@@ -191,10 +191,11 @@ pub use base::error::{
 };
 pub use base::execution::ToolExecution;
 pub use base::hooks::{
-    Approval, ApprovalService, Dispatch, Next, PostDecision, PostSnapshot, PostView, PreDecision,
-    RegistryChange, Replacement,
+    Approval, ApprovalService, PostDecision, PostSnapshot, PostView, PreDecision, RegistryChange,
+    Replacement,
 };
 pub use base::result::{ToolExecutionResult, ToolFailureInfo, ToolOutcome};
+pub use base::runtime::{Dispatch, Next};
 pub use base::runtime::{PresentationMode, ToolFilter, ToolRuntime};
 pub use presentation::{
     AssembleHook, AssembleOptions, Assembly, AssemblyError, CODE_ONLY_SECTION,

@@ -145,6 +145,109 @@ fn rooms_import_one_way() {
     }
 }
 
+/// The module path of a source file: `base/hooks.rs` -> `base::hooks`, `pipeline/mod.rs` ->
+/// `pipeline`, `lib.rs` -> `` (the root).
+fn module_of(src: &Path, file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(src).unwrap_or(file);
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if let Some(last) = parts.pop() {
+        match last.as_str() {
+            "mod.rs" | "lib.rs" => {}
+            other => parts.push(other.trim_end_matches(".rs").to_owned()),
+        }
+    }
+    if parts.first().is_some_and(|p| p == "private") {
+        parts[0] = "__private".to_owned();
+    }
+    parts
+}
+
+/// The modules a file's `use` items name (`crate::a::b::Item` -> `a::b` or `a`, whichever is a
+/// module of the crate; `super::x` resolved against the file's own module).
+fn used_modules(
+    text: &str,
+    here: &[String],
+    modules: &BTreeSet<Vec<String>>,
+) -> BTreeSet<Vec<String>> {
+    let mut out = BTreeSet::new();
+    for line in text.lines() {
+        let code = line.trim_start();
+        if !(code.starts_with("use ")
+            || code.starts_with("pub use ")
+            || code.starts_with("pub(crate) use "))
+        {
+            continue;
+        }
+        let path = code.split("use ").nth(1).unwrap_or_default();
+        let mut segments: Vec<String> = Vec::new();
+        for seg in path.split("::") {
+            let seg = seg.trim();
+            if seg.is_empty()
+                || seg.starts_with('{')
+                || !seg.chars().all(|c| c.is_alphanumeric() || c == '_')
+            {
+                break;
+            }
+            segments.push(seg.to_owned());
+        }
+        let mut base: Vec<String> = match segments.first().map(String::as_str) {
+            Some("crate") => Vec::new(),
+            Some("super") => here[..here.len().saturating_sub(1)].to_vec(),
+            Some("self") => here.to_vec(),
+            _ => continue,
+        };
+        for seg in segments.iter().skip(1) {
+            let mut next = base.clone();
+            next.push(seg.clone());
+            if modules.contains(&next) {
+                base = next;
+            } else {
+                break;
+            }
+        }
+        out.insert(base);
+    }
+    out
+}
+
+#[test]
+fn no_two_modules_import_each_other() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let modules: BTreeSet<Vec<String>> = files.iter().map(|f| module_of(&src, f)).collect();
+    let mut edges: BTreeSet<(Vec<String>, Vec<String>)> = BTreeSet::new();
+    for file in &files {
+        let here = module_of(&src, file);
+        let text = fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        for target in used_modules(&text, &here, &modules) {
+            // A module re-exporting its own children is a facade, not a dependency on them.
+            let child_of_here = target.len() > here.len() && target.starts_with(&here);
+            if target != here && !child_of_here {
+                edges.insert((here.clone(), target));
+            }
+        }
+    }
+    let mutual: Vec<String> = edges
+        .iter()
+        .filter(|(a, b)| a < b && edges.contains(&(b.clone(), a.clone())))
+        .map(|(a, b)| format!("`{}` <-> `{}`", a.join("::"), b.join("::")))
+        .collect();
+    assert!(
+        mutual.is_empty(),
+        "modules that import each other:\n{}",
+        mutual.join("\n")
+    );
+    assert!(
+        edges.len() > 30,
+        "the scan found only {} imports",
+        edges.len()
+    );
+}
+
 #[test]
 fn the_checker_sees_a_backward_import() {
     // A base file naming the registry, a comment that must be ignored, and `$crate::` paths.

@@ -9,9 +9,18 @@ use std::fmt;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
+use futures::future::BoxFuture;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
 use super::call::GLOBAL_LAYER;
 use super::definition::ToolDefinition;
-use super::hooks::{ApprovalService, Listeners};
+use super::error::ToolError;
+use super::execution::ToolExecution;
+use super::hooks::{
+    ApprovalService, PostDecision, PostSnapshot, PostView, PreDecision, RegistryChange,
+};
+use super::result::ToolExecutionResult;
 
 /// An agent-scoped visibility mask over global tools. Masks are snapshotted when applied and
 /// intersect along an agent's chain.
@@ -238,5 +247,139 @@ impl ToolRuntime {
             .get(&TypeId::of::<T>())
             .cloned()
             .and_then(|v| v.downcast::<T>().ok())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The listener lists as stored, and the execute-wrapper chain. They live with the runtime
+// handle because the lists are part of what it shares and `Next` holds the handle; keeping
+// them here means no two files of `base` import each other.
+
+pub(crate) type PreSyncFn = dyn Fn(&ToolExecution, PreDecision) -> PreDecision + Send + Sync;
+pub(crate) type PreAsyncFn =
+    dyn Fn(ToolExecution, PreDecision) -> BoxFuture<'static, PreDecision> + Send + Sync;
+pub(crate) type GuardFn = dyn Fn(&ToolExecution) -> Option<String> + Send + Sync;
+pub(crate) type WrapperFn =
+    dyn Fn(Dispatch, Next) -> BoxFuture<'static, Result<Value, ToolError>> + Send + Sync;
+pub(crate) type PostSyncFn = dyn Fn(&ToolExecution, PostView<'_>) -> PostDecision + Send + Sync;
+pub(crate) type PostAsyncFn =
+    dyn Fn(ToolExecution, PostSnapshot) -> BoxFuture<'static, PostDecision> + Send + Sync;
+pub(crate) type ObserverFn = dyn Fn(&ToolExecution, &ToolExecutionResult) + Send + Sync;
+pub(crate) type ChangeFn = dyn Fn(&RegistryChange) + Send + Sync;
+
+#[derive(Clone)]
+pub(crate) enum PreListener {
+    Sync(Arc<PreSyncFn>),
+    Async(Arc<PreAsyncFn>),
+}
+
+#[derive(Clone)]
+pub(crate) enum PostListener {
+    Sync(Arc<PostSyncFn>),
+    Async(Arc<PostAsyncFn>),
+}
+
+/// One listener with the registration that owns it and the layer it applies to.
+#[derive(Clone)]
+pub(crate) struct Entry<T> {
+    pub(crate) id: u64,
+    pub(crate) layer: u64,
+    pub(crate) f: T,
+}
+
+/// A snapshot of every listener list, swapped as a whole on change so a call reads all of them
+/// with one reference-count increment.
+#[derive(Clone, Default)]
+pub(crate) struct Listeners {
+    pub(crate) pre: Vec<Entry<PreListener>>,
+    pub(crate) guards: Vec<Entry<Arc<GuardFn>>>,
+    pub(crate) wrappers: Vec<Entry<Arc<WrapperFn>>>,
+    pub(crate) post: Vec<Entry<PostListener>>,
+    pub(crate) observers: Vec<Entry<Arc<ObserverFn>>>,
+    pub(crate) change: Vec<Entry<Arc<ChangeFn>>>,
+}
+
+impl Listeners {
+    pub(crate) fn remove(&mut self, id: u64) -> bool {
+        let before = self.len();
+        self.pre.retain(|e| e.id != id);
+        self.guards.retain(|e| e.id != id);
+        self.wrappers.retain(|e| e.id != id);
+        self.post.retain(|e| e.id != id);
+        self.observers.retain(|e| e.id != id);
+        self.change.retain(|e| e.id != id);
+        before != self.len()
+    }
+
+    fn len(&self) -> usize {
+        self.pre.len()
+            + self.guards.len()
+            + self.wrappers.len()
+            + self.post.len()
+            + self.observers.len()
+            + self.change.len()
+    }
+}
+
+/// The dispatch an execute wrapper sees: the read-only execution, the resolved definition, and
+/// the one thing a wrapper may change, the cancellation token.
+pub struct Dispatch {
+    pub(crate) exec: ToolExecution,
+    pub(crate) def: ToolDefinition,
+    /// A wrapper's replacement token; `None` means the caller's.
+    pub(crate) cancel: Option<CancellationToken>,
+}
+
+impl Dispatch {
+    pub(crate) fn new(exec: ToolExecution, def: ToolDefinition) -> Self {
+        Dispatch {
+            exec,
+            def,
+            cancel: None,
+        }
+    }
+    /// The read-only execution.
+    pub fn execution(&self) -> &ToolExecution {
+        &self.exec
+    }
+    /// The definition that will run.
+    pub fn definition(&self) -> &ToolDefinition {
+        &self.def
+    }
+    /// The current cancellation token (the caller's, unless a wrapper replaced it).
+    pub fn cancellation(&self) -> &CancellationToken {
+        self.cancel.as_ref().unwrap_or(self.exec.cancellation())
+    }
+    /// Replaces the cancellation token for the rest of the chain. The caller's token still
+    /// cancels the body: the registry fuses it back in just before the body runs.
+    pub fn set_cancellation(&mut self, token: CancellationToken) {
+        self.cancel = Some(token);
+    }
+}
+
+impl fmt::Debug for Dispatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Dispatch")
+            .field("execution", &self.exec)
+            .field("replaced_cancellation", &self.cancel.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The rest of the wrapper chain, ending in the tool body. Call [`run`](Next::run) to continue
+/// (more than once to retry); return without calling it to answer for the tool (a made-up
+/// success is validated and rendered through the tool's own output declaration).
+#[derive(Clone)]
+pub struct Next {
+    pub(crate) listeners: Arc<Listeners>,
+    pub(crate) index: usize,
+    pub(crate) runtime: ToolRuntime,
+}
+
+impl fmt::Debug for Next {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Next")
+            .field("index", &self.index)
+            .finish_non_exhaustive()
     }
 }

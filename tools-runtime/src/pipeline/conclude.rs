@@ -9,8 +9,9 @@ use futures::FutureExt;
 use super::{Draft, Run, error_code};
 use crate::base::deep;
 use crate::base::error::{ExecutionError, PanicSite, panic_message};
-use crate::base::hooks::{PostDecision, PostListener, PostSnapshot, PostView, Replacement};
+use crate::base::hooks::{PostDecision, PostSnapshot, PostView, Replacement};
 use crate::base::result::{ToolExecutionResult, ToolOutcome};
+use crate::base::runtime::PostListener;
 
 impl Run {
     /// Post-execute decisions, the cancellation override, `finalize_content`, observers.

@@ -14,8 +14,8 @@ use crate::base::context::ToolRunContext;
 use crate::base::deep;
 use crate::base::definition::ToolDefinition;
 use crate::base::error::{ExecutionError, PanicSite, ToolError, panicked};
-use crate::base::hooks::{Dispatch, Listeners, Next};
 use crate::base::runtime::ToolRuntime;
+use crate::base::runtime::{Dispatch, Listeners, Next};
 
 impl Run {
     /// The wrappers around the body, then output normalisation.

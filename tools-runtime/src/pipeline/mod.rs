@@ -37,8 +37,8 @@ use crate::base::deep;
 use crate::base::definition::ToolDefinition;
 use crate::base::error::{ExecutionError, PanicSite, panic_message};
 use crate::base::execution::{ExecInner, ToolExecution};
-use crate::base::hooks::Listeners;
 use crate::base::result::{ToolExecutionResult, ToolFailureInfo};
+use crate::base::runtime::Listeners;
 use crate::base::runtime::ToolRuntime;
 
 /// A result still being shaped by the pipeline.

@@ -22,7 +22,8 @@ use futures::FutureExt;
 use super::{Draft, Run};
 use crate::base::definition::ToolDefinition;
 use crate::base::error::{ExecutionError, PanicSite};
-use crate::base::hooks::{Approval, PreDecision, PreListener};
+use crate::base::hooks::{Approval, PreDecision};
+use crate::base::runtime::PreListener;
 
 impl Run {
     /// Everything before the body: returns the definition to dispatch, or the failure.

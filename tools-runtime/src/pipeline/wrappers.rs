@@ -13,7 +13,7 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use crate::base::error::{ExecutionError, ToolError};
-use crate::base::hooks::{Dispatch, Next};
+use crate::base::runtime::{Dispatch, Next};
 
 /// A wrapper that enforces [`ToolDefinition::timeout`](crate::ToolDefinition::timeout).
 ///

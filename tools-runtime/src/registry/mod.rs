@@ -17,10 +17,11 @@ use tools_schema::catalog::ToolSchema;
 use crate::base::call::{GLOBAL_LAYER, ScopeKey};
 use crate::base::definition::{RESERVED_RUN_CODE, ToolDefinition};
 use crate::base::error::RegistryError;
-use crate::base::hooks::{ApprovalService, ChangeFn, Listeners, RegistryChange};
+use crate::base::hooks::{ApprovalService, RegistryChange};
 use crate::base::runtime::{
     CallSnapshot, Item, ItemKind, Layer, PresentationMode, State, ToolRuntime, read, write,
 };
+use crate::base::runtime::{ChangeFn, Listeners};
 
 /// The owner of items no scope owns (agent layers made by [`ToolRuntime::agent_scope`]).
 const ROOT_OWNER: u64 = 0;

@@ -13,10 +13,10 @@ use crate::base::definition::{RESERVED_RUN_CODE, ToolDefinition, ToolDefinitionB
 use crate::base::error::{RegistryError, ToolError};
 use crate::base::execution::ToolExecution;
 use crate::base::hooks::{
-    ApprovalService, Dispatch, Entry, Next, PostDecision, PostListener, PostSnapshot, PostView,
-    PreDecision, PreListener, RegistryChange,
+    ApprovalService, PostDecision, PostSnapshot, PostView, PreDecision, RegistryChange,
 };
 use crate::base::result::ToolExecutionResult;
+use crate::base::runtime::{Dispatch, Entry, Next, PostListener, PreListener};
 use crate::base::runtime::{ItemKind, PresentationMode, Shared, ToolFilter, ToolRuntime, write};
 
 /// The handle of one registration (a tool, a reservation, a mask, a listener, the approval

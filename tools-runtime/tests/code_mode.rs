@@ -1097,3 +1097,11 @@ async fn calls_past_max_pending_sub_calls_fail_at_once_and_record_nothing() {
         "the refused call took no number and recorded nothing"
     );
 }
+
+#[test]
+fn run_code_outside_a_tokio_runtime_fails_with_a_message_not_a_panic() {
+    let rt = code_runtime(PresentationMode::Code);
+    let r = futures::executor::block_on(rt.execute(run_code("return 1;")));
+    assert_eq!(r.code(), Some(CODE_RUN_FAILED));
+    assert!(r.text().contains("inside a tokio runtime"), "{}", r.text());
+}

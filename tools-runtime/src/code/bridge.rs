@@ -76,6 +76,13 @@ pub(crate) async fn run(
         .get("code")
         .and_then(Value::as_str)
         .ok_or_else(|| ToolError::with_code(CODE_RUN_FAILED, "`code` must be a string"))?;
+    // Calls that wait are tokio tasks; without a tokio runtime say so instead of panicking.
+    let handle = tokio::runtime::Handle::try_current().map_err(|_| {
+        ToolError::with_code(
+            CODE_RUN_FAILED,
+            "code run failed (internal): run_code must be executed inside a tokio runtime",
+        )
+    })?;
     let span = tracing::info_span!(
         "run_code",
         call_id = %ctx.call_id(),
@@ -97,7 +104,7 @@ pub(crate) async fn run(
         pending: AtomicUsize::new(0),
         tasks: Mutex::new(JoinSet::new()),
         contexts: Mutex::new(BTreeMap::new()),
-        handle: tokio::runtime::Handle::current(),
+        handle,
         span: span.clone(),
         dispatch: tracing::dispatcher::get_default(tracing::Dispatch::clone),
     });

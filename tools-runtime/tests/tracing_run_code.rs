@@ -5,88 +5,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::cell::RefCell;
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+mod tracing_support;
 
 use serde_json::json;
 use tools_runtime::code::{CodeMode, TypeScriptRuntime};
 use tools_runtime::{Output, PresentationMode, ToolCall, ToolDefinition, ToolRuntime};
-
-#[derive(Debug, Clone)]
-struct SpanInfo {
-    name: String,
-    fields: HashMap<String, String>,
-    parent: Option<u64>,
-}
-
-/// Records every span with its fields and its parent (explicit, or the span entered on this
-/// thread when it was created).
-#[derive(Default, Clone)]
-struct Recorder {
-    spans: Arc<Mutex<HashMap<u64, SpanInfo>>>,
-    next: Arc<AtomicU64>,
-}
-
-thread_local! {
-    static ENTERED: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
-}
-
-struct Visit<'a>(&'a mut HashMap<String, String>);
-impl tracing::field::Visit for Visit<'_> {
-    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-        self.0.insert(field.name().to_owned(), format!("{value:?}"));
-    }
-    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
-        self.0.insert(field.name().to_owned(), value.to_owned());
-    }
-}
-
-impl tracing::Subscriber for Recorder {
-    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
-        true
-    }
-    fn new_span(&self, attrs: &tracing::span::Attributes<'_>) -> tracing::span::Id {
-        let id = self.next.fetch_add(1, Ordering::SeqCst) + 1;
-        let mut fields = HashMap::new();
-        attrs.record(&mut Visit(&mut fields));
-        let parent = if let Some(p) = attrs.parent() {
-            Some(p.into_u64())
-        } else if attrs.is_contextual() {
-            ENTERED.with(|e| e.borrow().last().copied())
-        } else {
-            None
-        };
-        self.spans.lock().unwrap().insert(
-            id,
-            SpanInfo {
-                name: attrs.metadata().name().to_owned(),
-                fields,
-                parent,
-            },
-        );
-        tracing::span::Id::from_u64(id)
-    }
-    fn record(&self, span: &tracing::span::Id, values: &tracing::span::Record<'_>) {
-        if let Some(info) = self.spans.lock().unwrap().get_mut(&span.into_u64()) {
-            values.record(&mut Visit(&mut info.fields));
-        }
-    }
-    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
-    fn event(&self, _: &tracing::Event<'_>) {}
-    fn enter(&self, span: &tracing::span::Id) {
-        ENTERED.with(|e| e.borrow_mut().push(span.into_u64()));
-    }
-    fn exit(&self, span: &tracing::span::Id) {
-        ENTERED.with(|e| {
-            let mut e = e.borrow_mut();
-            if let Some(at) = e.iter().rposition(|s| *s == span.into_u64()) {
-                e.remove(at);
-            }
-        });
-    }
-}
+use tracing_support::{Recorder, SpanInfo};
 
 #[test]
 fn sub_call_spans_are_children_of_the_run_code_span() {

@@ -6,12 +6,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+mod tracing_support;
+
 use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 use tools_runtime::{Output, ToolCall, ToolDefinition, ToolRuntime, codes};
+use tracing_support::Recorder;
 
 fn tool(name: &str) -> ToolDefinition {
     ToolDefinition::builder(name)
@@ -20,48 +21,6 @@ fn tool(name: &str) -> ToolDefinition {
         .execute(|_a, _ctx| async move { Ok(json!(1)) })
         .build()
         .unwrap()
-}
-
-// --- tracing --------------------------------------------------------------------------------
-
-/// A minimal subscriber that records every `tool_call` span's fields.
-#[derive(Default, Clone)]
-struct Recorder {
-    spans: Arc<Mutex<HashMap<u64, HashMap<String, String>>>>,
-    next: Arc<AtomicUsize>,
-}
-
-struct Visit<'a>(&'a mut HashMap<String, String>);
-impl tracing::field::Visit for Visit<'_> {
-    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-        self.0.insert(field.name().to_owned(), format!("{value:?}"));
-    }
-    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
-        self.0.insert(field.name().to_owned(), value.to_owned());
-    }
-}
-
-impl tracing::Subscriber for Recorder {
-    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
-        true
-    }
-    fn new_span(&self, attrs: &tracing::span::Attributes<'_>) -> tracing::span::Id {
-        let id = self.next.fetch_add(1, Ordering::SeqCst) as u64 + 1;
-        let mut fields = HashMap::new();
-        fields.insert("@name".to_owned(), attrs.metadata().name().to_owned());
-        attrs.record(&mut Visit(&mut fields));
-        self.spans.lock().unwrap().insert(id, fields);
-        tracing::span::Id::from_u64(id)
-    }
-    fn record(&self, span: &tracing::span::Id, values: &tracing::span::Record<'_>) {
-        if let Some(fields) = self.spans.lock().unwrap().get_mut(&span.into_u64()) {
-            values.record(&mut Visit(fields));
-        }
-    }
-    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
-    fn event(&self, _: &tracing::Event<'_>) {}
-    fn enter(&self, _: &tracing::span::Id) {}
-    fn exit(&self, _: &tracing::span::Id) {}
 }
 
 #[test]
@@ -89,10 +48,10 @@ fn each_call_is_a_tracing_span_with_tool_call_id_parent_and_outcome() {
             .execute(ToolCall::new("call-8", "missing", json!({})).with_parent(parent))
             .await;
     });
-    let spans = recorder.spans.lock().unwrap();
-    let mut calls: Vec<&HashMap<String, String>> = spans
-        .values()
-        .filter(|f| f["@name"] == "tool_call")
+    let mut calls: Vec<std::collections::HashMap<String, String>> = recorder
+        .named("tool_call")
+        .into_iter()
+        .map(|(_, span)| span.fields)
         .collect();
     calls.sort_by_key(|f| f["call_id"].clone());
     assert_eq!(calls.len(), 2);

@@ -121,3 +121,45 @@ async fn scenario() {
         .await;
     assert_eq!(r.value(), Some(&json!("small")));
 }
+
+#[test]
+fn a_raw_input_schema_100_000_levels_deep_is_listed_and_assembled_without_recursion() {
+    // A schema from outside (an MCP server), nested deep: listing and prompt assembly copy,
+    // compare and drop it without recursion.
+    let mut schema = json!({"type": "string"});
+    for _ in 0..DEPTH {
+        schema = json!({"type": "object", "properties": {"a": Value::Null}})
+            .as_object()
+            .cloned()
+            .map(|mut o| {
+                o.insert("properties".into(), {
+                    let mut p = serde_json::Map::new();
+                    p.insert("a".into(), schema);
+                    Value::Object(p)
+                });
+                Value::Object(o)
+            })
+            .unwrap();
+    }
+    let def = ToolDefinition::raw("deep")
+        .input_schema(schema)
+        .output(Output::json(json!({"type": "null"})))
+        .execute(|_a, _c| async { Ok(Value::Null) })
+        .build()
+        .unwrap();
+    let rt = ToolRuntime::new();
+    let plugin = rt.scope();
+    let _d = plugin.register(def).unwrap();
+    let listed = rt.schemas(plugin.key());
+    assert_eq!(listed.len(), 1);
+    let assembly = rt.assemble(plugin.key()).unwrap();
+    let again = rt.assemble(plugin.key()).unwrap();
+    assert_eq!(assembly.tool_names(), vec!["deep"]);
+    assert!(Arc::ptr_eq(&assembly.tools[0], &again.tools[0]));
+    // A listed entry belongs to the caller, who drops deep schemas with `drop_value`; the
+    // registry's own copies (the definition, the cached assembly) drop without recursion.
+    for entry in listed {
+        drop_value(entry.input_schema);
+    }
+    drop((assembly, again));
+}

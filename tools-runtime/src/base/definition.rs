@@ -9,6 +9,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use serde_json::Value;
 use tools_schema::Schema;
+use tools_schema::catalog::ToolSchema;
 
 use super::cards::{CallView, PresentCallFn, PresentResultFn, ResultRecord, ResultView};
 use super::content::ContentBlock;
@@ -147,6 +148,14 @@ pub(crate) struct DefInner {
     pub(crate) present_result: Option<Arc<PresentResultFn>>,
 }
 
+impl Drop for DefInner {
+    fn drop(&mut self) {
+        // Raw schemas from outside may be deep: dropped without recursion.
+        super::deep::discard(std::mem::take(&mut self.input_schema));
+        super::deep::discard(std::mem::take(&mut self.output_schema));
+    }
+}
+
 /// A tool: its schemas, its output declaration and its body. Cheap to clone.
 ///
 /// Build one with [`ToolDefinition::builder`] (input validated by the registry) or
@@ -202,6 +211,18 @@ impl ToolDefinition {
     /// Renders `value` with the output declaration's `render`.
     pub fn render(&self, args: &Value, value: &Value) -> Vec<ContentBlock> {
         (self.0.render)(args, value)
+    }
+
+    /// The catalog entry of this tool (its schemas without the body), as
+    /// [`ToolRuntime::schemas`](crate::ToolRuntime::schemas) lists it; deep schemas are copied
+    /// without recursion.
+    pub fn catalog_entry(&self) -> ToolSchema {
+        ToolSchema {
+            name: self.0.name.clone(),
+            description: self.0.description.clone(),
+            input_schema: super::deep::clone(&self.0.input_schema),
+            output_schema: Some(super::deep::clone(&self.0.output_schema)),
+        }
     }
 
     /// The card of a call with `args`: the tool's own when it has a call presenter, the

@@ -42,7 +42,7 @@ use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::SystemTime;
 
@@ -62,7 +62,7 @@ use crate::base::content::AdditionalContext;
 use crate::base::context::ToolRunContext;
 use crate::base::error::ToolError;
 use crate::base::result::{ToolExecutionResult, ToolOutcome};
-use crate::base::runtime::ToolRuntime;
+use crate::base::runtime::{ToolRuntime, lock};
 
 /// `run_code`'s body: checks the arguments, runs the program with a bridge as its host, drains
 /// the bridge, and returns `{logs, result?}` or a `CODE_RUN_FAILED` failure.
@@ -161,10 +161,6 @@ fn failure_message(failure: &CodeFailure) -> String {
         }
     }
     message
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// One run's bridge.

@@ -11,13 +11,14 @@
 //! [`ChannelSink`] (a `tokio` channel) and [`RecordingSink`] (in memory, for tests).
 
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::base::content::ContentBlock;
+use crate::base::runtime::lock;
 
 /// One event of a Code Mode run.
 #[derive(Debug, Clone, PartialEq)]
@@ -124,30 +125,24 @@ impl RecordingSink {
 
     /// A copy of the events so far.
     pub fn events(&self) -> Vec<SessionEvent> {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        lock(&self.0).clone()
     }
 
     /// Takes the events so far, leaving the recorder empty.
     pub fn take(&self) -> Vec<SessionEvent> {
-        std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner))
+        std::mem::take(&mut *lock(&self.0))
     }
 }
 
 impl fmt::Debug for RecordingSink {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let n = self.0.lock().unwrap_or_else(PoisonError::into_inner).len();
+        let n = lock(&self.0).len();
         f.debug_struct("RecordingSink").field("events", &n).finish()
     }
 }
 
 impl SessionEventSink for RecordingSink {
     fn record(&self, event: SessionEvent) {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(event);
+        lock(&self.0).push(event);
     }
 }

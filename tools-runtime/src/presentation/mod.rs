@@ -55,14 +55,14 @@ use std::any::Any;
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::panic::AssertUnwindSafe;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use tools_codegen::Language;
 use tools_schema::catalog::ToolSchema;
 
 use crate::base::call::ScopeKey;
-use crate::base::definition::{RESERVED_RUN_CODE, ToolDefinition};
-use crate::base::runtime::{PresentationMode, ToolRuntime};
+use crate::base::definition::RESERVED_RUN_CODE;
+use crate::base::runtime::{PresentationMode, ToolRuntime, lock};
 use crate::code::{CodeLanguage, CodeMode, CodeModeError};
 
 /// The order of the `tools:sdk` section.
@@ -246,7 +246,7 @@ impl ToolRuntimeBuilder {
         };
         let settings: Arc<dyn Any + Send + Sync> = Arc::new(Settings {
             code,
-            run_code_schema: run_code.as_ref().map(|def| Arc::new(schema_of(def))),
+            run_code_schema: run_code.as_ref().map(|def| Arc::new(def.catalog_entry())),
             hook: self.hook,
             cache: Mutex::new(HashMap::new()),
         });
@@ -307,7 +307,7 @@ impl ToolRuntime {
 
         let mut tools: Vec<Arc<ToolSchema>> = Vec::new();
         if mode.offers_native() {
-            tools.extend(view.schemas.iter().cloned());
+            tools.extend(view.schemas.0.iter().cloned());
         }
         if mode.offers_code()
             && let Some(schema) = self.settings().and_then(|s| s.run_code_schema.clone())
@@ -364,17 +364,18 @@ impl ToolRuntime {
         {
             return Ok(hit.view.clone());
         }
-        let schemas: Vec<ToolSchema> = self.schemas(scope);
+        let schemas = Schemas(self.schemas(scope).into_iter().map(Arc::new).collect());
         // Something changed somewhere: an unchanged tool set for this scope keeps its text.
         if let Some(settings) = settings
             && let Some(hit) = lock(&settings.cache).get_mut(&key)
-            && hit.view.schemas.len() == schemas.len()
+            && hit.view.schemas.0.len() == schemas.0.len()
             && hit
                 .view
                 .schemas
+                .0
                 .iter()
-                .zip(&schemas)
-                .all(|(a, b)| **a == *b)
+                .zip(&schemas.0)
+                .all(|(a, b)| a == b)
         {
             hit.generation = generation;
             return Ok(hit.view.clone());
@@ -382,11 +383,11 @@ impl ToolRuntime {
         let sdk = match language {
             None => None,
             Some(language) => {
-                let catalog = tools_schema::Catalog::new(schemas.clone()).map_err(|e| {
-                    AssemblyError::Catalog {
+                let entries = schemas.0.iter().map(|s| ToolSchema::clone(s)).collect();
+                let catalog =
+                    tools_schema::Catalog::new(entries).map_err(|e| AssemblyError::Catalog {
                         message: e.to_string(),
-                    }
-                })?;
+                    })?;
                 let text = format!(
                     "{}\n```{}\n{}```\n",
                     tools_codegen::usage_text(language).trim_end(),
@@ -397,7 +398,7 @@ impl ToolRuntime {
             }
         };
         let view = View {
-            schemas: Arc::new(schemas.into_iter().map(Arc::new).collect()),
+            schemas: Arc::new(schemas),
             sdk,
         };
         if let Some(settings) = settings {
@@ -437,12 +438,25 @@ struct CacheEntry {
 
 #[derive(Clone)]
 struct View {
-    schemas: Arc<Vec<Arc<ToolSchema>>>,
+    schemas: Arc<Schemas>,
     sdk: Option<Arc<str>>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
+/// A scope's catalog entries, in name order. Raw schemas from outside may be deep: the entries
+/// this cache is the last owner of are dropped without recursion.
+struct Schemas(Vec<Arc<ToolSchema>>);
+
+impl Drop for Schemas {
+    fn drop(&mut self) {
+        for entry in &mut self.0 {
+            if let Some(entry) = Arc::get_mut(entry) {
+                crate::base::deep::discard(std::mem::take(&mut entry.input_schema));
+                if let Some(output) = entry.output_schema.take() {
+                    crate::base::deep::discard(output);
+                }
+            }
+        }
+    }
 }
 
 fn language_of(language: CodeLanguage) -> Language {
@@ -452,28 +466,19 @@ fn language_of(language: CodeLanguage) -> Language {
     }
 }
 
-fn schema_of(def: &ToolDefinition) -> ToolSchema {
-    ToolSchema {
-        name: def.name().to_owned(),
-        description: def.description().to_owned(),
-        input_schema: def.input_schema().clone(),
-        output_schema: Some(def.output_schema().clone()),
-    }
-}
-
 /// `tools` (in name order) with `tool_order`'s names first.
 fn order_tools(
     tools: Vec<Arc<ToolSchema>>,
     options: &AssembleOptions,
     mode: PresentationMode,
-    reserved: impl FnOnce() -> BTreeSet<String>,
+    reserved: impl Fn() -> BTreeSet<String>,
 ) -> Result<Vec<Arc<ToolSchema>>, AssemblyError> {
     if options.tool_order.is_empty() {
         return Ok(tools);
     }
     let mut rest: Vec<Option<Arc<ToolSchema>>> = tools.into_iter().map(Some).collect();
     let mut first = Vec::new();
-    let mut reserved = Some(reserved);
+    // Read from the registry only if a listed name is not offered.
     let mut reserved_names: Option<BTreeSet<String>> = None;
     for name in &options.tool_order {
         let found = rest
@@ -485,8 +490,7 @@ fn order_tools(
             None => {
                 // A reserved capability may be listed before its definition arrives, where
                 // the mode offers definitions at all.
-                let names = reserved_names
-                    .get_or_insert_with(|| reserved.take().map(|f| f()).unwrap_or_default());
+                let names = reserved_names.get_or_insert_with(&reserved);
                 if !(mode.offers_native() && names.contains(name)) {
                     return Err(AssemblyError::ToolOrder {
                         name: name.clone(),

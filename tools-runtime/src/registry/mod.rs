@@ -156,12 +156,7 @@ impl ToolRuntime {
         };
         st.visible(&chain)
             .into_values()
-            .map(|def| ToolSchema {
-                name: def.name().to_owned(),
-                description: def.description().to_owned(),
-                input_schema: def.input_schema().clone(),
-                output_schema: Some(def.output_schema().clone()),
-            })
+            .map(ToolDefinition::catalog_entry)
             .collect()
     }
 

@@ -182,6 +182,7 @@ pub mod cards {
 }
 pub use base::content::{AdditionalContext, ContentBlock};
 pub use base::context::ToolRunContext;
+pub use base::definition::PrepareFn;
 pub use base::definition::{
     BodyFn, ConcurrencyFn, FinalizeContentFn, Output, PresentationMetaFn, RESERVED_RUN_CODE,
     RenderFn, SchemaSource, ToolDefinition, ToolDefinitionBuilder, render_json,
@@ -189,6 +190,7 @@ pub use base::definition::{
 pub use base::error::{
     DefinitionError, ExecutionError, PanicSite, RegistryError, ToolError, ToolFailure, codes,
 };
+pub use base::execution::MayCall;
 pub use base::execution::ToolExecution;
 pub use base::hooks::{
     Approval, ApprovalService, PostDecision, PostSnapshot, PostView, PreDecision, RegistryChange,

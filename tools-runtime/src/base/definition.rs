@@ -15,7 +15,7 @@ use super::cards::{CallView, PresentCallFn, PresentResultFn, ResultRecord, Resul
 use super::content::ContentBlock;
 use super::context::ToolRunContext;
 use super::error::{DefinitionError, ToolError};
-use super::execution::ToolExecution;
+use super::execution::{MayCall, ToolExecution};
 use super::result::ToolExecutionResult;
 use super::validation::{self, Compiled};
 
@@ -34,6 +34,15 @@ pub type PresentationMetaFn = dyn Fn(&Value, &Value) -> Value + Send + Sync;
 /// Replaces the final content of a normalised result (`None` keeps it).
 pub type FinalizeContentFn =
     dyn Fn(&ToolExecution, &ToolExecutionResult) -> Option<Vec<ContentBlock>> + Send + Sync;
+/// A definition's prepare hook: runs at admission, after input validation and before the
+/// pre-execute waterfall, with the frozen (valid) arguments and a run context like the body's.
+/// `Err` refuses the call (its code and message become the call's failure; no listener, approval
+/// or body runs); `Ok(Some(set))` records what the call may call in turn, which listeners read
+/// with [`ToolExecution::may_call`]; `Ok(None)` says nothing. `run_code`'s hook is the pre-run
+/// analysis of the program (see [`crate::code::analysis`]).
+pub type PrepareFn = dyn Fn(Arc<Value>, ToolRunContext) -> BoxFuture<'static, Result<Option<MayCall>, ToolError>>
+    + Send
+    + Sync;
 /// Classifies one call's arguments as safe to run concurrently (`true`) or not.
 pub type ConcurrencyFn = dyn Fn(&Value) -> bool + Send + Sync;
 
@@ -146,6 +155,7 @@ pub(crate) struct DefInner {
     pub(crate) concurrency: Option<Arc<ConcurrencyFn>>,
     pub(crate) present_call: Option<Arc<PresentCallFn>>,
     pub(crate) present_result: Option<Arc<PresentResultFn>>,
+    pub(crate) prepare: Option<Arc<PrepareFn>>,
 }
 
 impl Drop for DefInner {
@@ -314,6 +324,7 @@ pub struct ToolDefinitionBuilder {
     concurrency: Option<Arc<ConcurrencyFn>>,
     present_call: Option<Arc<PresentCallFn>>,
     present_result: Option<Arc<PresentResultFn>>,
+    prepare: Option<Arc<PrepareFn>>,
 }
 
 impl ToolDefinitionBuilder {
@@ -330,6 +341,7 @@ impl ToolDefinitionBuilder {
             concurrency: None,
             present_call: None,
             present_result: None,
+            prepare: None,
         }
     }
 
@@ -434,6 +446,17 @@ impl ToolDefinitionBuilder {
         self
     }
 
+    /// A prepare hook (see [`PrepareFn`]): checks a call before any policy sees it, and may say
+    /// what the call may call in turn. A panic in it fails the call as a panicking body does.
+    pub fn prepare<F, Fut>(mut self, prepare: F) -> Self
+    where
+        F: Fn(Arc<Value>, ToolRunContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Option<MayCall>, ToolError>> + Send + 'static,
+    {
+        self.prepare = Some(Arc::new(move |args, ctx| Box::pin(prepare(args, ctx))));
+        self
+    }
+
     /// Checks everything and compiles the schemas.
     pub fn build(self) -> Result<ToolDefinition, DefinitionError> {
         let name = self.name;
@@ -492,6 +515,7 @@ impl ToolDefinitionBuilder {
             concurrency: self.concurrency,
             present_call: self.present_call,
             present_result: self.present_result,
+            prepare: self.prepare,
         })))
     }
 }

@@ -54,6 +54,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 use tracing::instrument::WithSubscriber;
 
+use super::analysis::sdk_tools;
 use super::events::{SessionEvent, SessionEventSink};
 use super::mode::{CODE_RUN_FAILED, CodeMode, SpillRequest};
 use super::{CodeFailure, CodeHost, HostCallFuture, ToolCallFailure};
@@ -61,6 +62,7 @@ use crate::base::call::{ExecutionMode, ExecutionToken, ScopeKey, ToolCall};
 use crate::base::content::AdditionalContext;
 use crate::base::context::ToolRunContext;
 use crate::base::error::ToolError;
+use crate::base::execution::MayCall;
 use crate::base::result::{ToolExecutionResult, ToolOutcome};
 use crate::base::runtime::{ToolRuntime, lock};
 
@@ -95,9 +97,8 @@ pub(crate) async fn run(
         parent: ctx.token(),
         parent_call_id: ctx.call_id().to_owned(),
         cancel: ctx.cancellation().child_token(),
-        names: ctx
-            .runtime()
-            .visible_names(ctx.agent().unwrap_or(ScopeKey::GLOBAL)),
+        names: sdk_tools(ctx.runtime(), ctx.agent().unwrap_or(ScopeKey::GLOBAL)),
+        may_call: ctx.execution().may_call().cloned(),
         mode: mode.clone(),
         pool: Pool::default(),
         submitted: AtomicU64::new(0),
@@ -148,7 +149,7 @@ pub(crate) async fn run(
 }
 
 /// `code run failed (<kind>): <message>`, then the captured output when there is any.
-fn failure_message(failure: &CodeFailure) -> String {
+pub(crate) fn failure_message(failure: &CodeFailure) -> String {
     let mut message = failure.to_string();
     if let (Some(line), Some(column)) = (failure.line, failure.column) {
         message.push_str(&format!(" (line {line}, column {column})"));
@@ -173,6 +174,8 @@ struct Bridge {
     cancel: CancellationToken,
     /// The tools the program's `tools` object binds: what the outer call's scope sees.
     names: Vec<String>,
+    /// What the pre-run analysis found the program may call; a closed set is enforced.
+    may_call: Option<MayCall>,
     mode: Arc<CodeMode>,
     pool: Pool,
     /// How many calls the program has made.
@@ -209,6 +212,18 @@ impl CodeHost for Host {
 
     fn call(&self, name: &str, args: Value) -> HostCallFuture {
         let bridge = &self.0;
+        // The analysis closed the set and policy may have approved the program for it: a call
+        // outside it (through a form the analysis did not follow) does not run.
+        if let Some(MayCall::Closed(allowed)) = &bridge.may_call
+            && !allowed.contains(name)
+        {
+            return Box::pin(std::future::ready(Err(ToolCallFailure::new(format!(
+                "`{}` is not among the tools the program was checked for before it ran ({}); \
+                 call tools by name (`tools.name(...)`) so the check sees them",
+                cut(name),
+                list(allowed),
+            )))));
+        }
         // A program that starts calls without ever awaiting them would otherwise queue tasks
         // without bound, outside the engine's memory limit.
         let limit = bridge.mode.max_pending_sub_calls;
@@ -500,4 +515,24 @@ impl Pool {
             }
         }
     }
+}
+
+/// `name` cut to 200 characters, with the marker the runtimes use.
+fn cut(name: &str) -> String {
+    match name.char_indices().nth(200) {
+        None => name.to_owned(),
+        Some((at, _)) => format!("{}\u{2026} ({} more bytes)", &name[..at], name.len() - at),
+    }
+}
+
+/// The names of a closed set, as a message lists them.
+fn list(names: &std::collections::BTreeSet<String>) -> String {
+    if names.is_empty() {
+        return "none".to_owned();
+    }
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -90,6 +90,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+pub mod analysis;
 mod bridge;
 pub mod events;
 mod mode;
@@ -101,6 +102,7 @@ pub mod python;
 #[cfg(feature = "typescript")]
 pub mod typescript;
 
+pub use analysis::{CODE_NOT_RUN, MAX_ANALYSIS_NESTING};
 pub use events::{ChannelSink, RecordingSink, SessionEvent, SessionEventSink};
 pub use mode::{
     CODE_RUN_FAILED, CodeMode, CodeModeError, DEFAULT_MAX_PARALLEL_SUB_CALLS,
@@ -441,6 +443,12 @@ pub type CodeOutcome = Result<CodeCompletion, CodeFailure>;
 /// The future [`CodeRuntime::run`] returns. Dropping it cancels the run.
 pub type CodeRunFuture = Pin<Box<dyn Future<Output = CodeOutcome> + Send>>;
 
+/// The future [`CodeRuntime::analyse`] returns: `None` when the runtime does not analyse the
+/// program, the failure the run would report for a program that does not parse, or what the
+/// analysis found.
+pub type AnalyseFuture =
+    Pin<Box<dyn Future<Output = Option<Result<analysis::ProgramAnalysis, CodeFailure>>> + Send>>;
+
 /// A language runtime for Code Mode programs.
 ///
 /// `run` must be polled inside a tokio runtime: tool calls are spawned onto it. Every run gets
@@ -459,4 +467,13 @@ pub trait CodeRuntime: Send + Sync + fmt::Debug {
         limits: &CodeLimits,
         cancel: CancellationToken,
     ) -> CodeRunFuture;
+
+    /// Finds the tool calls `program` can make without running it (see [`analysis`]). The
+    /// default analyses nothing (`None`: every program may call any tool). `run_code` asks this
+    /// for Python programs; TypeScript programs are analysed by the crate itself, whatever the
+    /// runtime.
+    fn analyse(&self, program: &str) -> AnalyseFuture {
+        let _ = program;
+        Box::pin(std::future::ready(None))
+    }
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use super::analysis;
 use super::bridge;
 use super::events::SessionEventSink;
 use super::{CodeLanguage, CodeLimits, CodeLimitsError, CodeRuntime};
@@ -150,6 +151,7 @@ impl CodeMode {
     /// The registry-owned `run_code` definition for these settings.
     pub(crate) fn definition(self: &Arc<Self>) -> Result<ToolDefinition, DefinitionError> {
         let mode = self.clone();
+        let analysed = self.clone();
         ToolDefinition::builder(RESERVED_RUN_CODE)
             .description(description(self.language()))
             .input_schema(json!({
@@ -179,6 +181,9 @@ impl CodeMode {
                 }),
                 |_args, value| vec![ContentBlock::text(render_result(value))],
             ))
+            // The pre-run analysis, at admission: refuses a provably wrong program and says
+            // what the program may call (`ToolExecution::may_call`) before policy runs.
+            .prepare(move |args, ctx| analysis::prepare(analysed.clone(), args, ctx))
             .execute(move |args, ctx| bridge::run(mode.clone(), args, ctx))
             .build()
     }

@@ -119,6 +119,7 @@ impl Run {
             chain: snapshot.chain.unwrap_or_default(),
             deferred: Mutex::new(Vec::new()),
             body_started: std::sync::atomic::AtomicBool::new(false),
+            may_call: std::sync::OnceLock::new(),
         }));
         Run {
             rt: rt.clone(),

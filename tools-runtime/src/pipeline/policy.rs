@@ -1,5 +1,6 @@
 //! Policy: everything that decides whether a call may reach its body, in order: resolution,
-//! argument validation, the pre-execute waterfall (with the approval service for `ask`), and the
+//! argument validation, the definition's prepare hook (for `run_code`, the pre-run analysis of
+//! the program), the pre-execute waterfall (with the approval service for `ask`), and the
 //! guards.
 //!
 //! # Cancellation during policy
@@ -20,6 +21,7 @@ use std::panic::AssertUnwindSafe;
 use futures::FutureExt;
 
 use super::{Draft, Run};
+use crate::base::context::ToolRunContext;
 use crate::base::definition::ToolDefinition;
 use crate::base::error::{ExecutionError, PanicSite};
 use crate::base::hooks::{Approval, PreDecision};
@@ -46,6 +48,32 @@ impl Run {
                 tool: def.name().to_owned(),
                 violations,
             }));
+        }
+        // The prepare hook: it may refuse the call before anyone observes or approves it, and
+        // records what the call may call (`ToolExecution::may_call`) for the listeners below.
+        if let Some(prepare) = &def.0.prepare {
+            let ctx = ToolRunContext {
+                exec: exec.clone(),
+                cancel: None,
+                runtime: self.rt.clone(),
+            };
+            let args = exec.arguments_arc().clone();
+            let prepared = match std::panic::catch_unwind(AssertUnwindSafe(|| prepare(args, ctx))) {
+                Ok(fut) => AssertUnwindSafe(fut).catch_unwind().await,
+                Err(p) => Err(p),
+            };
+            match prepared {
+                Ok(Ok(Some(may_call))) => exec.set_may_call(may_call),
+                Ok(Ok(None)) => {}
+                Ok(Err(error)) => {
+                    let (message, code) = error.into_parts();
+                    return Err(Draft::Failure { message, code });
+                }
+                Err(p) => return Err(self.panicked(PanicSite::Body, p)),
+            }
+            if self.cancelled() {
+                return Err(self.aborted_before_dispatch());
+            }
         }
         // The pre-execute waterfall: each listener turns the decision so far into the next.
         let mut decision = PreDecision::Allow;

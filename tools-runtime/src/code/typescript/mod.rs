@@ -76,7 +76,7 @@
 //! worker thread.
 
 mod engine;
-mod strip;
+pub(crate) mod strip;
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;

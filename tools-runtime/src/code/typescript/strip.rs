@@ -334,6 +334,12 @@ const CHAIN_WORDS: &[&str] = &[
 /// - `<` without a matching `>` within one statement (nested type arguments);
 /// - `else` in the whole program, past twice the limit (`else if` chains).
 fn check_nesting(program: &str) -> Result<(), StripError> {
+    check_nesting_to(program, MAX_NESTING)
+}
+
+/// [`check_nesting`] with another limit (the pre-run analysis parses on the caller's smaller
+/// stack, so it uses a lower one).
+pub(crate) fn check_nesting_to(program: &str, max_nesting: usize) -> Result<(), StripError> {
     let bytes = program.as_bytes();
     let mut depth: usize = 0;
     // Each open template literal remembers the depth of its `${` so `}` can resume the text.
@@ -347,7 +353,7 @@ fn check_nesting(program: &str) -> Result<(), StripError> {
     let mut line_start = 0;
     let too_deep = |i: usize, line: u32, line_start: usize| StripError {
         message: format!(
-            "the program nests deeper than {MAX_NESTING} levels; split the expression into smaller statements"
+            "the program nests deeper than {max_nesting} levels; split the expression into smaller statements"
         ),
         line: Some(line),
         column: program
@@ -369,7 +375,7 @@ fn check_nesting(program: &str) -> Result<(), StripError> {
                     in_template_text = false;
                     depth += 1;
                     templates.push(depth);
-                    if depth > MAX_NESTING {
+                    if depth > max_nesting {
                         return Err(too_deep(i, line, line_start));
                     }
                     i += 1;
@@ -412,7 +418,7 @@ fn check_nesting(program: &str) -> Result<(), StripError> {
             b'`' => in_template_text = true,
             b'(' | b'[' => {
                 depth += 1;
-                if depth > MAX_NESTING {
+                if depth > max_nesting {
                     return Err(too_deep(i, line, line_start));
                 }
             }
@@ -420,7 +426,7 @@ fn check_nesting(program: &str) -> Result<(), StripError> {
                 depth += 1;
                 chain = 0;
                 angle = 0;
-                if depth > MAX_NESTING {
+                if depth > max_nesting {
                     return Err(too_deep(i, line, line_start));
                 }
             }
@@ -441,7 +447,7 @@ fn check_nesting(program: &str) -> Result<(), StripError> {
             b',' => chain = 0,
             b'!' | b'~' | b'-' | b'+' => {
                 unary_run += 1;
-                if unary_run > MAX_NESTING {
+                if unary_run > max_nesting {
                     return Err(too_deep(i, line, line_start));
                 }
                 if bytes.get(i + 1) == Some(&b'=') {
@@ -456,7 +462,7 @@ fn check_nesting(program: &str) -> Result<(), StripError> {
             b'<' => {
                 chained = true;
                 angle += 1;
-                if angle > MAX_NESTING {
+                if angle > max_nesting {
                     return Err(too_deep(i, line, line_start));
                 }
             }
@@ -485,14 +491,14 @@ fn check_nesting(program: &str) -> Result<(), StripError> {
                 let word = program.get(start..i).unwrap_or("");
                 if word == "else" {
                     elses += 1;
-                    if elses > 2 * MAX_NESTING {
+                    if elses > 2 * max_nesting {
                         return Err(too_deep(start, line, line_start));
                     }
                 }
                 unary_run = 0;
                 if CHAIN_WORDS.contains(&word) {
                     chain += 1;
-                    if chain > MAX_NESTING {
+                    if chain > max_nesting {
                         return Err(too_deep(start, line, line_start));
                     }
                 }
@@ -502,7 +508,7 @@ fn check_nesting(program: &str) -> Result<(), StripError> {
         }
         if chained {
             chain += 1;
-            if chain > MAX_NESTING {
+            if chain > max_nesting {
                 return Err(too_deep(i, line, line_start));
             }
         }

@@ -1,0 +1,483 @@
+//! The pre-run analysis of a `run_code` program: the tool calls it can make, found before it
+//! runs, so that a program that is provably wrong is refused without running and policy can
+//! judge a program once for everything it may do.
+//!
+//! # What is found
+//!
+//! The program is parsed (TypeScript with the swc parser the runtime strips types with; Python
+//! with the interpreter's own `ast`, in the runtime's warm zygote) and every place it names a
+//! tool is a [`ToolUse`]: `tools.name(...)`, `tools["name"](...)`, `callTool("name", ...)`
+//! (TypeScript) and a plain reference such as `const read = tools.read_file`. An alias
+//! declared once and never reassigned (`const t = tools; t.read_file(...)`) is followed. Calls
+//! inside callbacks count like any other; comments and strings that merely mention a tool do
+//! not.
+//!
+//! The result is [`MayCall`]: the closed set of tools named, or open when the program reaches
+//! tools in a way the analysis does not follow: a computed name (`tools[x]`, `callTool(x)`),
+//! `tools` handed to anything but a member call (`f(tools)`, `const {a} = tools`), a rebound
+//! `tools`/`callTool`/alias, and forms that can reach the global object or the `Function`
+//! constructor (`globalThis`, `this`, `eval`, `Function`, `.constructor`, `with`; Python:
+//! `getattr`, `globals`, `vars`, `eval`, `exec`, `__import__`, dunder attributes). A program the
+//! analysis cannot read (deeper than [`MAX_ANALYSIS_NESTING`], or a Python runtime without a
+//! zygote) is open too.
+//!
+//! The bridge holds a program to a closed set: a call to a tool outside it fails in the program
+//! (it can only happen through a form the analysis missed), so a listener that approves a
+//! program by its `may_call` approves what actually runs. Each call still goes through the
+//! pipeline on its own.
+//!
+//! # What is refused
+//!
+//! Only what is provably wrong, each with its line and column, and nothing of the program runs
+//! (code [`CODE_NOT_RUN`], message starting "the program was not run"):
+//!
+//! - a direct call of a tool that is not in the SDK (with the closest names); a reference that
+//!   is not a call (`if (tools.maybe)`, `tools.maybe?.()`) is never refused;
+//! - a literal argument object that violates the tool's input schema: a fully literal object is
+//!   checked by the tool's own validator (so every rule of the schema applies); an object with
+//!   computed values is checked for missing required properties, unexpected properties of a
+//!   closed object, and literals of the wrong type. An object with a spread, computed keys,
+//!   methods or accessors, and spread arguments, are never checked. Raw definitions (which
+//!   validate their own input) are not checked.
+//!
+//! A program that does not parse is reported exactly as the run would report it
+//! (`CODE_RUN_FAILED`, `code run failed (syntax): ...`).
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+#[cfg(feature = "typescript")]
+use super::CodeLanguage;
+use super::mode::{CODE_RUN_FAILED, CodeMode};
+use crate::base::call::ScopeKey;
+use crate::base::context::ToolRunContext;
+use crate::base::definition::ToolDefinition;
+use crate::base::error::ToolError;
+use crate::base::execution::MayCall;
+use crate::base::runtime::ToolRuntime;
+
+#[cfg(feature = "typescript")]
+pub(crate) mod typescript;
+
+/// The stable code of a program refused before it ran.
+pub const CODE_NOT_RUN: &str = "CODE_NOT_RUN";
+
+/// How deep a program may nest (brackets, operator chains) and still be analysed; a deeper
+/// program is not analysed (its set is open) and runs under the runtime's own limits. The
+/// analysis runs on the caller's thread, whose stack is smaller than the runtime's workers'.
+pub const MAX_ANALYSIS_NESTING: usize = 64;
+
+/// The most problems a refusal lists.
+const MAX_PROBLEMS: usize = 10;
+
+/// A literal argument as far as the analysis knows it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Literal {
+    /// A value computed at run time.
+    Unknown,
+    /// `null` / `None`.
+    Null,
+    /// A boolean.
+    Bool(bool),
+    /// An integral number.
+    Integer(i64),
+    /// Any other finite number.
+    Number(f64),
+    /// A string.
+    String(String),
+    /// An array of literals (no spread, no holes).
+    Array(Vec<Literal>),
+    /// An object with these keys, last one wins (no spread, no computed key, no accessor).
+    Object(Vec<(String, Literal)>),
+}
+
+impl Literal {
+    /// The JSON value when everything in it is known.
+    pub fn to_json(&self) -> Option<Value> {
+        Some(match self {
+            Literal::Unknown => return None,
+            Literal::Null => Value::Null,
+            Literal::Bool(b) => Value::Bool(*b),
+            Literal::Integer(i) => Value::from(*i),
+            Literal::Number(f) => serde_json::Number::from_f64(*f).map(Value::Number)?,
+            Literal::String(s) => Value::String(s.clone()),
+            Literal::Array(items) => Value::Array(
+                items
+                    .iter()
+                    .map(Literal::to_json)
+                    .collect::<Option<Vec<_>>>()?,
+            ),
+            Literal::Object(entries) => {
+                let mut map = Map::new();
+                for (k, v) in entries {
+                    map.insert(k.clone(), v.to_json()?);
+                }
+                Value::Object(map)
+            }
+        })
+    }
+
+    /// The JSON type name (`integer` for integral numbers), `None` when unknown.
+    fn type_name(&self) -> Option<&'static str> {
+        Some(match self {
+            Literal::Unknown => return None,
+            Literal::Null => "null",
+            Literal::Bool(_) => "boolean",
+            Literal::Integer(_) => "integer",
+            Literal::Number(_) => "number",
+            Literal::String(_) => "string",
+            Literal::Array(_) => "array",
+            Literal::Object(_) => "object",
+        })
+    }
+}
+
+/// One place where a program names a tool.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolUse {
+    /// The tool's name, as the program spells it.
+    pub name: String,
+    /// The 1-based line in the program.
+    pub line: u32,
+    /// The 1-based column (in characters) in the program.
+    pub column: u32,
+    /// Whether it is a direct call (so a name that is not in the SDK is an error for sure);
+    /// `false` for a reference (`tools.name` not called, an optional call).
+    pub call: bool,
+    /// The first argument of a direct call, as far as it is literal (`{}` for a call without
+    /// arguments); `None` when not a call or when the argument is spread.
+    pub args: Option<Literal>,
+}
+
+/// What the analysis found in one program.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ProgramAnalysis {
+    /// Every place the program names a tool, in source order.
+    pub uses: Vec<ToolUse>,
+    /// Whether the program may reach tools the analysis cannot name.
+    pub open: bool,
+}
+
+impl ProgramAnalysis {
+    /// An analysis that found nothing and says the program may call anything.
+    pub fn open() -> Self {
+        ProgramAnalysis {
+            uses: Vec::new(),
+            open: true,
+        }
+    }
+}
+
+/// The tools a program run from `scope` can call: the names its SDK binds (and the analysis
+/// checks programs against). The one place this list is made: the bridge binds exactly these.
+pub(crate) fn sdk_tools(runtime: &ToolRuntime, scope: ScopeKey) -> Vec<String> {
+    runtime.visible_names(scope)
+}
+
+/// `run_code`'s prepare hook: analyses the program, refuses it when it is provably wrong, and
+/// says what it may call.
+pub(crate) async fn prepare(
+    mode: Arc<CodeMode>,
+    args: Arc<Value>,
+    ctx: ToolRunContext,
+) -> Result<Option<MayCall>, ToolError> {
+    let Some(code) = args.get("code").and_then(Value::as_str) else {
+        return Ok(None);
+    };
+    let analysed = match mode.language() {
+        #[cfg(feature = "typescript")]
+        CodeLanguage::TypeScript => typescript::analyse(code),
+        _ => mode.runtime.analyse(code).await,
+    };
+    let analysis = match analysed {
+        None => return Ok(Some(MayCall::Open)),
+        Some(Err(failure)) => {
+            return Err(ToolError::with_code(
+                CODE_RUN_FAILED,
+                super::bridge::failure_message(&failure),
+            ));
+        }
+        Some(Ok(analysis)) => analysis,
+    };
+    let scope = ctx.agent().unwrap_or(ScopeKey::GLOBAL);
+    let sdk = sdk_tools(ctx.runtime(), scope);
+    match judge(&analysis, &sdk, |name| ctx.runtime().get(name, scope)) {
+        Ok(may_call) => Ok(Some(may_call)),
+        Err(problems) => {
+            // A program the run would refuse as a syntax error is reported as that.
+            #[cfg(feature = "typescript")]
+            if mode.language() == CodeLanguage::TypeScript
+                && let Some(failure) = typescript::syntax_failure(code)
+            {
+                return Err(ToolError::with_code(
+                    CODE_RUN_FAILED,
+                    super::bridge::failure_message(&failure),
+                ));
+            }
+            Err(ToolError::with_code(CODE_NOT_RUN, refusal(&problems)))
+        }
+    }
+}
+
+/// A problem found at a position.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Problem {
+    pub(crate) line: u32,
+    pub(crate) column: u32,
+    pub(crate) message: String,
+}
+
+/// Judges an analysis against the SDK (`sdk` sorted, as [`sdk_tools`] gives it): the set the
+/// program may call, or every provable problem.
+pub(crate) fn judge(
+    analysis: &ProgramAnalysis,
+    sdk: &[String],
+    definition: impl Fn(&str) -> Option<ToolDefinition>,
+) -> Result<MayCall, Vec<Problem>> {
+    let mut names = BTreeSet::new();
+    let mut problems = Vec::new();
+    for used in &analysis.uses {
+        if sdk.binary_search(&used.name).is_err() {
+            // A reference to a name the SDK does not bind reads `undefined`: it calls nothing.
+            if used.call {
+                problems.push(Problem {
+                    line: used.line,
+                    column: used.column,
+                    message: unknown_tool(&used.name, sdk),
+                });
+            }
+            continue;
+        }
+        if !names.contains(&used.name) {
+            names.insert(used.name.clone());
+        }
+        let Some(args) = &used.args else {
+            continue;
+        };
+        let Some(def) = definition(&used.name) else {
+            continue;
+        };
+        if let Some(violations) = check_args(&def, args) {
+            problems.push(Problem {
+                line: used.line,
+                column: used.column,
+                message: format!(
+                    "the arguments of `{}` do not match its input schema: {violations}",
+                    used.name
+                ),
+            });
+        }
+    }
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    Ok(if analysis.open {
+        MayCall::Open
+    } else {
+        MayCall::Closed(names)
+    })
+}
+
+/// The refusal message for `problems`.
+pub(crate) fn refusal(problems: &[Problem]) -> String {
+    let mut out = String::from("the program was not run: ");
+    if let [only] = problems {
+        out.push_str(&format!(
+            "line {}, column {}: {}",
+            only.line, only.column, only.message
+        ));
+        return out;
+    }
+    out.push_str(&format!("{} calls cannot succeed:", problems.len()));
+    for p in problems.iter().take(MAX_PROBLEMS) {
+        out.push_str(&format!(
+            "\n- line {}, column {}: {}",
+            p.line, p.column, p.message
+        ));
+    }
+    if problems.len() > MAX_PROBLEMS {
+        out.push_str(&format!("\n- and {} more", problems.len() - MAX_PROBLEMS));
+    }
+    out
+}
+
+/// `no tool named ...`, with up to three closest names of the SDK.
+fn unknown_tool(name: &str, sdk: &[String]) -> String {
+    let shown = cut(name);
+    let mut scored: Vec<(f64, &String)> = sdk
+        .iter()
+        .map(|n| (strsim::jaro_winkler(name, n), n))
+        .filter(|(s, _)| *s >= 0.7)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    let closest: Vec<String> = scored
+        .into_iter()
+        .take(3)
+        .map(|(_, n)| format!("`{n}`"))
+        .collect();
+    if closest.is_empty() {
+        format!("no tool named `{shown}` in the SDK")
+    } else {
+        format!(
+            "no tool named `{shown}` in the SDK; the closest names are {}",
+            closest.join(", ")
+        )
+    }
+}
+
+/// The violations of `args` against `def`'s input schema, when provable.
+fn check_args(def: &ToolDefinition, args: &Literal) -> Option<String> {
+    let compiled = def.0.input.as_ref()?;
+    if let Some(value) = args.to_json() {
+        return compiled.validate(&value).err();
+    }
+    let mut violations = Vec::new();
+    check_partial(def.input_schema(), args, "", &mut violations, 0);
+    if violations.is_empty() {
+        None
+    } else {
+        Some(violations.join("; "))
+    }
+}
+
+/// The deepest a partial literal is followed into its schema.
+const MAX_CHECK_DEPTH: usize = 32;
+
+/// Checks a partly known literal against a raw schema with the keywords whose verdict a known
+/// part alone decides: `type`, `required`, `additionalProperties: false` (without
+/// `patternProperties`), and through `properties`, `additionalProperties` and `items`. Every
+/// keyword of a schema must hold, so checking some of them refuses nothing valid.
+fn check_partial(
+    schema: &Value,
+    lit: &Literal,
+    pointer: &str,
+    out: &mut Vec<String>,
+    depth: usize,
+) {
+    if depth > MAX_CHECK_DEPTH || matches!(lit, Literal::Unknown) {
+        return;
+    }
+    let Some(schema) = schema.as_object() else {
+        return;
+    };
+    // `$ref` (a reference replaces the schema in older drafts): not followed.
+    if schema.contains_key("$ref") {
+        return;
+    }
+    let at = |message: String| {
+        if pointer.is_empty() {
+            message
+        } else {
+            format!("{pointer}: {message}")
+        }
+    };
+    if let (Some(ty), Some(actual)) = (schema.get("type"), lit.type_name())
+        && !type_allows(ty, actual)
+    {
+        let expected = match ty {
+            Value::String(s) => s.clone(),
+            Value::Array(all) => all
+                .iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(" or "),
+            _ => return,
+        };
+        out.push(at(format!("expected {expected}, got {actual}")));
+        return;
+    }
+    match lit {
+        Literal::Object(entries) => {
+            let properties = schema.get("properties").and_then(Value::as_object);
+            if let Some(required) = schema.get("required").and_then(Value::as_array) {
+                for name in required.iter().filter_map(Value::as_str) {
+                    if !entries.iter().any(|(k, _)| k == name) {
+                        out.push(at(format!(
+                            "missing required property {}",
+                            Value::String(name.to_owned())
+                        )));
+                    }
+                }
+            }
+            let closed = schema.get("additionalProperties") == Some(&Value::Bool(false))
+                && !schema.contains_key("patternProperties");
+            let additional = schema
+                .get("additionalProperties")
+                .filter(|a| a.is_object() && !schema.contains_key("patternProperties"));
+            let mut seen = BTreeSet::new();
+            // Last one wins: check each key once, with its last value.
+            for (key, value) in entries.iter().rev() {
+                if !seen.insert(key.as_str()) {
+                    continue;
+                }
+                let child = format!("{pointer}/{}", escape_pointer(key));
+                match properties.and_then(|p| p.get(key)) {
+                    Some(sub) => check_partial(sub, value, &child, out, depth + 1),
+                    None if closed => {
+                        let allowed: Vec<String> = properties
+                            .map(|p| {
+                                p.keys()
+                                    .map(|k| Value::String(k.clone()).to_string())
+                                    .collect()
+                            })
+                            .unwrap_or_default();
+                        out.push(at(if allowed.is_empty() {
+                            format!(
+                                "unexpected property {} (this object takes no properties)",
+                                Value::String(key.clone())
+                            )
+                        } else {
+                            format!(
+                                "unexpected property {} (allowed: {})",
+                                Value::String(key.clone()),
+                                allowed.join(", ")
+                            )
+                        }));
+                    }
+                    None => {
+                        if let Some(sub) = additional {
+                            check_partial(sub, value, &child, out, depth + 1);
+                        }
+                    }
+                }
+            }
+        }
+        Literal::Array(items) => {
+            if let Some(sub) = schema.get("items").filter(|s| s.is_object()) {
+                for (i, item) in items.iter().enumerate() {
+                    check_partial(sub, item, &format!("{pointer}/{i}"), out, depth + 1);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Whether a schema's `type` admits a literal of JSON type `actual`.
+fn type_allows(ty: &Value, actual: &str) -> bool {
+    let one = |t: &str| t == actual || (t == "number" && actual == "integer");
+    match ty {
+        Value::String(t) => one(t),
+        Value::Array(all) => all.iter().filter_map(Value::as_str).any(one),
+        _ => true,
+    }
+}
+
+fn escape_pointer(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+/// The most characters of a name the program controls that a message quotes.
+const CUT_LIMIT: usize = 200;
+
+/// `text` cut to [`CUT_LIMIT`] characters, with a marker saying how many UTF-8 bytes were left
+/// out (the convention of every message that quotes the program's text).
+fn cut(text: &str) -> String {
+    match text.char_indices().nth(CUT_LIMIT) {
+        None => text.to_owned(),
+        Some((at, _)) => format!("{}\u{2026} ({} more bytes)", &text[..at], text.len() - at),
+    }
+}

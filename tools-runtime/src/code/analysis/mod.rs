@@ -126,7 +126,9 @@ impl Literal {
             Literal::Unknown => return None,
             Literal::Null => "null",
             Literal::Bool(_) => "boolean",
+            // An integral float (Python's `1.0`) is an integer to JSON Schema.
             Literal::Integer(_) => "integer",
+            Literal::Number(f) if f.fract() == 0.0 => "integer",
             Literal::Number(_) => "number",
             Literal::String(_) => "string",
             Literal::Array(_) => "array",

@@ -141,6 +141,7 @@
 //! # });
 //! ```
 
+mod analysis;
 mod process;
 
 use std::collections::HashMap;
@@ -159,6 +160,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use self::process::{Interpreter, RunProcess, Spare, Zygote};
+use super::AnalyseFuture;
 use super::output::Output;
 use super::{
     CodeFailure, CodeFailureKind, CodeHost, CodeLanguage, CodeLimits, CodeOutcome, CodeRunFuture,
@@ -449,6 +451,14 @@ impl PythonRuntime {
 impl CodeRuntime for PythonRuntime {
     fn language(&self) -> CodeLanguage {
         CodeLanguage::Python
+    }
+
+    /// The pre-run analysis with the interpreter's own `ast`, in the warm zygote (see
+    /// [`crate::code::analysis`]); `None` in [`PythonMode::SpawnPerRun`], which has no zygote.
+    fn analyse(&self, program: &str) -> AnalyseFuture {
+        let runtime = self.clone();
+        let program = program.to_owned();
+        Box::pin(async move { analysis::analyse(&runtime, &program).await })
     }
 
     fn run(

@@ -130,6 +130,12 @@ enum Request {
     Ping {
         reply: oneshot::Sender<Result<(), String>>,
     },
+    /// Analyse one program on `socket` (a frame in, a frame out; `runner.py`
+    /// `_serve_analysis`); answered once the zygote is done with it.
+    Analyse {
+        socket: OwnedFd,
+        reply: oneshot::Sender<Result<(), String>>,
+    },
 }
 
 #[derive(Deserialize)]
@@ -200,6 +206,14 @@ impl Zygote {
             socket: host,
             zygote: self.pid,
         })
+    }
+
+    /// Has the zygote analyse one program on `socket` (the pre-run analysis: the caller writes
+    /// the program frame and reads the answer frame there). Resolves once the zygote is done.
+    pub(crate) async fn analyse(&self, socket: OwnedFd) -> Result<(), String> {
+        let (reply, answer) = oneshot::channel();
+        self.send(Request::Analyse { socket, reply })?;
+        answer.await.map_err(gone)?
     }
 
     fn send(&self, request: Request) -> Result<(), String> {
@@ -302,6 +316,10 @@ fn control_loop(
             }
             Request::Ping { reply } => {
                 let _ = reply.send(exchange(&control, alive, r#"{"op":"ping"}"#, None).map(drop));
+            }
+            Request::Analyse { socket, reply } => {
+                let served = exchange(&control, alive, r#"{"op":"analyse"}"#, Some(socket));
+                let _ = reply.send(served.map(drop));
             }
         }
     }

@@ -1,0 +1,127 @@
+//! The Python half of the pre-run analysis (see [`crate::code::analysis`]): the program goes to
+//! the warm zygote, which parses it with the interpreter's own `ast` (`runner.py`
+//! `analyse_program`) and answers with the tool uses it found, on a socket of the request's
+//! own.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use super::{PythonMode, PythonRuntime, frame};
+use crate::code::analysis::{Literal, ProgramAnalysis, ToolUse};
+use crate::code::{CodeFailure, CodeFailureKind};
+
+/// The longest program analysed (256 KiB); a longer one is not analysed (its set is open), so
+/// the zygote, which serves forks in between, is never busy for long.
+pub(crate) const MAX_ANALYSED_BYTES: usize = 256 * 1024;
+
+/// The largest answer read (16 MiB).
+const MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
+
+/// How long an analysis may take before the program runs unanalysed.
+const ANALYSIS_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The deepest literal read from the answer.
+const MAX_LITERAL_DEPTH: usize = 80;
+
+/// Analyses `program` in the zygote: `None` when it is not analysed (no zygote, too long, the
+/// zygote did not answer), the run's own syntax failure when it does not parse.
+pub(super) async fn analyse(
+    runtime: &PythonRuntime,
+    program: &str,
+) -> Option<Result<ProgramAnalysis, CodeFailure>> {
+    if runtime.inner.mode != PythonMode::Zygote || program.len() > MAX_ANALYSED_BYTES {
+        return None;
+    }
+    let interpreter = runtime.interpreter().await.ok()?;
+    let zygote = runtime.zygote(&interpreter).await.ok()?;
+    let (host, child) = std::os::unix::net::UnixStream::pair().ok()?;
+    host.set_nonblocking(true).ok()?;
+    let mut host = tokio::net::UnixStream::from_std(host).ok()?;
+    let request = frame(&json!({"program": program}));
+    let talk = async move {
+        host.write_all(&request).await.ok()?;
+        let mut header = [0u8; 4];
+        host.read_exact(&mut header).await.ok()?;
+        let len = u32::from_be_bytes(header) as usize;
+        if len > MAX_ANSWER_BYTES {
+            return None;
+        }
+        let mut body = vec![0u8; len];
+        host.read_exact(&mut body).await.ok()?;
+        serde_json::from_slice::<Value>(&body).ok()
+    };
+    let both = async { tokio::join!(zygote.analyse(child.into()), talk) };
+    let (served, answer) = tokio::time::timeout(ANALYSIS_TIMEOUT, both).await.ok()?;
+    served.ok()?;
+    read_answer(&answer?)
+}
+
+/// The zygote's answer as an analysis.
+fn read_answer(answer: &Value) -> Option<Result<ProgramAnalysis, CodeFailure>> {
+    if let Some(syntax) = answer.get("syntax") {
+        let message = syntax.get("message")?.as_str()?.to_owned();
+        let position = |key: &str| {
+            syntax
+                .get(key)
+                .and_then(Value::as_u64)
+                .and_then(|n| u32::try_from(n).ok())
+        };
+        let failure = CodeFailure::new(CodeFailureKind::Syntax, message, Vec::new())
+            .at(position("line"), position("column"));
+        return Some(Err(failure));
+    }
+    let open = answer.get("open")?.as_bool()?;
+    let mut uses = Vec::new();
+    for found in answer.get("uses")?.as_array()? {
+        let [name, line, column, call, args] = found.as_array()?.as_slice() else {
+            return None;
+        };
+        uses.push(ToolUse {
+            name: name.as_str()?.to_owned(),
+            line: u32::try_from(line.as_u64()?).ok()?,
+            column: u32::try_from(column.as_u64()?).ok()?,
+            call: call.as_bool()?,
+            args: if args.is_null() {
+                None
+            } else {
+                Some(literal(args, 0))
+            },
+        });
+    }
+    Some(Ok(ProgramAnalysis { uses, open }))
+}
+
+/// A literal as `runner.py` `_analysis_literal` writes it; anything else is unknown.
+fn literal(value: &Value, depth: usize) -> Literal {
+    if depth > MAX_LITERAL_DEPTH {
+        return Literal::Unknown;
+    }
+    let Some(parts) = value.as_array() else {
+        return Literal::Unknown;
+    };
+    match (parts.first().and_then(Value::as_str), parts.get(1)) {
+        (Some("n"), None) => Literal::Null,
+        (Some("b"), Some(Value::Bool(b))) => Literal::Bool(*b),
+        (Some("i"), Some(n)) => n.as_i64().map_or(Literal::Unknown, Literal::Integer),
+        (Some("f"), Some(n)) => n.as_f64().map_or(Literal::Unknown, Literal::Number),
+        (Some("s"), Some(Value::String(s))) => Literal::String(s.clone()),
+        (Some("a"), Some(Value::Array(items))) => {
+            Literal::Array(items.iter().map(|i| literal(i, depth + 1)).collect())
+        }
+        (Some("o"), Some(Value::Array(entries))) => {
+            let mut out = Vec::with_capacity(entries.len());
+            for entry in entries {
+                match entry.as_array().map(Vec::as_slice) {
+                    Some([Value::String(key), value]) => {
+                        out.push((key.clone(), literal(value, depth + 1)));
+                    }
+                    _ => return Literal::Unknown,
+                }
+            }
+            Literal::Object(out)
+        }
+        _ => Literal::Unknown,
+    }
+}

@@ -537,11 +537,12 @@ async fn a_failed_sub_call_rejects_with_a_tool_call_error_carrying_only_name_and
         json!({"name": "ToolCallError", "tool": "write", "message": "writes are off today",
                "isError": true, "code": null})
     );
-    // A bad argument rejects that call only.
+    // A bad argument rejects that call only (computed: a literal one is refused before the
+    // program runs, see code_analysis.rs).
     let r = rt
         .execute(run_code(
-            r#"let out = [];
-               try { await tools.write({x: "nope"}); } catch (e) { out.push(e.toolName); }
+            r#"let out = []; const bad: any = ["nope"][0];
+               try { await tools.write({x: bad}); } catch (e) { out.push(e.toolName); }
                out.push((await tools.write({x: 1}).catch(e => e.message)));
                return out;"#,
         ))

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tools_runtime::code::{
     CODE_NOT_RUN, CODE_RUN_FAILED, CodeHost, CodeLimits, CodeMode, CodeRuntime, HostCallFuture,
-    PythonRuntime, TypeScriptRuntime,
+    MAX_ANALYSIS_NESTING, PythonMode, PythonRuntime, TypeScriptRuntime,
 };
 use tools_runtime::{
     Approval, MayCall, Output, PreDecision, PresentationMode, ToolCall, ToolDefinition, ToolError,
@@ -716,4 +716,54 @@ async fn a_definition_prepare_hook_refuses_or_records() {
         vec![Some(MayCall::closed(["a", "b"]))],
         "listeners saw only the call that was not refused"
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Limits
+
+/// A program nested as deep as the analysis goes is analysed on the caller's stack (here a
+/// tokio worker's); a deeper one is not analysed (its set is open) and runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nesting_limits_of_the_analysis() {
+    let f = fixture(Arc::new(TypeScriptRuntime::new()));
+    let nested = |depth: usize| {
+        format!(
+            "return {}await tools.nope_tool({{}}){};",
+            "[".repeat(depth),
+            "]".repeat(depth)
+        )
+    };
+    let result =
+        f.rt.execute(run_code(&nested(MAX_ANALYSIS_NESTING - 4)))
+            .await;
+    assert_eq!(result.code(), Some(CODE_NOT_RUN), "{result:?}");
+    let result =
+        f.rt.execute(run_code(&nested(MAX_ANALYSIS_NESTING + 10)))
+            .await;
+    assert_eq!(result.code(), Some(CODE_RUN_FAILED), "{result:?}");
+    assert!(result.text().contains("(runtime)"), "it ran: {result:?}");
+    assert_eq!(*f.seen.lock().unwrap(), vec![Some(MayCall::Open)]);
+}
+
+/// Without a zygote (spawn per run) Python programs are not analysed: open, never refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_without_a_zygote_is_not_analysed() {
+    let f = fixture(Arc::new(
+        PythonRuntime::new().with_mode(PythonMode::SpawnPerRun),
+    ));
+    let result = f.rt.execute(run_code("await tools.nope_tool({})")).await;
+    assert_eq!(result.code(), Some(CODE_RUN_FAILED), "{result:?}");
+    assert!(result.text().contains("(runtime)"), "it ran: {result:?}");
+    assert_eq!(*f.seen.lock().unwrap(), vec![Some(MayCall::Open)]);
+}
+
+/// A Python program longer than the zygote analyses is not analysed: open, never refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_python_program_is_not_analysed() {
+    let f = fixture(Arc::new(PythonRuntime::new()));
+    let padding = "x = 1\n".repeat(300 * 1024 / 6);
+    let program = format!("{padding}await tools.nope_tool({{}})");
+    let result = f.rt.execute(run_code(&program)).await;
+    assert_eq!(result.code(), Some(CODE_RUN_FAILED), "{result:?}");
+    assert_eq!(*f.seen.lock().unwrap(), vec![Some(MayCall::Open)]);
 }

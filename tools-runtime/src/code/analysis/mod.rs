@@ -173,6 +173,26 @@ impl ProgramAnalysis {
     }
 }
 
+/// Analyses a TypeScript program as `run_code` does before running it: `None` when it is not
+/// analysed (nested deeper than [`MAX_ANALYSIS_NESTING`]), the failure the run reports for a
+/// program that does not parse, or the tool uses found. For a host that wants to look at a
+/// program without running it (and for the bench).
+///
+/// ```
+/// use tools_runtime::code::analysis::analyse_typescript;
+///
+/// let found = analyse_typescript("const t = tools;\nawait t.read_file({path: 'a'});")
+///     .unwrap()
+///     .unwrap();
+/// assert!(!found.open);
+/// assert_eq!(found.uses[0].name, "read_file");
+/// assert_eq!((found.uses[0].line, found.uses[0].column), (2, 9));
+/// ```
+#[cfg(feature = "typescript")]
+pub fn analyse_typescript(program: &str) -> Option<Result<ProgramAnalysis, super::CodeFailure>> {
+    typescript::analyse(program)
+}
+
 /// The tools a program run from `scope` can call: the names its SDK binds (and the analysis
 /// checks programs against). The one place this list is made: the bridge binds exactly these.
 pub(crate) fn sdk_tools(runtime: &ToolRuntime, scope: ScopeKey) -> Vec<String> {

@@ -1,0 +1,232 @@
+//! What the pre-run analysis of a `run_code` program costs, beside a run of the same program.
+//!
+//! On one runtime in `code` mode with a TypeScript code runtime and one trivial tool (`ping`):
+//!
+//! - `analysis/typescript_200_lines`: the analysis alone (parse with swc, both passes) of a
+//!   200-line TypeScript program with 40 call sites of 4 tools in functions, callbacks and
+//!   branches, aliases and literal arguments;
+//! - `analysis/run_code_200_lines_one_call`: `run_code` of that program through the whole
+//!   pipeline (analysis, judging against the SDK, the run), which makes one call;
+//! - `analysis/run_code_1_line_one_call`: `run_code` of a one-line program making one call;
+//! - `analysis/python_200_lines`: the Python analysis of a 200-line Python program in the
+//!   warm zygote (a round trip to another process).
+//!
+//! After criterion's report it prints the medians of its own measurement. Target of the issue:
+//! the TypeScript analysis of a 200-line program well under 0.2 ms (less than a tenth of a
+//! one-call run).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::Criterion;
+use serde_json::{Value, json};
+use tools_runtime::code::analysis::analyse_typescript;
+use tools_runtime::code::{CodeMode, CodeRuntime, PythonRuntime, TypeScriptRuntime};
+use tools_runtime::{PresentationMode, Scope, ToolCall, ToolRuntime, tool};
+
+/// Return the number given.
+#[tool(concurrency_safe)]
+fn ping(
+    /// Any integer.
+    n: i64,
+) -> i64 {
+    n
+}
+
+/// A 200-line TypeScript program: helpers with tool calls that never run, one call that does.
+fn typescript_program() -> String {
+    let mut lines = vec![
+        "const t = tools;".to_owned(),
+        "type Entry = { name: string; size: number };".to_owned(),
+    ];
+    let mut i = 0;
+    while lines.len() < 196 {
+        lines.push(format!(
+            "async function helper{i}(items: Entry[], flag: boolean): Promise<number> {{"
+        ));
+        lines.push(format!(
+            "  const sizes = items.map((e) => e.size * {i}).filter((s) => s > 0);"
+        ));
+        lines.push(format!("  if (flag) {{ await t.ping({{ n: {i} }}); }}"));
+        lines.push(format!("  const more = await Promise.all(items.map(async (e) => tools['ping']({{ n: e.size }})));"));
+        lines.push(format!(
+            "  return sizes.reduce((a, b) => a + b, 0) + more.length + /* tools.ping */ {i};"
+        ));
+        lines.push("}".to_owned());
+        i += 1;
+    }
+    lines.push("// the one call that runs".to_owned());
+    lines.push("const one = await tools.ping({ n: 1 });".to_owned());
+    lines.push("const label: string = `one is ${one}`;".to_owned());
+    lines.push("return one;".to_owned());
+    lines.join("\n")
+}
+
+/// A 200-line Python program of the same shape.
+fn python_program() -> String {
+    let mut lines = vec!["t = tools".to_owned()];
+    let mut i = 0;
+    while lines.len() < 196 {
+        lines.push(format!("async def helper{i}(items, flag):"));
+        lines.push(format!(
+            "    sizes = [e['size'] * {i} for e in items if e['size'] > 0]"
+        ));
+        lines.push(format!("    if flag:\n        await t.ping({{'n': {i}}})"));
+        lines.push("    more = [await tools['ping']({'n': e['size']}) for e in items]".to_owned());
+        lines.push(format!(
+            "    return sum(sizes) + len(more) + {i}  # tools.ping"
+        ));
+        i += 1;
+    }
+    lines.push("# the one call that runs".to_owned());
+    lines.push("one = await tools.ping({'n': 1})".to_owned());
+    lines.push("return one".to_owned());
+    lines.join("\n")
+}
+
+struct Cases {
+    tokio: tokio::runtime::Runtime,
+    runtime: ToolRuntime,
+    _plugin: Scope,
+    python: PythonRuntime,
+    typescript: String,
+    python_program: String,
+}
+
+impl Cases {
+    fn new() -> Cases {
+        let tokio = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let runtime = ToolRuntime::builder()
+            .mode(PresentationMode::Code)
+            .code_mode(CodeMode::new(TypeScriptRuntime::new()))
+            .build()
+            .unwrap();
+        let plugin = runtime.scope();
+        std::mem::forget(plugin.register(ping::definition().unwrap()).unwrap());
+        let python = PythonRuntime::new();
+        tokio.block_on(python.warm_up()).unwrap();
+        let cases = Cases {
+            tokio,
+            runtime,
+            _plugin: plugin,
+            python,
+            typescript: typescript_program(),
+            python_program: python_program(),
+        };
+        // Both programs are analysed, closed, and the TypeScript one runs.
+        let found = analyse_typescript(&cases.typescript).unwrap().unwrap();
+        assert!(!found.open && found.uses.len() > 60, "{found:?}");
+        let found = cases.python_analysis();
+        assert!(!found.open && found.uses.len() > 60, "{found:?}");
+        assert_eq!(cases.run_code(&cases.typescript)["result"], json!(1));
+        cases
+    }
+
+    fn run_code(&self, program: &str) -> Value {
+        let call = ToolCall::new(
+            "outer",
+            "run_code",
+            json!({"code": program, "description": "bench"}),
+        );
+        let result = self.tokio.block_on(self.runtime.execute(call));
+        match result.value() {
+            Some(value) => value.clone(),
+            None => panic!("run_code failed: {}", result.text()),
+        }
+    }
+
+    fn python_analysis(&self) -> tools_runtime::code::analysis::ProgramAnalysis {
+        self.tokio
+            .block_on(self.python.analyse(&self.python_program))
+            .unwrap()
+            .unwrap()
+    }
+}
+
+const ONE_LINE: &str = "return await tools.ping({ n: 1 });";
+
+fn criterion_benches(c: &mut Criterion, cases: &Cases) {
+    let mut group = c.benchmark_group("analysis");
+    group.bench_function("typescript_200_lines", |b| {
+        b.iter(|| black_box(analyse_typescript(black_box(&cases.typescript))));
+    });
+    group.bench_function("run_code_200_lines_one_call", |b| {
+        b.iter(|| black_box(cases.run_code(&cases.typescript)));
+    });
+    group.bench_function("run_code_1_line_one_call", |b| {
+        b.iter(|| black_box(cases.run_code(ONE_LINE)));
+    });
+    group.bench_function("python_200_lines", |b| {
+        b.iter(|| black_box(cases.python_analysis()));
+    });
+    group.finish();
+}
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+fn time(f: impl FnOnce()) -> Duration {
+    let start = Instant::now();
+    f();
+    start.elapsed()
+}
+
+/// Medians of interleaved runs, so that the figures share the machine's state.
+fn summary(cases: &Cases) {
+    const ROUNDS: usize = 300;
+    let (mut ts, mut run200, mut run1, mut py) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        ts.push(time(|| {
+            drop(black_box(analyse_typescript(&cases.typescript)))
+        }));
+        run200.push(time(|| drop(black_box(cases.run_code(&cases.typescript)))));
+        run1.push(time(|| drop(black_box(cases.run_code(ONE_LINE)))));
+        py.push(time(|| drop(black_box(cases.python_analysis()))));
+    }
+    let (ts, run200, run1, py) = (median(ts), median(run200), median(run1), median(py));
+    println!("\nmedians of {ROUNDS} interleaved rounds:");
+    println!(
+        "  TypeScript analysis, 200 lines:           {:>9.1} µs",
+        micros(ts)
+    );
+    println!(
+        "  run_code, 200-line program, one call:     {:>9.1} µs",
+        micros(run200)
+    );
+    println!(
+        "  run_code, one-line program, one call:     {:>9.1} µs",
+        micros(run1)
+    );
+    println!(
+        "  analysis / one-line one-call run:         {:>9.1} %",
+        100.0 * ts.as_secs_f64() / run1.as_secs_f64()
+    );
+    println!(
+        "  Python analysis in the zygote, 200 lines: {:>9.1} µs",
+        micros(py)
+    );
+}
+
+fn micros(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+fn main() {
+    let cases = Cases::new();
+    let mut c = Criterion::default()
+        .configure_from_args()
+        .measurement_time(Duration::from_secs(3))
+        .warm_up_time(Duration::from_secs(1))
+        .sample_size(30);
+    criterion_benches(&mut c, &cases);
+    c.final_summary();
+    summary(&cases);
+}

@@ -50,7 +50,10 @@ fn typescript_program() -> String {
             "  const sizes = items.map((e) => e.size * {i}).filter((s) => s > 0);"
         ));
         lines.push(format!("  if (flag) {{ await t.ping({{ n: {i} }}); }}"));
-        lines.push(format!("  const more = await Promise.all(items.map(async (e) => tools['ping']({{ n: e.size }})));"));
+        lines.push(
+            "  const more = await Promise.all(items.map(async (e) => tools['ping']({ n: e.size })));"
+                .to_owned(),
+        );
         lines.push(format!(
             "  return sizes.reduce((a, b) => a + b, 0) + more.length + /* tools.ping */ {i};"
         ));

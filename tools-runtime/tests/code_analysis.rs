@@ -442,6 +442,11 @@ fn python_table() -> Vec<(&'static str, Verdict)> {
         ),
         ("return globals()['tools']", Runs(None)),
         ("return tools.__class__", Runs(None)),
+        ("return tools.__dir__()", Runs(None)),
+        (
+            "return await tools._Tools__bindings['list_dir']()",
+            Runs(None),
+        ),
         // Calls in callbacks and comprehensions count.
         (
             "import asyncio\nawait asyncio.gather(*[tools.read_file({'path': p}) for p in ['a', 'b']])\nf = lambda: tools.list_dir()\nawait f()",

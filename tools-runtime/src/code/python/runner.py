@@ -996,6 +996,10 @@ def analyse_program(program):
                 found = member(func)
                 if found is None:
                     is_open = True
+                elif found[0].startswith("_"):
+                    # The object's own attributes (`__dir__`, its bindings): not a tool's name.
+                    is_open = True
+                    uses.append([found[0], found[1], found[2], False, None])
                 else:
                     uses.append([found[0], found[1], found[2], True, _analysis_args(node)])
         elif kind is ast.Attribute or kind is ast.Subscript:
@@ -1009,6 +1013,8 @@ def analyse_program(program):
                 if found is None:
                     is_open = True
                 else:
+                    if found[0].startswith("_"):
+                        is_open = True
                     uses.append([found[0], found[1], found[2], False, None])
         elif kind is ast.Name:
             if id(node) in consumed or type(node.ctx) is not ast.Load:

@@ -53,7 +53,7 @@ use super::CodeLanguage;
 use super::mode::{CODE_RUN_FAILED, CodeMode};
 use crate::base::call::ScopeKey;
 use crate::base::context::ToolRunContext;
-use crate::base::definition::ToolDefinition;
+use crate::base::definition::{RESERVED_RUN_CODE, ToolDefinition};
 use crate::base::error::ToolError;
 use crate::base::execution::MayCall;
 use crate::base::runtime::ToolRuntime;
@@ -195,8 +195,21 @@ pub fn analyse_typescript(program: &str) -> Option<Result<ProgramAnalysis, super
 
 /// The tools a program run from `scope` can call: the names its SDK binds (and the analysis
 /// checks programs against). The one place this list is made: the bridge binds exactly these.
+/// Keep [`sdk_tool`] in step with it.
 pub(crate) fn sdk_tools(runtime: &ToolRuntime, scope: ScopeKey) -> Vec<String> {
     runtime.visible_names(scope)
+}
+
+/// The definition of `name` when it is one of [`sdk_tools`] (found without listing them all).
+pub(crate) fn sdk_tool(
+    runtime: &ToolRuntime,
+    scope: ScopeKey,
+    name: &str,
+) -> Option<ToolDefinition> {
+    if name == RESERVED_RUN_CODE {
+        return None;
+    }
+    runtime.get(name, scope)
 }
 
 /// `run_code`'s prepare hook: analyses the program, refuses it when it is provably wrong, and
@@ -225,8 +238,12 @@ pub(crate) async fn prepare(
         Some(Ok(analysis)) => analysis,
     };
     let scope = ctx.agent().unwrap_or(ScopeKey::GLOBAL);
-    let sdk = sdk_tools(ctx.runtime(), scope);
-    match judge(&analysis, &sdk, |name| ctx.runtime().get(name, scope)) {
+    let runtime = ctx.runtime();
+    match judge(
+        &analysis,
+        |name| sdk_tool(runtime, scope, name),
+        || sdk_tools(runtime, scope),
+    ) {
         Ok(may_call) => Ok(Some(may_call)),
         Err(problems) => {
             // A program the run would refuse as a syntax error is reported as that.
@@ -252,34 +269,36 @@ pub(crate) struct Problem {
     pub(crate) message: String,
 }
 
-/// Judges an analysis against the SDK (`sdk` sorted, as [`sdk_tools`] gives it): the set the
-/// program may call, or every provable problem.
+/// Judges an analysis against the SDK (`tool` finds one of its definitions, `all` lists its
+/// names for suggestions): the set the program may call, or every provable problem.
 pub(crate) fn judge(
     analysis: &ProgramAnalysis,
-    sdk: &[String],
-    definition: impl Fn(&str) -> Option<ToolDefinition>,
+    tool: impl Fn(&str) -> Option<ToolDefinition>,
+    all: impl FnOnce() -> Vec<String>,
 ) -> Result<MayCall, Vec<Problem>> {
     let mut names = BTreeSet::new();
     let mut problems = Vec::new();
+    let mut all = Some(all);
+    let mut listed: Vec<String> = Vec::new();
     for used in &analysis.uses {
-        if sdk.binary_search(&used.name).is_err() {
+        let Some(def) = tool(&used.name) else {
             // A reference to a name the SDK does not bind reads `undefined`: it calls nothing.
             if used.call {
+                if let Some(list) = all.take() {
+                    listed = list();
+                }
                 problems.push(Problem {
                     line: used.line,
                     column: used.column,
-                    message: unknown_tool(&used.name, sdk),
+                    message: unknown_tool(&used.name, &listed),
                 });
             }
             continue;
-        }
+        };
         if !names.contains(&used.name) {
             names.insert(used.name.clone());
         }
         let Some(args) = &used.args else {
-            continue;
-        };
-        let Some(def) = definition(&used.name) else {
             continue;
         };
         if let Some(violations) = check_args(&def, args) {

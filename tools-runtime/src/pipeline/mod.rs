@@ -5,8 +5,9 @@
 //! 1. [`Run::enter`]: snapshot and freeze the arguments, assign a fresh token, resolve the
 //!    visible definition and snapshot every listener list;
 //! 2. [`Run::admit`]: a call cancelled at entry skips every phase; otherwise resolve
-//!    (`UNKNOWN_TOOL`), validate (`INVALID_ARGS`), run the pre-execute waterfall (with the
-//!    approval service for `ask`), then the guards;
+//!    (`UNKNOWN_TOOL`), validate (`INVALID_ARGS`), run the definition's prepare hook (for
+//!    `run_code`, the pre-run analysis), run the pre-execute waterfall (with the approval
+//!    service for `ask`), then the guards;
 //! 3. [`Run::dispatch`]: the execute wrappers around the body, then output normalisation
 //!    (validation against the output schema and rendering);
 //! 4. [`Run::conclude`]: post-execute decisions, the cancellation override of a success,

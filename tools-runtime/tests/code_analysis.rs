@@ -527,6 +527,32 @@ async fn typescript_programs() {
     check_table(Arc::new(TypeScriptRuntime::new()), &typescript_table()).await;
 }
 
+/// A refusal quotes at most 200 characters of a name and lists at most ten problems.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusals_stay_short() {
+    let long = format!("await tools.{}()", "x".repeat(300));
+    let many: String = (0..12)
+        .map(|i| format!("await tools.nope{i}();\n"))
+        .collect();
+    let long: &'static str = Box::leak(long.into_boxed_str());
+    let many: &'static str = Box::leak(many.into_boxed_str());
+    let table = [
+        (
+            long,
+            Refused(&["no tool named `xxxxxxxxxx", "x\u{2026} (100 more bytes)`"]),
+        ),
+        (
+            many,
+            Refused(&[
+                "12 calls cannot succeed",
+                "line 10, column 13",
+                "- and 2 more",
+            ]),
+        ),
+    ];
+    check_table(Arc::new(TypeScriptRuntime::new()), &table).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_programs() {
     check_table(Arc::new(PythonRuntime::new()), &python_table()).await;

@@ -213,6 +213,10 @@ fn summary(cases: &Cases) {
         100.0 * ts.as_secs_f64() / run1.as_secs_f64()
     );
     println!(
+        "  analysis / run of the same program:       {:>9.1} %",
+        100.0 * ts.as_secs_f64() / run200.as_secs_f64()
+    );
+    println!(
         "  Python analysis in the zygote, 200 lines: {:>9.1} µs",
         micros(py)
     );

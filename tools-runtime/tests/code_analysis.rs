@@ -798,3 +798,26 @@ async fn a_long_python_program_is_not_analysed() {
     assert_eq!(result.code(), Some(CODE_RUN_FAILED), "{result:?}");
     assert_eq!(*f.seen.lock().unwrap(), vec![Some(MayCall::Open)]);
 }
+
+/// With the analysis off, every program runs as it is and may call anything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_analysis_can_be_turned_off() {
+    let rt = ToolRuntime::builder()
+        .mode(PresentationMode::Code)
+        .code_mode(CodeMode::new(TypeScriptRuntime::new()).pre_run_analysis(false))
+        .build()
+        .unwrap();
+    let scope = rt.scope();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let record = seen.clone();
+    let _l = scope
+        .on_pre_execute(move |exec, decision| {
+            record.lock().unwrap().push(exec.may_call().cloned());
+            decision
+        })
+        .unwrap();
+    let result = rt.execute(run_code("await tools.nope_tool({})")).await;
+    assert_eq!(result.code(), Some(CODE_RUN_FAILED), "{result:?}");
+    assert!(result.text().contains("(runtime)"), "it ran: {result:?}");
+    assert_eq!(*seen.lock().unwrap(), vec![Some(MayCall::Open)]);
+}

@@ -62,6 +62,8 @@ pub struct CodeMode {
     pub(crate) max_pending_sub_calls: usize,
     pub(crate) events: Option<Arc<dyn SessionEventSink>>,
     pub(crate) spill: Option<Arc<SpillFn>>,
+    /// Whether programs are analysed before they run (see [`CodeMode::pre_run_analysis`]).
+    pub(crate) analysis: bool,
 }
 
 impl CodeMode {
@@ -80,6 +82,7 @@ impl CodeMode {
             max_pending_sub_calls: DEFAULT_MAX_PENDING_SUB_CALLS,
             events: None,
             spill: None,
+            analysis: true,
         }
     }
 
@@ -124,6 +127,17 @@ impl CodeMode {
         hook: impl Fn(SpillRequest<'_>) -> Option<Vec<ContentBlock>> + Send + Sync + 'static,
     ) -> Self {
         self.spill = Some(Arc::new(hook));
+        self
+    }
+
+    /// Whether a program is analysed before it runs (on by default; see
+    /// [`analysis`](super::analysis)): provably wrong programs are refused without running and
+    /// listeners see what a program may call. Off, every program runs as it is and its
+    /// `may_call` is open (for hosts that judge programs otherwise, or long Python programs,
+    /// whose analysis costs several milliseconds).
+    #[must_use]
+    pub fn pre_run_analysis(mut self, on: bool) -> Self {
+        self.analysis = on;
         self
     }
 
@@ -198,6 +212,7 @@ impl fmt::Debug for CodeMode {
             .field("max_pending_sub_calls", &self.max_pending_sub_calls)
             .field("events", &self.events.is_some())
             .field("spill", &self.spill.is_some())
+            .field("analysis", &self.analysis)
             .finish()
     }
 }

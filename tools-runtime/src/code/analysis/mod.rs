@@ -219,6 +219,9 @@ pub(crate) async fn prepare(
     args: Arc<Value>,
     ctx: ToolRunContext,
 ) -> Result<Option<MayCall>, ToolError> {
+    if !mode.analysis {
+        return Ok(Some(MayCall::Open));
+    }
     let Some(code) = args.get("code").and_then(Value::as_str) else {
         return Ok(None);
     };

@@ -18,8 +18,16 @@
 //! `tools`/`callTool`/alias, and forms that can reach the global object or the `Function`
 //! constructor (`globalThis`, `this`, `eval`, `Function`, `.constructor`, `with`; Python:
 //! `getattr`, `globals`, `vars`, `eval`, `exec`, `__import__`, dunder attributes). A program the
-//! analysis cannot read (deeper than [`MAX_ANALYSIS_NESTING`], or a Python runtime without a
-//! zygote) is open too.
+//! analysis cannot read (deeper than [`MAX_ANALYSIS_NESTING`], a Python program over 64 KiB, or
+//! a Python runtime without a zygote) is open too; so is every program under
+//! [`CodeMode::pre_run_analysis(false)`](super::CodeMode::pre_run_analysis).
+//!
+//! # Cost
+//!
+//! The TypeScript analysis is one more swc parse of the program and two passes over it, on the
+//! caller's thread; the parse is most of it (`benches/analysis.rs`). The Python analysis is a
+//! round trip to the zygote, where the interpreter's `ast` is slower (milliseconds for a
+//! 200-line program).
 //!
 //! The bridge holds a program to a closed set: a call to a tool outside it fails in the program
 //! (it can only happen through a form the analysis missed), so a listener that approves a

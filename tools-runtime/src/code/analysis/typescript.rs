@@ -1,7 +1,10 @@
 //! The pre-run analysis of a TypeScript program with swc (see [the module above](super)).
 //!
-//! The program is parsed as the runtime wraps it (the body of an async arrow function on its
-//! first line), with the TypeScript syntax the type stripper uses, then read in two passes:
+//! The program is read from the tree the run's own check parses: its types stripped, wrapped
+//! as the runtime wraps it (the body of an async arrow function on its first line), parsed as
+//! JavaScript and checked to be that function's whole body. The stripped text is kept for the
+//! run (`strip::remember_prepared`), so a program is stripped and parsed once for both. The
+//! tree is read in two passes:
 //! the first counts every binding of and assignment to each name and notes declarations of the
 //! form `const a = b`; the second finds the uses of `tools` and `callTool` and of the aliases
 //! the first pass proved (declared once, from `tools`, `callTool` or another alias, never
@@ -11,18 +14,17 @@
 use std::collections::{HashMap, HashSet};
 
 use swc_common::BytePos;
-use swc_common::input::StringInput;
 use swc_ecma_ast::{
-    ArrayLit, CallExpr, Callee, ClassDecl, ClassExpr, EsVersion, Expr, ExprOrSpread, FnDecl,
-    FnExpr, Lit, MemberExpr, MemberProp, ObjectLit, Pat, Prop, PropName, PropOrSpread, UnaryOp,
-    UpdateExpr, VarDeclarator, WithStmt,
+    ArrayLit, CallExpr, Callee, ClassDecl, ClassExpr, Expr, ExprOrSpread, FnDecl, FnExpr, Lit,
+    MemberExpr, MemberProp, ObjectLit, Pat, Prop, PropName, PropOrSpread, UnaryOp, UpdateExpr,
+    VarDeclarator, WithStmt,
 };
-use swc_ecma_parser::{Lexer, Parser, Syntax};
 use swc_ecma_visit::{Visit, VisitWith};
 
 use super::{Literal, MAX_ANALYSIS_NESTING, ProgramAnalysis, ToolUse};
 use crate::code::typescript::strip::{
-    MAX_PROGRAM_BYTES, PREFIX, SUFFIX, check_nesting_to, strip_program,
+    MAX_PROGRAM_BYTES, PREFIX, StripError, check_nesting_to, remember_prepared, strip_and_parse,
+    strip_program,
 };
 use crate::code::{CodeFailure, CodeFailureKind};
 
@@ -42,25 +44,11 @@ pub(crate) fn analyse(program: &str) -> Option<Result<ProgramAnalysis, CodeFailu
     if check_nesting_to(program, MAX_ANALYSIS_NESTING).is_err() {
         return None;
     }
-    let mut wrapped = String::with_capacity(PREFIX.len() + program.len() + SUFFIX.len());
-    wrapped.push_str(PREFIX);
-    wrapped.push_str(program);
-    wrapped.push_str(SUFFIX);
-    let start = BytePos(1);
-    let end = BytePos(u32::try_from(wrapped.len()).ok()?.checked_add(1)?);
-    let syntax = Syntax::Typescript(swc_ts_fast_strip::Options::default().parser);
-    let lexer = Lexer::new(
-        syntax,
-        EsVersion::latest(),
-        StringInput::new(&wrapped, start, end),
-        None,
-    );
-    let mut parser = Parser::new_from(lexer);
-    let parsed = parser.parse_script();
-    let script = match parsed {
-        Ok(script) if parser.take_errors().is_empty() => script,
-        // The run reports it as it does today; a parse it would accept is left to the run.
-        _ => return syntax_failure(program).map(Err),
+    // The parse the run's own check makes (types stripped, the wrapper checked), made once: the
+    // run takes the stripped text instead of stripping the program again.
+    let (js, script) = match strip_and_parse(program) {
+        Ok(parsed) => parsed,
+        Err(error) => return Some(Err(failure_of(error))),
     };
     let mut writes = Writes::default();
     script.visit_with(&mut writes);
@@ -74,6 +62,7 @@ pub(crate) fn analyse(program: &str) -> Option<Result<ProgramAnalysis, CodeFailu
         lines: Lines::new(program),
     };
     script.visit_with(&mut uses);
+    remember_prepared(program, js);
     Some(Ok(ProgramAnalysis {
         uses: uses.found,
         open: uses.open,
@@ -82,9 +71,13 @@ pub(crate) fn analyse(program: &str) -> Option<Result<ProgramAnalysis, CodeFailu
 
 /// The syntax failure the run reports for `program`, if it reports one.
 pub(crate) fn syntax_failure(program: &str) -> Option<CodeFailure> {
-    strip_program(program).err().map(|e| {
-        CodeFailure::new(CodeFailureKind::Syntax, e.message, Vec::new()).at(e.line, e.column)
-    })
+    strip_program(program).err().map(failure_of)
+}
+
+/// The run's syntax failure for a program the stripper refused.
+fn failure_of(error: StripError) -> CodeFailure {
+    CodeFailure::new(CodeFailureKind::Syntax, error.message, Vec::new())
+        .at(error.line, error.column)
 }
 
 /// Pass one: how often each name is bound or assigned, and the `const a = b` declarations.

@@ -34,7 +34,7 @@ use rquickjs::{Context, Ctx, Function, Object, Runtime, Value, qjs};
 use serde::Deserialize;
 use tokio::task::JoinHandle;
 
-use super::strip::{PREFIX, StripError, strip_program};
+use super::strip::{PREFIX, StripError, strip_program, take_prepared};
 use crate::code::output::Output;
 use crate::code::{CodeFailure, CodeFailureKind, CodeHost, CodeLimits, CodeOutcome};
 
@@ -349,7 +349,8 @@ pub(crate) fn run_job(job: Job, spare: &mut Option<Engine>) -> Option<Engine> {
         reply,
     } = job;
     let deadline = Instant::now() + limits.timeout;
-    let js = match strip_program(&program) {
+    // Stripped already when the pre-run analysis read the program (on the caller's thread).
+    let js = match take_prepared(&program).map_or_else(|| strip_program(&program), Ok) {
         Ok(js) => js,
         Err(StripError {
             message,

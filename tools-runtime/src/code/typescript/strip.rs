@@ -15,13 +15,14 @@
 //! in the program's own lines and columns (also when the stray bracket makes the wrapped text
 //! fail to parse: the program alone is parsed to find it).
 
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use swc_common::errors::{DiagnosticBuilder, Emitter, Handler};
 use swc_common::input::StringInput;
 use swc_common::sync::Lrc;
 use swc_common::{BytePos, SourceMap, Spanned};
-use swc_ecma_ast::{ArrowFunctionBody, EsVersion, Expr, Stmt};
+use swc_ecma_ast::{ArrowFunctionBody, EsVersion, Expr, Script, Stmt};
 use swc_ecma_parser::error::SyntaxError;
 use swc_ecma_parser::{EsSyntax, Lexer, Parser, Syntax};
 use swc_ts_fast_strip::{Mode, Options, operate};
@@ -47,6 +48,68 @@ pub(crate) struct StripError {
 
 /// Strips the types from `program` and returns the wrapped JavaScript.
 pub(crate) fn strip_program(program: &str) -> Result<String, StripError> {
+    let js = strip_types(program)?;
+    let body = body_of(&js)?;
+    // Only a `}` token can close the wrapper's body (punctuators have no escapes): a program
+    // without that byte cannot, and is not parsed twice.
+    if body.contains('}') {
+        parse_checked(&js, body)?;
+    }
+    Ok(js)
+}
+
+/// [`strip_program`], and the syntax tree of the JavaScript it returns (always parsed, and
+/// checked to be the wrapper with the program as its whole body): the tree the pre-run analysis
+/// reads, so that a program is parsed for its run and its analysis once.
+pub(crate) fn strip_and_parse(program: &str) -> Result<(String, Script), StripError> {
+    let js = strip_types(program)?;
+    let body = body_of(&js)?;
+    let script = parse_checked(&js, body)?;
+    Ok((js, script))
+}
+
+/// The program between the wrapper's prefix and suffix in the stripped JavaScript `js`.
+fn body_of(js: &str) -> Result<&str, StripError> {
+    js.strip_prefix(PREFIX)
+        .and_then(|rest| rest.strip_suffix(SUFFIX))
+        .ok_or_else(|| StripError {
+            message: "the type stripper changed the function around the program".into(),
+            line: None,
+            column: None,
+        })
+}
+
+/// The most programs kept stripped ahead of their run, and the longest one kept.
+const PREPARED_ENTRIES: usize = 16;
+const PREPARED_MAX_BYTES: usize = 256 * 1024;
+
+/// Programs stripped ahead of their run (by the pre-run analysis, on the caller's thread), by
+/// their exact text, most recent last. What is kept is a pure function of the program's text,
+/// so an entry is right for any run of the same text, whoever made it.
+static PREPARED: Mutex<VecDeque<(String, String)>> = Mutex::new(VecDeque::new());
+
+/// Keeps the stripped JavaScript of `program` for its run (see [`take_prepared`]).
+pub(crate) fn remember_prepared(program: &str, js: String) {
+    if program.len() > PREPARED_MAX_BYTES {
+        return;
+    }
+    let mut prepared = PREPARED.lock().unwrap_or_else(PoisonError::into_inner);
+    if prepared.len() >= PREPARED_ENTRIES {
+        prepared.pop_front();
+    }
+    prepared.push_back((program.to_owned(), js));
+}
+
+/// The stripped JavaScript of `program` when it was prepared ahead of its run (taken: a second
+/// run of the same text strips it again).
+pub(crate) fn take_prepared(program: &str) -> Option<String> {
+    let mut prepared = PREPARED.lock().unwrap_or_else(PoisonError::into_inner);
+    let at = prepared.iter().rposition(|(text, _)| text == program)?;
+    prepared.remove(at).map(|(_, js)| js)
+}
+
+/// Strips the types from `program`: the wrapped JavaScript, not yet checked to be one function.
+fn strip_types(program: &str) -> Result<String, StripError> {
     if program.len() > MAX_PROGRAM_BYTES {
         return Err(StripError {
             message: format!(
@@ -79,21 +142,9 @@ pub(crate) fn strip_program(program: &str) -> Result<String, StripError> {
         ..Options::default()
     };
     match operate(&cm, &handler, wrapped, options) {
-        Ok(output) => {
-            // Checked again on what the engine will run, as JavaScript: a construct the two
-            // readings parse differently cannot open a way out of the function.
-            let js = output.code;
-            let body = js
-                .strip_prefix(PREFIX)
-                .and_then(|rest| rest.strip_suffix(SUFFIX))
-                .ok_or_else(|| StripError {
-                    message: "the type stripper changed the function around the program".into(),
-                    line: None,
-                    column: None,
-                })?;
-            check_single_body(&js, body)?;
-            Ok(js)
-        }
+        // Checked again by the caller on what the engine will run, as JavaScript: a construct
+        // the two readings parse differently cannot open a way out of the function.
+        Ok(output) => Ok(output.code),
         Err(error) => {
             let collected =
                 std::mem::take(&mut *diagnostics.lock().unwrap_or_else(PoisonError::into_inner));
@@ -129,20 +180,19 @@ pub(crate) fn strip_program(program: &str) -> Result<String, StripError> {
     }
 }
 
-/// Checks that the stripped JavaScript `wrapped` (the wrapper around `program`, the stripped
-/// body) is one statement, the wrapper's arrow function, whose body spans the whole program:
-/// a program that closes the function early is refused at the bracket that closed it. Text
-/// that does not parse as JavaScript is refused with the parser's message.
-fn check_single_body(wrapped: &str, program: &str) -> Result<(), StripError> {
+/// Parses the stripped JavaScript `wrapped` (the wrapper around `program`, the stripped body)
+/// and checks that it is one statement, the wrapper's arrow function, whose body spans the
+/// whole program: a program that closes the function early is refused at the bracket that
+/// closed it. Text that does not parse as JavaScript is refused with the parser's message.
+fn parse_checked(wrapped: &str, program: &str) -> Result<Script, StripError> {
     let syntax = Syntax::Es(EsSyntax::default());
-    // Only a `}` token can close the wrapper's body (punctuators have no escapes): a program
-    // without that byte cannot, and is not parsed twice.
-    if !program.contains('}') {
-        return Ok(());
-    }
     let start = BytePos(1);
     let Some(end) = end_of(wrapped, start) else {
-        return Ok(());
+        return Err(StripError {
+            message: format!("the program is longer than the limit of {MAX_PROGRAM_BYTES} bytes"),
+            line: None,
+            column: None,
+        });
     };
     let mut parser = parser_for(wrapped, start, end, syntax);
     let parsed = parser.parse_script();
@@ -202,7 +252,7 @@ fn check_single_body(wrapped: &str, program: &str) -> Result<(), StripError> {
         _ => false,
     };
     if whole {
-        return Ok(());
+        return Ok(script);
     }
     Err(early_close(program, stray_bracket(program, syntax)))
 }
@@ -588,5 +638,54 @@ mod tests {
             .join()
             .unwrap();
         assert!(ok);
+    }
+
+    #[test]
+    fn the_analysis_parse_gives_the_runs_text_and_verdict() {
+        let programs = [
+            "const x: number = 1;\nreturn x as number;",
+            "return await tools.read({ path: 'a' });",
+            "return 1",
+            "return 1; }); more(); (async () => {",
+            "const a = 1;\n  enum Color { Red }\n",
+            "if (x) {\n  foo(",
+            "let s = `${1}}`; return s;",
+        ];
+        for program in programs {
+            match (strip_program(program), strip_and_parse(program)) {
+                (Ok(js), Ok((same, script))) => {
+                    assert_eq!(js, same, "{program}");
+                    assert_eq!(script.body.len(), 1, "{program}");
+                }
+                (Err(error), Err(same)) => assert_eq!(error, same, "{program}"),
+                (one, other) => panic!("{program}: {one:?} against {:?}", other.map(|p| p.0)),
+            }
+        }
+    }
+
+    #[test]
+    fn a_prepared_program_is_taken_once_by_its_exact_text() {
+        // Texts of this test's own, so that tests running at the same time cannot take them.
+        let program = "return 'prepared once';";
+        remember_prepared(program, "JS".to_owned());
+        assert_eq!(take_prepared("return 'prepared once'; "), None);
+        assert_eq!(take_prepared(program).as_deref(), Some("JS"));
+        assert_eq!(take_prepared(program), None);
+
+        // Bounded: the oldest entries go first, and long programs are not kept.
+        let texts: Vec<String> = (0..=PREPARED_ENTRIES)
+            .map(|i| format!("return 'bounded {i}';"))
+            .collect();
+        for text in &texts {
+            remember_prepared(text, text.clone());
+        }
+        assert_eq!(take_prepared(&texts[0]), None);
+        assert_eq!(
+            take_prepared(&texts[PREPARED_ENTRIES]).as_ref(),
+            Some(&texts[PREPARED_ENTRIES])
+        );
+        let long = format!("return '{}';", "x".repeat(PREPARED_MAX_BYTES));
+        remember_prepared(&long, String::new());
+        assert_eq!(take_prepared(&long), None);
     }
 }

@@ -109,6 +109,11 @@ pub use mode::{
 };
 #[cfg(feature = "python")]
 pub use python::{PythonMode, PythonRuntime};
+#[cfg(feature = "python")]
+pub use python::{
+    LayerStatus, PROCESS_LIMIT as PYTHON_PROCESS_LIMIT, SandboxLayer, SandboxPolicy,
+    SandboxReport, TMP_BYTES as PYTHON_TMP_BYTES,
+};
 #[cfg(feature = "typescript")]
 pub use typescript::TypeScriptRuntime;
 

@@ -913,6 +913,8 @@ async fn drive(
                             };
                             let message = if kind == CodeFailureKind::InvalidResult {
                                 format!("the program returned a value that is not JSON: {message}")
+                            } else if kind == CodeFailureKind::Internal {
+                                sandbox::child_refusal(&message)
                             } else {
                                 message
                             };

@@ -854,6 +854,7 @@ _MS_REC = 16384
 _MS_PRIVATE = 1 << 18
 _MS_RELATIME = 1 << 21
 _MNT_DETACH = 2
+_PR_SET_DUMPABLE = 4
 _PR_CAPBSET_DROP = 24
 _PR_SET_SECCOMP = 22
 _PR_SET_NO_NEW_PRIVS = 38
@@ -883,6 +884,12 @@ LAYERS = (
     "process_limit",
 )
 
+# When the host runs as root: the user id inside the zygote's user namespace that run children
+# switch to, and the host's user id it stands for ("nobody"). The kernel exempts root's
+# processes from RLIMIT_NPROC, so a run must not be root outside its namespaces.
+_RUN_ID = 1000
+_NOBODY = 65534
+
 # Device files the view keeps (read and write).
 _DEVICES = ("/dev/null", "/dev/zero", "/dev/urandom", "/dev/random")
 
@@ -907,6 +914,9 @@ class Sandbox:
         self.tmp_bytes = int(config.get("tmp_bytes", 64 << 20))
         self.pivot_root = config.get("pivot_root")
         self.status = {}
+        # The user id run children switch to in the zygote's user namespace (host root only).
+        self.run_id = None
+        self.host_uid = os.getuid()
         # The view's read-only paths (Landlock rules are built from them).
         self.view = []
         self.libc = None
@@ -993,12 +1003,43 @@ class Sandbox:
         uid, gid = os.getuid(), os.getgid()
 
         def user():
-            self._unshare(_CLONE_NEWUSER, "CLONE_NEWUSER")
-            self._map_root(uid, gid)
+            if uid == 0:
+                self._unshare_as_root()
+            else:
+                self._unshare(_CLONE_NEWUSER, "CLONE_NEWUSER")
+                self._map_root(uid, gid)
 
         self._layer("user_namespace", user)
         self._layer("network_namespace", lambda: self._unshare(_CLONE_NEWNET, "CLONE_NEWNET"), ("user_namespace",))
         self._layer("mount_namespace", self._enter_view, ("user_namespace",))
+
+    def _unshare_as_root(self):
+        """A user namespace for a zygote the host's root started: a helper left outside it
+        (with root's CAP_SETUID there) maps root inside to root outside, and _RUN_ID inside to
+        nobody outside, the user run children switch to."""
+        me = os.getpid()
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(w)
+            code = 1
+            try:
+                if os.read(r, 1) == b"u":
+                    for name in ("uid_map", "gid_map"):
+                        self._write("/proc/%d/%s" % (me, name), "0 0 1\n%d %d 1\n" % (_RUN_ID, _NOBODY))
+                    code = 0
+            finally:
+                os._exit(code)
+        os.close(r)
+        try:
+            self._unshare(_CLONE_NEWUSER, "CLONE_NEWUSER")
+            os.write(w, b"u")
+        finally:
+            os.close(w)
+            _, status = os.waitpid(pid, 0)
+        if status != 0:
+            raise OSError("the helper outside the user namespace could not write its id maps")
+        self.run_id = _RUN_ID
 
     def _view_paths(self):
         """The interpreter, its standard library and the directories of the shared libraries
@@ -1071,9 +1112,16 @@ class Sandbox:
         and /tmp."""
         if not self.on:
             return
-        uid, gid = os.getuid(), os.getgid()
 
         def pid():
+            if self.run_id is not None:
+                os.setgroups([])
+                os.setresgid(self.run_id, self.run_id, self.run_id)
+                os.setresuid(self.run_id, self.run_id, self.run_id)
+                # A change of user makes the process undumpable, and its /proc/self files
+                # root's: its own id maps could not be written.
+                self._check(self._prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0), "PR_SET_DUMPABLE")
+            uid, gid = os.getuid(), os.getgid()
             self._unshare(_CLONE_NEWUSER, "CLONE_NEWUSER")
             self._map_root(uid, gid)
             self._unshare(_CLONE_NEWPID | _CLONE_NEWNS, "CLONE_NEWPID|CLONE_NEWNS")
@@ -1081,6 +1129,8 @@ class Sandbox:
         self._layer("pid_namespace", pid)
 
         def nproc():
+            if self.host_uid == 0 and self.run_id is None:
+                raise OSError("the run's processes are the host's root, whom RLIMIT_NPROC does not bind")
             resource.setrlimit(resource.RLIMIT_NPROC, (self.nproc, self.nproc))
 
         self._layer("process_limit", nproc, ("pid_namespace",))
@@ -1168,7 +1218,7 @@ class Sandbox:
 def _refuse(sock, error):
     """Tells the host that this child could not set up its sandbox and leaves."""
     try:
-        Channel(sock).error("sandbox", "the sandbox could not be set up (%s)" % error)
+        Channel(sock).error("sandbox", str(error))
     except BaseException:  # noqa: BLE001
         pass
     os._exit(7)

@@ -243,6 +243,27 @@ impl SandboxReport {
     }
 }
 
+/// The failure of a run whose process could not set up a layer under
+/// [`SandboxPolicy::Require`] (`message` is the runner's `layer: reason`).
+pub(crate) fn child_refusal(message: &str) -> String {
+    let (code, reason) = message.split_once(": ").unwrap_or((message, ""));
+    match SandboxLayer::ALL.iter().find(|l| l.code() == code) {
+        Some(&layer) => SandboxReport {
+            policy: SandboxPolicy::Require,
+            layers: vec![LayerStatus {
+                layer,
+                active: false,
+                reason: tools_schema::excerpt::cut(reason).into_owned(),
+            }],
+        }
+        .refusal(),
+        None => format!(
+            "the Python sandbox could not be set up in the run's process: {}",
+            tools_schema::excerpt::cut(message)
+        ),
+    }
+}
+
 impl fmt::Display for SandboxReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Python sandbox ({}):", self.policy.code())?;

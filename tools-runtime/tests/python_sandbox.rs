@@ -107,7 +107,11 @@ async fn the_report_on_this_machine_has_every_layer_active() {
     let layers: Vec<SandboxLayer> = report.layers.iter().map(|l| l.layer).collect();
     assert_eq!(layers, SandboxLayer::ALL.to_vec());
     for status in &report.layers {
-        assert!(status.active, "{} is missing: {}", status.layer, status.reason);
+        assert!(
+            status.active,
+            "{} is missing: {}",
+            status.layer, status.reason
+        );
         assert_eq!(status.reason, "");
     }
     assert!(report.is_complete(), "{report}");
@@ -379,7 +383,11 @@ async fn ptrace_mount_unshare_and_other_refused_calls_fail_with_eperm() {
     let object = value.as_object().unwrap();
     assert_eq!(object.len(), calls.len() + 6);
     for (name, outcome) in object {
-        assert_eq!(outcome, &json!([-1, 1]), "{name} was not refused with EPERM");
+        assert_eq!(
+            outcome,
+            &json!([-1, 1]),
+            "{name} was not refused with EPERM"
+        );
     }
     assert_fresh(&rt).await;
 }

@@ -324,9 +324,8 @@ fn control_loop(
                 let _ = reply.send(status);
             }
             Request::Ping { reply } => {
-                let _ = reply.send(
-                    exchange(&control, alive, r#"{"op":"ping"}"#, None).map(|r| r.sandbox),
-                );
+                let _ = reply
+                    .send(exchange(&control, alive, r#"{"op":"ping"}"#, None).map(|r| r.sandbox));
             }
         }
     }

@@ -333,9 +333,14 @@ const ARCH: u32 = 4;
 /// The low 32 bits of the first argument (little-endian).
 const ARG0_LOW: u32 = 16;
 /// Every `CLONE_NEW*` flag (and `CLONE_NEWTIME`): a `clone` asking for any is refused.
-const CLONE_NAMESPACES: u32 =
-    0x0000_0080 | 0x0002_0000 | 0x0200_0000 | 0x0400_0000 | 0x0800_0000 | 0x1000_0000
-        | 0x2000_0000 | 0x4000_0000;
+const CLONE_NAMESPACES: u32 = 0x0000_0080
+    | 0x0002_0000
+    | 0x0200_0000
+    | 0x0400_0000
+    | 0x0800_0000
+    | 0x1000_0000
+    | 0x2000_0000
+    | 0x4000_0000;
 
 #[cfg(target_arch = "x86_64")]
 const AUDIT_ARCH: u32 = 0xC000_003E;
@@ -463,14 +468,21 @@ mod tests {
         assert_eq!(program.len() % 8, 0);
         assert!(program.len() / 8 < 200, "a filter fits u16 and stays short");
         assert_eq!(&program[..8], &op(BPF_LD_W_ABS, 0, 0, ARCH));
-        assert_eq!(&program[program.len() - 8..], &op(BPF_RET_K, 0, 0, RET_ALLOW));
+        assert_eq!(
+            &program[program.len() - 8..],
+            &op(BPF_RET_K, 0, 0, RET_ALLOW)
+        );
     }
 
     #[test]
     fn a_report_without_a_layer_names_it_and_its_setting() {
         let value = serde_json::json!({"user_namespace": null, "landlock": "ENOSYS"});
         let report = SandboxReport::from_runner(SandboxPolicy::Require, Some(&value));
-        assert!(report.layer(SandboxLayer::UserNamespace).is_some_and(|l| l.active));
+        assert!(
+            report
+                .layer(SandboxLayer::UserNamespace)
+                .is_some_and(|l| l.active)
+        );
         assert!(!report.is_complete());
         let refusal = report.refusal();
         assert!(refusal.contains("- landlock: ENOSYS; needs Landlock: a kernel >= 5.13"));

@@ -23,8 +23,10 @@
 //! run's critical path: the spares are forked with every layer already in place.
 //!
 //! - **In the zygote, once** (paid at start): a user namespace (root inside is the host's user
-//!   outside, with no capability over the host), a network namespace, and a mount namespace
-//!   whose root becomes, by `pivot_root`, a read-only `tmpfs` holding bind mounts of the view
+//!   outside, with no capability over the host; when the host runs as root, a helper left
+//!   outside maps a second user, `nobody` outside, that run children switch to, since the
+//!   kernel exempts root's processes from `RLIMIT_NPROC`), a network namespace, IPC and UTS
+//!   namespaces, and a mount namespace whose root becomes, by `pivot_root`, a read-only `tmpfs` holding bind mounts of the view
 //!   (each read-only) plus the host's `/proc` for the zygote's own bookkeeping of its children.
 //!   The view is made once and shared by every run; it holds no secret.
 //! - **In each run child (A), per spare**: a user namespace of its own (so the process limit

@@ -839,6 +839,8 @@ def _reap_dead(dying):
 # All of it happens before the program arrives (a spare is ready with every layer in place).
 
 _CLONE_NEWNS = 0x00020000
+_CLONE_NEWUTS = 0x04000000
+_CLONE_NEWIPC = 0x08000000
 _CLONE_NEWUSER = 0x10000000
 _CLONE_NEWPID = 0x20000000
 _CLONE_NEWNET = 0x40000000
@@ -919,6 +921,11 @@ class Sandbox:
         self.host_uid = os.getuid()
         # The view's read-only paths (Landlock rules are built from them).
         self.view = []
+        # Made once by `prepare`: the Landlock plan (or why there is none) and the seccomp
+        # program.
+        self._landlock_plan = None
+        self._landlock_error = "Landlock was not prepared"
+        self._program = None
         self.libc = None
         if self.policy != "off":
             import ctypes
@@ -1012,6 +1019,7 @@ class Sandbox:
         self._layer("user_namespace", user)
         self._layer("network_namespace", lambda: self._unshare(_CLONE_NEWNET, "CLONE_NEWNET"), ("user_namespace",))
         self._layer("mount_namespace", self._enter_view, ("user_namespace",))
+        self.prepare()
 
     def _unshare_as_root(self):
         """A user namespace for a zygote the host's root started: a helper left outside it
@@ -1072,7 +1080,9 @@ class Sandbox:
         return out
 
     def _enter_view(self):
-        self._unshare(_CLONE_NEWNS, "CLONE_NEWNS")
+        # With their own IPC and UTS namespaces: no System V IPC object or host name shared
+        # with the host.
+        self._unshare(_CLONE_NEWNS | _CLONE_NEWIPC | _CLONE_NEWUTS, "CLONE_NEWNS|CLONE_NEWIPC|CLONE_NEWUTS")
         self._mount(None, "/", None, _MS_REC | _MS_PRIVATE)
         base = next((d for d in ("/tmp", "/mnt", "/var/tmp", "/run", "/opt", "/srv") if os.path.isdir(d)), None)
         if base is None:
@@ -1153,10 +1163,13 @@ class Sandbox:
         self._layer("capabilities", self._drop_capabilities)
         self._layer("seccomp", self._seccomp, ("no_new_privileges",))
 
-    def _landlock(self):
+    def _plan_landlock(self):
+        """What the Landlock ruleset of a run holds, worked out once in the zygote: the
+        accesses handled and each rule's path and accesses. The ruleset itself is made in each
+        run's process: its /tmp and /proc are file systems of that run, and a rule on the
+        directory they cover would not reach them (Landlock skips hidden mount points)."""
         c = self.ctypes
-        syscall = self.libc.syscall
-        abi = syscall(c.c_long(_LANDLOCK_CREATE_RULESET), None, c.c_long(0), c.c_long(1))
+        abi = self.libc.syscall(c.c_long(_LANDLOCK_CREATE_RULESET), None, c.c_long(0), c.c_long(1))
         self._check(abi, "Landlock is not enabled in this kernel")
         handled = (1 << 13) - 1
         if abi >= 2:
@@ -1169,19 +1182,47 @@ class Sandbox:
         scoped = 3 if abi >= 6 else 0  # abstract unix sockets and signals stay inside
         size = 8 if abi < 4 else 16 if abi < 6 else 24
         attr = c.create_string_buffer(struct.pack("=QQQ", handled, net, scoped)[:size], size)
+        read = _LL_READ_FILE | _LL_READ_DIR | _LL_EXECUTE
+        rules = [(path, read) for path in self.view]
+        rules += [(d, _LL_READ_FILE | _LL_WRITE_FILE) for d in _DEVICES if os.path.exists(d)]
+        if self.status.get("mount_namespace") is None:
+            rules += [("/tmp", handled), ("/proc", _LL_READ_FILE | _LL_READ_DIR)]
+        planned = []
+        for path, allowed in rules:
+            if not os.path.isdir(path):
+                allowed &= _LL_FILE_RIGHTS
+            planned.append((path, allowed & handled))
+        return attr, size, planned
+
+    def prepare(self):
+        """In the zygote, after its layers: what each run child's restrictions use, worked out
+        once (the Landlock plan, the seccomp program)."""
+        if not self.on:
+            return
+        try:
+            self._landlock_plan = self._plan_landlock()
+        except Exception as error:  # noqa: BLE001 - recorded; the layer reports it per child
+            self._landlock_error = _cut(str(error))
+        if self.filter and _len(self.filter) % 8 == 0:
+            c = self.ctypes
+
+            class Program(c.Structure):
+                _fields_ = [("len", c.c_ushort), ("filter", c.c_char_p)]
+
+            self._program = Program(_len(self.filter) // 8, self.filter)
+
+    def _landlock(self):
+        if self._landlock_plan is None:
+            raise OSError(self._landlock_error)
+        attr, size, rules = self._landlock_plan
+        c = self.ctypes
+        syscall = self.libc.syscall
         ruleset = self._check(syscall(c.c_long(_LANDLOCK_CREATE_RULESET), attr, c.c_long(size), c.c_long(0)), "landlock_create_ruleset")
         try:
-            read = _LL_READ_FILE | _LL_READ_DIR | _LL_EXECUTE
-            rules = [(path, read) for path in self.view]
-            rules += [(d, _LL_READ_FILE | _LL_WRITE_FILE) for d in _DEVICES if os.path.exists(d)]
-            if self.status.get("mount_namespace") is None:
-                rules += [("/tmp", handled), ("/proc", _LL_READ_FILE | _LL_READ_DIR)]
             for path, allowed in rules:
                 fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
                 try:
-                    if not os.path.isdir(path):
-                        allowed &= _LL_FILE_RIGHTS
-                    rule = c.create_string_buffer(struct.pack("=Qi", allowed & handled, fd), 12)
+                    rule = struct.pack("=Qi", allowed, fd)
                     self._check(syscall(c.c_long(_LANDLOCK_ADD_RULE), c.c_long(ruleset), c.c_long(1), rule, c.c_long(0)), "landlock_add_rule %s" % path)
                 finally:
                     os.close(fd)
@@ -1201,15 +1242,10 @@ class Sandbox:
         self._check(self.libc.capset(header, data), "capset")
 
     def _seccomp(self):
-        if not self.filter or _len(self.filter) % 8:
+        if self._program is None:
             raise OSError("no seccomp filter for this architecture")
         c = self.ctypes
-
-        class Program(c.Structure):
-            _fields_ = [("len", c.c_ushort), ("filter", c.c_char_p)]
-
-        program = Program(_len(self.filter) // 8, self.filter)
-        self._check(self._prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, c.byref(program), 0, 0), "PR_SET_SECCOMP")
+        self._check(self._prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, c.byref(self._program), 0, 0), "PR_SET_SECCOMP")
 
     def report(self):
         return {layer: self.status.get(layer, "not set up") for layer in LAYERS}

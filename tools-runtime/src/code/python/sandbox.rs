@@ -45,7 +45,8 @@ pub enum SandboxLayer {
     NetworkNamespace,
     /// A mount namespace whose root is a read-only view (the interpreter, its standard
     /// library, the shared libraries it loaded, `/dev/null` and kin), a `/proc` of the run's
-    /// own processes and an empty private `/tmp` that is discarded with the run.
+    /// own processes and an empty private `/tmp` that is discarded with the run; with IPC and
+    /// UTS namespaces of its own (no System V IPC object shared with the host).
     MountNamespace,
     /// Landlock rules matching that view: read and execute beneath it, everything beneath
     /// `/tmp`, nothing else; TCP bind and connect refused; signals and abstract unix sockets

@@ -926,6 +926,8 @@ class Sandbox:
         self._landlock_plan = None
         self._landlock_error = "Landlock was not prepared"
         self._program = None
+        self._capbset = []
+        self._capset = None
         self.libc = None
         if self.policy != "off":
             import ctypes
@@ -1210,6 +1212,17 @@ class Sandbox:
                 _fields_ = [("len", c.c_ushort), ("filter", c.c_char_p)]
 
             self._program = Program(_len(self.filter) // 8, self.filter)
+        # The arguments of the calls that drop every capability, made once (a spare then
+        # makes only the calls).
+        c = self.ctypes
+        try:
+            last = int(_read_proc("/proc/sys/kernel/cap_last_cap"))
+        except (OSError, ValueError):
+            last = 40
+        zero = c.c_ulong(0)
+        self._capbset = [(c.c_int(_PR_CAPBSET_DROP), c.c_ulong(cap), zero, zero, zero) for cap in range(last + 1)]
+        header = c.create_string_buffer(struct.pack("=Ii", 0x20080522, 0), 8)
+        self._capset = (header, c.create_string_buffer(bytes(24), 24))
 
     def _landlock(self):
         if self._landlock_plan is None:
@@ -1231,15 +1244,11 @@ class Sandbox:
             os.close(ruleset)
 
     def _drop_capabilities(self):
-        c = self.ctypes
-        for cap in range(64):
-            if self._prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) < 0:
-                if c.get_errno() == 22:  # EINVAL: past the last capability
-                    break
+        prctl = self.libc.prctl
+        for args in self._capbset:
+            if prctl(*args) < 0:
                 self._check(-1, "PR_CAPBSET_DROP")
-        header = c.create_string_buffer(struct.pack("=Ii", 0x20080522, 0), 8)
-        data = c.create_string_buffer(bytes(24), 24)
-        self._check(self.libc.capset(header, data), "capset")
+        self._check(self.libc.capset(*self._capset), "capset")
 
     def _seccomp(self):
         if self._program is None:

@@ -41,12 +41,21 @@
 //!   processes) and a size-limited `tmpfs` on `/tmp` (its working directory), both gone with
 //!   the mount namespace when the run ends; `no_new_privs`; Landlock; every capability
 //!   dropped; last the seccomp filter (it refuses `mount`, so it comes after the mounts).
-//!   Landlock and seccomp bind only the calling thread, and B has one.
+//!   Landlock and seccomp bind only the calling thread, and B has one. The zygote works out
+//!   once what B needs for them (the Landlock rules' paths and accesses, the seccomp program,
+//!   the arguments of the capability calls); B still makes its own Landlock ruleset, because a
+//!   rule on the `/tmp` or `/proc` directory that a run's own file system covers does not
+//!   reach that file system (Landlock skips covered mount points).
 //! - At start the zygote forks one throwaway run child that sets up every per-run layer and
 //!   reports what held; with the zygote's own layers that is the report. Under
 //!   [`SandboxPolicy::Require`] a run child that cannot set up a layer refuses (an `internal`
 //!   failure) instead of running the program. [`PythonMode::SpawnPerRun`] sets up the same
 //!   layers in the spawned interpreter (the zygote's, then a run child's).
+//!
+//! What a spare costs more than without the sandbox: a second fork (B), the per-run user, PID
+//! and mount namespaces (made in B's time, and torn down when B exits), about 1.5 ms of
+//! system calls through `ctypes`. None of it is on a run's critical path, but on a machine
+//! whose cores are busy it competes with the runs (see the `code_runtime` bench).
 //!
 //! Why not a Rust helper that execs Python: the zygote's warm start (a forked, preloaded
 //! interpreter) is what makes a run take milliseconds; an exec per run throws it away. Why no

@@ -669,10 +669,12 @@ def child_main(sock):
         # The run is over: what its program started goes now, while it is still in this
         # process's tree. (Once this process exits, its orphans would go to its parent's
         # subreaper, or to init when the host spawned it.)
-        try:
-            _kill_tree(os.getpid())
-        except BaseException:  # noqa: BLE001 - the host still kills by pid and group
-            pass
+        # As the first process of a PID namespace, its exit kills every other process of it.
+        if os.getpid() != 1:
+            try:
+                _kill_tree(os.getpid())
+            except BaseException:  # noqa: BLE001 - the host still kills by pid and group
+                pass
     os._exit(0)
 
 
@@ -778,9 +780,28 @@ def _kill_tree(pid):
                 pass
 
 
+# Whether run children put their program in a PID namespace (the zygote learns it from its
+# probe): then killing a run child's only child kills every process of the run.
+_PID_NAMESPACES = False
+
+
+def _kill_children(pid):
+    """One pass, no waiting: a run child's only child is the first process of the run's PID
+    namespace, and the kernel kills the rest of the namespace with it (while it tears the
+    namespace down, which takes a while, the zygote goes on serving)."""
+    for child in _children(pid):
+        try:
+            os.kill(child, signal.SIGKILL)
+        except OSError:
+            pass
+
+
 def _kill_group(pid):
     """Kills the child, everything in its process tree and its whole process group."""
-    _kill_tree(pid)
+    if _PID_NAMESPACES:
+        _kill_children(pid)
+    else:
+        _kill_tree(pid)
     for kill in (os.killpg, os.kill):
         try:
             kill(pid, signal.SIGKILL)
@@ -1383,6 +1404,8 @@ def zygote_main(control, sandbox=None):
     sandbox.enter_zygote()
     sandbox.policy = policy
     report = probe(sandbox, prctl)
+    global _PID_NAMESPACES
+    _PID_NAMESPACES = sandbox.on and report.get("pid_namespace") is None
     _warm_up()
     # Everything the zygote holds now is left alone by the collector in the children, so a
     # collection there does not copy the zygote's heap page by page.
@@ -1452,7 +1475,12 @@ def zygote_main(control, sandbox=None):
             pid = request.get("pid")
             status = None
             if pid in children:
-                _kill_group(pid)
+                if _PID_NAMESPACES:
+                    # The run child ends the way its program's process ended: kill only that
+                    # one (and with it the run), so the status is the program's.
+                    _kill_children(pid)
+                else:
+                    _kill_group(pid)
                 try:
                     _, status = os.waitpid(pid, 0)
                 except OSError:

@@ -789,17 +789,22 @@ def _kill_children(pid):
     """One pass, no waiting: a run child's only child is the first process of the run's PID
     namespace, and the kernel kills the rest of the namespace with it (while it tears the
     namespace down, which takes a while, the zygote goes on serving)."""
-    for child in _children(pid):
+    found = _children(pid)
+    for child in found:
         try:
             os.kill(child, signal.SIGKILL)
         except OSError:
             pass
+    return found
 
 
 def _kill_group(pid):
     """Kills the child, everything in its process tree and its whole process group."""
     if _PID_NAMESPACES:
-        _kill_children(pid)
+        # The run child itself ends once its child has (it waits for it), so it stays alive
+        # until then and that child is never orphaned; a run child without a child is killed.
+        if _kill_children(pid):
+            return
     else:
         _kill_tree(pid)
     for kill in (os.killpg, os.kill):

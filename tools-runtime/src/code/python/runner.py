@@ -20,6 +20,10 @@
 #                             dying), so a release never waits for a process to exit.
 #                    reap     kills the child's process tree and group, waits for it and answers with its
 #                             wait status (used when a child died without an outcome).
+#                  Under the sandbox (see the "sandbox" section below) a run child's only child
+#                  is the first process of the run's PID namespace: release and reap kill that
+#                  one (the kernel kills the rest of the namespace), and the run child ends by
+#                  itself, the way that process ended.
 #                  The zygote reaps a child only after the host released it, so a pid is never
 #                  reused while the host still refers to it. When the control socket closes, the
 #                  zygote kills every child and exits; children die with the zygote

@@ -13,12 +13,15 @@
 //!   started per run with the same calls bridged over `postMessage`
 //!   (`benches/code-runtime/node-worker.mjs`, or `NODE_WORKER_SCRIPT`, run with `node` from
 //!   `PATH` or `TOOLS_NODE`);
-//! - Python through the zygote against a plain interpreter process per run.
+//! - Python through the zygote, sandboxed (the default, `SandboxPolicy::Require`) and without
+//!   the sandbox (`SandboxPolicy::Off`, the runtime before the sandbox), against a plain
+//!   interpreter process per run (no sandbox).
 //!
 //! After criterion's report the bench prints the medians of its own measurement, the ratios,
 //! and the bridge overhead per call (`(sequential_100 - one_call) / 99`). Targets on the
-//! reference machine: a one-call TypeScript run at most 0.3 ms, at most 10 µs per call, and a
-//! Python run through the zygote at most 5 ms.
+//! reference machine: a one-call TypeScript run at most 0.3 ms, at most 10 µs per call, a
+//! Python run through the zygote at most 5 ms, and a sandboxed one-call Python run at most 1.5x
+//! the unsandboxed one.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -31,7 +34,8 @@ use criterion::Criterion;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tools_runtime::code::{
-    CodeHost, CodeLimits, CodeRuntime, HostCallFuture, PythonMode, PythonRuntime, TypeScriptRuntime,
+    CodeHost, CodeLimits, CodeRuntime, HostCallFuture, PythonMode, PythonRuntime, SandboxPolicy,
+    TypeScriptRuntime,
 };
 
 /// Answers every call at once with its arguments.
@@ -117,7 +121,11 @@ fn criterion_benches(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
 
     let zygote = PythonRuntime::new();
     rt.block_on(zygote.warm_up()).unwrap();
-    let spawn = PythonRuntime::new().with_mode(PythonMode::SpawnPerRun);
+    let unsandboxed = PythonRuntime::new().with_sandbox(SandboxPolicy::Off);
+    rt.block_on(unsandboxed.warm_up()).unwrap();
+    let spawn = PythonRuntime::new()
+        .with_mode(PythonMode::SpawnPerRun)
+        .with_sandbox(SandboxPolicy::Off);
     let mut group = c.benchmark_group("python");
     group
         .sample_size(20)
@@ -125,6 +133,9 @@ fn criterion_benches(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
     for (name, program) in PY {
         group.bench_function(format!("zygote/{name}"), |b| {
             b.iter(|| run_once(rt, &zygote, program));
+        });
+        group.bench_function(format!("zygote_unsandboxed/{name}"), |b| {
+            b.iter(|| run_once(rt, &unsandboxed, program));
         });
         group.bench_function(format!("spawn/{name}"), |b| {
             b.iter(|| run_once(rt, &spawn, program));
@@ -200,25 +211,47 @@ fn summary(rt: &tokio::runtime::Runtime) {
 
     let zygote = PythonRuntime::new();
     rt.block_on(zygote.warm_up()).unwrap();
-    let spawn = PythonRuntime::new().with_mode(PythonMode::SpawnPerRun);
+    let unsandboxed = PythonRuntime::new().with_sandbox(SandboxPolicy::Off);
+    rt.block_on(unsandboxed.warm_up()).unwrap();
+    let spawn = PythonRuntime::new()
+        .with_mode(PythonMode::SpawnPerRun)
+        .with_sandbox(SandboxPolicy::Off);
     let py_n = 30;
     println!(
-        "\nPython: zygote fork per run vs a plain interpreter process per run ({py_n} runs each):"
+        "\nPython: zygote fork per run, sandboxed and not, vs a plain interpreter process per run ({py_n} runs each):"
+    );
+    println!(
+        "  {}",
+        rt.block_on(zygote.sandbox_report())
+            .unwrap()
+            .to_string()
+            .replace('\n', "\n  ")
     );
     let mut zygote_one = Duration::ZERO;
+    let mut unsandboxed_one = Duration::ZERO;
     for (name, program) in PY {
         let z = median_of(rt, &zygote, program, py_n);
+        let u = median_of(rt, &unsandboxed, program, py_n);
         let s = median_of(rt, &spawn, program, py_n);
         if name == "one_call" {
             zygote_one = z;
+            unsandboxed_one = u;
         }
         println!(
-            "  {name:<16} zygote {:>9.3} ms   spawn {:>9.3} ms   spawn/zygote = {:>6.1}x",
+            "  {name:<16} sandboxed zygote {:>9.3} ms   unsandboxed zygote {:>9.3} ms   sandboxed/unsandboxed = {:>5.2}x   spawn {:>9.3} ms   spawn/unsandboxed zygote = {:>6.1}x",
             ms(z),
+            ms(u),
+            z.as_secs_f64() / u.as_secs_f64(),
             ms(s),
-            s.as_secs_f64() / z.as_secs_f64()
+            s.as_secs_f64() / u.as_secs_f64()
         );
     }
+    println!(
+        "  one-call run through the sandboxed zygote: {:.3} ms, {:.2}x the unsandboxed {:.3} ms (target <= 1.5x)",
+        ms(zygote_one),
+        zygote_one.as_secs_f64() / unsandboxed_one.as_secs_f64(),
+        ms(unsandboxed_one)
+    );
     println!(
         "  one-call run through the zygote: {:.3} ms (target <= 5 ms); interpreter {}",
         ms(zygote_one),

@@ -20,11 +20,19 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use tools_runtime::code::{
     CodeCompletion, CodeFailure, CodeFailureKind, CodeLanguage, CodeLimits, CodeOutcome,
-    CodeRuntime, PythonMode, PythonRuntime,
+    CodeRuntime, PythonMode, PythonRuntime, SandboxPolicy,
 };
 
 fn runtime() -> PythonRuntime {
     PythonRuntime::new()
+}
+
+/// A runtime without the sandbox, for the tests that watch a program's processes from the
+/// host by the pids the program sees, or run host binaries (`sleep`, `setsid`): under the
+/// sandbox the program is PID 1 of its own PID namespace and sees no host binary
+/// (`python_sandbox.rs` tests the same escapes there).
+fn unsandboxed() -> PythonRuntime {
+    PythonRuntime::new().with_sandbox(SandboxPolicy::Off)
 }
 
 async fn run_with(
@@ -267,7 +275,7 @@ async fn cancellation_mid_call_aborts_the_run_and_the_call() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spawn_per_run_mode_works_and_leaves_nothing() {
-    let rt = runtime().with_mode(PythonMode::SpawnPerRun);
+    let rt = unsandboxed().with_mode(PythonMode::SpawnPerRun);
     assert_eq!(rt.mode(), PythonMode::SpawnPerRun);
     let done = ok(&rt, "import os\nprint('hi')\nreturn os.getpid()").await;
     assert_eq!(done.logs, vec!["hi"]);
@@ -487,7 +495,7 @@ async fn no_state_survives_into_the_next_run() {
 async fn environment_is_empty_and_started_processes_do_not_survive() {
     // Python is resource-limited, not sandboxed: the program can start processes, but they
     // die with the run, and it sees none of the host's environment.
-    let rt = runtime();
+    let rt = unsandboxed();
     let done = ok(
         &rt,
         "import os, subprocess\nchild = subprocess.Popen(['sleep', '30'])\nreturn {'env': sorted(k for k in os.environ if k != 'LC_CTYPE'), 'child': child.pid, 'cwd': os.getcwd()}",
@@ -724,7 +732,7 @@ fn kill9(pid: u32) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spares_run_the_next_programs_and_new_spares_follow() {
-    let rt = runtime();
+    let rt = unsandboxed();
     rt.warm_up().await.unwrap();
     let spares = rt.spare_pids().await;
     assert_eq!(spares.len(), 2, "warm_up forks two spares: {spares:?}");
@@ -755,7 +763,7 @@ async fn spares_run_the_next_programs_and_new_spares_follow() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spares_that_died_are_replaced() {
-    let rt = runtime();
+    let rt = unsandboxed();
     rt.warm_up().await.unwrap();
     let spares = rt.spare_pids().await;
     for spare in &spares {
@@ -1151,7 +1159,7 @@ time.sleep(0.2)
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn processes_that_leave_the_process_group_do_not_survive_the_run() {
-    let rt = runtime();
+    let rt = unsandboxed();
     for ending in [
         "return [leader.pid, daemon]",
         "raise RuntimeError([leader.pid, daemon])",
@@ -1196,7 +1204,7 @@ async fn processes_that_leave_the_process_group_do_not_survive_the_run() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spawn_per_run_also_kills_processes_that_left_the_group() {
-    let rt = runtime().with_mode(PythonMode::SpawnPerRun);
+    let rt = unsandboxed().with_mode(PythonMode::SpawnPerRun);
     let program = format!("{ESCAPE}return [leader.pid, daemon]");
     let done = ok(&rt, &program).await;
     let pids: Vec<u32> = serde_json::from_value(done.result.unwrap()).unwrap();

@@ -110,6 +110,11 @@ pub use mode::{
     render_result,
 };
 #[cfg(feature = "python")]
+pub use python::{
+    LayerStatus, PROCESS_LIMIT as PYTHON_PROCESS_LIMIT, SandboxLayer, SandboxPolicy, SandboxReport,
+    TMP_BYTES as PYTHON_TMP_BYTES,
+};
+#[cfg(feature = "python")]
 pub use python::{PythonMode, PythonRuntime};
 #[cfg(feature = "typescript")]
 pub use typescript::TypeScriptRuntime;

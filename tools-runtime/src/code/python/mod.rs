@@ -1,16 +1,67 @@
 //! The Python runtime: CPython in a child process, forked per run from a warm zygote.
 //!
-//! **This runtime is resource-limited, not a security sandbox.** The program runs as real
-//! CPython with the privileges of the host process: it can open files, use the network, start
-//! processes and import any installed module, and it can reach the runner's own objects and its
-//! protocol socket (the host therefore treats every message from the child as untrusted: see
-//! "How a run goes"). What the runtime does bound is each run: a memory ceiling (`RLIMIT_AS`),
-//! a wall-clock deadline enforced by killing the process from the host, an output cap, a cap on
-//! each call's arguments, and an empty environment. To run untrusted programs, a deployment must
-//! add an operating-system sandbox around the interpreter: seccomp filters, Linux namespaces (no
-//! network, a read-only or empty file system view, a separate PID namespace), or a container /
-//! microVM, plus an unprivileged user. The TypeScript runtime, by contrast, is embedded and has
-//! no access to files, network, environment or processes at all.
+//! **On Linux each run is sandboxed** (unless [`SandboxPolicy::Off`]): the program runs as real
+//! CPython, but in its own PID namespace, in a network namespace with no interface but a
+//! loopback that is down, in a mount namespace that shows a read-only view of the interpreter,
+//! its standard library and the shared libraries it loaded, a `/proc` of the run's own
+//! processes and an empty private `/tmp`, under Landlock rules matching that view, a seccomp
+//! filter, `no_new_privs`, no capabilities and a process limit, besides the resource limits
+//! (memory ceiling, wall-clock deadline, output cap, call-size cap, empty environment).
+//! [`PythonRuntime::sandbox_report`] says which layers hold on this machine;
+//! [`SandboxPolicy::Require`] (the default) refuses to start when one does not. The program
+//! can still reach the runner's own objects and its protocol socket, so the host treats every
+//! message from the child as untrusted (see "How a run goes"). The README's "Security of Code
+//! Mode" says what each layer prevents and what it does not.
+//!
+//! # The sandbox: where each layer is set up, and why there
+//!
+//! The run children are forked from a Python zygote, so the per-child work is done by the
+//! runner in Python, through `ctypes` calls into libc (`unshare`, `mount`, `prctl`, `capset`,
+//! the Landlock system calls; CPython 3.11 has no `os.unshare`). The host builds the seccomp
+//! program (classic BPF, in `sandbox.rs`, from the target's own system call numbers) and hands
+//! it to the runner as bytes, which installs it with `prctl(PR_SET_SECCOMP)`. No layer costs a
+//! run's critical path: the spares are forked with every layer already in place.
+//!
+//! - **In the zygote, once** (paid at start): a user namespace (root inside is the host's user
+//!   outside, with no capability over the host; when the host runs as root, a helper left
+//!   outside maps a second user, `nobody` outside, that run children switch to, since the
+//!   kernel exempts root's processes from `RLIMIT_NPROC`), a network namespace, IPC and UTS
+//!   namespaces, and a mount namespace whose root becomes, by `pivot_root`, a read-only `tmpfs` holding bind mounts of the view
+//!   (each read-only) plus the host's `/proc` for the zygote's own bookkeeping of its children.
+//!   The view is made once and shared by every run; it holds no secret.
+//! - **In each run child (A), per spare**: a user namespace of its own (so the process limit
+//!   counts this run's processes only), a PID namespace and a mount namespace, and
+//!   `RLIMIT_NPROC`. A process cannot enter a PID namespace itself, only its children can
+//!   (and `unshare(CLONE_NEWPID)` works once per process), so A forks B, the first process
+//!   (PID 1) of the new namespace, and waits for it, ending the way it ended. When B exits or
+//!   is killed, the kernel kills every process of the namespace: nothing the program started
+//!   survives, `setsid` or double fork or not, and the zygote's release of A (which kills A's
+//!   tree) reaches B.
+//! - **In B, before it waits for its program**: a fresh `proc` over `/proc` (only the run's
+//!   processes) and a size-limited `tmpfs` on `/tmp` (its working directory), both gone with
+//!   the mount namespace when the run ends; `no_new_privs`; Landlock; every capability
+//!   dropped; last the seccomp filter (it refuses `mount`, so it comes after the mounts).
+//!   Landlock and seccomp bind only the calling thread, and B has one. The zygote works out
+//!   once what B needs for them (the Landlock rules' paths and accesses, the seccomp program,
+//!   the arguments of the capability calls); B still makes its own Landlock ruleset, because a
+//!   rule on the `/tmp` or `/proc` directory that a run's own file system covers does not
+//!   reach that file system (Landlock skips covered mount points).
+//! - At start the zygote forks one throwaway run child that sets up every per-run layer and
+//!   reports what held; with the zygote's own layers that is the report. Under
+//!   [`SandboxPolicy::Require`] a run child that cannot set up a layer refuses (an `internal`
+//!   failure) instead of running the program. [`PythonMode::SpawnPerRun`] sets up the same
+//!   layers in the spawned interpreter (the zygote's, then a run child's).
+//!
+//! What a spare costs more than without the sandbox: a second fork (B), the per-run user, PID
+//! and mount namespaces (made in B's time, and torn down when B exits), about 1.5 ms of
+//! system calls through `ctypes`. None of it is on a run's critical path, but on a machine
+//! whose cores are busy it competes with the runs (see the `code_runtime` bench).
+//!
+//! Why not a Rust helper that execs Python: the zygote's warm start (a forked, preloaded
+//! interpreter) is what makes a run take milliseconds; an exec per run throws it away. Why no
+//! `landlock`/`seccompiler` crates: both apply rules to the calling Rust process, while the
+//! rules must be applied in a forked Python child; the seccomp program is 60-odd instructions,
+//! built here without a dependency.
 //!
 //! # Processes a run starts
 //!
@@ -41,8 +92,9 @@
 //! - anything that is not a process: files written, connections opened, shared memory, and
 //!   changes made through other services all outlive the run.
 //!
-//! The sandbox work (PID namespaces, seccomp, Landlock) replaces this best effort with a
-//! guarantee.
+//! Under the sandbox the PID namespace replaces this best effort with a guarantee: every process
+//! a run starts is in its PID namespace, which dies with the run's first process. What is left
+//! is for [`SandboxPolicy::Off`] and machines without PID namespaces.
 //!
 //! # How a run goes
 //!
@@ -129,20 +181,20 @@
 //! let runtime = PythonRuntime::new();
 //! // Start the zygote and fork the spares now, so the first run does not wait for them.
 //! runtime.warm_up().await.unwrap();
-//! let next = runtime.spare_pids().await;
-//! let program = "import os\nr = await tools.echo({'n': 1})\nprint('got', r)\nreturn [r['n'] + 1, os.getpid()]";
+//! let program = "import os\nr = await tools.echo({'n': 1})\nprint('got', r)\nreturn [r['n'] + 1, os.getpid(), os.path.exists('/etc/passwd')]";
 //! let done = runtime
 //!     .run(program, Arc::new(Echo), &CodeLimits::default(), CancellationToken::new())
 //!     .await
 //!     .unwrap();
 //! assert_eq!(done.logs, vec!["got {'n': 1}"]);
-//! // The program ran in the oldest spare.
-//! assert_eq!(done.result, Some(json!([2, next[0]])));
+//! // The program ran as PID 1 of its own PID namespace, in a view without /etc.
+//! assert_eq!(done.result, Some(json!([2, 1, false])));
 //! # });
 //! ```
 
 mod analysis;
 mod process;
+mod sandbox;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -160,6 +212,9 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use self::process::{Interpreter, RunProcess, Spare, Zygote};
+pub use self::sandbox::{
+    LayerStatus, PROCESS_LIMIT, SandboxLayer, SandboxPolicy, SandboxReport, TMP_BYTES,
+};
 use super::AnalyseFuture;
 use super::output::Output;
 use super::{
@@ -210,10 +265,27 @@ pub struct PythonRuntime {
 struct Inner {
     configured: Option<PathBuf>,
     mode: PythonMode,
+    sandbox: Settings,
+    /// The report of the last zygote started (or probe), once there is one.
+    report: std::sync::Mutex<Option<SandboxReport>>,
     interpreter: tokio::sync::OnceCell<Result<Interpreter, String>>,
     zygote: tokio::sync::Mutex<Option<Arc<Zygote>>>,
     /// The children forked ahead for the next runs.
     spares: Arc<Spares>,
+}
+
+/// The sandbox settings of a runtime.
+#[derive(Debug, Clone, Default)]
+struct Settings {
+    policy: SandboxPolicy,
+    /// Layers the runner skips and reports missing (for tests).
+    skip: Vec<SandboxLayer>,
+}
+
+impl Settings {
+    fn runner_config(&self) -> String {
+        sandbox::runner_config(self.policy, &self.skip)
+    }
 }
 
 /// How many spare children the runtime keeps. Two, so that when runs come back to back the
@@ -307,6 +379,7 @@ impl fmt::Debug for PythonRuntime {
         f.debug_struct("PythonRuntime")
             .field("configured", &self.inner.configured)
             .field("mode", &self.inner.mode)
+            .field("sandbox", &self.inner.sandbox)
             .field("interpreter", &self.inner.interpreter.get())
             .finish()
     }
@@ -321,25 +394,94 @@ impl Default for PythonRuntime {
 impl PythonRuntime {
     /// A zygote-backed runtime using `TOOLS_PYTHON`, or `python3` from `PATH`.
     pub fn new() -> Self {
-        Self::build(None, PythonMode::Zygote)
+        Self::build(None, PythonMode::Zygote, Settings::default())
     }
 
     /// A runtime using the given interpreter (resolved once to the real executable).
     pub fn with_interpreter(path: impl Into<PathBuf>) -> Self {
-        Self::build(Some(path.into()), PythonMode::Zygote)
+        Self::build(Some(path.into()), PythonMode::Zygote, Settings::default())
     }
 
     /// The same interpreter choice with another [`PythonMode`].
     #[must_use]
     pub fn with_mode(self, mode: PythonMode) -> Self {
-        Self::build(self.inner.configured.clone(), mode)
+        Self::build(
+            self.inner.configured.clone(),
+            mode,
+            self.inner.sandbox.clone(),
+        )
     }
 
-    fn build(configured: Option<PathBuf>, mode: PythonMode) -> Self {
+    /// The same runtime with another [`SandboxPolicy`] ([`SandboxPolicy::Require`] unless
+    /// set).
+    #[must_use]
+    pub fn with_sandbox(self, policy: SandboxPolicy) -> Self {
+        let mut settings = self.inner.sandbox.clone();
+        settings.policy = policy;
+        Self::build(self.inner.configured.clone(), self.inner.mode, settings)
+    }
+
+    /// **For tests only**: the runner skips `layer` and reports it missing ("disabled for a
+    /// test"), as on a machine without it, so the policies' handling of a missing layer can be
+    /// checked on a machine that has every layer. Never use it to weaken a real deployment:
+    /// use [`SandboxPolicy`] for that.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn pretend_missing(self, layer: SandboxLayer) -> Self {
+        let mut settings = self.inner.sandbox.clone();
+        settings.skip.push(layer);
+        Self::build(self.inner.configured.clone(), self.inner.mode, settings)
+    }
+
+    /// The sandbox policy runs follow.
+    pub fn sandbox_policy(&self) -> SandboxPolicy {
+        self.inner.sandbox.policy
+    }
+
+    /// What the sandbox holds on this machine: each [`SandboxLayer`] and whether it is
+    /// active, as the runner found it when it set up a zygote and one throwaway run child
+    /// (started for this if no zygote ran yet; not refused under
+    /// [`SandboxPolicy::Require`], so the report can say what is missing). Under
+    /// [`SandboxPolicy::Off`] every layer is reported inactive without starting anything.
+    pub async fn sandbox_report(&self) -> Result<SandboxReport, CodeFailure> {
+        if self.inner.sandbox.policy == SandboxPolicy::Off {
+            return Ok(SandboxReport::off());
+        }
+        if let Some(report) = self.cached_report() {
+            return Ok(report);
+        }
+        let interpreter = self.interpreter().await?;
+        let probe = Zygote::start(&interpreter, RUNNER, &self.inner.sandbox.runner_config())
+            .await
+            .map_err(internal)?;
+        let report = SandboxReport::from_runner(self.inner.sandbox.policy, probe.sandbox());
+        self.cache_report(&report);
+        Ok(report)
+    }
+
+    fn cached_report(&self) -> Option<SandboxReport> {
+        self.inner
+            .report
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    fn cache_report(&self, report: &SandboxReport) {
+        *self
+            .inner
+            .report
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(report.clone());
+    }
+
+    fn build(configured: Option<PathBuf>, mode: PythonMode, sandbox: Settings) -> Self {
         PythonRuntime {
             inner: Arc::new(Inner {
                 configured,
                 mode,
+                sandbox,
+                report: std::sync::Mutex::new(None),
                 interpreter: tokio::sync::OnceCell::new(),
                 zygote: tokio::sync::Mutex::new(None),
                 spares: Arc::new(Spares::default()),
@@ -411,7 +553,27 @@ impl PythonRuntime {
         if let Some(zygote) = slot.as_ref().filter(|z| z.is_alive()) {
             return Ok(zygote.clone());
         }
-        let zygote = Arc::new(Zygote::start(interpreter, RUNNER).await.map_err(internal)?);
+        let zygote = Zygote::start(interpreter, RUNNER, &self.inner.sandbox.runner_config())
+            .await
+            .map_err(internal)?;
+        let policy = self.inner.sandbox.policy;
+        if policy != SandboxPolicy::Off {
+            let report = SandboxReport::from_runner(policy, zygote.sandbox());
+            self.cache_report(&report);
+            if !report.is_complete() {
+                if policy == SandboxPolicy::Require {
+                    // Fail closed: the zygote drops here and exits.
+                    return Err(internal(report.refusal()));
+                }
+                let missing: Vec<&str> = report.missing().iter().map(|l| l.code()).collect();
+                tracing::warn!(
+                    missing = ?missing,
+                    "the Python sandbox runs without some layers (SandboxPolicy::BestEffort): {}",
+                    missing.join(", ")
+                );
+            }
+        }
+        let zygote = Arc::new(zygote);
         *slot = Some(zygote.clone());
         Ok(zygote)
     }
@@ -560,8 +722,13 @@ impl PythonRuntime {
             PythonMode::SpawnPerRun => {
                 let (host_socket, child_socket) = std::os::unix::net::UnixStream::pair()
                     .map_err(|e| internal(format!("cannot create the run socket: {e}")))?;
-                let process =
-                    RunProcess::spawn(&interpreter, RUNNER, child_socket).map_err(internal)?;
+                let process = RunProcess::spawn(
+                    &interpreter,
+                    RUNNER,
+                    &self.inner.sandbox.runner_config(),
+                    child_socket,
+                )
+                .map_err(internal)?;
                 (process, host_socket)
             }
         };
@@ -762,10 +929,13 @@ async fn drive(
                                 "syntax" => CodeFailureKind::Syntax,
                                 "memory" => CodeFailureKind::Memory,
                                 "invalid_result" => CodeFailureKind::InvalidResult,
+                                "sandbox" => CodeFailureKind::Internal,
                                 _ => CodeFailureKind::Runtime,
                             };
                             let message = if kind == CodeFailureKind::InvalidResult {
                                 format!("the program returned a value that is not JSON: {message}")
+                            } else if kind == CodeFailureKind::Internal {
+                                sandbox::child_refusal(&message)
                             } else {
                                 message
                             };

@@ -65,11 +65,12 @@ impl Interpreter {
         &self.path
     }
 
-    /// `python -I -S -c RUNNER MODE` with `fd` as descriptor 3 in a new process group.
-    fn command(&self, runner: &str, mode: &str, fd: RawFd) -> Command {
+    /// `python -I -S -c RUNNER MODE CONFIG` with `fd` as descriptor 3 in a new process group
+    /// (`CONFIG` is the runner's settings as JSON: the sandbox's).
+    fn command(&self, runner: &str, mode: &str, config: &str, fd: RawFd) -> Command {
         let mut command = Command::new(&self.path);
         command
-            .args(["-I", "-S", "-c", runner, mode])
+            .args(["-I", "-S", "-c", runner, mode, config])
             .env_clear()
             .current_dir("/")
             .stdin(Stdio::null())
@@ -108,6 +109,8 @@ pub(crate) struct Zygote {
     requests: mpsc::Sender<Request>,
     pid: u32,
     alive: Arc<AtomicBool>,
+    /// The sandbox report from its first answer (`{"layer": null | "reason"}`).
+    sandbox: Option<serde_json::Value>,
 }
 
 /// A request to the control thread.
@@ -126,9 +129,9 @@ enum Request {
         pid: i32,
         reply: oneshot::Sender<Result<Option<i32>, String>>,
     },
-    /// Answer once the zygote is ready.
+    /// Answer once the zygote is ready, with its sandbox report.
     Ping {
-        reply: oneshot::Sender<Result<(), String>>,
+        reply: oneshot::Sender<Result<Option<serde_json::Value>, String>>,
     },
     /// Analyse one program on `socket` (a frame in, a frame out; `runner.py`
     /// `_serve_analysis`); answered once the zygote is done with it.
@@ -146,14 +149,20 @@ struct ControlReply {
     status: Option<i32>,
     #[serde(default)]
     error: Option<String>,
+    #[serde(default)]
+    sandbox: Option<serde_json::Value>,
 }
 
 impl Zygote {
-    pub(crate) async fn start(interpreter: &Interpreter, runner: &str) -> Result<Zygote, String> {
+    pub(crate) async fn start(
+        interpreter: &Interpreter,
+        runner: &str,
+        config: &str,
+    ) -> Result<Zygote, String> {
         let (host, child) =
             seqpacket_pair().map_err(|e| format!("cannot create the zygote socket: {e}"))?;
         set_timeout(&host).map_err(|e| format!("cannot configure the zygote socket: {e}"))?;
-        let mut command = interpreter.command(runner, "zygote", child.as_raw_fd());
+        let mut command = interpreter.command(runner, "zygote", config, child.as_raw_fd());
         let process = command.spawn().map_err(|e| {
             format!(
                 "cannot start the Python zygote {}: {e}",
@@ -169,16 +178,22 @@ impl Zygote {
             .name("code-py-zygote".to_owned())
             .spawn(move || control_loop(host, &queue, &thread_alive, process))
             .map_err(|e| format!("cannot start the zygote's control thread: {e}"))?;
-        let zygote = Zygote {
+        let mut zygote = Zygote {
             requests,
             pid,
             alive,
+            sandbox: None,
         };
         // Wait until it answers, so the first run does not pay for the start.
         let (reply, answer) = oneshot::channel();
         zygote.send(Request::Ping { reply })?;
-        answer.await.map_err(gone)??;
+        zygote.sandbox = answer.await.map_err(gone)??;
         Ok(zygote)
+    }
+
+    /// The sandbox report it gave when it started.
+    pub(crate) fn sandbox(&self) -> Option<&serde_json::Value> {
+        self.sandbox.as_ref()
     }
 
     pub(crate) fn pid(&self) -> u32 {
@@ -245,10 +260,18 @@ impl Spare {
         }
     }
 
-    /// Whether it was forked by `zygote` and still waits: its end of the socket is open and it
-    /// has sent nothing. One non-blocking `recv` with `MSG_PEEK`.
+    /// Whether it was forked by `zygote` and still waits: it is alive, its end of the socket
+    /// is open and it has sent nothing. One read of `/proc/PID/stat` and one non-blocking
+    /// `recv` with `MSG_PEEK`.
     pub(crate) fn is_ready(&self, zygote: &Zygote) -> bool {
         if self.zygote != zygote.pid() || !zygote.is_alive() {
+            return false;
+        }
+        // Under the sandbox the program's process is the run child's child: when the run
+        // child died, that process may not have died of it yet and still hold the socket.
+        if let Kind::Forked { pid, .. } = &self.process.kind
+            && is_zombie(*pid)
+        {
             return false;
         }
         let mut byte = 0u8;
@@ -315,7 +338,8 @@ fn control_loop(
                 let _ = reply.send(status);
             }
             Request::Ping { reply } => {
-                let _ = reply.send(exchange(&control, alive, r#"{"op":"ping"}"#, None).map(drop));
+                let _ = reply
+                    .send(exchange(&control, alive, r#"{"op":"ping"}"#, None).map(|r| r.sandbox));
             }
             Request::Analyse { socket, reply } => {
                 let served = exchange(&control, alive, r#"{"op":"analyse"}"#, Some(socket));
@@ -349,7 +373,7 @@ fn exchange(
             request.as_bytes(),
             fd.as_ref().map(AsRawFd::as_raw_fd),
         )?;
-        let mut buffer = vec![0u8; 4096];
+        let mut buffer = vec![0u8; 16 * 1024];
         // SAFETY: `buffer` is valid for `buffer.len()` bytes.
         let n = unsafe {
             libc::recv(
@@ -402,11 +426,12 @@ impl RunProcess {
     pub(crate) fn spawn(
         interpreter: &Interpreter,
         runner: &str,
+        config: &str,
         socket: UnixStream,
     ) -> Result<RunProcess, String> {
         let fd: OwnedFd = socket.into();
         let child = interpreter
-            .command(runner, "run", fd.as_raw_fd())
+            .command(runner, "run", config, fd.as_raw_fd())
             .spawn()
             .map_err(|e| {
                 format!(

@@ -20,6 +20,10 @@
 #                             dying), so a release never waits for a process to exit.
 #                    reap     kills the child's process tree and group, waits for it and answers with its
 #                             wait status (used when a child died without an outcome).
+#                  Under the sandbox (see the "sandbox" section below) a run child's only child
+#                  is the first process of the run's PID namespace: release and reap kill that
+#                  one (the kernel kills the rest of the namespace), and the run child ends by
+#                  itself, the way that process ended.
 #                  The zygote reaps a child only after the host released it, so a pid is never
 #                  reused while the host still refers to it. When the control socket closes, the
 #                  zygote kills every child and exits; children die with the zygote
@@ -669,10 +673,12 @@ def child_main(sock):
         # The run is over: what its program started goes now, while it is still in this
         # process's tree. (Once this process exits, its orphans would go to its parent's
         # subreaper, or to init when the host spawned it.)
-        try:
-            _kill_tree(os.getpid())
-        except BaseException:  # noqa: BLE001 - the host still kills by pid and group
-            pass
+        # As the first process of a PID namespace, its exit kills every other process of it.
+        if os.getpid() != 1:
+            try:
+                _kill_tree(os.getpid())
+            except BaseException:  # noqa: BLE001 - the host still kills by pid and group
+                pass
     os._exit(0)
 
 
@@ -778,9 +784,33 @@ def _kill_tree(pid):
                 pass
 
 
+# Whether run children put their program in a PID namespace (the zygote learns it from its
+# probe): then killing a run child's only child kills every process of the run.
+_PID_NAMESPACES = False
+
+
+def _kill_children(pid):
+    """One pass, no waiting: a run child's only child is the first process of the run's PID
+    namespace, and the kernel kills the rest of the namespace with it (while it tears the
+    namespace down, which takes a while, the zygote goes on serving)."""
+    found = _children(pid)
+    for child in found:
+        try:
+            os.kill(child, signal.SIGKILL)
+        except OSError:
+            pass
+    return found
+
+
 def _kill_group(pid):
     """Kills the child, everything in its process tree and its whole process group."""
-    _kill_tree(pid)
+    if _PID_NAMESPACES:
+        # The run child itself ends once its child has (it waits for it), so it stays alive
+        # until then and that child is never orphaned; a run child without a child is killed.
+        if _kill_children(pid):
+            return
+    else:
+        _kill_tree(pid)
     for kill in (os.killpg, os.kill):
         try:
             kill(pid, signal.SIGKILL)
@@ -1076,13 +1106,565 @@ def _serve_analysis(fds):
         sock.close()
 
 
-def zygote_main(control):
+# --- the sandbox ---------------------------------------------------------------------------
+#
+# Layers, in the order they are set up (see the module doc of `python/mod.rs` for why here):
+#   in the zygote, once:     user namespace, network namespace, mount namespace with the
+#                            read-only view (pivot_root into it);
+#   in each run child A:     a user namespace of its own, a PID namespace, a mount namespace,
+#                            the process limit; then it forks B, the first process (PID 1) of
+#                            the new PID namespace, which runs the program;
+#   in B, before it waits:   a fresh /proc and an empty /tmp, no_new_privs, Landlock, dropped
+#                            capabilities, the seccomp filter.
+# All of it happens before the program arrives (a spare is ready with every layer in place).
+
+_CLONE_NEWNS = 0x00020000
+_CLONE_NEWUTS = 0x04000000
+_CLONE_NEWIPC = 0x08000000
+_CLONE_NEWUSER = 0x10000000
+_CLONE_NEWPID = 0x20000000
+_CLONE_NEWNET = 0x40000000
+_MS_RDONLY = 1
+_MS_NOSUID = 2
+_MS_NODEV = 4
+_MS_NOEXEC = 8
+_MS_REMOUNT = 32
+_MS_NOATIME = 1024
+_MS_NODIRATIME = 2048
+_MS_BIND = 4096
+_MS_REC = 16384
+_MS_PRIVATE = 1 << 18
+_MS_RELATIME = 1 << 21
+_MNT_DETACH = 2
+_PR_SET_DUMPABLE = 4
+_PR_CAPBSET_DROP = 24
+_PR_SET_SECCOMP = 22
+_PR_SET_NO_NEW_PRIVS = 38
+_SECCOMP_MODE_FILTER = 2
+# Landlock (the syscall numbers are the same on every architecture).
+_LANDLOCK_CREATE_RULESET = 444
+_LANDLOCK_ADD_RULE = 445
+_LANDLOCK_RESTRICT_SELF = 446
+_LL_EXECUTE = 1 << 0
+_LL_WRITE_FILE = 1 << 1
+_LL_READ_FILE = 1 << 2
+_LL_READ_DIR = 1 << 3
+_LL_TRUNCATE = 1 << 14
+_LL_IOCTL_DEV = 1 << 15
+_LL_FILE_RIGHTS = _LL_EXECUTE | _LL_WRITE_FILE | _LL_READ_FILE | _LL_TRUNCATE | _LL_IOCTL_DEV
+
+# The layers, as the host names them.
+LAYERS = (
+    "user_namespace",
+    "pid_namespace",
+    "network_namespace",
+    "mount_namespace",
+    "landlock",
+    "seccomp",
+    "no_new_privileges",
+    "capabilities",
+    "process_limit",
+)
+
+# When the host runs as root: the user id inside the zygote's user namespace that run children
+# switch to, and the host's user id it stands for ("nobody"). The kernel exempts root's
+# processes from RLIMIT_NPROC, so a run must not be root outside its namespaces.
+_RUN_ID = 1000
+_NOBODY = 65534
+
+# Device files the view keeps (read and write).
+_DEVICES = ("/dev/null", "/dev/zero", "/dev/urandom", "/dev/random")
+
+
+class SandboxError(Exception):
+    """A layer that could not be set up: `layer` names it."""
+
+    def __init__(self, layer, message):
+        super().__init__("%s: %s" % (layer, message))
+        self.layer = layer
+
+
+class Sandbox:
+    """The sandbox settings from the host and what holds: `status[layer]` is None when the
+    layer is active, else why it is not."""
+
+    def __init__(self, config):
+        self.policy = config.get("policy", "off")
+        self.skip = set(config.get("skip", ()))
+        self.filter = bytes.fromhex(config.get("seccomp", ""))
+        self.nproc = int(config.get("nproc", 64))
+        self.tmp_bytes = int(config.get("tmp_bytes", 64 << 20))
+        self.pivot_root = config.get("pivot_root")
+        self.status = {}
+        # The user id run children switch to in the zygote's user namespace (host root only).
+        self.run_id = None
+        self.host_uid = os.getuid()
+        # The view's read-only paths (Landlock rules are built from them).
+        self.view = []
+        # Made once by `prepare`: the Landlock plan (or why there is none) and the seccomp
+        # program.
+        self._landlock_plan = None
+        self._landlock_error = "Landlock was not prepared"
+        self._program = None
+        self._capbset = []
+        self._capset = None
+        self.libc = None
+        if self.policy != "off":
+            import ctypes
+
+            self.ctypes = ctypes
+            self.libc = ctypes.CDLL(None, use_errno=True)
+
+    @property
+    def on(self):
+        return self.policy != "off"
+
+    def _check(self, rc, what):
+        if rc is None or rc < 0:
+            errno = self.ctypes.get_errno()
+            raise OSError(errno, "%s: %s" % (what, os.strerror(errno)))
+        return rc
+
+    def _layer(self, layer, setup, needs=()):
+        """Sets up `layer` with `setup()`, recording whether it holds. Under "require" a failure
+        raises SandboxError; under "best_effort" it is recorded and the run goes on."""
+        if layer in self.skip:
+            self.status[layer] = "disabled for a test (pretend_missing)"
+        else:
+            missing = [n for n in needs if self.status.get(n, "not set up") is not None]
+            if missing:
+                self.status[layer] = "needs %s" % ", ".join(missing)
+            else:
+                try:
+                    setup()
+                    self.status[layer] = None
+                    return True
+                except Exception as error:  # noqa: BLE001 - recorded, and fatal under require
+                    self.status[layer] = _cut(str(error))
+        if self.policy == "require":
+            raise SandboxError(layer, self.status[layer])
+        return False
+
+    # -- syscalls ----------------------------------------------------------------------------
+
+    def _unshare(self, flags, what):
+        self._check(self.libc.unshare(flags), "unshare(%s)" % what)
+
+    def _write(self, path, text):
+        fd = os.open(path, os.O_WRONLY)
+        try:
+            os.write(fd, text.encode())
+        finally:
+            os.close(fd)
+
+    def _map_root(self, uid, gid):
+        """Maps root in the new user namespace to `uid`/`gid` outside it."""
+        try:
+            self._write("/proc/self/setgroups", "deny")
+        except FileNotFoundError:
+            pass
+        self._write("/proc/self/uid_map", "0 %d 1" % uid)
+        self._write("/proc/self/gid_map", "0 %d 1" % gid)
+
+    def _mount(self, source, target, fstype, flags, data=None):
+        c = self.ctypes
+        rc = self.libc.mount(
+            c.c_char_p(None if source is None else source.encode()),
+            c.c_char_p(target.encode()),
+            c.c_char_p(None if fstype is None else fstype.encode()),
+            c.c_ulong(flags),
+            c.c_char_p(None if data is None else data.encode()),
+        )
+        self._check(rc, "mount %s on %s" % (source or fstype or "(remount)", target))
+
+    def _prctl(self, *args):
+        c = self.ctypes
+        return self.libc.prctl(*[c.c_ulong(a) if _type(a) is int else a for a in args])
+
+    # -- in the zygote, once -----------------------------------------------------------------
+
+    def enter_zygote(self):
+        """The layers every run shares: a user namespace (root inside is the host's user
+        outside, with no capability over the host), a network namespace (only loopback, down),
+        and a mount namespace whose root is the read-only view."""
+        if not self.on:
+            return
+        uid, gid = os.getuid(), os.getgid()
+
+        def user():
+            if uid == 0:
+                self._unshare_as_root()
+            else:
+                self._unshare(_CLONE_NEWUSER, "CLONE_NEWUSER")
+                self._map_root(uid, gid)
+
+        self._layer("user_namespace", user)
+        self._layer("network_namespace", lambda: self._unshare(_CLONE_NEWNET, "CLONE_NEWNET"), ("user_namespace",))
+        self._layer("mount_namespace", self._enter_view, ("user_namespace",))
+        self.prepare()
+
+    def _unshare_as_root(self):
+        """A user namespace for a zygote the host's root started: a helper left outside it
+        (with root's CAP_SETUID there) maps root inside to root outside, and _RUN_ID inside to
+        nobody outside, the user run children switch to."""
+        me = os.getpid()
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(w)
+            code = 1
+            try:
+                if os.read(r, 1) == b"u":
+                    for name in ("uid_map", "gid_map"):
+                        self._write("/proc/%d/%s" % (me, name), "0 0 1\n%d %d 1\n" % (_RUN_ID, _NOBODY))
+                    code = 0
+            finally:
+                os._exit(code)
+        os.close(r)
+        try:
+            self._unshare(_CLONE_NEWUSER, "CLONE_NEWUSER")
+            os.write(w, b"u")
+        finally:
+            os.close(w)
+            _, status = os.waitpid(pid, 0)
+        if status != 0:
+            raise OSError("the helper outside the user namespace could not write its id maps")
+        self.run_id = _RUN_ID
+
+    def _view_paths(self):
+        """The interpreter, its standard library and the directories of the shared libraries
+        it has loaded, each resolved; nested paths are dropped (their parent is in)."""
+        paths = {os.path.realpath(sys.executable), os.path.realpath(os.path.dirname(os.__file__))}
+        try:
+            maps = _read_proc("/proc/self/maps").decode("utf-8", "replace")
+        except OSError:
+            maps = ""
+        for line in maps.splitlines():
+            parts = line.split(None, 5)
+            if _len(parts) == 6 and parts[5].startswith("/") and ".so" in parts[5]:
+                path = parts[5].strip()
+                if os.path.exists(path):
+                    paths.add(os.path.dirname(os.path.realpath(path)))
+        out = []
+        for path in sorted(paths, key=lambda p: (_len(p), p)):
+            if not any(path == kept or path.startswith(kept.rstrip("/") + "/") for kept in out):
+                out.append(path)
+        return out
+
+    def _locked_flags(self, path):
+        """The flags of the mount holding `path` that a remount inside a user namespace must
+        keep (they are locked)."""
+        flags = os.statvfs(path).f_flag
+        out = _MS_NOSUID | _MS_NODEV
+        for st, ms in ((8, _MS_NOEXEC), (1024, _MS_NOATIME), (2048, _MS_NODIRATIME), (4096, _MS_RELATIME)):
+            if flags & st:
+                out |= ms
+        return out
+
+    def _enter_view(self):
+        # With their own IPC and UTS namespaces: no System V IPC object or host name shared
+        # with the host.
+        self._unshare(_CLONE_NEWNS | _CLONE_NEWIPC | _CLONE_NEWUTS, "CLONE_NEWNS|CLONE_NEWIPC|CLONE_NEWUTS")
+        self._mount(None, "/", None, _MS_REC | _MS_PRIVATE)
+        base = next((d for d in ("/tmp", "/mnt", "/var/tmp", "/run", "/opt", "/srv") if os.path.isdir(d)), None)
+        if base is None:
+            raise OSError("no directory to build the view in (/tmp, /mnt, ...)")
+        self._mount("tmpfs", base, "tmpfs", _MS_NOSUID | _MS_NODEV, "size=1m,mode=0755")
+        self.view = self._view_paths()
+        for path in self.view + [d for d in _DEVICES if os.path.exists(d)]:
+            target = base + path
+            if os.path.isdir(path):
+                os.makedirs(target, exist_ok=True)
+            else:
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o644))
+            self._mount(path, target, None, _MS_BIND)
+            if path not in _DEVICES:
+                self._mount(None, target, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | self._locked_flags(path))
+        # /proc: the host's, for the zygote's own bookkeeping of its children; each run mounts
+        # a fresh one over it that shows only the run's own processes.
+        os.makedirs(base + "/proc", exist_ok=True)
+        self._mount("/proc", base + "/proc", None, _MS_BIND | _MS_REC)
+        os.makedirs(base + "/tmp", exist_ok=True)
+        self._mount(None, base, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NODEV)
+        os.chdir(base)
+        c = self.ctypes
+        rc = -1
+        if self.pivot_root is not None:
+            rc = self.libc.syscall(c.c_long(self.pivot_root), c.c_char_p(b"."), c.c_char_p(b"."))
+        self._check(rc, "pivot_root")
+        self._check(self.libc.umount2(c.c_char_p(b"."), _MNT_DETACH), "umount the old root")
+        os.chdir("/")
+
+    # -- in each run child, before the program ----------------------------------------------
+
+    def enter_run(self):
+        """In run child A: a user namespace of its own (so the process limit counts this run
+        only), a PID namespace for its next child and a mount namespace for that child's /proc
+        and /tmp."""
+        if not self.on:
+            return
+
+        def pid():
+            if self.run_id is not None:
+                os.setgroups([])
+                os.setresgid(self.run_id, self.run_id, self.run_id)
+                os.setresuid(self.run_id, self.run_id, self.run_id)
+                # A change of user makes the process undumpable, and its /proc/self files
+                # root's: its own id maps could not be written.
+                self._check(self._prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0), "PR_SET_DUMPABLE")
+            uid, gid = os.getuid(), os.getgid()
+            self._unshare(_CLONE_NEWUSER, "CLONE_NEWUSER")
+            self._map_root(uid, gid)
+            self._unshare(_CLONE_NEWPID | _CLONE_NEWNS, "CLONE_NEWPID|CLONE_NEWNS")
+
+        self._layer("pid_namespace", pid)
+
+        def nproc():
+            if self.host_uid == 0 and self.run_id is None:
+                raise OSError("the run's processes are the host's root, whom RLIMIT_NPROC does not bind")
+            resource.setrlimit(resource.RLIMIT_NPROC, (self.nproc, self.nproc))
+
+        self._layer("process_limit", nproc, ("pid_namespace",))
+
+    def enter_program(self):
+        """In B, the PID namespace's first process: its own /proc and an empty /tmp, then the
+        restrictions that cannot be undone (no_new_privs, Landlock, capabilities, seccomp)."""
+        if not self.on:
+            return
+        if self.status.get("pid_namespace") is None and self.status.get("mount_namespace") is None:
+            # The mount namespace A made is B's alone: its /tmp and /proc go with the run.
+            def mounts():
+                self._mount("tmpfs", "/tmp", "tmpfs", _MS_NOSUID | _MS_NODEV, "size=%d,mode=0700" % self.tmp_bytes)
+                self._mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+                os.chdir("/tmp")
+
+            self._layer("mount_namespace", mounts)
+        self._layer("no_new_privileges", lambda: self._check(self._prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "PR_SET_NO_NEW_PRIVS"))
+        self._layer("landlock", self._landlock, ("no_new_privileges",))
+        self._layer("capabilities", self._drop_capabilities)
+        self._layer("seccomp", self._seccomp, ("no_new_privileges",))
+
+    def _plan_landlock(self):
+        """What the Landlock ruleset of a run holds, worked out once in the zygote: the
+        accesses handled and each rule's path and accesses. The ruleset itself is made in each
+        run's process: its /tmp and /proc are file systems of that run, and a rule on the
+        directory they cover would not reach them (Landlock skips hidden mount points)."""
+        c = self.ctypes
+        abi = self.libc.syscall(c.c_long(_LANDLOCK_CREATE_RULESET), None, c.c_long(0), c.c_long(1))
+        self._check(abi, "Landlock is not enabled in this kernel")
+        handled = (1 << 13) - 1
+        if abi >= 2:
+            handled |= 1 << 13  # REFER
+        if abi >= 3:
+            handled |= _LL_TRUNCATE
+        if abi >= 5:
+            handled |= _LL_IOCTL_DEV
+        net = 3 if abi >= 4 else 0  # BIND_TCP | CONNECT_TCP, with no rule allowing any
+        scoped = 3 if abi >= 6 else 0  # abstract unix sockets and signals stay inside
+        size = 8 if abi < 4 else 16 if abi < 6 else 24
+        attr = c.create_string_buffer(struct.pack("=QQQ", handled, net, scoped)[:size], size)
+        read = _LL_READ_FILE | _LL_READ_DIR | _LL_EXECUTE
+        rules = [(path, read) for path in self.view]
+        rules += [(d, _LL_READ_FILE | _LL_WRITE_FILE) for d in _DEVICES if os.path.exists(d)]
+        if self.status.get("mount_namespace") is None:
+            rules += [("/tmp", handled), ("/proc", _LL_READ_FILE | _LL_READ_DIR)]
+        planned = []
+        for path, allowed in rules:
+            if not os.path.isdir(path):
+                allowed &= _LL_FILE_RIGHTS
+            planned.append((path, allowed & handled))
+        return attr, size, planned
+
+    def prepare(self):
+        """In the zygote, after its layers: what each run child's restrictions use, worked out
+        once (the Landlock plan, the seccomp program)."""
+        if not self.on:
+            return
+        try:
+            self._landlock_plan = self._plan_landlock()
+        except Exception as error:  # noqa: BLE001 - recorded; the layer reports it per child
+            self._landlock_error = _cut(str(error))
+        if self.filter and _len(self.filter) % 8 == 0:
+            c = self.ctypes
+
+            class Program(c.Structure):
+                _fields_ = [("len", c.c_ushort), ("filter", c.c_char_p)]
+
+            self._program = Program(_len(self.filter) // 8, self.filter)
+        # The arguments of the calls that drop every capability, made once (a spare then
+        # makes only the calls).
+        c = self.ctypes
+        try:
+            last = int(_read_proc("/proc/sys/kernel/cap_last_cap"))
+        except (OSError, ValueError):
+            last = 40
+        zero = c.c_ulong(0)
+        self._capbset = [(c.c_int(_PR_CAPBSET_DROP), c.c_ulong(cap), zero, zero, zero) for cap in range(last + 1)]
+        header = c.create_string_buffer(struct.pack("=Ii", 0x20080522, 0), 8)
+        self._capset = (header, c.create_string_buffer(bytes(24), 24))
+
+    def _landlock(self):
+        if self._landlock_plan is None:
+            raise OSError(self._landlock_error)
+        attr, size, rules = self._landlock_plan
+        c = self.ctypes
+        syscall = self.libc.syscall
+        ruleset = self._check(syscall(c.c_long(_LANDLOCK_CREATE_RULESET), attr, c.c_long(size), c.c_long(0)), "landlock_create_ruleset")
+        try:
+            for path, allowed in rules:
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+                try:
+                    rule = struct.pack("=Qi", allowed, fd)
+                    self._check(syscall(c.c_long(_LANDLOCK_ADD_RULE), c.c_long(ruleset), c.c_long(1), rule, c.c_long(0)), "landlock_add_rule %s" % path)
+                finally:
+                    os.close(fd)
+            self._check(syscall(c.c_long(_LANDLOCK_RESTRICT_SELF), c.c_long(ruleset), c.c_long(0)), "landlock_restrict_self")
+        finally:
+            os.close(ruleset)
+
+    def _drop_capabilities(self):
+        prctl = self.libc.prctl
+        for args in self._capbset:
+            if prctl(*args) < 0:
+                self._check(-1, "PR_CAPBSET_DROP")
+        self._check(self.libc.capset(*self._capset), "capset")
+
+    def _seccomp(self):
+        if self._program is None:
+            raise OSError("no seccomp filter for this architecture")
+        c = self.ctypes
+        self._check(self._prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, c.byref(self._program), 0, 0), "PR_SET_SECCOMP")
+
+    def report(self):
+        return {layer: self.status.get(layer, "not set up") for layer in LAYERS}
+
+
+def _refuse(sock, error):
+    """Tells the host that this child could not set up its sandbox and leaves."""
+    try:
+        Channel(sock).error("sandbox", str(error))
+    except BaseException:  # noqa: BLE001
+        pass
+    os._exit(7)
+
+
+def _mirror(pid):
+    """Waits for `pid` and ends this process the same way (exit code or signal)."""
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            break
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            os._exit(0)
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            signal.signal(sig, signal.SIG_DFL)
+            os.kill(os.getpid(), sig)
+        except (OSError, ValueError):
+            pass
+        os._exit(128 + sig)
+    os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
+
+
+def sandboxed_child(sandbox, sock, prctl):
+    """A run child (A): enters the per-run namespaces, forks B (PID 1 of the new PID
+    namespace), which sets up the rest and runs the program, and ends as B ended."""
+    if not sandbox.on:
+        child_main(sock)
+        return
+    try:
+        sandbox.enter_run()
+    except SandboxError as error:
+        _refuse(sock, error)
+    _set_pdeathsig(prctl)
+    pid = os.fork()
+    if pid == 0:
+        _set_pdeathsig(prctl)
+        try:
+            sandbox.enter_program()
+        except SandboxError as error:
+            _refuse(sock, error)
+        child_main(sock)
+        os._exit(0)
+    sock.close()
+    _mirror(pid)
+
+
+def probe(sandbox, prctl):
+    """Sets up a run child's layers in a throwaway child and returns the whole report."""
+    if not sandbox.on:
+        return sandbox.report()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            _set_pdeathsig(prctl)
+            sandbox.policy = "best_effort"  # record every layer; the zygote decides
+            sandbox.enter_run()
+            inner = os.fork()
+            if inner == 0:
+                _set_pdeathsig(prctl)
+                sandbox.enter_program()
+                os.write(w, json.dumps(sandbox.report()).encode())
+                os._exit(0)
+            _mirror(inner)
+        finally:
+            os._exit(1)
+    os.close(w)
+    chunks = []
+    while True:
+        chunk = os.read(r, 1 << 16)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(r)
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+    try:
+        status = json.loads(b"".join(chunks).decode("utf-8"))
+    except ValueError:
+        status = None
+    if not isinstance(status, dict):
+        status = sandbox.report()
+        for layer in LAYERS:
+            if status[layer] == "not set up":
+                status[layer] = "the probe child could not report"
+    return status
+
+
+def _set_pdeathsig(prctl):
+    """Dies with its parent (set again after each namespace change, to be sure it holds)."""
+    if prctl is not None:
+        try:
+            prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def zygote_main(control, sandbox=None):
     children = set()  # forked and not released: the host may still signal them
     dying = set()  # released and killed, not reaped yet
     prctl = _load_prctl()
     # What a run starts and outlives its run child comes here rather than to init, where the
     # zygote finds it and kills it (see `_reap_orphans`).
     _become_subreaper(prctl)
+    if sandbox is None:
+        sandbox = Sandbox({})
+    # The shared layers, recorded whatever the policy (the host decides from the report),
+    # then one throwaway run child that tries the per-run layers.
+    policy, sandbox.policy = sandbox.policy, ("best_effort" if sandbox.on else "off")
+    sandbox.enter_zygote()
+    sandbox.policy = policy
+    report = probe(sandbox, prctl)
+    global _PID_NAMESPACES
+    _PID_NAMESPACES = sandbox.on and report.get("pid_namespace") is None
     _warm_up()
     # Everything the zygote holds now is left alone by the collector in the children, so a
     # collection there does not copy the zygote's heap page by page.
@@ -1126,7 +1708,7 @@ def zygote_main(control):
                     os.close(fd)
                 sock = socket.socket(fileno=fds[0])
                 sock.setblocking(True)
-                child_main(sock)
+                sandboxed_child(sandbox, sock, prctl)
                 os._exit(0)
             try:
                 # Also here, so the group exists before the host learns the pid.
@@ -1152,7 +1734,12 @@ def zygote_main(control):
             pid = request.get("pid")
             status = None
             if pid in children:
-                _kill_group(pid)
+                if _PID_NAMESPACES:
+                    # The run child ends the way its program's process ended: kill only that
+                    # one (and with it the run), so the status is the program's.
+                    _kill_children(pid)
+                else:
+                    _kill_group(pid)
                 try:
                     _, status = os.waitpid(pid, 0)
                 except OSError:
@@ -1163,7 +1750,7 @@ def zygote_main(control):
                 os.close(fd)
             control.send(json.dumps({"status": status}).encode())
         elif op == "ping":
-            control.send(json.dumps({"pong": os.getpid()}).encode())
+            control.send(json.dumps({"pong": os.getpid(), "sandbox": report}).encode())
         elif op == "analyse":
             _serve_analysis(fds)
             control.send(b"{}")
@@ -1171,15 +1758,22 @@ def zygote_main(control):
 
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "run"
+    config = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
+    sandbox = Sandbox(config.get("sandbox", {}))
     sock = socket.socket(fileno=3)
     sock.setblocking(True)
     if mode == "zygote":
-        zygote_main(sock)
+        zygote_main(sock, sandbox)
     else:
         # Spawned per run: what the program starts stays in this process's tree, where the
         # host finds it and kills it when the run ends.
-        _become_subreaper(_load_prctl())
-        child_main(sock)
+        prctl = _load_prctl()
+        _become_subreaper(prctl)
+        try:
+            sandbox.enter_zygote()
+        except SandboxError as error:
+            _refuse(sock, error)
+        sandboxed_child(sandbox, sock, prctl)
 
 
 main()

@@ -186,6 +186,7 @@ pub use base::definition::{
     BodyFn, ConcurrencyFn, FinalizeContentFn, Output, PresentationMetaFn, RESERVED_RUN_CODE,
     RenderFn, SchemaSource, ToolDefinition, ToolDefinitionBuilder, render_json,
 };
+pub use base::definition::{Callers, RESERVED_DESCRIBE_TOOLS};
 pub use base::error::{
     DefinitionError, ExecutionError, PanicSite, RegistryError, ToolError, ToolFailure, codes,
 };

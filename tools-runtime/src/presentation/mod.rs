@@ -9,7 +9,13 @@
 //! | --- | --- | --- |
 //! | `native` | the visible tools | none |
 //! | `code` | `run_code` only | `tools:code-only` (order [`CODE_ONLY_SECTION_ORDER`]) and `tools:sdk` (order [`SDK_SECTION_ORDER`]) |
-//! | `both` | the visible tools and `run_code` | `tools:sdk` |
+//! | `both` | the visible tools and `run_code` | `tools:sdk`, and `tools:code-only` when some tool is code-only |
+//!
+//! A tool's [`Callers`](crate::Callers) narrow this per tool: a code-only tool
+//! (`Callers::Code`) is never a definition, a direct-only tool (`Callers::Direct`) is never in
+//! the SDK ([`ToolRuntime::native_schemas`] and [`ToolRuntime::sdk_schemas`] are the two
+//! sets). Under `both`, a `tools:code-only` section then says that the tools found only in the
+//! SDK are called from programs.
 //!
 //! `tools:sdk` holds the Code Mode instructions and the SDK of the scope's visible tools, in
 //! the language of the configured code runtime, rendered by `tools-codegen`: byte-identical for
@@ -303,11 +309,11 @@ impl ToolRuntime {
             (Some(code), true) => Some(language_of(code.language())),
             (None, true) => return Err(AssemblyError::NoCodeRuntime { mode }),
         };
-        let view = self.view(scope, language)?;
+        let view = self.view(scope, mode, language)?;
 
         let mut tools: Vec<Arc<ToolSchema>> = Vec::new();
         if mode.offers_native() {
-            tools.extend(view.schemas.0.iter().cloned());
+            tools.extend(view.native.0.iter().cloned());
         }
         if mode.offers_code()
             && let Some(schema) = self.settings().and_then(|s| s.run_code_schema.clone())
@@ -324,6 +330,13 @@ impl ToolRuntime {
                 id: CODE_ONLY_SECTION.to_owned(),
                 order: CODE_ONLY_SECTION_ORDER,
                 text: Arc::from(code_only_text()),
+            });
+        } else if mode == PresentationMode::Both && view.code_only_tools {
+            // Under `both` the rule is needed only for the tools that declare `Callers::Code`.
+            sections.push(PromptSection {
+                id: CODE_ONLY_SECTION.to_owned(),
+                order: CODE_ONLY_SECTION_ORDER,
+                text: Arc::from(code_only_tools_text()),
             });
         }
         if let Some(sdk) = view.sdk {
@@ -352,10 +365,16 @@ impl ToolRuntime {
         }
     }
 
-    /// The scope's visible schemas (name order) and, for a code language, its SDK section text;
-    /// from the cache while the tool set is unchanged.
-    fn view(&self, scope: ScopeKey, language: Option<Language>) -> Result<View, AssemblyError> {
-        let key = (scope, language);
+    /// The scope's tools as `mode` presents them (the definitions it can offer, the SDK's
+    /// tools, both in name order) and, for a code language, its SDK section text; from the
+    /// cache while the tool set is unchanged.
+    fn view(
+        &self,
+        scope: ScopeKey,
+        mode: PresentationMode,
+        language: Option<Language>,
+    ) -> Result<View, AssemblyError> {
+        let key = (scope, mode);
         let generation = self.generation();
         let settings = self.settings();
         if let Some(settings) = settings
@@ -364,18 +383,22 @@ impl ToolRuntime {
         {
             return Ok(hit.view.clone());
         }
-        let schemas = Schemas(self.schemas(scope).into_iter().map(Arc::new).collect());
+        let listed = |list: Vec<ToolSchema>| Schemas(list.into_iter().map(Arc::new).collect());
+        let native = if mode.offers_native() {
+            listed(self.native_schemas(scope))
+        } else {
+            Schemas(Vec::new())
+        };
+        let sdk_tools = if mode.offers_code() {
+            listed(self.sdk_schemas(scope))
+        } else {
+            Schemas(Vec::new())
+        };
         // Something changed somewhere: an unchanged tool set for this scope keeps its text.
         if let Some(settings) = settings
             && let Some(hit) = lock(&settings.cache).get_mut(&key)
-            && hit.view.schemas.0.len() == schemas.0.len()
-            && hit
-                .view
-                .schemas
-                .0
-                .iter()
-                .zip(&schemas.0)
-                .all(|(a, b)| a == b)
+            && hit.view.native.same(&native)
+            && hit.view.sdk_tools.same(&sdk_tools)
         {
             hit.generation = generation;
             return Ok(hit.view.clone());
@@ -383,7 +406,7 @@ impl ToolRuntime {
         let sdk = match language {
             None => None,
             Some(language) => {
-                let entries = schemas.0.iter().map(|s| ToolSchema::clone(s)).collect();
+                let entries = sdk_tools.0.iter().map(|s| ToolSchema::clone(s)).collect();
                 let catalog =
                     tools_schema::Catalog::new(entries).map_err(|e| AssemblyError::Catalog {
                         message: e.to_string(),
@@ -397,9 +420,16 @@ impl ToolRuntime {
                 Some(Arc::from(text))
             }
         };
+        let code_only_tools = mode == PresentationMode::Both
+            && sdk_tools
+                .0
+                .iter()
+                .any(|t| native.0.binary_search_by(|n| n.name.cmp(&t.name)).is_err());
         let view = View {
-            schemas: Arc::new(schemas),
+            native: Arc::new(native),
+            sdk_tools: Arc::new(sdk_tools),
             sdk,
+            code_only_tools,
         };
         if let Some(settings) = settings {
             let mut cache = lock(&settings.cache);
@@ -425,7 +455,7 @@ struct Settings {
     /// The catalog entry of the `run_code` definition, made once.
     run_code_schema: Option<Arc<ToolSchema>>,
     hook: Option<Arc<AssembleHook>>,
-    cache: Mutex<HashMap<(ScopeKey, Option<Language>), CacheEntry>>,
+    cache: Mutex<HashMap<(ScopeKey, PresentationMode), CacheEntry>>,
 }
 
 /// How many cached views trigger forgetting those of disposed scopes.
@@ -438,13 +468,25 @@ struct CacheEntry {
 
 #[derive(Clone)]
 struct View {
-    schemas: Arc<Schemas>,
+    /// The tools the mode offers as definitions (empty under `code`).
+    native: Arc<Schemas>,
+    /// The SDK's tools (empty under `native`).
+    sdk_tools: Arc<Schemas>,
     sdk: Option<Arc<str>>,
+    /// Under `both`: some tool is in the SDK only (it declares `Callers::Code`).
+    code_only_tools: bool,
 }
 
 /// A scope's catalog entries, in name order. Raw schemas from outside may be deep: the entries
 /// this cache is the last owner of are dropped without recursion.
 struct Schemas(Vec<Arc<ToolSchema>>);
+
+impl Schemas {
+    /// Whether both lists hold equal entries, in the same order.
+    fn same(&self, other: &Schemas) -> bool {
+        self.0.len() == other.0.len() && self.0.iter().zip(&other.0).all(|(a, b)| a == b)
+    }
+}
 
 impl Drop for Schemas {
     fn drop(&mut self) {
@@ -502,6 +544,14 @@ fn order_tools(
     }
     first.extend(rest.into_iter().flatten());
     Ok(first)
+}
+
+fn code_only_tools_text() -> String {
+    format!(
+        "## Calling tools\n\nSome tools of the SDK below are not among the tools you can call \
+         directly: call those from inside a `{RESERVED_RUN_CODE}` program; a direct call of one \
+         fails.\n"
+    )
 }
 
 fn code_only_text() -> String {

@@ -203,6 +203,10 @@ pub use presentation::{
     CODE_ONLY_SECTION_ORDER, PromptSection, SDK_SECTION, SDK_SECTION_ORDER, TOOL_GUIDANCE_ORDER,
     ToolRuntimeBuilder,
 };
+pub use presentation::{
+    DEFAULT_DESCRIBE_LIMIT, DEFAULT_DISCOVERY_ABOVE_BYTES, DESCRIBE_TOOLS_EMPTY, Discovery,
+    MAX_DESCRIBE_TOOLS,
+};
 pub use registry::{Registration, Scope};
 pub use tokio_util::sync::CancellationToken;
 

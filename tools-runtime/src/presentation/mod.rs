@@ -57,6 +57,13 @@
 //! # }
 //! ```
 
+mod discovery;
+
+pub use discovery::{
+    DEFAULT_DESCRIBE_LIMIT, DEFAULT_DISCOVERY_ABOVE_BYTES, DESCRIBE_TOOLS_EMPTY, Discovery,
+    MAX_DESCRIBE_TOOLS,
+};
+
 use std::any::Any;
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
@@ -67,7 +74,7 @@ use tools_codegen::Language;
 use tools_schema::catalog::ToolSchema;
 
 use crate::base::call::ScopeKey;
-use crate::base::definition::RESERVED_RUN_CODE;
+use crate::base::definition::{RESERVED_DESCRIBE_TOOLS, RESERVED_RUN_CODE};
 use crate::base::runtime::{PresentationMode, ToolRuntime, lock};
 use crate::code::{CodeLanguage, CodeMode, CodeModeError};
 
@@ -193,6 +200,7 @@ pub struct ToolRuntimeBuilder {
     mode: PresentationMode,
     code: Option<CodeMode>,
     hook: Option<Arc<AssembleHook>>,
+    discovery: Discovery,
 }
 
 impl fmt::Debug for ToolRuntimeBuilder {
@@ -201,6 +209,7 @@ impl fmt::Debug for ToolRuntimeBuilder {
             .field("mode", &self.mode)
             .field("code", &self.code)
             .field("hook", &self.hook.is_some())
+            .field("discovery", &self.discovery)
             .finish()
     }
 }
@@ -218,6 +227,15 @@ impl ToolRuntimeBuilder {
     #[must_use]
     pub fn code_mode(mut self, code: CodeMode) -> Self {
         self.code = Some(code);
+        self
+    }
+
+    /// Whether the SDK section carries the full SDK or, for large catalogs, a compact index
+    /// with the `describe_tools` tool beside `run_code` (default: [`Discovery::Auto`] above
+    /// [`DEFAULT_DISCOVERY_ABOVE_BYTES`]; see [`Discovery`]).
+    #[must_use]
+    pub fn discovery(mut self, discovery: Discovery) -> Self {
+        self.discovery = discovery;
         self
     }
 
@@ -250,13 +268,29 @@ impl ToolRuntimeBuilder {
             Some(code) => Some(code.definition().map_err(CodeModeError::Definition)?),
             None => None,
         };
+        let describe_tools = match (&code, self.discovery) {
+            (Some(code), discovery) if discovery != Discovery::Never => Some(
+                discovery::definition(language_of(code.language()))
+                    .map_err(CodeModeError::Definition)?,
+            ),
+            _ => None,
+        };
         let settings: Arc<dyn Any + Send + Sync> = Arc::new(Settings {
             code,
             run_code_schema: run_code.as_ref().map(|def| Arc::new(def.catalog_entry())),
+            describe_tools_schema: describe_tools
+                .as_ref()
+                .map(|def| Arc::new(def.catalog_entry())),
+            discovery: self.discovery,
             hook: self.hook,
             cache: Mutex::new(HashMap::new()),
         });
-        Ok(ToolRuntime::with_parts(self.mode, run_code, Some(settings)))
+        Ok(ToolRuntime::with_code_parts(
+            self.mode,
+            run_code,
+            describe_tools,
+            Some(settings),
+        ))
     }
 }
 
@@ -269,6 +303,8 @@ impl ToolRuntime {
             Some(Arc::new(Settings {
                 code: None,
                 run_code_schema: None,
+                describe_tools_schema: None,
+                discovery: Discovery::Never,
                 hook: None,
                 cache: Mutex::new(HashMap::new()),
             })),
@@ -322,6 +358,14 @@ impl ToolRuntime {
             let at = tools.partition_point(|t| t.name.as_str() < RESERVED_RUN_CODE);
             tools.insert(at, schema);
         }
+        if view.indexed
+            && let Some(schema) = self
+                .settings()
+                .and_then(|s| s.describe_tools_schema.clone())
+        {
+            let at = tools.partition_point(|t| t.name.as_str() < RESERVED_DESCRIBE_TOOLS);
+            tools.insert(at, schema);
+        }
         let tools = order_tools(tools, options, mode, || self.reserved_names(scope))?;
 
         let mut sections = Vec::new();
@@ -329,7 +373,7 @@ impl ToolRuntime {
             sections.push(PromptSection {
                 id: CODE_ONLY_SECTION.to_owned(),
                 order: CODE_ONLY_SECTION_ORDER,
-                text: Arc::from(code_only_text()),
+                text: Arc::from(code_only_text(view.indexed)),
             });
         } else if mode == PresentationMode::Both && view.code_only_tools {
             // Under `both` the rule is needed only for the tools that declare `Callers::Code`.
@@ -403,6 +447,7 @@ impl ToolRuntime {
             hit.generation = generation;
             return Ok(hit.view.clone());
         }
+        let mut indexed = false;
         let sdk = match language {
             None => None,
             Some(language) => {
@@ -411,13 +456,27 @@ impl ToolRuntime {
                     tools_schema::Catalog::new(entries).map_err(|e| AssemblyError::Catalog {
                         message: e.to_string(),
                     })?;
-                let text = format!(
-                    "{}\n```{}\n{}```\n",
-                    tools_codegen::usage_text(language).trim_end(),
-                    language.name(),
-                    tools_codegen::render_sdk(&catalog, language)
-                );
-                Some(Arc::from(text))
+                let discovery = settings.map_or(Discovery::Never, |s| s.discovery);
+                let full = (discovery != Discovery::Always).then(|| {
+                    format!(
+                        "{}\n```{}\n{}```\n",
+                        tools_codegen::usage_text(language).trim_end(),
+                        language.name(),
+                        tools_codegen::render_sdk(&catalog, language)
+                    )
+                });
+                match full {
+                    Some(full) if !discovery.uses_index(full.len()) => Some(Arc::from(full)),
+                    _ => {
+                        indexed = true;
+                        Some(Arc::from(format!(
+                            "{}\n```{}\n{}```\n",
+                            tools_codegen::discovery_usage_text(language).trim_end(),
+                            language.name(),
+                            tools_codegen::render_index(&catalog, language)
+                        )))
+                    }
+                }
             }
         };
         let code_only_tools = mode == PresentationMode::Both
@@ -430,6 +489,7 @@ impl ToolRuntime {
             sdk_tools: Arc::new(sdk_tools),
             sdk,
             code_only_tools,
+            indexed,
         };
         if let Some(settings) = settings {
             let mut cache = lock(&settings.cache);
@@ -454,6 +514,9 @@ struct Settings {
     code: Option<Arc<CodeMode>>,
     /// The catalog entry of the `run_code` definition, made once.
     run_code_schema: Option<Arc<ToolSchema>>,
+    /// The catalog entry of the `describe_tools` definition, when discovery is configured.
+    describe_tools_schema: Option<Arc<ToolSchema>>,
+    discovery: Discovery,
     hook: Option<Arc<AssembleHook>>,
     cache: Mutex<HashMap<(ScopeKey, PresentationMode), CacheEntry>>,
 }
@@ -475,11 +538,30 @@ struct View {
     sdk: Option<Arc<str>>,
     /// Under `both`: some tool is in the SDK only (it declares `Callers::Code`).
     code_only_tools: bool,
+    /// The SDK section is the index (discovery): `describe_tools` is offered.
+    indexed: bool,
 }
 
 /// A scope's catalog entries, in name order. Raw schemas from outside may be deep: the entries
 /// this cache is the last owner of are dropped without recursion.
 struct Schemas(Vec<Arc<ToolSchema>>);
+
+impl ToolRuntime {
+    /// The SDK's tools as `scope` sees them (name order), from the assembly cache when it is
+    /// current (what `describe_tools` describes).
+    fn sdk_tools(&self, scope: ScopeKey) -> Arc<Schemas> {
+        let mode = self.presentation_mode(scope).unwrap_or_default();
+        let language = self.code_mode().map(|c| language_of(c.language()));
+        if mode.offers_code()
+            && let Ok(view) = self.view(scope, mode, language)
+        {
+            return view.sdk_tools;
+        }
+        Arc::new(Schemas(
+            self.sdk_schemas(scope).into_iter().map(Arc::new).collect(),
+        ))
+    }
+}
 
 impl Schemas {
     /// Whether both lists hold equal entries, in the same order.
@@ -554,7 +636,14 @@ fn code_only_tools_text() -> String {
     )
 }
 
-fn code_only_text() -> String {
+fn code_only_text(indexed: bool) -> String {
+    if indexed {
+        return format!(
+            "## Calling tools\n\nOnly `{RESERVED_RUN_CODE}` and `{RESERVED_DESCRIBE_TOOLS}` can be \
+             called directly. Every other tool below is an async function of the SDK: call it \
+             from inside a `{RESERVED_RUN_CODE}` program; a direct call of it fails.\n"
+        );
+    }
     format!(
         "## Calling tools\n\nOnly `{RESERVED_RUN_CODE}` can be called directly. Every other tool \
          below is an async function of the SDK: call it from inside a `{RESERVED_RUN_CODE}` \

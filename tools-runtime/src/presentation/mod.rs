@@ -17,6 +17,10 @@
 //! sets). Under `both`, a `tools:code-only` section then says that the tools found only in the
 //! SDK are called from programs.
 //!
+//! With [`Discovery`] (see [`ToolRuntimeBuilder::discovery`]) a large SDK is replaced by a
+//! compact index of the tools' names, and `describe_tools` is offered beside `run_code` to give
+//! the declarations of the tools the model names or asks for.
+//!
 //! `tools:sdk` holds the Code Mode instructions and the SDK of the scope's visible tools, in
 //! the language of the configured code runtime, rendered by `tools-codegen`: byte-identical for
 //! an unchanged tool set, tools in lexicographic order. The SDK is rendered once per tool set

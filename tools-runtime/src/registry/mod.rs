@@ -157,7 +157,10 @@ impl ToolRuntime {
         }
     }
 
-    /// The schemas of every tool `scope` sees, without their bodies, in name order.
+    /// The schemas of every tool `scope` sees, without their bodies, in name order: the
+    /// agent's capabilities, the same whatever its presentation mode and whatever each tool's
+    /// [`Callers`] (what a prompt offers is [`native_schemas`](Self::native_schemas) and
+    /// [`sdk_schemas`](Self::sdk_schemas)).
     pub fn schemas(&self, scope: ScopeKey) -> Vec<ToolSchema> {
         let st = read(&self.0.state);
         let Some(chain) = st.chain(scope.0) else {

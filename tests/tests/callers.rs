@@ -121,8 +121,9 @@ struct Row {
     program: Option<Result<&'static str, &'static str>>,
 }
 
-const CODE_ONLY_RULE: &str = "cannot be called directly here: the only tool callable directly is \
-                              `run_code`; call it from inside a `run_code` program instead";
+const CODE_ONLY_RULE: &str = "cannot be called directly here: this agent calls its tools from \
+                              `run_code` programs; call it from inside a `run_code` program \
+                              instead";
 
 fn table() -> Vec<Row> {
     use PresentationMode::{Both, Code, Native};

@@ -190,11 +190,11 @@ pub enum ExecutionError {
         /// The closest visible names, best first.
         suggestions: Vec<String>,
     },
-    /// The call names a tool other than `run_code` directly, from a scope in Code Mode
-    /// (`code`), where only `run_code` may be called directly.
+    /// The call names a tool other than `run_code` (and `describe_tools`) directly, from a
+    /// scope in Code Mode (`code`), where only those may be called directly.
     #[error(
-        "`{}` cannot be called directly here: the only tool callable directly is \
-         `run_code`; call it from inside a `run_code` program instead",
+        "`{}` cannot be called directly here: this agent calls its tools from `run_code` \
+         programs; call it from inside a `run_code` program instead",
         cut(.name)
     )]
     CodeOnly {

@@ -451,3 +451,20 @@ fn snapshots_of_callers_in_every_mode_and_language() {
         }
     });
 }
+
+#[tokio::test]
+async fn a_python_program_gets_the_same_refusal() {
+    let s = setup(PresentationMode::Both, CodeMode::new(PythonRuntime::new()));
+    let code = "try:\n    return await tools.ask_user({'text': 'x'})\nexcept ToolCallError as e:\n    return e.tool_name + ': ' + e.message\n";
+    let args = json!({"code": code, "description": "ask"});
+    let result = s.rt.execute(ToolCall::new("c1", "run_code", args)).await;
+    assert_eq!(
+        result.text(),
+        "ask_user: `ask_user` cannot be called from a `run_code` program: it can only be called \
+         directly; make it a tool call of its own, outside `run_code`"
+    );
+    let code = "return await tools.all_records({'text': 'x'})";
+    let args = json!({"code": code, "description": "all"});
+    let result = s.rt.execute(ToolCall::new("c2", "run_code", args)).await;
+    assert_eq!(result.text(), "[\n  \"record x\"\n]");
+}

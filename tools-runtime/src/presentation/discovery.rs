@@ -9,7 +9,9 @@
 //! against them. `describe_tools` is offered beside `run_code` wherever the SDK section is an
 //! index, is called directly (not from a program), and describes only the tools of the
 //! scope's SDK ([`ToolRuntime::sdk_schemas`]). Its answers, like the index, are byte-stable
-//! for an unchanged tool set.
+//! for an unchanged tool set. Unless discovery is [`Discovery::Never`], it can be called
+//! wherever the mode offers Code Mode, even while a small SDK is shown in full and it is not
+//! offered: describing a tool is always safe.
 
 use serde_json::{Value, json};
 use tools_codegen::Language;

@@ -12,6 +12,7 @@
 //! | [`render_python`] | a `TypedDict` per object type, `ToolCallError`, a `Tools` protocol and `tools` |
 //! | [`render_catalog_markdown`] | a table of the tools, then a section per tool with stable anchors |
 //! | [`usage_text`] | how a program calls tools, per [`Language`] |
+//! | [`render_index`], [`render_declarations`], [`rank_tools`], [`discovery_usage_text`] | discovery for large catalogs: a compact index of names, the exact declarations of chosen tools, ranking by a query |
 //! | [`json_schema_to_ts`], [`json_schema_to_py`] | one type expression for one raw schema |
 //!
 //! # Guarantees
@@ -97,6 +98,7 @@
 
 #![warn(missing_docs)]
 
+mod discovery;
 mod json;
 mod lower;
 mod parsed;
@@ -114,6 +116,10 @@ mod ts;
 #[cfg(feature = "cli")]
 pub mod cli;
 
+pub use discovery::{
+    MAX_QUERY_WORD_BYTES, MAX_QUERY_WORDS, discovery_usage_text, name_prefix, rank_tools,
+    render_declarations, render_index,
+};
 pub use lower::MAX_DEPTH;
 pub use parsed::ParsedCatalog;
 pub use tools_schema::{Catalog, ToolSchema};
@@ -414,11 +420,19 @@ impl Renderer {
 
     /// The Code Mode usage text in `language` (see [`usage_text`]).
     pub fn usage(&self, language: Language) -> Result<String, CodegenError> {
+        self.usage_with(language, false)
+    }
+
+    /// The usage text, for a full SDK or (`discovery`) for an index.
+    fn usage_with(&self, language: Language, discovery: bool) -> Result<String, CodegenError> {
         let name = match language {
             Language::TypeScript => templates::USAGE_TYPESCRIPT,
             Language::Python => templates::USAGE_PYTHON,
         };
-        self.render(name, minijinja::context! { language => language.name() })
+        self.render(
+            name,
+            minijinja::context! { language => language.name(), discovery => discovery },
+        )
     }
 }
 

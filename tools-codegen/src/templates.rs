@@ -20,6 +20,15 @@ pub const USAGE_TYPESCRIPT: &str = "usage_typescript.md.jinja";
 /// The Python Code Mode usage text template.
 pub const USAGE_PYTHON: &str = "usage_python.md.jinja";
 
+/// The TypeScript index template (discovery).
+pub const TYPESCRIPT_INDEX: &str = "typescript_index.ts.jinja";
+/// The Python index template (discovery).
+pub const PYTHON_INDEX: &str = "python_index.py.jinja";
+/// The TypeScript declarations template (discovery).
+pub const TYPESCRIPT_DECLARATIONS: &str = "typescript_declarations.ts.jinja";
+/// The Python declarations template (discovery).
+pub const PYTHON_DECLARATIONS: &str = "python_declarations.py.jinja";
+
 /// Every template, by file name, with its embedded text.
 pub const EMBEDDED: &[(&str, &str)] = &[
     (
@@ -41,6 +50,22 @@ pub const EMBEDDED: &[(&str, &str)] = &[
     (
         USAGE_PYTHON,
         include_str!("../../templates/usage_python.md.jinja"),
+    ),
+    (
+        TYPESCRIPT_INDEX,
+        include_str!("../../templates/typescript_index.ts.jinja"),
+    ),
+    (
+        PYTHON_INDEX,
+        include_str!("../../templates/python_index.py.jinja"),
+    ),
+    (
+        TYPESCRIPT_DECLARATIONS,
+        include_str!("../../templates/typescript_declarations.ts.jinja"),
+    ),
+    (
+        PYTHON_DECLARATIONS,
+        include_str!("../../templates/python_declarations.py.jinja"),
     ),
 ];
 

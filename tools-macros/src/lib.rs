@@ -107,7 +107,7 @@
 //!
 //! | key | meaning |
 //! | --- | --- |
-//! | `name = "..."` | the tool name (default: the function's name); checked at compile time against the catalog's rule (1 to 128 of `A-Z a-z 0-9 _ - .`), and `run_code` is reserved |
+//! | `name = "..."` | the tool name (default: the function's name); checked at compile time against the catalog's rule (1 to 128 of `A-Z a-z 0-9 _ - .`), and `run_code` and `describe_tools` are reserved |
 //! | `description = "..."` | the description, instead of the `///` text; one of the two is required |
 //! | `timeout = "30s"` | a cooperative timeout: a number and unit (`ms`, `s`, `m`, `h`), combinable as `"1m30s"`; zero is a compile error |
 //! | `concurrency_safe` | every call may overlap with other concurrency-safe calls |
@@ -117,6 +117,7 @@
 //! | `finalize_content = path` | `fn(&ToolExecution, &ToolExecutionResult) -> Option<Vec<ContentBlock>>` |
 //! | `present_call = path` | `fn(&Value) -> Option<CallView>`, the tool's card for a call (see `tools_runtime::cards`) |
 //! | `present_result = path` | `fn(&Value, &ResultRecord<'_>) -> Option<ResultView>`, the tool's card for a result, from the arguments and what a log keeps of the result |
+//! | `callers = "direct"` / `"code"` / `"any"` | who may call the tool: only the model directly (left out of the Code Mode SDK), only `run_code` programs (not offered as a definition), or both (the default); see `tools_runtime::Callers` |
 //!
 //! An unknown key, or a key given twice, is a compile error on that key.
 //!

@@ -187,6 +187,7 @@ pub use base::definition::{
     BodyFn, ConcurrencyFn, FinalizeContentFn, Output, PresentationMetaFn, RESERVED_RUN_CODE,
     RenderFn, SchemaSource, ToolDefinition, ToolDefinitionBuilder, render_json,
 };
+pub use base::definition::{Callers, RESERVED_DESCRIBE_TOOLS};
 pub use base::error::{
     DefinitionError, ExecutionError, PanicSite, RegistryError, ToolError, ToolFailure, codes,
 };
@@ -203,6 +204,10 @@ pub use presentation::{
     AssembleHook, AssembleOptions, Assembly, AssemblyError, CODE_ONLY_SECTION,
     CODE_ONLY_SECTION_ORDER, PromptSection, SDK_SECTION, SDK_SECTION_ORDER, TOOL_GUIDANCE_ORDER,
     ToolRuntimeBuilder,
+};
+pub use presentation::{
+    DEFAULT_DESCRIBE_LIMIT, DEFAULT_DISCOVERY_ABOVE_BYTES, DESCRIBE_TOOLS_EMPTY, Discovery,
+    MAX_DESCRIBE_TOOLS,
 };
 pub use registry::{Registration, Scope};
 pub use tokio_util::sync::CancellationToken;

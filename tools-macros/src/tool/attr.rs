@@ -4,12 +4,12 @@ use proc_macro2::TokenStream;
 use syn::parse::Parser;
 use syn::spanned::Spanned as _;
 
-use super::model::{Concurrency, Spanned, ToolAttrs};
+use super::model::{CallersKey, Concurrency, Spanned, ToolAttrs};
 use crate::diag::Errors;
 
 /// Every key `#[tool]` accepts, for messages.
 pub(crate) const KEYS: &str = "`name`, `description`, `timeout`, `concurrency_safe`, `render`, `finalize_content`, \
-     `presentation_meta`, `present_call`, `present_result`";
+     `presentation_meta`, `present_call`, `present_result`, `callers`";
 
 /// Parses `name = "...", timeout = "30s", ...`.
 pub(crate) fn parse(tokens: TokenStream, errors: &mut Errors) -> ToolAttrs {
@@ -66,6 +66,17 @@ pub(crate) fn parse(tokens: TokenStream, errors: &mut Errors) -> ToolAttrs {
                     Concurrency::Always
                 };
                 attrs.concurrency = Some(Spanned { value, span });
+            }
+            "callers" => {
+                let lit: syn::Lit = meta.value()?.parse()?;
+                let value = match &lit {
+                    syn::Lit::Str(s) => CallersKey::from_name(&s.value()),
+                    _ => None,
+                };
+                attrs.callers = Some(Spanned {
+                    value,
+                    span: lit.span(),
+                });
             }
             "render" => attrs.render = Some(meta.value()?.parse()?),
             "finalize_content" => attrs.finalize_content = Some(meta.value()?.parse()?),

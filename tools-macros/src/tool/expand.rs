@@ -4,7 +4,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned as _;
 
-use super::model::{Concurrency, ParamKind, Receiver, Returns, ToolFn};
+use super::model::{CallersKey, Concurrency, ParamKind, Receiver, Returns, ToolFn};
 
 /// The runtime's support module, spelled out: for code outside the `const _` block.
 fn p_full() -> TokenStream {
@@ -174,6 +174,16 @@ pub(crate) fn definition(tool: &ToolFn) -> (TokenStream, TokenStream) {
                 }
             }
         });
+    }
+    if let Some(callers) = &tool.attrs.callers
+        && let Some(key) = callers.value
+    {
+        let variant = match key {
+            CallersKey::Any => quote!(Any),
+            CallersKey::Direct => quote!(Direct),
+            CallersKey::Code => quote!(Code),
+        };
+        extra.extend(quote!(.callers(#p::Callers::#variant)));
     }
     if let Some(present) = &tool.attrs.present_call {
         extra.extend(quote_spanned!(present.span()=> .present_call({

@@ -18,6 +18,26 @@ pub(crate) enum Concurrency {
     Classifier(syn::Path),
 }
 
+/// Who may call the tool (`callers = "direct" | "code" | "any"`); the runtime's `Callers`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CallersKey {
+    Any,
+    Direct,
+    Code,
+}
+
+impl CallersKey {
+    /// The callers a string names, if any.
+    pub(crate) fn from_name(name: &str) -> Option<CallersKey> {
+        match name {
+            "any" => Some(CallersKey::Any),
+            "direct" => Some(CallersKey::Direct),
+            "code" => Some(CallersKey::Code),
+            _ => None,
+        }
+    }
+}
+
 /// The keys of `#[tool(...)]`.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ToolAttrs {
@@ -31,6 +51,8 @@ pub(crate) struct ToolAttrs {
     pub(crate) presentation_meta: Option<syn::Path>,
     pub(crate) present_call: Option<syn::Path>,
     pub(crate) present_result: Option<syn::Path>,
+    /// `None` inside when the value is not one of the names (rejected by validation).
+    pub(crate) callers: Option<Spanned<Option<CallersKey>>>,
 }
 
 /// How a parameter is filled.

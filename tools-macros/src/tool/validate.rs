@@ -33,6 +33,11 @@ pub(crate) fn validate(tool: &ToolFn, errors: &mut Errors) {
             tool.name.span,
             "`run_code` is reserved for the Code Mode transport: choose another name with `#[tool(name = \"...\")]`",
         );
+    } else if name == "describe_tools" {
+        errors.error_at(
+            tool.name.span,
+            "`describe_tools` is reserved for Code Mode's tool discovery: choose another name with `#[tool(name = \"...\")]`",
+        );
     }
     if tool
         .description
@@ -60,6 +65,16 @@ pub(crate) fn validate(tool: &ToolFn, errors: &mut Errors) {
             Ok(_) => {}
             Err(message) => errors.error_at(timeout.span, message),
         }
+    }
+    if let Some(callers) = &tool.attrs.callers
+        && callers.value.is_none()
+    {
+        errors.error_at(
+            callers.span,
+            "`callers` says who may call the tool: write `callers = \"direct\"` (only the model, \
+             directly), `callers = \"code\"` (only `run_code` programs) or `callers = \"any\"` \
+             (both, the default)",
+        );
     }
     let mut seen: Vec<&str> = Vec::new();
     for param in tool.params.iter().filter(|p| p.kind == ParamKind::Argument) {

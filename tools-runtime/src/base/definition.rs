@@ -23,6 +23,74 @@ use super::validation::{self, Compiled};
 /// it.
 pub const RESERVED_RUN_CODE: &str = "run_code";
 
+/// The tool name reserved for Code Mode's discovery tool (see
+/// [`Discovery`](crate::Discovery)): like `run_code`, no scope can register, reserve or
+/// restrict it.
+pub const RESERVED_DESCRIBE_TOOLS: &str = "describe_tools";
+
+/// Who may call a tool: the model directly (a call of its own, with no parent), a `run_code`
+/// program, or both. It refines the agent's [`PresentationMode`](crate::PresentationMode) for
+/// one tool, and only ever narrows it:
+///
+/// | mode | `Any` | `Direct` | `Code` |
+/// | --- | --- | --- | --- |
+/// | `native` | a definition | a definition | hidden; a direct call is refused |
+/// | `code` | in the SDK | hidden; every call is refused | in the SDK |
+/// | `both` | a definition and in the SDK | a definition; refused from a program | in the SDK; refused directly |
+///
+/// A refused call fails with `UNKNOWN_TOOL` before policy runs, and its message says how the
+/// tool can be called instead (when the agent's mode offers a way). Calls a tool body makes
+/// itself (nested calls whose parent is not a `run_code` run) are not affected.
+/// [`ToolRuntime::schemas`](crate::ToolRuntime::schemas) still lists every visible tool,
+/// whatever its callers: it reports the agent's capabilities, not its prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Callers {
+    /// The model directly and `run_code` programs (the default).
+    #[default]
+    Any,
+    /// Only the model directly: left out of the SDK, refused from a program.
+    Direct,
+    /// Only `run_code` programs: not offered as a definition, refused when called directly.
+    Code,
+}
+
+impl Callers {
+    /// The stable lower-case name: `any`, `direct` or `code`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Callers::Any => "any",
+            Callers::Direct => "direct",
+            Callers::Code => "code",
+        }
+    }
+
+    /// The callers named `any`, `direct` or `code`.
+    pub fn from_name(name: &str) -> Option<Callers> {
+        match name {
+            "any" => Some(Callers::Any),
+            "direct" => Some(Callers::Direct),
+            "code" => Some(Callers::Code),
+            _ => None,
+        }
+    }
+
+    /// Whether the model may call the tool directly (it can be offered as a definition).
+    pub fn allows_direct(self) -> bool {
+        !matches!(self, Callers::Code)
+    }
+
+    /// Whether a `run_code` program may call the tool (it belongs in the SDK).
+    pub fn allows_code(self) -> bool {
+        !matches!(self, Callers::Direct)
+    }
+}
+
+impl fmt::Display for Callers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The async body of a tool: frozen arguments and a run context in, a canonical value out.
 pub type BodyFn = dyn Fn(Arc<Value>, ToolRunContext) -> BoxFuture<'static, Result<Value, ToolError>>
     + Send
@@ -156,6 +224,7 @@ pub(crate) struct DefInner {
     pub(crate) present_call: Option<Arc<PresentCallFn>>,
     pub(crate) present_result: Option<Arc<PresentResultFn>>,
     pub(crate) prepare: Option<Arc<PrepareFn>>,
+    pub(crate) callers: Callers,
 }
 
 impl Drop for DefInner {
@@ -209,6 +278,10 @@ impl ToolDefinition {
     /// Whether this is a raw definition (input not validated by the registry).
     pub fn is_raw(&self) -> bool {
         self.0.input.is_none()
+    }
+    /// Who may call this tool (see [`Callers`]).
+    pub fn callers(&self) -> Callers {
+        self.0.callers
     }
     /// Whether a concurrency classifier is declared.
     pub fn has_concurrency_classifier(&self) -> bool {
@@ -325,6 +398,7 @@ pub struct ToolDefinitionBuilder {
     present_call: Option<Arc<PresentCallFn>>,
     present_result: Option<Arc<PresentResultFn>>,
     prepare: Option<Arc<PrepareFn>>,
+    callers: Callers,
 }
 
 impl ToolDefinitionBuilder {
@@ -342,6 +416,7 @@ impl ToolDefinitionBuilder {
             present_call: None,
             present_result: None,
             prepare: None,
+            callers: Callers::Any,
         }
     }
 
@@ -457,6 +532,13 @@ impl ToolDefinitionBuilder {
         self
     }
 
+    /// Who may call the tool: the model directly, `run_code` programs, or both (the default;
+    /// see [`Callers`]).
+    pub fn callers(mut self, callers: Callers) -> Self {
+        self.callers = callers;
+        self
+    }
+
     /// Checks everything and compiles the schemas.
     pub fn build(self) -> Result<ToolDefinition, DefinitionError> {
         let name = self.name;
@@ -516,6 +598,7 @@ impl ToolDefinitionBuilder {
             present_call: self.present_call,
             present_result: self.present_result,
             prepare: self.prepare,
+            callers: self.callers,
         })))
     }
 }

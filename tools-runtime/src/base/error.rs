@@ -190,16 +190,36 @@ pub enum ExecutionError {
         /// The closest visible names, best first.
         suggestions: Vec<String>,
     },
-    /// The call names a tool other than `run_code` directly, from a scope in Code Mode
-    /// (`code`), where only `run_code` may be called directly.
+    /// The call names a tool other than `run_code` (and `describe_tools`) directly, from a
+    /// scope in Code Mode (`code`), where only those may be called directly.
     #[error(
-        "`{}` cannot be called directly here: the only tool callable directly is \
-         `run_code`; call it from inside a `run_code` program instead",
+        "`{}` cannot be called directly here: this agent calls its tools from `run_code` \
+         programs; call it from inside a `run_code` program instead",
         cut(.name)
     )]
     CodeOnly {
         /// The requested name.
         name: String,
+    },
+    /// The tool declares [`Callers::Code`](crate::Callers::Code) and the model called it
+    /// directly (a call without a parent).
+    #[error("{}", code_callers_message(.name, *.code_offered))]
+    CodeCallersOnly {
+        /// The requested name.
+        name: String,
+        /// Whether the agent's mode offers `run_code`, the way the tool can be called.
+        code_offered: bool,
+    },
+    /// The tool declares [`Callers::Direct`](crate::Callers::Direct) and a `run_code` program
+    /// called it, or the model called it directly from an agent presented as `code`.
+    #[error("{}", direct_callers_message(.name, *.from_program, *.direct_offered))]
+    DirectCallersOnly {
+        /// The requested name.
+        name: String,
+        /// Whether a `run_code` program made the call.
+        from_program: bool,
+        /// Whether the agent's mode offers direct calls of its tools (`native` or `both`).
+        direct_offered: bool,
     },
     /// The calling agent scope is no longer live.
     #[error("unknown tool `{}`: the calling agent scope has been disposed", cut(.name))]
@@ -274,6 +294,44 @@ pub enum ExecutionError {
 }
 
 /// Names for a message, each cut, at most [`LIST_LIMIT`] of them, comma-separated.
+/// The message of [`ExecutionError::CodeCallersOnly`]: what the tool allows, then the way back
+/// when the agent has one.
+fn code_callers_message(name: &str, code_offered: bool) -> String {
+    let name = cut(name);
+    if code_offered {
+        format!(
+            "`{name}` cannot be called directly: it can only be called from inside a `run_code` \
+             program; call it there instead, as a function of the SDK"
+        )
+    } else {
+        format!(
+            "`{name}` cannot be called directly: it can only be called from inside a `run_code` \
+             program, and this agent is not offered `run_code`, so it cannot be called here"
+        )
+    }
+}
+
+/// The message of [`ExecutionError::DirectCallersOnly`]: what the tool allows, then the way back
+/// when the agent has one.
+fn direct_callers_message(name: &str, from_program: bool, direct_offered: bool) -> String {
+    let name = cut(name);
+    let head = if from_program {
+        format!(
+            "`{name}` cannot be called from a `run_code` program: it can only be called directly"
+        )
+    } else {
+        format!("`{name}` is not available here: it can only be called directly")
+    };
+    if direct_offered {
+        format!("{head}; make it a tool call of its own, outside `run_code`")
+    } else {
+        format!(
+            "{head}, and this agent calls its tools only through `run_code`, so it cannot be \
+             called here"
+        )
+    }
+}
+
 fn cut_list(names: &[String]) -> String {
     let mut out: Vec<String> = names
         .iter()
@@ -306,6 +364,8 @@ impl ExecutionError {
         match self {
             ExecutionError::UnknownTool { .. }
             | ExecutionError::CodeOnly { .. }
+            | ExecutionError::CodeCallersOnly { .. }
+            | ExecutionError::DirectCallersOnly { .. }
             | ExecutionError::ScopeGone { .. } => codes::UNKNOWN_TOOL,
             ExecutionError::InvalidArgs { .. } => codes::INVALID_ARGS,
             ExecutionError::AbortedBeforeDispatch { .. } => codes::ABORTED_BEFORE_DISPATCH,
@@ -409,7 +469,7 @@ pub enum RegistryError {
         /// `registered` or `reserved`.
         what: &'static str,
     },
-    /// The name is reserved by the registry (`run_code`).
+    /// The name is reserved by the registry (`run_code`, `describe_tools`).
     #[error(
         "`{}` is reserved by the registry and cannot be registered, reserved or restricted",
         cut(.name)

@@ -4,7 +4,7 @@
 //! pipeline (`crate::pipeline`) runs calls against it.
 
 use std::any::{Any, TypeId};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -13,7 +13,7 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::call::GLOBAL_LAYER;
+use super::call::{ExecutionToken, GLOBAL_LAYER};
 use super::definition::ToolDefinition;
 use super::error::ToolError;
 use super::execution::ToolExecution;
@@ -158,6 +158,23 @@ pub(crate) struct Shared {
     /// Counts every change of the registry's tools, reservations, masks and modes, so a view
     /// computed from them can tell it is still current.
     pub(crate) generation: AtomicU64,
+    /// The tokens of the `run_code` executions in flight: a call whose parent is one of them
+    /// comes from a program (the callers rule reads it).
+    pub(crate) programs: Mutex<HashSet<ExecutionToken>>,
+    /// The registry-owned `describe_tools` definition, when Code Mode discovery is configured.
+    pub(crate) describe_tools: Option<ToolDefinition>,
+}
+
+/// Marks a `run_code` execution as in flight (in [`Shared::programs`]) until dropped.
+pub(crate) struct ProgramMark {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) token: ExecutionToken,
+}
+
+impl Drop for ProgramMark {
+    fn drop(&mut self) {
+        lock(&self.shared.programs).remove(&self.token);
+    }
 }
 
 pub(crate) fn read<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
@@ -205,6 +222,11 @@ pub(crate) struct CallSnapshot {
     /// The call names a tool other than `run_code`, directly (no parent), from a scope whose
     /// mode is `code`: it is refused before policy runs.
     pub(crate) code_only: bool,
+    /// The tool's [`Callers`](super::definition::Callers) refuse this call (before policy,
+    /// ahead of `code_only`).
+    pub(crate) callers: Option<super::error::ExecutionError>,
+    /// Set for a `run_code` execution: its token is marked as a program's while the call runs.
+    pub(crate) program: Option<ProgramMark>,
 }
 
 impl ToolRuntime {
@@ -212,6 +234,16 @@ impl ToolRuntime {
     pub(crate) fn with_parts(
         mode: PresentationMode,
         run_code: Option<ToolDefinition>,
+        extension: Option<Arc<dyn Any + Send + Sync>>,
+    ) -> Self {
+        Self::with_code_parts(mode, run_code, None, extension)
+    }
+
+    /// [`with_parts`](Self::with_parts) with the registry-owned `describe_tools` definition.
+    pub(crate) fn with_code_parts(
+        mode: PresentationMode,
+        run_code: Option<ToolDefinition>,
+        describe_tools: Option<ToolDefinition>,
         extension: Option<Arc<dyn Any + Send + Sync>>,
     ) -> Self {
         let mut layers = HashMap::new();
@@ -229,6 +261,8 @@ impl ToolRuntime {
             run_code,
             extension,
             generation: AtomicU64::new(0),
+            programs: Mutex::new(HashSet::new()),
+            describe_tools,
         }))
     }
 

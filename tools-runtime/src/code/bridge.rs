@@ -54,7 +54,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 use tracing::instrument::WithSubscriber;
 
-use super::analysis::sdk_tools;
+use super::analysis::bound_tools;
 use super::events::{SessionEvent, SessionEventSink};
 use super::mode::{CODE_RUN_FAILED, CodeMode, SpillRequest};
 use super::{CodeFailure, CodeHost, HostCallFuture, ToolCallFailure};
@@ -97,7 +97,7 @@ pub(crate) async fn run(
         parent: ctx.token(),
         parent_call_id: ctx.call_id().to_owned(),
         cancel: ctx.cancellation().child_token(),
-        names: sdk_tools(ctx.runtime(), ctx.agent().unwrap_or(ScopeKey::GLOBAL)),
+        names: bound_tools(ctx.runtime(), ctx.agent().unwrap_or(ScopeKey::GLOBAL)),
         may_call: ctx.execution().may_call().cloned(),
         mode: mode.clone(),
         pool: Pool::default(),

@@ -39,8 +39,8 @@ use crate::base::definition::ToolDefinition;
 use crate::base::error::{ExecutionError, PanicSite, panic_message};
 use crate::base::execution::{ExecInner, ToolExecution};
 use crate::base::result::{ToolExecutionResult, ToolFailureInfo};
-use crate::base::runtime::Listeners;
 use crate::base::runtime::ToolRuntime;
+use crate::base::runtime::{Listeners, ProgramMark};
 
 /// A result still being shaped by the pipeline.
 pub(crate) enum Draft {
@@ -82,6 +82,10 @@ pub(crate) struct Run {
     scope_gone: bool,
     /// Code Mode's code-only rule refuses this call (see `CallSnapshot::code_only`).
     code_only: bool,
+    /// The tool's callers refuse this call (see `CallSnapshot::callers`).
+    callers: Option<ExecutionError>,
+    /// Keeps a `run_code` execution marked as a program's while it runs.
+    _program: Option<ProgramMark>,
     listeners: Arc<Listeners>,
     pub(crate) span: tracing::Span,
 }
@@ -98,8 +102,8 @@ impl Run {
             agent,
             parent,
         } = call;
-        let snapshot = rt.snapshot(&name, agent, parent.is_none());
         let token = ExecutionToken::fresh();
+        let snapshot = rt.snapshot(&name, agent, parent, token);
         let span = tracing::info_span!(
             "tool_call",
             tool = %name,
@@ -128,6 +132,8 @@ impl Run {
             def: snapshot.def,
             scope_gone,
             code_only: snapshot.code_only,
+            callers: snapshot.callers,
+            _program: snapshot.program,
             listeners: snapshot.listeners,
             span,
         }
@@ -161,6 +167,9 @@ impl Run {
     }
 
     fn unknown_tool(&self) -> ExecutionError {
+        if let Some(refusal) = &self.callers {
+            return refusal.clone();
+        }
         let name = self.exec.name().to_owned();
         if self.code_only {
             return ExecutionError::CodeOnly { name };

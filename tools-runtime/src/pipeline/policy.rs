@@ -36,7 +36,8 @@ impl Run {
             return Err(self.aborted_before_dispatch());
         }
         // Resolution; under `code`, a direct call of any tool but `run_code` is refused here,
-        // before policy, so nothing observes or approves a call that can only fail.
+        // and so is a call the tool's callers do not allow (see `Callers`), before policy, so
+        // nothing observes or approves a call that can only fail.
         let Some(def) = self.def.clone() else {
             return Err(Draft::from_error(self.unknown_tool()));
         };

@@ -9,7 +9,17 @@
 //! | --- | --- | --- |
 //! | `native` | the visible tools | none |
 //! | `code` | `run_code` only | `tools:code-only` (order [`CODE_ONLY_SECTION_ORDER`]) and `tools:sdk` (order [`SDK_SECTION_ORDER`]) |
-//! | `both` | the visible tools and `run_code` | `tools:sdk` |
+//! | `both` | the visible tools and `run_code` | `tools:sdk`, and `tools:code-only` when some tool is code-only |
+//!
+//! A tool's [`Callers`](crate::Callers) narrow this per tool: a code-only tool
+//! (`Callers::Code`) is never a definition, a direct-only tool (`Callers::Direct`) is never in
+//! the SDK ([`ToolRuntime::native_schemas`] and [`ToolRuntime::sdk_schemas`] are the two
+//! sets). Under `both`, a `tools:code-only` section then says that the tools found only in the
+//! SDK are called from programs.
+//!
+//! With [`Discovery`] (see [`ToolRuntimeBuilder::discovery`]) a large SDK is replaced by a
+//! compact index of the tools' names, and `describe_tools` is offered beside `run_code` to give
+//! the declarations of the tools the model names or asks for.
 //!
 //! `tools:sdk` holds the Code Mode instructions and the SDK of the scope's visible tools, in
 //! the language of the configured code runtime, rendered by `tools-codegen`: byte-identical for
@@ -51,6 +61,13 @@
 //! # }
 //! ```
 
+mod discovery;
+
+pub use discovery::{
+    DEFAULT_DESCRIBE_LIMIT, DEFAULT_DISCOVERY_ABOVE_BYTES, DESCRIBE_TOOLS_EMPTY, Discovery,
+    MAX_DESCRIBE_TOOLS,
+};
+
 use std::any::Any;
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
@@ -61,7 +78,7 @@ use tools_codegen::Language;
 use tools_schema::catalog::ToolSchema;
 
 use crate::base::call::ScopeKey;
-use crate::base::definition::RESERVED_RUN_CODE;
+use crate::base::definition::{RESERVED_DESCRIBE_TOOLS, RESERVED_RUN_CODE};
 use crate::base::runtime::{PresentationMode, ToolRuntime, lock};
 use crate::code::{CodeLanguage, CodeMode, CodeModeError};
 
@@ -187,6 +204,7 @@ pub struct ToolRuntimeBuilder {
     mode: PresentationMode,
     code: Option<CodeMode>,
     hook: Option<Arc<AssembleHook>>,
+    discovery: Discovery,
 }
 
 impl fmt::Debug for ToolRuntimeBuilder {
@@ -195,6 +213,7 @@ impl fmt::Debug for ToolRuntimeBuilder {
             .field("mode", &self.mode)
             .field("code", &self.code)
             .field("hook", &self.hook.is_some())
+            .field("discovery", &self.discovery)
             .finish()
     }
 }
@@ -212,6 +231,15 @@ impl ToolRuntimeBuilder {
     #[must_use]
     pub fn code_mode(mut self, code: CodeMode) -> Self {
         self.code = Some(code);
+        self
+    }
+
+    /// Whether the SDK section carries the full SDK or, for large catalogs, a compact index
+    /// with the `describe_tools` tool beside `run_code` (default: [`Discovery::Auto`] above
+    /// [`DEFAULT_DISCOVERY_ABOVE_BYTES`]; see [`Discovery`]).
+    #[must_use]
+    pub fn discovery(mut self, discovery: Discovery) -> Self {
+        self.discovery = discovery;
         self
     }
 
@@ -244,13 +272,29 @@ impl ToolRuntimeBuilder {
             Some(code) => Some(code.definition().map_err(CodeModeError::Definition)?),
             None => None,
         };
+        let describe_tools = match (&code, self.discovery) {
+            (Some(code), discovery) if discovery != Discovery::Never => Some(
+                discovery::definition(language_of(code.language()))
+                    .map_err(CodeModeError::Definition)?,
+            ),
+            _ => None,
+        };
         let settings: Arc<dyn Any + Send + Sync> = Arc::new(Settings {
             code,
             run_code_schema: run_code.as_ref().map(|def| Arc::new(def.catalog_entry())),
+            describe_tools_schema: describe_tools
+                .as_ref()
+                .map(|def| Arc::new(def.catalog_entry())),
+            discovery: self.discovery,
             hook: self.hook,
             cache: Mutex::new(HashMap::new()),
         });
-        Ok(ToolRuntime::with_parts(self.mode, run_code, Some(settings)))
+        Ok(ToolRuntime::with_code_parts(
+            self.mode,
+            run_code,
+            describe_tools,
+            Some(settings),
+        ))
     }
 }
 
@@ -263,6 +307,8 @@ impl ToolRuntime {
             Some(Arc::new(Settings {
                 code: None,
                 run_code_schema: None,
+                describe_tools_schema: None,
+                discovery: Discovery::Never,
                 hook: None,
                 cache: Mutex::new(HashMap::new()),
             })),
@@ -303,17 +349,25 @@ impl ToolRuntime {
             (Some(code), true) => Some(language_of(code.language())),
             (None, true) => return Err(AssemblyError::NoCodeRuntime { mode }),
         };
-        let view = self.view(scope, language)?;
+        let view = self.view(scope, mode, language)?;
 
         let mut tools: Vec<Arc<ToolSchema>> = Vec::new();
         if mode.offers_native() {
-            tools.extend(view.schemas.0.iter().cloned());
+            tools.extend(view.native.0.iter().cloned());
         }
         if mode.offers_code()
             && let Some(schema) = self.settings().and_then(|s| s.run_code_schema.clone())
         {
             // The visible tools are in name order; `run_code` takes its place among them.
             let at = tools.partition_point(|t| t.name.as_str() < RESERVED_RUN_CODE);
+            tools.insert(at, schema);
+        }
+        if view.indexed
+            && let Some(schema) = self
+                .settings()
+                .and_then(|s| s.describe_tools_schema.clone())
+        {
+            let at = tools.partition_point(|t| t.name.as_str() < RESERVED_DESCRIBE_TOOLS);
             tools.insert(at, schema);
         }
         let tools = order_tools(tools, options, mode, || self.reserved_names(scope))?;
@@ -323,7 +377,14 @@ impl ToolRuntime {
             sections.push(PromptSection {
                 id: CODE_ONLY_SECTION.to_owned(),
                 order: CODE_ONLY_SECTION_ORDER,
-                text: Arc::from(code_only_text()),
+                text: Arc::from(code_only_text(view.indexed)),
+            });
+        } else if mode == PresentationMode::Both && view.code_only_tools {
+            // Under `both` the rule is needed only for the tools that declare `Callers::Code`.
+            sections.push(PromptSection {
+                id: CODE_ONLY_SECTION.to_owned(),
+                order: CODE_ONLY_SECTION_ORDER,
+                text: Arc::from(code_only_tools_text()),
             });
         }
         if let Some(sdk) = view.sdk {
@@ -352,10 +413,16 @@ impl ToolRuntime {
         }
     }
 
-    /// The scope's visible schemas (name order) and, for a code language, its SDK section text;
-    /// from the cache while the tool set is unchanged.
-    fn view(&self, scope: ScopeKey, language: Option<Language>) -> Result<View, AssemblyError> {
-        let key = (scope, language);
+    /// The scope's tools as `mode` presents them (the definitions it can offer, the SDK's
+    /// tools, both in name order) and, for a code language, its SDK section text; from the
+    /// cache while the tool set is unchanged.
+    fn view(
+        &self,
+        scope: ScopeKey,
+        mode: PresentationMode,
+        language: Option<Language>,
+    ) -> Result<View, AssemblyError> {
+        let key = (scope, mode);
         let generation = self.generation();
         let settings = self.settings();
         if let Some(settings) = settings
@@ -364,42 +431,69 @@ impl ToolRuntime {
         {
             return Ok(hit.view.clone());
         }
-        let schemas = Schemas(self.schemas(scope).into_iter().map(Arc::new).collect());
+        let listed = |list: Vec<ToolSchema>| Schemas(list.into_iter().map(Arc::new).collect());
+        let native = if mode.offers_native() {
+            listed(self.native_schemas(scope))
+        } else {
+            Schemas(Vec::new())
+        };
+        let sdk_tools = if mode.offers_code() {
+            listed(self.sdk_schemas(scope))
+        } else {
+            Schemas(Vec::new())
+        };
         // Something changed somewhere: an unchanged tool set for this scope keeps its text.
         if let Some(settings) = settings
             && let Some(hit) = lock(&settings.cache).get_mut(&key)
-            && hit.view.schemas.0.len() == schemas.0.len()
-            && hit
-                .view
-                .schemas
-                .0
-                .iter()
-                .zip(&schemas.0)
-                .all(|(a, b)| a == b)
+            && hit.view.native.same(&native)
+            && hit.view.sdk_tools.same(&sdk_tools)
         {
             hit.generation = generation;
             return Ok(hit.view.clone());
         }
+        let mut indexed = false;
         let sdk = match language {
             None => None,
             Some(language) => {
-                let entries = schemas.0.iter().map(|s| ToolSchema::clone(s)).collect();
+                let entries = sdk_tools.0.iter().map(|s| ToolSchema::clone(s)).collect();
                 let catalog =
                     tools_schema::Catalog::new(entries).map_err(|e| AssemblyError::Catalog {
                         message: e.to_string(),
                     })?;
-                let text = format!(
-                    "{}\n```{}\n{}```\n",
-                    tools_codegen::usage_text(language).trim_end(),
-                    language.name(),
-                    tools_codegen::render_sdk(&catalog, language)
-                );
-                Some(Arc::from(text))
+                let discovery = settings.map_or(Discovery::Never, |s| s.discovery);
+                let full = (discovery != Discovery::Always).then(|| {
+                    format!(
+                        "{}\n```{}\n{}```\n",
+                        tools_codegen::usage_text(language).trim_end(),
+                        language.name(),
+                        tools_codegen::render_sdk(&catalog, language)
+                    )
+                });
+                match full {
+                    Some(full) if !discovery.uses_index(full.len()) => Some(Arc::from(full)),
+                    _ => {
+                        indexed = true;
+                        Some(Arc::from(format!(
+                            "{}\n```{}\n{}```\n",
+                            tools_codegen::discovery_usage_text(language).trim_end(),
+                            language.name(),
+                            tools_codegen::render_index(&catalog, language)
+                        )))
+                    }
+                }
             }
         };
+        let code_only_tools = mode == PresentationMode::Both
+            && sdk_tools
+                .0
+                .iter()
+                .any(|t| native.0.binary_search_by(|n| n.name.cmp(&t.name)).is_err());
         let view = View {
-            schemas: Arc::new(schemas),
+            native: Arc::new(native),
+            sdk_tools: Arc::new(sdk_tools),
             sdk,
+            code_only_tools,
+            indexed,
         };
         if let Some(settings) = settings {
             let mut cache = lock(&settings.cache);
@@ -424,8 +518,11 @@ struct Settings {
     code: Option<Arc<CodeMode>>,
     /// The catalog entry of the `run_code` definition, made once.
     run_code_schema: Option<Arc<ToolSchema>>,
+    /// The catalog entry of the `describe_tools` definition, when discovery is configured.
+    describe_tools_schema: Option<Arc<ToolSchema>>,
+    discovery: Discovery,
     hook: Option<Arc<AssembleHook>>,
-    cache: Mutex<HashMap<(ScopeKey, Option<Language>), CacheEntry>>,
+    cache: Mutex<HashMap<(ScopeKey, PresentationMode), CacheEntry>>,
 }
 
 /// How many cached views trigger forgetting those of disposed scopes.
@@ -438,13 +535,44 @@ struct CacheEntry {
 
 #[derive(Clone)]
 struct View {
-    schemas: Arc<Schemas>,
+    /// The tools the mode offers as definitions (empty under `code`).
+    native: Arc<Schemas>,
+    /// The SDK's tools (empty under `native`).
+    sdk_tools: Arc<Schemas>,
     sdk: Option<Arc<str>>,
+    /// Under `both`: some tool is in the SDK only (it declares `Callers::Code`).
+    code_only_tools: bool,
+    /// The SDK section is the index (discovery): `describe_tools` is offered.
+    indexed: bool,
 }
 
 /// A scope's catalog entries, in name order. Raw schemas from outside may be deep: the entries
 /// this cache is the last owner of are dropped without recursion.
 struct Schemas(Vec<Arc<ToolSchema>>);
+
+impl ToolRuntime {
+    /// The SDK's tools as `scope` sees them (name order), from the assembly cache when it is
+    /// current (what `describe_tools` describes).
+    fn sdk_tools(&self, scope: ScopeKey) -> Arc<Schemas> {
+        let mode = self.presentation_mode(scope).unwrap_or_default();
+        let language = self.code_mode().map(|c| language_of(c.language()));
+        if mode.offers_code()
+            && let Ok(view) = self.view(scope, mode, language)
+        {
+            return view.sdk_tools;
+        }
+        Arc::new(Schemas(
+            self.sdk_schemas(scope).into_iter().map(Arc::new).collect(),
+        ))
+    }
+}
+
+impl Schemas {
+    /// Whether both lists hold equal entries, in the same order.
+    fn same(&self, other: &Schemas) -> bool {
+        self.0.len() == other.0.len() && self.0.iter().zip(&other.0).all(|(a, b)| a == b)
+    }
+}
 
 impl Drop for Schemas {
     fn drop(&mut self) {
@@ -504,7 +632,22 @@ fn order_tools(
     Ok(first)
 }
 
-fn code_only_text() -> String {
+fn code_only_tools_text() -> String {
+    format!(
+        "## Calling tools\n\nSome tools of the SDK below are not among the tools you can call \
+         directly: call those from inside a `{RESERVED_RUN_CODE}` program; a direct call of one \
+         fails.\n"
+    )
+}
+
+fn code_only_text(indexed: bool) -> String {
+    if indexed {
+        return format!(
+            "## Calling tools\n\nOnly `{RESERVED_RUN_CODE}` and `{RESERVED_DESCRIBE_TOOLS}` can be \
+             called directly. Every other tool below is an async function of the SDK: call it \
+             from inside a `{RESERVED_RUN_CODE}` program; a direct call of it fails.\n"
+        );
+    }
     format!(
         "## Calling tools\n\nOnly `{RESERVED_RUN_CODE}` can be called directly. Every other tool \
          below is an async function of the SDK: call it from inside a `{RESERVED_RUN_CODE}` \

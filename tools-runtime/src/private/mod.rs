@@ -17,7 +17,7 @@ pub use tools_schema::{AdditionalProperties, Annotations, Schema, SchemaKind, St
 pub use crate::base::cards::{CallView, ResultRecord, ResultView};
 pub use crate::base::content::ContentBlock;
 pub use crate::base::context::ToolRunContext;
-pub use crate::base::definition::{Output, ToolDefinition};
+pub use crate::base::definition::{Callers, Output, ToolDefinition};
 pub use crate::base::error::{DefinitionError, ToolError, ToolFailure, codes};
 pub use crate::base::execution::ToolExecution;
 pub use crate::base::result::ToolExecutionResult;

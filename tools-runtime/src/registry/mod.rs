@@ -14,14 +14,23 @@ use std::sync::atomic::Ordering;
 
 use tools_schema::catalog::ToolSchema;
 
-use crate::base::call::{GLOBAL_LAYER, ScopeKey};
-use crate::base::definition::{RESERVED_RUN_CODE, ToolDefinition};
-use crate::base::error::RegistryError;
+use crate::base::call::{ExecutionToken, GLOBAL_LAYER, ScopeKey};
+use crate::base::definition::{
+    Callers, RESERVED_DESCRIBE_TOOLS, RESERVED_RUN_CODE, ToolDefinition,
+};
+use crate::base::error::{ExecutionError, RegistryError};
 use crate::base::hooks::{ApprovalService, RegistryChange};
 use crate::base::runtime::{
-    CallSnapshot, Item, ItemKind, Layer, PresentationMode, State, ToolRuntime, read, write,
+    CallSnapshot, Item, ItemKind, Layer, PresentationMode, ProgramMark, State, ToolRuntime, lock,
+    read, write,
 };
 use crate::base::runtime::{ChangeFn, Listeners};
+
+/// Whether `name` is one of the registry's own tools (`run_code`, `describe_tools`): reserved,
+/// never registered, reserved or restricted by a scope, and callable directly under `code`.
+pub(crate) fn is_registry_owned(name: &str) -> bool {
+    name == RESERVED_RUN_CODE || name == RESERVED_DESCRIBE_TOOLS
+}
 
 /// The owner of items no scope owns (agent layers made by [`ToolRuntime::agent_scope`]).
 const ROOT_OWNER: u64 = 0;
@@ -143,12 +152,15 @@ impl ToolRuntime {
     pub fn is_admitted(&self, name: &str, scope: ScopeKey) -> bool {
         let st = read(&self.0.state);
         match st.chain(scope.0) {
-            Some(chain) => name != RESERVED_RUN_CODE && st.admitted(name, &chain),
+            Some(chain) => !is_registry_owned(name) && st.admitted(name, &chain),
             None => false,
         }
     }
 
-    /// The schemas of every tool `scope` sees, without their bodies, in name order.
+    /// The schemas of every tool `scope` sees, without their bodies, in name order: the
+    /// agent's capabilities, the same whatever its presentation mode and whatever each tool's
+    /// [`Callers`] (what a prompt offers is [`native_schemas`](Self::native_schemas) and
+    /// [`sdk_schemas`](Self::sdk_schemas)).
     pub fn schemas(&self, scope: ScopeKey) -> Vec<ToolSchema> {
         let st = read(&self.0.state);
         let Some(chain) = st.chain(scope.0) else {
@@ -179,14 +191,59 @@ impl ToolRuntime {
         st.visible(&chain).into_keys().map(str::to_owned).collect()
     }
 
+    /// The schemas of the tools `scope`'s `run_code` programs can call, in name order: every
+    /// visible tool whose [`Callers`] allow code (all but the direct-only ones). This is the
+    /// SDK's tool set: prompt assembly renders the SDK (or its index) from exactly these, and
+    /// `describe_tools` describes only these. Unlike [`schemas`](Self::schemas), it does not
+    /// depend on whether the scope's mode offers Code Mode at all.
+    pub fn sdk_schemas(&self, scope: ScopeKey) -> Vec<ToolSchema> {
+        self.presented(scope, Callers::allows_code)
+    }
+
+    /// The names of [`sdk_schemas`](Self::sdk_schemas), in name order.
+    pub fn sdk_names(&self, scope: ScopeKey) -> Vec<String> {
+        let st = read(&self.0.state);
+        let Some(chain) = st.chain(scope.0) else {
+            return Vec::new();
+        };
+        st.visible(&chain)
+            .into_iter()
+            .filter(|(_, def)| def.callers().allows_code())
+            .map(|(name, _)| name.to_owned())
+            .collect()
+    }
+
+    /// The schemas of the tools `scope` can offer the model as definitions to call directly,
+    /// in name order: every visible tool whose [`Callers`] allow a direct call (all but the
+    /// code-only ones). Prompt assembly offers exactly these where the mode is `native` or
+    /// `both`.
+    pub fn native_schemas(&self, scope: ScopeKey) -> Vec<ToolSchema> {
+        self.presented(scope, Callers::allows_direct)
+    }
+
+    fn presented(&self, scope: ScopeKey, keep: fn(Callers) -> bool) -> Vec<ToolSchema> {
+        let st = read(&self.0.state);
+        let Some(chain) = st.chain(scope.0) else {
+            return Vec::new();
+        };
+        st.visible(&chain)
+            .into_values()
+            .filter(|def| keep(def.callers()))
+            .map(ToolDefinition::catalog_entry)
+            .collect()
+    }
+
     /// What a call reads once, at entry: the definition it resolves to, the agent's chain, the
-    /// listener lists, and whether Code Mode's code-only rule refuses it. `direct` is a call
-    /// without a parent (a model's own call).
+    /// listener lists, and whether Code Mode's code-only rule or the tool's callers refuse it.
+    /// A call without a `parent` is a model's own (direct) call; one whose parent is a
+    /// `run_code` execution in flight comes from a program. A `run_code` call's `token` is
+    /// marked as a program's while the returned snapshot lives.
     pub(crate) fn snapshot(
         &self,
         name: &str,
         agent: Option<ScopeKey>,
-        direct: bool,
+        parent: Option<ExecutionToken>,
+        token: ExecutionToken,
     ) -> CallSnapshot {
         let listeners = read(&self.0.listeners).clone();
         let st = read(&self.0.state);
@@ -200,32 +257,76 @@ impl ToolRuntime {
                 chain: None,
                 listeners,
                 code_only: false,
+                callers: None,
+                program: None,
             };
         };
+        let direct = parent.is_none();
         let def = self.resolve_in(&st, name, &chain);
-        let code_only = direct
+        let mode = st.mode(&chain, self.0.mode);
+        let callers = match def.as_ref().map(ToolDefinition::callers) {
+            Some(Callers::Direct) if direct && mode == PresentationMode::Code => {
+                Some(ExecutionError::DirectCallersOnly {
+                    name: name.to_owned(),
+                    from_program: false,
+                    direct_offered: false,
+                })
+            }
+            Some(Callers::Direct)
+                if parent.is_some_and(|p| lock(&self.0.programs).contains(&p)) =>
+            {
+                Some(ExecutionError::DirectCallersOnly {
+                    name: name.to_owned(),
+                    from_program: true,
+                    direct_offered: mode.offers_native(),
+                })
+            }
+            // Under `code` the code-only rule below refuses every direct call already.
+            Some(Callers::Code) if direct && mode != PresentationMode::Code => {
+                Some(ExecutionError::CodeCallersOnly {
+                    name: name.to_owned(),
+                    code_offered: mode.offers_code(),
+                })
+            }
+            _ => None,
+        };
+        let code_only = callers.is_none()
+            && direct
             && def.is_some()
-            && name != RESERVED_RUN_CODE
-            && st.mode(&chain, self.0.mode) == PresentationMode::Code;
+            && !is_registry_owned(name)
+            && mode == PresentationMode::Code;
+        let refused = code_only || callers.is_some();
+        let program = (!refused && name == RESERVED_RUN_CODE && def.is_some()).then(|| {
+            lock(&self.0.programs).insert(token);
+            ProgramMark {
+                shared: self.0.clone(),
+                token,
+            }
+        });
         CallSnapshot {
-            def: if code_only { None } else { def },
+            def: if refused { None } else { def },
             chain: Some(chain),
             listeners,
             code_only,
+            callers,
+            program,
         }
     }
 
-    /// `name` as `chain` sees it: `run_code` is the registry's own definition wherever the mode
-    /// offers Code Mode; every other name resolves through the layers.
+    /// `name` as `chain` sees it: `run_code` (and `describe_tools`, when discovery is
+    /// configured) is the registry's own definition wherever the mode offers Code Mode; every
+    /// other name resolves through the layers.
     fn resolve_in(&self, st: &State, name: &str, chain: &[u64]) -> Option<ToolDefinition> {
-        if name == RESERVED_RUN_CODE {
-            return if st.mode(chain, self.0.mode).offers_code() {
-                self.0.run_code.clone()
-            } else {
-                None
-            };
+        let owned = match name {
+            RESERVED_RUN_CODE => &self.0.run_code,
+            RESERVED_DESCRIBE_TOOLS => &self.0.describe_tools,
+            _ => return st.resolve(name, chain).cloned(),
+        };
+        if st.mode(chain, self.0.mode).offers_code() {
+            owned.clone()
+        } else {
+            None
         }
-        st.resolve(name, chain).cloned()
     }
 
     /// The names reserved in the global layer and on `scope`'s chain.

@@ -9,7 +9,7 @@ use serde_json::Value;
 use tools_schema::catalog::ToolSchema;
 
 use crate::base::call::{GLOBAL_LAYER, ScopeKey};
-use crate::base::definition::{RESERVED_RUN_CODE, ToolDefinition, ToolDefinitionBuilder};
+use crate::base::definition::{ToolDefinition, ToolDefinitionBuilder};
 use crate::base::error::{RegistryError, ToolError};
 use crate::base::execution::ToolExecution;
 use crate::base::hooks::{
@@ -96,10 +96,10 @@ impl Scope {
 
     /// Registers `definition` in this scope's layer. A duplicate name in the same layer is an
     /// error; an agent-local tool shadows a global of the same name for that agent only. The
-    /// name `run_code` is reserved and always refused.
+    /// names `run_code` and `describe_tools` are reserved and always refused.
     pub fn register(&self, definition: ToolDefinition) -> Result<Registration, RegistryError> {
         let name = definition.name().to_owned();
-        if name == RESERVED_RUN_CODE {
+        if super::is_registry_owned(&name) {
             return Err(RegistryError::ReservedName { name });
         }
         let reg = {
@@ -140,7 +140,7 @@ impl Scope {
     /// names masks may name, but reaches no schema until a real registration supplies it.
     pub fn reserve(&self, name: impl Into<String>) -> Result<Registration, RegistryError> {
         let name = name.into();
-        if name == RESERVED_RUN_CODE {
+        if super::is_registry_owned(&name) {
             return Err(RegistryError::ReservedName { name });
         }
         let reg = {
@@ -183,7 +183,7 @@ impl Scope {
         if filter.names().is_empty() {
             return Err(RegistryError::EmptyFilter);
         }
-        if let Some(name) = filter.names().iter().find(|n| *n == RESERVED_RUN_CODE) {
+        if let Some(name) = filter.names().iter().find(|n| super::is_registry_owned(n)) {
             return Err(RegistryError::ReservedName { name: name.clone() });
         }
         let reg = {

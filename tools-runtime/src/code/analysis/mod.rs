@@ -61,10 +61,10 @@ use super::CodeLanguage;
 use super::mode::{CODE_RUN_FAILED, CodeMode};
 use crate::base::call::ScopeKey;
 use crate::base::context::ToolRunContext;
-use crate::base::definition::{RESERVED_RUN_CODE, ToolDefinition};
-use crate::base::error::ToolError;
+use crate::base::definition::{RESERVED_DESCRIBE_TOOLS, RESERVED_RUN_CODE, ToolDefinition};
+use crate::base::error::{ExecutionError, ToolError};
 use crate::base::execution::MayCall;
-use crate::base::runtime::ToolRuntime;
+use crate::base::runtime::{PresentationMode, ToolRuntime};
 
 #[cfg(feature = "typescript")]
 pub(crate) mod typescript;
@@ -201,23 +201,49 @@ pub fn analyse_typescript(program: &str) -> Option<Result<ProgramAnalysis, super
     typescript::analyse(program)
 }
 
-/// The tools a program run from `scope` can call: the names its SDK binds (and the analysis
-/// checks programs against). The one place this list is made: the bridge binds exactly these.
-/// Keep [`sdk_tool`] in step with it.
+/// The tools of `scope`'s SDK: what programs are told they can call, and what the analysis
+/// checks their names against (the visible tools whose [`Callers`](crate::Callers) allow
+/// code; see [`ToolRuntime::sdk_names`]). Keep [`sdk_tool`] in step with it.
 pub(crate) fn sdk_tools(runtime: &ToolRuntime, scope: ScopeKey) -> Vec<String> {
+    runtime.sdk_names(scope)
+}
+
+/// The names a program run from `scope` has bound: every visible tool, so that a program's
+/// call of a direct-only tool that the analysis could not see reaches the pipeline and is
+/// refused there with the way back, instead of failing as a missing function.
+pub(crate) fn bound_tools(runtime: &ToolRuntime, scope: ScopeKey) -> Vec<String> {
     runtime.visible_names(scope)
 }
 
-/// The definition of `name` when it is one of [`sdk_tools`] (found without listing them all).
-pub(crate) fn sdk_tool(
-    runtime: &ToolRuntime,
-    scope: ScopeKey,
-    name: &str,
-) -> Option<ToolDefinition> {
-    if name == RESERVED_RUN_CODE {
-        return None;
+/// What a name a program calls is to its SDK.
+pub(crate) enum Lookup {
+    /// One of [`sdk_tools`], with its definition.
+    Sdk(ToolDefinition),
+    /// A tool the scope has that programs may not call: the refusal, with the way back.
+    Refused(String),
+    /// No tool of that name.
+    Unknown,
+}
+
+/// What `name` is to `scope`'s SDK (found without listing the SDK).
+pub(crate) fn sdk_tool(runtime: &ToolRuntime, scope: ScopeKey, name: &str) -> Lookup {
+    if name == RESERVED_RUN_CODE || name == RESERVED_DESCRIBE_TOOLS {
+        return Lookup::Unknown;
     }
-    runtime.get(name, scope)
+    match runtime.get(name, scope) {
+        Some(def) if def.callers().allows_code() => Lookup::Sdk(def),
+        Some(_) => Lookup::Refused(
+            ExecutionError::DirectCallersOnly {
+                name: name.to_owned(),
+                from_program: true,
+                direct_offered: runtime
+                    .presentation_mode(scope)
+                    .is_some_and(PresentationMode::offers_native),
+            }
+            .to_string(),
+        ),
+        None => Lookup::Unknown,
+    }
 }
 
 /// `run_code`'s prepare hook: analyses the program, refuses it when it is provably wrong, and
@@ -284,7 +310,7 @@ pub(crate) struct Problem {
 /// names for suggestions): the set the program may call, or every provable problem.
 pub(crate) fn judge(
     analysis: &ProgramAnalysis,
-    tool: impl Fn(&str) -> Option<ToolDefinition>,
+    tool: impl Fn(&str) -> Lookup,
     all: impl FnOnce() -> Vec<String>,
 ) -> Result<MayCall, Vec<Problem>> {
     let mut names = BTreeSet::new();
@@ -292,19 +318,32 @@ pub(crate) fn judge(
     let mut all = Some(all);
     let mut listed: Vec<String> = Vec::new();
     for used in &analysis.uses {
-        let Some(def) = tool(&used.name) else {
-            // A reference to a name the SDK does not bind reads `undefined`: it calls nothing.
-            if used.call {
-                if let Some(list) = all.take() {
-                    listed = list();
+        let def = match tool(&used.name) {
+            Lookup::Sdk(def) => def,
+            Lookup::Refused(message) => {
+                if used.call {
+                    problems.push(Problem {
+                        line: used.line,
+                        column: used.column,
+                        message,
+                    });
                 }
-                problems.push(Problem {
-                    line: used.line,
-                    column: used.column,
-                    message: unknown_tool(&used.name, &listed),
-                });
+                continue;
             }
-            continue;
+            Lookup::Unknown => {
+                // A reference to a name the SDK does not bind reads `undefined`: it calls nothing.
+                if used.call {
+                    if let Some(list) = all.take() {
+                        listed = list();
+                    }
+                    problems.push(Problem {
+                        line: used.line,
+                        column: used.column,
+                        message: unknown_tool(&used.name, &listed),
+                    });
+                }
+                continue;
+            }
         };
         if !names.contains(&used.name) {
             names.insert(used.name.clone());

@@ -1,0 +1,9 @@
+use tools_runtime::tool;
+
+/// Echo the text back.
+#[tool(callers = "program")]
+fn echo(text: String) -> String {
+    text
+}
+
+fn main() {}

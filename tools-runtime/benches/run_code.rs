@@ -28,7 +28,8 @@ use criterion::Criterion;
 use serde_json::{Value, json};
 use tools_runtime::code::{CodeMode, TypeScriptRuntime};
 use tools_runtime::{
-    Output, PresentationMode, Scope, ScopeKey, ToolCall, ToolDefinition, ToolRuntime, tool,
+    Discovery, Output, PresentationMode, Scope, ScopeKey, ToolCall, ToolDefinition, ToolRuntime,
+    tool,
 };
 
 /// Return the number given.
@@ -75,9 +76,12 @@ struct Cases {
 
 /// A runtime in `code` mode whose global scope has `n` small tools.
 fn big_runtime(n: usize) -> (ToolRuntime, Scope) {
+    // The full SDK (not the discovery index a catalog this large gets by default): the larger
+    // text to cache.
     let runtime = ToolRuntime::builder()
         .mode(PresentationMode::Code)
         .code_mode(CodeMode::new(TypeScriptRuntime::new()))
+        .discovery(Discovery::Never)
         .build()
         .unwrap();
     let plugin = runtime.scope();

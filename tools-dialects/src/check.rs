@@ -668,12 +668,13 @@ pub fn anthropic_counts(parameters: &Value) -> AnthropicCounts {
                 .and_then(Value::as_array)
                 .map(|r| r.iter().filter_map(Value::as_str).collect())
                 .unwrap_or_default();
-            for (name, sub) in props.iter().rev() {
-                let at = push(&push(&path, "properties"), name);
+            for name in props.keys() {
                 if !required.contains(&name.as_str()) {
-                    counts.optional.push(at.clone());
+                    counts.optional.push(push(&push(&path, "properties"), name));
                 }
-                stack.push((sub, at));
+            }
+            for (name, sub) in props.iter().rev() {
+                stack.push((sub, push(&push(&path, "properties"), name)));
             }
         }
         if let Some(items) = map.get("items") {

@@ -363,12 +363,24 @@ fn project_named(
         });
     }
     let Some(target) = dialect.target() else {
+        let (input, findings) = plain_root(input);
+        if let Some(first) = findings.iter().find(|f| f.class == Class::Unrepresentable)
+            && policy == Policy::Error
+        {
+            return Err(DialectError::Unrepresentable {
+                tool: excerpt::quoted(&tool.name),
+                dialect,
+                path: first.path.clone(),
+                rule: first.rule,
+                message: first.message.clone(),
+            });
+        }
         let definition = envelope(dialect, name, tool, input);
         return Ok(Projection {
             dialect,
             sent: dialect,
             definition,
-            findings: Vec::new(),
+            findings,
             decoder: Decoder::identity(),
         });
     };
@@ -426,6 +438,40 @@ fn project_named(
         findings,
         decoder: Decoder::new(plan),
     })
+}
+
+/// The canonical schema as the non-strict dialects send it: as it is, with `type: object` added
+/// to a root that constrains nothing (every provider wants an object root and sends objects).
+fn plain_root(mut input: Value) -> (Value, Vec<Finding>) {
+    if input.get("type") == Some(&json!("object")) {
+        return (input, Vec::new());
+    }
+    let (schema, _) = Schema::from_json_lenient(&input);
+    let any = matches!(schema.kind, tools_schema::SchemaKind::Any);
+    deep::drop_schema(schema);
+    let finding = |class, message: &str| Finding {
+        path: "#".into(),
+        rule: rules::ROOT_OBJECT,
+        class,
+        message: message.into(),
+    };
+    match &mut input {
+        Value::Object(map) if any => {
+            map.insert("type".into(), json!("object"));
+            let f = finding(
+                Class::Narrowed,
+                "parameters of any type are sent as an object, the only arguments providers send",
+            );
+            (input, vec![f])
+        }
+        _ => {
+            let f = finding(
+                Class::Unrepresentable,
+                "the provider wants an object at the root of a tool's parameters",
+            );
+            (input, vec![f])
+        }
+    }
 }
 
 fn walk_outside_subset(walk: &mut Walk, error: tools_schema::SubsetError) {

@@ -104,6 +104,18 @@ impl Walk {
 
     /// Projects the root of a tool's input schema.
     pub(crate) fn root(&mut self, schema: &Schema) -> (Value, Plan) {
+        if matches!(schema.kind, SchemaKind::Any) {
+            // Providers send arguments as an object: an unconstrained root is an open object.
+            self.find(
+                "",
+                rules::ROOT_OBJECT,
+                Class::Narrowed,
+                "parameters of any type are sent as an object, the only arguments providers send",
+            );
+            let mut object = Schema::any_object();
+            object.annotations = schema.annotations.clone();
+            return self.node(&object, "");
+        }
         if !schema.is_object() {
             self.find(
                 "",
@@ -457,9 +469,9 @@ impl Walk {
                         Class::Reshaped,
                         "optional: made required and nullable; `null` is turned back into absent",
                     );
-                    // Never merged into the node's own `anyOf`: the null alternative wraps it.
-                    value = json!({"anyOf": [value, {"type": "null"}]});
                 }
+                // Never merged into the node's own `anyOf`: the null alternative wraps it.
+                value = json!({"anyOf": [value, {"type": "null"}]});
             }
             properties.insert(name.clone(), value);
             if null_is_absent || !plan.is_keep() {
@@ -493,7 +505,10 @@ impl Walk {
                     "the OpenAPI schema cannot close an object; the tool's own validation still refuses other keys",
                 );
             }
-            (AdditionalProperties::Allow, Target::GeminiParameters) => {}
+            (
+                AdditionalProperties::Allow | AdditionalProperties::Schema(_),
+                Target::GeminiParameters,
+            ) => {}
             (_, Target::GeminiJsonSchema) => {
                 let value = match &o.additional_properties {
                     AdditionalProperties::Allow => json!(true),

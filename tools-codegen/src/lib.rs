@@ -102,6 +102,7 @@ mod lower;
 mod parsed;
 mod py;
 mod render;
+mod run_code;
 pub mod templates;
 
 #[cfg(feature = "golden")]
@@ -113,9 +114,12 @@ mod ts;
 
 #[cfg(feature = "cli")]
 pub mod cli;
+#[cfg(feature = "stats")]
+pub mod stats;
 
 pub use lower::MAX_DEPTH;
 pub use parsed::ParsedCatalog;
+pub use run_code::{RunCodeDefinition, run_code_definition};
 pub use tools_schema::{Catalog, ToolSchema};
 
 use parsed::Tools;

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::bridge;
 use super::events::SessionEventSink;

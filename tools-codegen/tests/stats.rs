@@ -128,3 +128,49 @@ fn the_run_code_text_is_one_per_language() {
     assert_eq!(ts.output_schema, py.output_schema);
     assert_eq!(ts.to_tool_schema().name, "run_code");
 }
+
+/// `1,335`
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[test]
+fn the_readme_figures_are_the_example_catalogs() {
+    let readme = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"),
+    )
+    .unwrap();
+    let report = stats(&example()).unwrap();
+    let labels = [
+        "OpenAI Chat, strict",
+        "OpenAI Chat",
+        "OpenAI Responses, strict",
+        "OpenAI Responses",
+        "Anthropic, strict",
+        "Anthropic",
+        "Gemini `parameters`",
+        "Gemini `parametersJsonSchema`",
+        "MCP (with output schemas)",
+    ];
+    let pair = |t: [usize; 2]| format!("{} ({})", thousands(t[0]), thousands(t[1]));
+    for (index, label) in labels.iter().enumerate() {
+        let row = format!(
+            "| {label} | {} | {} | {} |",
+            pair(report.native_total[index]),
+            pair(report.code_mode[0].total(index)),
+            pair(report.code_mode[1].total(index)),
+        );
+        assert!(
+            readme.contains(&row),
+            "README.md should have the row\n{row}\n(regenerate the table with `tools-codegen stats --catalog examples/catalog.json`)"
+        );
+    }
+}

@@ -528,3 +528,30 @@ fn the_checker_refuses_what_each_provider_documents_as_refused() {
     );
     assert!(check::check(Dialect::GeminiJsonSchema, &json!({"name": "t", "parametersJsonSchema": {"type": "object", "$defs": {"x": {"type": "string"}}, "properties": {"a": {"$ref": "#/$defs/x"}}}})).is_empty());
 }
+
+#[test]
+fn schemas_just_within_the_depth_limit_project_in_every_dialect() {
+    // Arrays nest one JSON level each: the deepest schema the limit lets through.
+    let mut deep = json!({"type": "object", "additionalProperties": {"type": "integer"}});
+    for _ in 0..(tools_dialects::MAX_SCHEMA_DEPTH - 5) {
+        let mut node = serde_json::Map::new();
+        node.insert("type".into(), json!("array"));
+        node.insert("items".into(), deep);
+        deep = Value::Object(node);
+    }
+    let mut properties = serde_json::Map::new();
+    properties.insert("a".into(), deep);
+    let mut root = serde_json::Map::new();
+    root.insert("type".into(), json!("object"));
+    root.insert("properties".into(), Value::Object(properties));
+    let t = tool("deep", Value::Object(root));
+    assert_eq!(
+        tools_schema::deep::depth(&t.input_schema),
+        tools_dialects::MAX_SCHEMA_DEPTH
+    );
+    for dialect in Dialect::ALL {
+        // Within the depth limit; OpenAI's own nesting limit counts objects, not arrays.
+        let p = project(&t, dialect, Policy::Warn).unwrap();
+        assert!(check::check(p.sent, &p.definition).is_empty(), "{dialect}");
+    }
+}

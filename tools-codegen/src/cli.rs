@@ -31,6 +31,9 @@ Examples:
   # The docs, with your own templates overriding the embedded ones
   tools-codegen docs --catalog tools.json --templates my-templates --out docs/tools.md
 
+  # What each presentation costs in tokens, per tool and dialect, beside Code Mode
+  tools-codegen stats --catalog tools.json
+
 The catalog is the MCP tools/list result: {\"tools\": [{\"name\", \"description\",
 \"inputSchema\", \"outputSchema\"}]}, or a bare array of tools.
 Exit status: 0 success, 1 --check found a difference, 2 bad usage or bad input.";
@@ -98,6 +101,14 @@ enum Command {
         #[arg(long)]
         check: bool,
     },
+    /// Print what each presentation costs in tokens: every tool's native definition in each
+    /// provider dialect beside Code Mode (SDK, instructions and the run_code definition),
+    /// counted offline with o200k_base and cl100k_base.
+    Stats {
+        /// The catalog file (MCP tools/list JSON); `-` or absent reads stdin.
+        #[arg(long, value_name = "FILE")]
+        catalog: Option<PathBuf>,
+    },
     /// Print the Code Mode usage text for a language.
     Usage {
         /// The language: typescript or python.
@@ -148,6 +159,9 @@ pub enum CliError {
     /// The templates could not be loaded or rendered.
     #[error(transparent)]
     Codegen(#[from] CodegenError),
+    /// Tokens could not be counted.
+    #[error(transparent)]
+    Stats(#[from] crate::stats::StatsError),
     /// An output file could not be read (for `--check`) or written.
     #[error("{path}: cannot {action}: {error}")]
     File {
@@ -170,6 +184,7 @@ impl CliError {
             CliError::Stdin(_) => "STDIN",
             CliError::Codegen(e) => e.code(),
             CliError::File { .. } => "FILE_IO",
+            CliError::Stats(e) => e.code(),
         }
     }
 }
@@ -260,6 +275,13 @@ fn execute(
             output,
         } => (input, output, Output::Sdk(lang)),
         Command::Docs { input, output } => (input, output, Output::Docs),
+        Command::Stats { catalog } => {
+            let (text, name) = read(catalog.as_deref(), stdin)?;
+            let catalog = tools_schema::Catalog::from_json_str(&text, Some(&name))?;
+            let report = crate::stats::stats(&catalog)?;
+            write_stdout(stdout, &report.to_text())?;
+            return Ok(0);
+        }
         Command::Usage { lang, templates } => {
             let text = renderer(templates.as_deref())?.usage(lang)?;
             write_stdout(stdout, &text)?;

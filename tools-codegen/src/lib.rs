@@ -104,6 +104,7 @@ mod lower;
 mod parsed;
 mod py;
 mod render;
+mod run_code;
 pub mod templates;
 
 #[cfg(feature = "golden")]
@@ -115,6 +116,8 @@ mod ts;
 
 #[cfg(feature = "cli")]
 pub mod cli;
+#[cfg(feature = "stats")]
+pub mod stats;
 
 pub use discovery::{
     MAX_QUERY_WORD_BYTES, MAX_QUERY_WORDS, discovery_usage_text, name_prefix, rank_tools,
@@ -122,6 +125,7 @@ pub use discovery::{
 };
 pub use lower::MAX_DEPTH;
 pub use parsed::ParsedCatalog;
+pub use run_code::{RunCodeDefinition, run_code_definition};
 pub use tools_schema::{Catalog, ToolSchema};
 
 use parsed::Tools;

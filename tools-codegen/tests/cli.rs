@@ -519,3 +519,29 @@ fn hostile_names_null_inputs_and_deep_schemas_render() {
     assert!(md.contains("(#tool-~E6~97~A5~E6~9C~AC)"));
     assert!(md.contains("<a id=\"tool-\"></a><code></code>"));
 }
+
+#[test]
+fn stats_prints_the_token_costs_of_each_presentation() {
+    let output = codegen(&["stats", "--catalog", "examples/catalog.json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    for expected in [
+        "read_file",
+        "openai-chat-strict",
+        "gemini-json-schema",
+        "native total (o200k_base)",
+        "native total (cl100k_base)",
+        "Code Mode, typescript: SDK",
+        "run_code (o200k_base)",
+        "approximations",
+    ] {
+        assert!(text.contains(expected), "{expected} missing from\n{text}");
+    }
+    let output = codegen(&["stats", "--catalog", "no/such/file.json"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("no/such/file.json"),
+        "{}",
+        stderr(&output)
+    );
+}

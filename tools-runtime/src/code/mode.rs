@@ -4,7 +4,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::analysis;
 use super::bridge;
@@ -166,35 +166,16 @@ impl CodeMode {
     pub(crate) fn definition(self: &Arc<Self>) -> Result<ToolDefinition, DefinitionError> {
         let mode = self.clone();
         let analysed = self.clone();
+        let text = tools_codegen::run_code_definition(match self.language() {
+            CodeLanguage::TypeScript => tools_codegen::Language::TypeScript,
+            CodeLanguage::Python => tools_codegen::Language::Python,
+        });
         ToolDefinition::builder(RESERVED_RUN_CODE)
-            .description(description(self.language()))
-            .input_schema(json!({
-                "type": "object",
-                "properties": {
-                    "code": {
-                        "type": "string",
-                        "description": code_description(self.language()),
-                    },
-                    "description": {
-                        "type": "string",
-                        "description": "A few words on what the program does, for the people reading along.",
-                    },
-                },
-                "required": ["code", "description"],
-                "additionalProperties": false,
+            .description(text.description)
+            .input_schema(text.input_schema)
+            .output(Output::new(text.output_schema, |_args, value| {
+                vec![ContentBlock::text(render_result(value))]
             }))
-            .output(Output::new(
-                json!({
-                    "type": "object",
-                    "properties": {
-                        "logs": {"type": "array", "items": {"type": "string"}},
-                        "result": {},
-                    },
-                    "required": ["logs"],
-                    "additionalProperties": false,
-                }),
-                |_args, value| vec![ContentBlock::text(render_result(value))],
-            ))
             // The pre-run analysis, at admission: refuses a provably wrong program and says
             // what the program may call (`ToolExecution::may_call`) before policy runs.
             .prepare(move |args, ctx| analysis::prepare(analysed.clone(), args, ctx))
@@ -245,28 +226,6 @@ impl CodeModeError {
             CodeModeError::ZeroPending => "ZERO_PENDING",
             CodeModeError::Limits(e) => e.code(),
             CodeModeError::Definition(e) => e.code(),
-        }
-    }
-}
-
-fn description(language: CodeLanguage) -> String {
-    let lang = match language {
-        CodeLanguage::TypeScript => "TypeScript",
-        CodeLanguage::Python => "Python",
-    };
-    format!(
-        "Run a {lang} program that calls the tools of the SDK in the system prompt. Only what \
-         the program prints and returns comes back."
-    )
-}
-
-fn code_description(language: CodeLanguage) -> &'static str {
-    match language {
-        CodeLanguage::TypeScript => {
-            "The body of an async TypeScript function (erasable syntax only: no enum or namespace)."
-        }
-        CodeLanguage::Python => {
-            "The body of an async Python function (top-level await and return)."
         }
     }
 }

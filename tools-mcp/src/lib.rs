@@ -24,7 +24,9 @@
 pub mod error;
 pub mod import;
 pub mod schema;
+pub mod serve;
 
 pub use error::{McpError, codes};
 pub use import::{ImportOptions, McpImport, McpSource, Protocol, Skipped, text_output_schema};
 pub use schema::FullSchema;
+pub use serve::{HttpOptions, McpServer};

@@ -122,8 +122,9 @@ impl McpSource {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum Protocol {
-    /// Try 2026-07-28 (`server/discover`, no session) and fall back to the `initialize`
-    /// handshake (2025-11-25) for servers that do not know it.
+    /// Try 2026-07-28 (`server/discover`, no session) and, if the server refuses it, connect
+    /// again with the `initialize` handshake (2025-11-25). A stdio server is started a second
+    /// time for that.
     #[default]
     Auto,
     /// The `initialize` handshake, 2025-11-25.
@@ -156,6 +157,7 @@ pub struct ImportOptions {
     naming: Arc<NameRule>,
     protocol: Protocol,
     inherit_stderr: bool,
+    connect_timeout: std::time::Duration,
 }
 
 impl Default for ImportOptions {
@@ -164,6 +166,7 @@ impl Default for ImportOptions {
             naming: Arc::new(|name: &str| Some(name.to_owned())),
             protocol: Protocol::Auto,
             inherit_stderr: false,
+            connect_timeout: std::time::Duration::from_secs(60),
         }
     }
 }
@@ -204,6 +207,13 @@ impl ImportOptions {
     /// The protocol generation.
     pub fn protocol(mut self, protocol: Protocol) -> ImportOptions {
         self.protocol = protocol;
+        self
+    }
+
+    /// How long one connection attempt may take, start-up included (60 seconds by default; a
+    /// server fetched by `npx` on first use can be slow).
+    pub fn connect_timeout(mut self, timeout: std::time::Duration) -> ImportOptions {
+        self.connect_timeout = timeout;
         self
     }
 
@@ -419,16 +429,71 @@ fn spawn_refresh(weak: Weak<Inner>) {
 }
 
 async fn open(inner: &Arc<Inner>) -> Result<(), McpError> {
+    let attempts: &[ClientLifecycleMode] = &match inner.options.protocol {
+        Protocol::Auto => [
+            Protocol::Discover.lifecycle(),
+            Protocol::Initialize.lifecycle(),
+        ]
+        .to_vec(),
+        other => vec![other.lifecycle()],
+    };
+    let mut last_error = None;
+    let mut connected = None;
+    for lifecycle in attempts {
+        match tokio::time::timeout(
+            inner.options.connect_timeout,
+            connect_once(inner, lifecycle.clone()),
+        )
+        .await
+        {
+            Ok(Ok(c)) => {
+                connected = Some(c);
+                break;
+            }
+            Ok(Err(e)) => last_error = Some(e),
+            Err(_) => {
+                last_error = Some(McpError::Connect {
+                    server: inner.source.describe(),
+                    reason: format!("no answer within {:?}", inner.options.connect_timeout),
+                })
+            }
+        }
+    }
+    let Some((client, pid)) = connected else {
+        return Err(last_error.unwrap_or_else(|| McpError::Connect {
+            server: inner.source.describe(),
+            reason: "no protocol to try".to_owned(),
+        }));
+    };
+    let modern = client
+        .peer()
+        .peer_info()
+        .is_some_and(|info| !info.protocol_version.has_initialize());
+    let peer = client.peer().clone();
+    *lock(&inner.connection) = Some(Arc::new(Connection { client, pid }));
+    if modern {
+        listen_for_changes(Arc::downgrade(inner), peer);
+    }
+    Ok(())
+}
+
+/// One connection attempt with one lifecycle. `Protocol::Auto` makes up to two: 2026-07-28
+/// (`server/discover`) first, then, on a fresh connection, the `initialize` handshake. rmcp's own
+/// `Auto` mode is not used: its probe gives up after a fixed 10 seconds and then fails when a
+/// slow-starting server (a Python or `npx` server on a busy machine) answers the probe late.
+async fn connect_once(
+    inner: &Arc<Inner>,
+    lifecycle: ClientLifecycleMode,
+) -> Result<(Client, Option<u32>), McpError> {
     let handler = Handler {
         inner: Arc::downgrade(inner),
     };
     let server = inner.source.describe();
-    let lifecycle = inner.options.protocol.lifecycle();
     let connect_error = |e: &dyn fmt::Display| McpError::Connect {
         server: server.clone(),
         reason: cut(&e.to_string()),
     };
-    let (client, pid) = match &inner.source {
+    match &inner.source {
         McpSource::Stdio { program, args, env } => {
             let mut command = tokio::process::Command::new(program);
             command.args(args);
@@ -452,7 +517,7 @@ async fn open(inner: &Arc<Inner>) -> Result<(), McpError> {
                 .serve_with_lifecycle(transport, lifecycle)
                 .await
                 .map_err(|e| connect_error(&e))?;
-            (client, pid)
+            Ok((client, pid))
         }
         McpSource::Http { url } => {
             let transport = StreamableHttpClientTransport::from_uri(url.as_str());
@@ -460,19 +525,9 @@ async fn open(inner: &Arc<Inner>) -> Result<(), McpError> {
                 .serve_with_lifecycle(transport, lifecycle)
                 .await
                 .map_err(|e| connect_error(&e))?;
-            (client, None)
+            Ok((client, None))
         }
-    };
-    let modern = client
-        .peer()
-        .peer_info()
-        .is_some_and(|info| !info.protocol_version.has_initialize());
-    let peer = client.peer().clone();
-    *lock(&inner.connection) = Some(Arc::new(Connection { client, pid }));
-    if modern {
-        listen_for_changes(Arc::downgrade(inner), peer);
     }
-    Ok(())
 }
 
 /// On a 2026-07-28 connection, list changes come on a `subscriptions/listen` stream.

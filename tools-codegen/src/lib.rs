@@ -113,6 +113,8 @@ mod ts;
 
 #[cfg(feature = "cli")]
 pub mod cli;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 
 pub use lower::MAX_DEPTH;
 pub use parsed::ParsedCatalog;

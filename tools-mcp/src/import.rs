@@ -558,6 +558,37 @@ fn current_peer(inner: &Inner) -> Option<Peer<RoleClient>> {
     Some(conn.client.peer().clone())
 }
 
+/// At most this many `tools/list` pages are read (a server that never stops paging is an error).
+pub const MAX_PAGES: usize = 1_000;
+/// At most this many tools are imported from one server.
+pub const MAX_TOOLS: usize = 10_000;
+
+/// Every page of `tools/list`, bounded by [`MAX_PAGES`] and [`MAX_TOOLS`].
+async fn list_tools(peer: &Peer<RoleClient>) -> Result<Vec<Tool>, String> {
+    let mut tools = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_PAGES {
+        let params = cursor
+            .take()
+            .map(|c| rmcp::model::PaginatedRequestParams::default().with_cursor(Some(c)));
+        let page = peer
+            .list_tools(params)
+            .await
+            .map_err(|e| cut(&e.to_string()))?;
+        tools.extend(page.tools);
+        if tools.len() > MAX_TOOLS {
+            return Err(format!("the server lists more than {MAX_TOOLS} tools"));
+        }
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => return Ok(tools),
+        }
+    }
+    Err(format!(
+        "the server's tools/list did not end within {MAX_PAGES} pages"
+    ))
+}
+
 async fn refresh(inner: &Arc<Inner>) -> Result<(), McpError> {
     let _one_at_a_time = inner.refresh.lock().await;
     let server = inner.source.describe();
@@ -568,11 +599,13 @@ async fn refresh(inner: &Arc<Inner>) -> Result<(), McpError> {
             reason: "the server is not connected".to_owned(),
         });
     };
-    let listed = peer.list_all_tools().await.map_err(|e| McpError::Request {
-        server: server.clone(),
-        method: "tools/list",
-        reason: cut(&e.to_string()),
-    })?;
+    let listed = list_tools(&peer)
+        .await
+        .map_err(|reason| McpError::Request {
+            server: server.clone(),
+            method: "tools/list",
+            reason,
+        })?;
 
     // The wanted state: remote name -> (local name, tool).
     let mut wanted: BTreeMap<String, (String, Tool)> = BTreeMap::new();

@@ -59,6 +59,15 @@ struct ServeInner {
     accepted: Mutex<std::collections::VecDeque<u64>>,
 }
 
+impl Drop for ServeInner {
+    fn drop(&mut self) {
+        // The change listener goes with the last clone of the server.
+        if let Some(registration) = lock(&self.listener).take() {
+            registration.dispose();
+        }
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }

@@ -181,3 +181,39 @@ async fn under_code_presentation_the_served_list_is_run_code_alone() {
     assert_eq!(ran.value().unwrap()["result"], 3);
     stop.cancel();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn imported_tools_appear_in_the_sdk_and_run_from_code_mode() {
+    let a = ToolRuntime::new();
+    let plugin = a.scope();
+    let _add = plugin.register(add::definition().unwrap()).unwrap();
+    let (url, stop) = serve(&a, &plugin).await;
+
+    let b = ToolRuntime::builder()
+        .mode(PresentationMode::Code)
+        .code_mode(CodeMode::new(TypeScriptRuntime::new()))
+        .build()
+        .unwrap();
+    let _import = McpImport::connect(
+        b.scope(),
+        McpSource::http(&url),
+        ImportOptions::new().prefix("remote_"),
+    )
+    .await
+    .unwrap();
+    let prompt = b.assemble(ScopeKey::GLOBAL).unwrap();
+    assert_eq!(prompt.tool_names(), vec!["run_code"]);
+    let sdk = &prompt.section(tools_runtime::SDK_SECTION).unwrap().text;
+    assert!(sdk.contains("remote_add("), "{sdk}");
+    let program = "const r = await tools.remote_add({a: 20, b: 22}); return r.sum;";
+    let ran = b
+        .execute(ToolCall::new(
+            "c1",
+            "run_code",
+            json!({"code": program, "description": "add"}),
+        ))
+        .await;
+    assert!(!ran.is_error(), "{}", ran.text());
+    assert_eq!(ran.value().unwrap()["result"], 42);
+    stop.cancel();
+}

@@ -35,7 +35,8 @@ Examples:
   tools-codegen stats --catalog tools.json
 
 The catalog is the MCP tools/list result: {\"tools\": [{\"name\", \"description\",
-\"inputSchema\", \"outputSchema\"}]}, or a bare array of tools.
+\"inputSchema\", \"outputSchema\"}]}, or a bare array of tools. Built with the `mcp`
+feature, --mcp-stdio \"COMMAND\" or --mcp-url URL reads it from a live MCP server.
 Exit status: 0 success, 1 --check found a difference, 2 bad usage or bad input.";
 
 /// The file names `all` writes into `--out-dir`.
@@ -128,6 +129,15 @@ struct InputArgs {
     /// Templates overriding the embedded ones (files of the same name).
     #[arg(long, value_name = "DIR")]
     templates: Option<PathBuf>,
+    /// Read the catalog from a live MCP server started with this command line (its
+    /// `tools/list`, every page); split on whitespace.
+    #[cfg(feature = "mcp")]
+    #[arg(long, value_name = "COMMAND", conflicts_with_all = ["catalog", "mcp_url"])]
+    mcp_stdio: Option<String>,
+    /// Read the catalog from a live MCP server at this streamable HTTP URL.
+    #[cfg(feature = "mcp")]
+    #[arg(long, value_name = "URL", conflicts_with = "catalog")]
+    mcp_url: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -162,6 +172,10 @@ pub enum CliError {
     /// Tokens could not be counted.
     #[error(transparent)]
     Stats(#[from] crate::stats::StatsError),
+    /// The catalog could not be read from an MCP server (`--mcp-stdio`, `--mcp-url`).
+    #[cfg(feature = "mcp")]
+    #[error(transparent)]
+    Mcp(#[from] crate::mcp::McpFetchError),
     /// An output file could not be read (for `--check`) or written.
     #[error("{path}: cannot {action}: {error}")]
     File {
@@ -185,6 +199,8 @@ impl CliError {
             CliError::Codegen(e) => e.code(),
             CliError::File { .. } => "FILE_IO",
             CliError::Stats(e) => e.code(),
+            #[cfg(feature = "mcp")]
+            CliError::Mcp(_) => "MCP_LIST_FAILED",
         }
     }
 }
@@ -251,6 +267,24 @@ fn read(catalog: Option<&Path>, stdin: &mut dyn Read) -> Result<(String, String)
     }
 }
 
+/// The catalog text and its name, from an MCP server when `--mcp-stdio`/`--mcp-url` is given,
+/// else as [`read`] gives it.
+fn read_input(input: &InputArgs, stdin: &mut dyn Read) -> Result<(String, String), CliError> {
+    #[cfg(feature = "mcp")]
+    {
+        use crate::mcp::{McpServerSource, fetch_catalog};
+        let source = match (&input.mcp_stdio, &input.mcp_url) {
+            (Some(command), _) => Some(McpServerSource::Stdio(command.clone())),
+            (None, Some(url)) => Some(McpServerSource::Url(url.clone())),
+            (None, None) => None,
+        };
+        if let Some(source) = source {
+            return Ok((fetch_catalog(&source)?, source.describe()));
+        }
+    }
+    read(input.catalog.as_deref(), stdin)
+}
+
 fn render(
     renderer: &Renderer,
     catalog: &ParsedCatalog<'_>,
@@ -293,7 +327,7 @@ fn execute(
             check,
         } => {
             let renderer = renderer(input.templates.as_deref())?;
-            let (text, name) = read(input.catalog.as_deref(), stdin)?;
+            let (text, name) = read_input(&input, stdin)?;
             let catalog = ParsedCatalog::from_json_str(&text, Some(&name))?;
             warn_names(&catalog, stderr);
             let mut status = 0;
@@ -313,7 +347,7 @@ fn execute(
         }
     };
     let renderer = renderer(input.templates.as_deref())?;
-    let (source, name) = read(input.catalog.as_deref(), stdin)?;
+    let (source, name) = read_input(&input, stdin)?;
     let catalog = ParsedCatalog::from_json_str(&source, Some(&name))?;
     warn_names(&catalog, stderr);
     let text = render(&renderer, &catalog, what)?;

@@ -116,6 +116,8 @@ mod ts;
 
 #[cfg(feature = "cli")]
 pub mod cli;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 #[cfg(feature = "stats")]
 pub mod stats;
 

@@ -155,6 +155,8 @@ pub struct Output {
     schema: SchemaSource,
     render: Arc<RenderFn>,
     presentation_meta: Option<Arc<PresentationMetaFn>>,
+    /// The tool validates its own values (see [`Output::tool_validated`]).
+    tool_validated: bool,
 }
 
 impl Output {
@@ -167,6 +169,7 @@ impl Output {
             schema: schema.into(),
             render: Arc::new(render),
             presentation_meta: None,
+            tool_validated: false,
         }
     }
 
@@ -185,6 +188,16 @@ impl Output {
         self.presentation_meta = Some(Arc::new(meta));
         self
     }
+
+    /// The same output, validated by the tool rather than the registry: the schema is published
+    /// as given (any JSON object schema, not only the enforced subset) and the registry does not
+    /// check values against it. Only a [raw](ToolDefinition::raw) definition may declare one
+    /// (any other is a build error, `INVALID_OUTPUT_SCHEMA`); its body must check what it
+    /// returns, as `tools-mcp` does for an MCP server's output schema.
+    pub fn tool_validated(mut self) -> Self {
+        self.tool_validated = true;
+        self
+    }
 }
 
 impl fmt::Debug for Output {
@@ -192,6 +205,7 @@ impl fmt::Debug for Output {
         f.debug_struct("Output")
             .field("schema", &self.schema)
             .field("presentation_meta", &self.presentation_meta.is_some())
+            .field("tool_validated", &self.tool_validated)
             .finish_non_exhaustive()
     }
 }
@@ -250,7 +264,8 @@ impl ToolDefinition {
     }
 
     /// A builder for a raw tool: its input schema is published as given and not enforced (the
-    /// body owns input validation); its output is still validated.
+    /// body owns input validation); its output is still validated, unless it is declared
+    /// [`Output::tool_validated`].
     pub fn raw(name: impl Into<String>) -> ToolDefinitionBuilder {
         ToolDefinitionBuilder::new(name.into(), true)
     }
@@ -578,7 +593,22 @@ impl ToolDefinitionBuilder {
             }
         };
         let output_schema = output.schema.into_json();
-        let compiled_output = match Compiled::output(&output_schema) {
+        let unchecked = Value::Object(serde_json::Map::new());
+        let enforced = if output.tool_validated {
+            if !self.raw || !output_schema.is_object() {
+                return Err(DefinitionError::InvalidOutputSchema {
+                    name,
+                    details: "a tool-validated output needs a raw definition and a JSON object \
+                              schema"
+                        .to_owned(),
+                });
+            }
+            // Published, not enforced: the registry checks nothing (`{}` accepts every value).
+            &unchecked
+        } else {
+            &output_schema
+        };
+        let compiled_output = match Compiled::output(enforced) {
             Ok(c) => c,
             Err(details) => return Err(DefinitionError::InvalidOutputSchema { name, details }),
         };

@@ -1,0 +1,888 @@
+//! Importing an MCP server's tools into a scope.
+//!
+//! [`McpImport::connect`] starts or reaches a server ([`McpSource`]), lists its tools (every
+//! page) and registers each one in the scope it is given as a raw definition:
+//!
+//! - the input schema is published as the server gave it and enforced by the tool itself
+//!   against the full JSON Schema ([`FullSchema`]), with path-qualified messages;
+//! - a tool with an `outputSchema` returns the result's `structuredContent`, checked against
+//!   that schema ([`Output::tool_validated`]);
+//! - a tool without one returns a string: the text blocks of the result joined with newlines,
+//!   any other block written as a bracketed note (`[image image/png]`, `[audio audio/wav]`,
+//!   `[resource URI]`, `[resource link URI]`), the output schema being [`text_output_schema`].
+//!
+//! A call is forwarded as `tools/call`; its cancellation token cancels the request (the server
+//! receives `notifications/cancelled`). A JSON-RPC error or an `isError` result becomes a
+//! failure with the server's own words (code [`codes::MCP_TOOL_ERROR`]). When the server has
+//! gone (exited, connection broken), calls fail with [`codes::MCP_SERVER_GONE`] until
+//! [`McpImport::reconnect`] brings it back.
+//!
+//! `notifications/tools/list_changed` (or, on a 2026-07-28 connection, the same notification on
+//! a `subscriptions/listen` stream) makes the import list again: new tools are registered,
+//! changed ones replaced (removed, then registered again under the same name), vanished ones
+//! removed.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, Weak};
+
+use rmcp::ClientHandler;
+use rmcp::model::{CallToolRequestParams, ProtocolVersion, SubscriptionFilter, Tool};
+use rmcp::service::MaybeSendFuture;
+use rmcp::service::{
+    ClientLifecycleMode, ClientServiceExt, NotificationContext, Peer, RoleClient, RunningService,
+    ServiceError,
+};
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use serde_json::{Value, json};
+use tools_runtime::{Output, Registration, Scope, ToolDefinition, ToolError, ToolRunContext};
+
+use crate::error::{McpError, codes};
+use crate::schema::{FullSchema, cut};
+
+/// Where an MCP server is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum McpSource {
+    /// A server started as a child process, spoken to over its stdin and stdout.
+    Stdio {
+        /// The program.
+        program: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Extra environment variables.
+        env: Vec<(String, String)>,
+    },
+    /// A server reached over streamable HTTP (plain `http://`; this crate builds no TLS stack).
+    Http {
+        /// The endpoint, such as `http://127.0.0.1:8080/mcp`.
+        url: String,
+    },
+}
+
+impl McpSource {
+    /// A child process: `program` with `args`.
+    pub fn stdio<I, S>(program: impl Into<String>, args: I) -> McpSource
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        McpSource::Stdio {
+            program: program.into(),
+            args: args.into_iter().map(Into::into).collect(),
+            env: Vec::new(),
+        }
+    }
+
+    /// A child process from one command line, split on whitespace (no shell quoting: pass
+    /// arguments with spaces through [`McpSource::stdio`]).
+    pub fn command_line(line: &str) -> Result<McpSource, McpError> {
+        let mut words = line.split_whitespace();
+        let Some(program) = words.next() else {
+            return Err(McpError::Spawn {
+                command: line.to_owned(),
+                reason: "the command line is empty".to_owned(),
+            });
+        };
+        Ok(McpSource::stdio(program, words))
+    }
+
+    /// A streamable HTTP endpoint.
+    pub fn http(url: impl Into<String>) -> McpSource {
+        McpSource::Http { url: url.into() }
+    }
+
+    /// The same source with an extra environment variable (stdio only; ignored for HTTP).
+    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> McpSource {
+        if let McpSource::Stdio { env, .. } = &mut self {
+            env.push((key.into(), value.into()));
+        }
+        self
+    }
+
+    /// The source in words, for messages.
+    pub fn describe(&self) -> String {
+        match self {
+            McpSource::Stdio { program, args, .. } => {
+                let mut s = format!("`{program}");
+                for a in args {
+                    s.push(' ');
+                    s.push_str(a);
+                }
+                s.push('`');
+                cut(&s)
+            }
+            McpSource::Http { url } => cut(url),
+        }
+    }
+}
+
+/// Which protocol generation to speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Protocol {
+    /// Try 2026-07-28 (`server/discover`, no session) and, if the server refuses it, connect
+    /// again with the `initialize` handshake (2025-11-25). A stdio server is started a second
+    /// time for that.
+    #[default]
+    Auto,
+    /// The `initialize` handshake, 2025-11-25.
+    Initialize,
+    /// 2026-07-28 only (`server/discover`).
+    Discover,
+}
+
+impl Protocol {
+    fn lifecycle(self) -> ClientLifecycleMode {
+        match self {
+            Protocol::Auto => ClientLifecycleMode::Auto {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                legacy_version: Some(ProtocolVersion::V_2025_11_25),
+            },
+            Protocol::Initialize => ClientLifecycleMode::Initialize,
+            Protocol::Discover => ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        }
+    }
+}
+
+/// Maps a server's tool name to a local one; `None` leaves the tool out.
+pub type NameRule = dyn Fn(&str) -> Option<String> + Send + Sync;
+
+/// How to import: the naming rule and the protocol.
+#[derive(Clone)]
+pub struct ImportOptions {
+    naming: Arc<NameRule>,
+    protocol: Protocol,
+    inherit_stderr: bool,
+    connect_timeout: std::time::Duration,
+}
+
+impl Default for ImportOptions {
+    fn default() -> Self {
+        ImportOptions {
+            naming: Arc::new(|name: &str| Some(name.to_owned())),
+            protocol: Protocol::Auto,
+            inherit_stderr: false,
+            connect_timeout: std::time::Duration::from_secs(60),
+        }
+    }
+}
+
+impl fmt::Debug for ImportOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ImportOptions")
+            .field("protocol", &self.protocol)
+            .field("inherit_stderr", &self.inherit_stderr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ImportOptions {
+    /// Names kept as the server gives them, [`Protocol::Auto`], the child's stderr discarded.
+    pub fn new() -> ImportOptions {
+        ImportOptions::default()
+    }
+
+    /// Every local name is `prefix` + the server's name.
+    pub fn prefix(mut self, prefix: impl Into<String>) -> ImportOptions {
+        let prefix = prefix.into();
+        self.naming = Arc::new(move |name: &str| Some(format!("{prefix}{name}")));
+        self
+    }
+
+    /// A naming rule of your own: the server's name in, the local name out, `None` to leave the
+    /// tool out. Two tools mapped to one name, a mapped name that is not a valid tool name, or
+    /// one already registered in the scope's layer, is an error.
+    pub fn rename(
+        mut self,
+        rule: impl Fn(&str) -> Option<String> + Send + Sync + 'static,
+    ) -> ImportOptions {
+        self.naming = Arc::new(rule);
+        self
+    }
+
+    /// The protocol generation.
+    pub fn protocol(mut self, protocol: Protocol) -> ImportOptions {
+        self.protocol = protocol;
+        self
+    }
+
+    /// How long one connection attempt may take, start-up included (60 seconds by default; a
+    /// server fetched by `npx` on first use can be slow).
+    pub fn connect_timeout(mut self, timeout: std::time::Duration) -> ImportOptions {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Pass the child's stderr through to this process's (off by default).
+    pub fn inherit_stderr(mut self, inherit: bool) -> ImportOptions {
+        self.inherit_stderr = inherit;
+        self
+    }
+}
+
+/// The schema of an imported tool's value when the server declares no output schema.
+pub fn text_output_schema() -> Value {
+    json!({
+        "type": "string",
+        "description": "The text of the MCP result: its text blocks joined with newlines; other blocks as bracketed notes."
+    })
+}
+
+/// A server's tool that was not imported, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// The server's name for it.
+    pub name: String,
+    /// Why (a schema that does not compile, for instance).
+    pub reason: String,
+}
+
+type Client = RunningService<RoleClient, Handler>;
+
+struct Connection {
+    client: Client,
+    pid: Option<u32>,
+}
+
+struct Imported {
+    local: String,
+    tool: Tool,
+    registration: Registration,
+}
+
+struct Inner {
+    source: McpSource,
+    options: ImportOptions,
+    scope: Scope,
+    connection: Mutex<Option<Arc<Connection>>>,
+    tools: Mutex<BTreeMap<String, Imported>>,
+    skipped: Mutex<Vec<Skipped>>,
+    refresh: tokio::sync::Mutex<()>,
+    last_error: Mutex<Option<String>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The tools of one MCP server, imported into a scope (the spec's "one plugin per server").
+///
+/// It owns the scope: dropping the import (or [`close`](Self::close)) removes the tools and
+/// closes the connection.
+pub struct McpImport {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for McpImport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpImport")
+            .field("source", &self.inner.source)
+            .field("tools", &self.tool_names())
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpImport {
+    /// Connects to `source`, lists its tools and registers them in `scope`. Fails, registering
+    /// nothing, if the server cannot be reached or listed, or on a name collision.
+    pub async fn connect(
+        scope: Scope,
+        source: McpSource,
+        options: ImportOptions,
+    ) -> Result<McpImport, McpError> {
+        let inner = Arc::new(Inner {
+            source,
+            options,
+            scope,
+            connection: Mutex::new(None),
+            tools: Mutex::new(BTreeMap::new()),
+            skipped: Mutex::new(Vec::new()),
+            refresh: tokio::sync::Mutex::new(()),
+            last_error: Mutex::new(None),
+        });
+        open(&inner).await?;
+        if let Err(e) = refresh(&inner).await {
+            close_connection(&inner).await;
+            return Err(e);
+        }
+        Ok(McpImport { inner })
+    }
+
+    /// The local names of the imported tools, in name order.
+    pub fn tool_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = lock(&self.inner.tools)
+            .values()
+            .map(|t| t.local.clone())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// The server's tools that were left out because they could not be imported.
+    pub fn skipped(&self) -> Vec<Skipped> {
+        lock(&self.inner.skipped).clone()
+    }
+
+    /// The scope the tools are registered in.
+    pub fn scope(&self) -> &Scope {
+        &self.inner.scope
+    }
+
+    /// The protocol version the connection negotiated, if connected.
+    pub fn protocol_version(&self) -> Option<String> {
+        let conn = lock(&self.inner.connection).clone()?;
+        conn.client
+            .peer()
+            .peer_info()
+            .map(|info| info.protocol_version.as_str().to_owned())
+    }
+
+    /// The process id of a stdio server, if it is running.
+    pub fn server_pid(&self) -> Option<u32> {
+        lock(&self.inner.connection).as_ref().and_then(|c| c.pid)
+    }
+
+    /// Whether the connection is up.
+    pub fn is_connected(&self) -> bool {
+        lock(&self.inner.connection)
+            .as_ref()
+            .is_some_and(|c| !c.client.is_closed() && !c.client.peer().is_transport_closed())
+    }
+
+    /// The error of the last refresh that followed a `list_changed`, if it failed.
+    pub fn last_refresh_error(&self) -> Option<String> {
+        lock(&self.inner.last_error).clone()
+    }
+
+    /// Lists the server's tools again and brings the scope up to date (what a `list_changed`
+    /// notification does).
+    pub async fn refresh(&self) -> Result<(), McpError> {
+        refresh(&self.inner).await
+    }
+
+    /// Closes the old connection (stopping a stdio child), connects again and lists again. The
+    /// tools stay registered meanwhile; calls made before the new connection is up fail with
+    /// [`codes::MCP_SERVER_GONE`].
+    pub async fn reconnect(&self) -> Result<(), McpError> {
+        close_connection(&self.inner).await;
+        open(&self.inner).await?;
+        refresh(&self.inner).await
+    }
+
+    /// Closes the connection and removes the tools.
+    pub async fn close(self) {
+        close_connection(&self.inner).await;
+        let tools = std::mem::take(&mut *lock(&self.inner.tools));
+        for (_, t) in tools {
+            t.registration.dispose();
+        }
+    }
+}
+
+impl Drop for McpImport {
+    fn drop(&mut self) {
+        if let Some(conn) = lock(&self.inner.connection).take() {
+            conn.client.cancellation_token().cancel();
+        }
+    }
+}
+
+async fn close_connection(inner: &Arc<Inner>) {
+    let conn = lock(&inner.connection).take();
+    if let Some(conn) = conn {
+        conn.client.cancellation_token().cancel();
+        // A stdio child is killed when its transport drops with the service.
+        drop(conn);
+    }
+}
+
+/// The client side's handler: follows `list_changed`.
+struct Handler {
+    inner: Weak<Inner>,
+}
+
+impl ClientHandler for Handler {
+    fn on_tool_list_changed(
+        &self,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + MaybeSendFuture + '_ {
+        spawn_refresh(self.inner.clone());
+        std::future::ready(())
+    }
+}
+
+fn spawn_refresh(weak: Weak<Inner>) {
+    tokio::spawn(async move {
+        let Some(inner) = weak.upgrade() else {
+            return;
+        };
+        let outcome = refresh(&inner).await;
+        *lock(&inner.last_error) = outcome.err().map(|e| {
+            tracing::warn!(error = %e, "MCP tool list refresh failed");
+            e.to_string()
+        });
+    });
+}
+
+async fn open(inner: &Arc<Inner>) -> Result<(), McpError> {
+    let attempts: &[ClientLifecycleMode] = &match inner.options.protocol {
+        Protocol::Auto => [
+            Protocol::Discover.lifecycle(),
+            Protocol::Initialize.lifecycle(),
+        ]
+        .to_vec(),
+        other => vec![other.lifecycle()],
+    };
+    let mut last_error = None;
+    let mut connected = None;
+    for lifecycle in attempts {
+        match tokio::time::timeout(
+            inner.options.connect_timeout,
+            connect_once(inner, lifecycle.clone()),
+        )
+        .await
+        {
+            Ok(Ok(c)) => {
+                connected = Some(c);
+                break;
+            }
+            Ok(Err(e)) => last_error = Some(e),
+            Err(_) => {
+                last_error = Some(McpError::Connect {
+                    server: inner.source.describe(),
+                    reason: format!("no answer within {:?}", inner.options.connect_timeout),
+                })
+            }
+        }
+    }
+    let Some((client, pid)) = connected else {
+        return Err(last_error.unwrap_or_else(|| McpError::Connect {
+            server: inner.source.describe(),
+            reason: "no protocol to try".to_owned(),
+        }));
+    };
+    let modern = client
+        .peer()
+        .peer_info()
+        .is_some_and(|info| !info.protocol_version.has_initialize());
+    let peer = client.peer().clone();
+    *lock(&inner.connection) = Some(Arc::new(Connection { client, pid }));
+    if modern {
+        listen_for_changes(Arc::downgrade(inner), peer);
+    }
+    Ok(())
+}
+
+/// One connection attempt with one lifecycle. `Protocol::Auto` makes up to two: 2026-07-28
+/// (`server/discover`) first, then, on a fresh connection, the `initialize` handshake. rmcp's own
+/// `Auto` mode is not used: its probe gives up after a fixed 10 seconds and then fails when a
+/// slow-starting server (a Python or `npx` server on a busy machine) answers the probe late.
+async fn connect_once(
+    inner: &Arc<Inner>,
+    lifecycle: ClientLifecycleMode,
+) -> Result<(Client, Option<u32>), McpError> {
+    let handler = Handler {
+        inner: Arc::downgrade(inner),
+    };
+    let server = inner.source.describe();
+    let connect_error = |e: &dyn fmt::Display| McpError::Connect {
+        server: server.clone(),
+        reason: cut(&e.to_string()),
+    };
+    match &inner.source {
+        McpSource::Stdio { program, args, env } => {
+            let mut command = tokio::process::Command::new(program);
+            command.args(args);
+            for (k, v) in env {
+                command.env(k, v);
+            }
+            let stderr = if inner.options.inherit_stderr {
+                Stdio::inherit()
+            } else {
+                Stdio::null()
+            };
+            let (transport, _) = TokioChildProcess::builder(command)
+                .stderr(stderr)
+                .spawn()
+                .map_err(|e| McpError::Spawn {
+                    command: server.clone(),
+                    reason: e.to_string(),
+                })?;
+            let pid = transport.id();
+            let client = handler
+                .serve_with_lifecycle(transport, lifecycle)
+                .await
+                .map_err(|e| connect_error(&e))?;
+            Ok((client, pid))
+        }
+        McpSource::Http { url } => {
+            let transport = StreamableHttpClientTransport::from_uri(url.as_str());
+            let client = handler
+                .serve_with_lifecycle(transport, lifecycle)
+                .await
+                .map_err(|e| connect_error(&e))?;
+            Ok((client, None))
+        }
+    }
+}
+
+/// On a 2026-07-28 connection, list changes come on a `subscriptions/listen` stream.
+fn listen_for_changes(weak: Weak<Inner>, peer: Peer<RoleClient>) {
+    tokio::spawn(async move {
+        let filter = SubscriptionFilter::builder().tools_list_changed().build();
+        let mut subscription = match peer.listen(filter).await {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::debug!(error = %e, "MCP server offers no list_changed subscription");
+                return;
+            }
+        };
+        while let Ok(Some(_)) = subscription.next().await {
+            if weak.strong_count() == 0 {
+                return;
+            }
+            spawn_refresh(weak.clone());
+        }
+    });
+}
+
+fn current_peer(inner: &Inner) -> Option<Peer<RoleClient>> {
+    let conn = lock(&inner.connection).clone()?;
+    if conn.client.is_closed() || conn.client.peer().is_transport_closed() {
+        return None;
+    }
+    Some(conn.client.peer().clone())
+}
+
+/// At most this many `tools/list` pages are read (a server that never stops paging is an error).
+pub const MAX_PAGES: usize = 1_000;
+/// At most this many tools are imported from one server.
+pub const MAX_TOOLS: usize = 10_000;
+
+/// Every page of `tools/list`, bounded by [`MAX_PAGES`] and [`MAX_TOOLS`].
+async fn list_tools(peer: &Peer<RoleClient>) -> Result<Vec<Tool>, String> {
+    let mut tools = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_PAGES {
+        let params = cursor
+            .take()
+            .map(|c| rmcp::model::PaginatedRequestParams::default().with_cursor(Some(c)));
+        let page = peer
+            .list_tools(params)
+            .await
+            .map_err(|e| cut(&e.to_string()))?;
+        tools.extend(page.tools);
+        if tools.len() > MAX_TOOLS {
+            return Err(format!("the server lists more than {MAX_TOOLS} tools"));
+        }
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => return Ok(tools),
+        }
+    }
+    Err(format!(
+        "the server's tools/list did not end within {MAX_PAGES} pages"
+    ))
+}
+
+async fn refresh(inner: &Arc<Inner>) -> Result<(), McpError> {
+    let _one_at_a_time = inner.refresh.lock().await;
+    let server = inner.source.describe();
+    let Some(peer) = current_peer(inner) else {
+        return Err(McpError::Request {
+            server,
+            method: "tools/list",
+            reason: "the server is not connected".to_owned(),
+        });
+    };
+    let listed = list_tools(&peer)
+        .await
+        .map_err(|reason| McpError::Request {
+            server: server.clone(),
+            method: "tools/list",
+            reason,
+        })?;
+
+    // The wanted state: remote name -> (local name, tool).
+    let mut wanted: BTreeMap<String, (String, Tool)> = BTreeMap::new();
+    let mut by_local: HashMap<String, String> = HashMap::new();
+    for tool in listed {
+        let remote = tool.name.to_string();
+        let Some(local) = (inner.options.naming)(&remote) else {
+            continue;
+        };
+        if let Err(e) = tools_runtime::schema::validate_tool_name(&local) {
+            return Err(McpError::InvalidName {
+                remote: cut(&remote),
+                local: cut(&local),
+                reason: e.to_string(),
+            });
+        }
+        if let Some(other) = by_local.insert(local.clone(), remote.clone()) {
+            return Err(McpError::NameCollision {
+                details: format!(
+                    "the server's tools `{}` and `{}` both map to `{}`",
+                    cut(&other),
+                    cut(&remote),
+                    cut(&local)
+                ),
+            });
+        }
+        if wanted.insert(remote.clone(), (local, tool)).is_some() {
+            return Err(McpError::NameCollision {
+                details: format!("the server lists `{}` twice", cut(&remote)),
+            });
+        }
+    }
+
+    // Remove what vanished or changed.
+    let mut removed = Vec::new();
+    {
+        let mut tools = lock(&inner.tools);
+        let stale: Vec<String> = tools
+            .iter()
+            .filter(|(remote, have)| match wanted.get(*remote) {
+                None => true,
+                Some((local, tool)) => *local != have.local || *tool != have.tool,
+            })
+            .map(|(remote, _)| remote.clone())
+            .collect();
+        for remote in stale {
+            if let Some(t) = tools.remove(&remote) {
+                removed.push(t);
+            }
+        }
+    }
+    for t in removed {
+        t.registration.dispose();
+    }
+
+    // Register what is new (or changed).
+    let mut skipped = Vec::new();
+    let mut first_error = None;
+    for (remote, (local, tool)) in wanted {
+        if lock(&inner.tools).contains_key(&remote) {
+            continue;
+        }
+        let definition = match definition(inner, &remote, &local, &tool) {
+            Ok(d) => d,
+            Err(reason) => {
+                tracing::warn!(tool = %remote, %reason, "MCP tool not imported");
+                skipped.push(Skipped {
+                    name: remote,
+                    reason,
+                });
+                continue;
+            }
+        };
+        match inner.scope.register(definition) {
+            Ok(registration) => {
+                lock(&inner.tools).insert(
+                    remote,
+                    Imported {
+                        local,
+                        tool,
+                        registration,
+                    },
+                );
+            }
+            Err(tools_runtime::RegistryError::Duplicate { name, .. }) => {
+                first_error.get_or_insert(McpError::NameCollision {
+                    details: format!(
+                        "`{}` (the server's `{}`) is already registered in the scope",
+                        cut(&name),
+                        cut(&remote)
+                    ),
+                });
+            }
+            Err(e) => {
+                first_error.get_or_insert(McpError::Register {
+                    name: local,
+                    reason: e.to_string(),
+                });
+            }
+        }
+    }
+    *lock(&inner.skipped) = skipped;
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+fn definition(
+    inner: &Arc<Inner>,
+    remote: &str,
+    local: &str,
+    tool: &Tool,
+) -> Result<ToolDefinition, String> {
+    let input_schema = Value::Object((*tool.input_schema).clone());
+    let input = FullSchema::compile(&input_schema)
+        .map_err(|e| format!("its input schema cannot be used: {e}"))?;
+    let (output, output_check) = match &tool.output_schema {
+        Some(schema) => {
+            let schema = Value::Object((**schema).clone());
+            let check = FullSchema::compile(&schema)
+                .map_err(|e| format!("its output schema cannot be used: {e}"))?;
+            (Output::json(schema).tool_validated(), Some(Arc::new(check)))
+        }
+        None => (Output::json(text_output_schema()), None),
+    };
+    let description = tool
+        .description
+        .as_deref()
+        .map(str::to_owned)
+        .or_else(|| tool.title.clone())
+        .unwrap_or_default();
+    let call = Arc::new(RemoteCall {
+        inner: Arc::downgrade(inner),
+        remote: remote.to_owned(),
+        input,
+        output: output_check,
+    });
+    ToolDefinition::raw(local)
+        .description(description)
+        .input_schema(input_schema)
+        .output(output)
+        .execute(move |args: Arc<Value>, ctx: ToolRunContext| {
+            let call = call.clone();
+            async move { call.run(&args, &ctx).await }
+        })
+        .build()
+        .map_err(|e| e.to_string())
+}
+
+/// What an imported tool's body holds.
+struct RemoteCall {
+    inner: Weak<Inner>,
+    remote: String,
+    input: FullSchema,
+    output: Option<Arc<FullSchema>>,
+}
+
+impl RemoteCall {
+    async fn run(&self, args: &Value, ctx: &ToolRunContext) -> Result<Value, ToolError> {
+        if let Err(violations) = self.input.validate(args) {
+            return Err(ToolError::with_code(
+                tools_runtime::codes::INVALID_ARGS,
+                format!("invalid arguments for `{}`: {violations}", ctx.name()),
+            ));
+        }
+        let Some(map) = args.as_object() else {
+            return Err(ToolError::with_code(
+                tools_runtime::codes::INVALID_ARGS,
+                "the arguments of an MCP tool must be a JSON object",
+            ));
+        };
+        let gone = |why: &str| {
+            ToolError::with_code(
+                codes::MCP_SERVER_GONE,
+                format!(
+                    "the MCP server of `{}` is not connected ({why}); the import must reconnect it",
+                    ctx.name()
+                ),
+            )
+        };
+        let Some(inner) = self.inner.upgrade() else {
+            return Err(gone("the import was closed"));
+        };
+        let Some(peer) = current_peer(&inner) else {
+            return Err(gone("it exited or the connection broke"));
+        };
+        drop(inner);
+        let mut params = CallToolRequestParams::new(self.remote.clone());
+        params.arguments = Some(map.clone());
+        // Dropping the request future on cancellation sends `notifications/cancelled`.
+        let outcome = tokio::select! {
+            biased;
+            () = ctx.cancellation().cancelled() => {
+                return Err(ToolError::with_code(
+                    tools_runtime::codes::ABORTED,
+                    "the call was cancelled; the MCP server was told",
+                ));
+            }
+            outcome = peer.call_tool(params) => outcome,
+        };
+        let result = match outcome {
+            Ok(result) => result,
+            Err(ServiceError::TransportClosed | ServiceError::TransportSend(_)) => {
+                return Err(gone("it exited or the connection broke during the call"));
+            }
+            Err(ServiceError::McpError(e)) => {
+                return Err(ToolError::with_code(
+                    codes::MCP_TOOL_ERROR,
+                    format!("the MCP server refused the call: {}", cut(&e.message)),
+                ));
+            }
+            Err(e) => {
+                return Err(ToolError::with_code(
+                    codes::MCP_TOOL_ERROR,
+                    format!("the MCP call failed: {}", cut(&e.to_string())),
+                ));
+            }
+        };
+        if result.is_error == Some(true) {
+            let mut text = content_text(&result.content);
+            if text.is_empty()
+                && let Some(s) = &result.structured_content
+            {
+                text = serde_json::to_string(s).unwrap_or_default();
+            }
+            if text.is_empty() {
+                text = "the MCP server reported an error without a message".to_owned();
+            }
+            return Err(ToolError::with_code(codes::MCP_TOOL_ERROR, text));
+        }
+        match &self.output {
+            Some(check) => {
+                let Some(value) = result.structured_content else {
+                    return Err(ToolError::with_code(
+                        codes::MCP_INVALID_RESULT,
+                        "the MCP server declared an output schema but returned no structuredContent",
+                    ));
+                };
+                if let Err(violations) = check.validate(&value) {
+                    return Err(ToolError::with_code(
+                        codes::MCP_INVALID_RESULT,
+                        format!(
+                            "the MCP server's result does not match its output schema: {violations}"
+                        ),
+                    ));
+                }
+                Ok(value)
+            }
+            None => Ok(Value::String(content_text(&result.content))),
+        }
+    }
+}
+
+/// The text of MCP content blocks: text as itself, any other block as a bracketed note.
+pub fn content_text(content: &[rmcp::model::ContentBlock]) -> String {
+    use rmcp::model::ContentBlock as C;
+    let mut out = String::new();
+    for block in content {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        match block {
+            C::Text(t) => out.push_str(&t.text),
+            C::Image(i) => out.push_str(&format!("[image {}]", i.mime_type)),
+            C::Audio(a) => out.push_str(&format!("[audio {}]", a.mime_type)),
+            C::Resource(r) => {
+                let uri = match &r.resource {
+                    rmcp::model::ResourceContents::TextResourceContents { uri, .. }
+                    | rmcp::model::ResourceContents::BlobResourceContents { uri, .. } => uri,
+                    _ => "",
+                };
+                out.push_str(&format!("[resource {uri}]"));
+            }
+            C::ResourceLink(l) => out.push_str(&format!("[resource link {}]", l.uri)),
+            _ => out.push_str("[content]"),
+        }
+    }
+    out
+}

@@ -1,0 +1,65 @@
+//! MCP both ways for agent-tools, on `rmcp`.
+//!
+//! - [`McpImport`] connects to an MCP server (a child process over stdio, or streamable HTTP;
+//!   the 2026-07-28 protocol, falling back to the 2025-11-25 `initialize` handshake) and
+//!   registers its tools in a scope as raw definitions that validate their arguments and
+//!   results against the server's full JSON Schema ([`FullSchema`]). They run through the whole
+//!   pipeline like any other tool and appear in SDKs and Code Mode. `list_changed` is followed;
+//!   cancellation is forwarded; a dead server's tools fail with [`codes::MCP_SERVER_GONE`] until
+//!   [`McpImport::reconnect`].
+//! - [`McpServer`] serves what a scope sees over stdio or streamable HTTP, every call through
+//!   [`ToolRuntime::execute`](tools_runtime::ToolRuntime::execute).
+//!
+//! A scope served on loopback HTTP and imported into a second runtime:
+//!
+//! ```
+//! use serde_json::json;
+//! use tokio_util::sync::CancellationToken;
+//! use tools_mcp::{HttpOptions, ImportOptions, McpImport, McpServer, McpSource};
+//! use tools_runtime::{ToolCall, ToolRuntime, tool};
+//!
+//! /// Add two integers.
+//! #[tool]
+//! fn add(a: i64, b: i64) -> i64 {
+//!     a + b
+//! }
+//!
+//! # #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // Serve a scope.
+//! let served = ToolRuntime::new();
+//! let plugin = served.scope();
+//! let _add = plugin.register(add::definition()?)?;
+//! let server = McpServer::new(&plugin, "calculator")?;
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+//! let url = format!("http://{}/mcp", listener.local_addr()?);
+//! let stop = CancellationToken::new();
+//! tokio::spawn(server.serve_http(listener, HttpOptions::new(), stop.clone()));
+//!
+//! // Import it elsewhere, prefixed.
+//! let runtime = ToolRuntime::new();
+//! let import =
+//!     McpImport::connect(runtime.scope(), McpSource::http(url), ImportOptions::new().prefix("calc_"))
+//!         .await?;
+//! assert_eq!(import.tool_names(), vec!["calc_add"]);
+//! let result = runtime.execute(ToolCall::new("c1", "calc_add", json!({"a": 2, "b": 3}))).await;
+//! assert_eq!(result.text(), "5");
+//! let refused = runtime.execute(ToolCall::new("c2", "calc_add", json!({"a": "two"}))).await;
+//! assert_eq!(refused.code(), Some("INVALID_ARGS"));
+//! stop.cancel();
+//! # Ok(()) }
+//! ```
+//!
+//! Over stdio, `McpSource::stdio("npx", ["-y", "@modelcontextprotocol/server-everything"])`
+//! starts a server as a child process, and [`McpServer::serve_stdio`] serves this process's
+//! stdin and stdout; the `tools-mcp serve` binary of this crate is an example of the latter.
+
+pub mod error;
+pub mod import;
+pub mod schema;
+pub mod serve;
+
+pub use error::{McpError, codes};
+pub use import::{ImportOptions, McpImport, McpSource, Protocol, Skipped, text_output_schema};
+pub use schema::FullSchema;
+pub use serve::{HttpOptions, McpServer};

@@ -1,0 +1,167 @@
+//! `tools-mcp serve`: serves a small demo scope as an MCP server, over stdio (the default) or
+//! streamable HTTP (`--http 127.0.0.1:8080`; `--sessions` keeps 2025-11-25 sessions).
+//!
+//! The scope holds `echo` (a guard refuses the message `forbidden`), `add` (structured output),
+//! `wait` (sleeps, observing cancellation), `enable_extra` (registers `extra`, so clients see
+//! `list_changed`) and `stats` (how many `wait` calls were cancelled). With `--http`, the bound
+//! address is printed on stdout as `listening on ADDR`.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::json;
+use tools_mcp::{HttpOptions, McpServer};
+use tools_runtime::{
+    CancellationToken, Output, Scope, ToolDefinition, ToolRunContext, ToolRuntime, ToolSchema, tool,
+};
+
+static CANCELLED: AtomicU64 = AtomicU64::new(0);
+
+/// Echo a message back.
+#[tool(concurrency_safe)]
+fn echo(
+    /// The message.
+    message: String,
+) -> String {
+    message
+}
+
+/// A sum.
+#[derive(Serialize, ToolSchema)]
+struct Sum {
+    /// a + b.
+    sum: i64,
+}
+
+/// Add two integers.
+#[tool(concurrency_safe)]
+fn add(a: i64, b: i64) -> Sum {
+    Sum {
+        sum: a.saturating_add(b),
+    }
+}
+
+/// How long a wait took.
+#[derive(Serialize, ToolSchema)]
+struct Waited {
+    /// Milliseconds waited.
+    ms: u64,
+}
+
+/// Wait `ms` milliseconds (at most a minute), stopping early when cancelled.
+#[tool]
+async fn wait(ms: u64, #[context] cancel: CancellationToken) -> Result<Waited, std::io::Error> {
+    let ms = ms.min(60_000);
+    tokio::select! {
+        () = cancel.cancelled() => {
+            CANCELLED.fetch_add(1, Ordering::SeqCst);
+            Err(std::io::Error::other("cancelled"))
+        }
+        () = tokio::time::sleep(Duration::from_millis(ms)) => Ok(Waited { ms }),
+    }
+}
+
+/// Counters of this server.
+#[derive(Serialize, ToolSchema)]
+struct Stats {
+    /// `wait` calls that were cancelled.
+    cancelled: u64,
+}
+
+/// This server's counters.
+#[tool(concurrency_safe)]
+fn stats() -> Stats {
+    Stats {
+        cancelled: CANCELLED.load(Ordering::SeqCst),
+    }
+}
+
+fn usage() -> ! {
+    eprintln!("usage: tools-mcp serve [--http ADDR] [--sessions]");
+    std::process::exit(2)
+}
+
+fn demo_scope(
+    runtime: &ToolRuntime,
+) -> Result<(Scope, Vec<tools_runtime::Registration>), Box<dyn std::error::Error>> {
+    let scope = runtime.scope();
+    let mut keep = vec![
+        scope.register(echo::definition()?)?,
+        scope.register(add::definition()?)?,
+        scope.register(wait::definition()?)?,
+        scope.register(stats::definition()?)?,
+        scope.guard(|call| {
+            (call.name() == "echo" && call.arguments()["message"] == "forbidden")
+                .then(|| "echo refuses `forbidden`".to_owned())
+        })?,
+    ];
+    let extra: Arc<Mutex<Option<Scope>>> = Arc::new(Mutex::new(None));
+    let enable = ToolDefinition::builder("enable_extra")
+        .description("Register the tool `extra` (idempotent).")
+        .input_schema(json!({"type": "object", "properties": {}, "additionalProperties": false}))
+        .output(Output::json(json!({"type": "object", "properties": {"registered": {"type": "boolean"}}, "required": ["registered"]})))
+        .execute(move |_args, ctx: ToolRunContext| {
+            let extra = extra.clone();
+            async move {
+                let mut slot = extra.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                if slot.is_none() {
+                    let plugin = ctx.runtime().scope();
+                    let def = ToolDefinition::builder("extra")
+                        .description("A tool registered at run time.")
+                        .input_schema(json!({"type": "object"}))
+                        .output(Output::json(json!({"type": "string"})))
+                        .execute(|_, _| async { Ok(json!("extra")) })
+                        .build()
+                        .map_err(|e| tools_runtime::ToolError::new(e.to_string()))?;
+                    // The registration lasts as long as the plugin scope kept in the slot.
+                    let _registration = plugin
+                        .register(def)
+                        .map_err(|e| tools_runtime::ToolError::new(e.to_string()))?;
+                    *slot = Some(plugin);
+                }
+                Ok(json!({"registered": true}))
+            }
+        })
+        .build()?;
+    keep.push(scope.register(enable)?);
+    Ok((scope, keep))
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    if args.next().as_deref() != Some("serve") {
+        usage();
+    }
+    let mut http = None;
+    let mut sessions = false;
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--http" => http = Some(args.next().unwrap_or_else(|| usage())),
+            "--sessions" => sessions = true,
+            _ => usage(),
+        }
+    }
+    let runtime = ToolRuntime::new();
+    let (scope, _keep) = demo_scope(&runtime)?;
+    let server = McpServer::new(&scope, "tools-mcp-demo")?;
+    match http {
+        None => server.serve_stdio().await?,
+        Some(addr) => {
+            let listener = tokio::net::TcpListener::bind(&addr).await?;
+            println!("listening on {}", listener.local_addr()?);
+            use std::io::Write;
+            std::io::stdout().flush()?;
+            server
+                .serve_http(
+                    listener,
+                    HttpOptions::new().sessions(sessions),
+                    tokio_util::sync::CancellationToken::new(),
+                )
+                .await?;
+        }
+    }
+    Ok(())
+}

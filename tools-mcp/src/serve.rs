@@ -1,0 +1,454 @@
+//! Serving a scope as an MCP server.
+//!
+//! [`McpServer`] answers `tools/list` with what the scope is presented as (its visible tools
+//! under `native`, `run_code` alone under `code`, both under `both`; the same list
+//! [`ToolRuntime::assemble`] gives a model) and runs every `tools/call` through
+//! [`ToolRuntime::execute`], so policy, guards, approval, wrappers, post-execute decisions and
+//! observers all apply. Calls run as the scope's agent when the scope is an agent scope.
+//!
+//! - A success returns the tool's content and, when the tool declares an object output schema
+//!   (published as `outputSchema`), its value as `structuredContent`.
+//! - A failure (denied, invalid arguments, a tool error) returns `isError: true` with the
+//!   pipeline's text (`Error: ...`), which the model can read and act on, as MCP asks for tool
+//!   and argument errors.
+//! - An unknown tool is a JSON-RPC error, `-32602` (invalid params), as MCP specifies.
+//! - `notifications/cancelled` cancels the call's token; on HTTP, a dropped connection does too
+//!   (the request's token is cancelled with it).
+//! - When the scope's list changes (a registration, a removal, a mask), connected clients get
+//!   `notifications/tools/list_changed`: on a session (stdio, or a stateful HTTP session) when
+//!   they initialized, on a 2026-07-28 `subscriptions/listen` stream when they asked for it.
+//!
+//! A tool whose schema nests deeper than [`MAX_DEPTH`](crate::schema::MAX_DEPTH) levels is left
+//! out of the list (the wire encoder recurses); it stays callable by name.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
+};
+use rmcp::service::{
+    MaybeSendFuture, NotificationContext, Peer, RequestContext, RoleServer, SubscriptionContext,
+    SubscriptionSink,
+};
+use rmcp::{ErrorData, ServerHandler, ServiceExt};
+use serde_json::Value;
+use tools_runtime::schema::ToolSchema;
+use tools_runtime::{
+    ContentBlock, Registration, Scope, ScopeKey, ToolCall, ToolExecutionResult, ToolRuntime,
+};
+
+use crate::error::McpError;
+use crate::schema::MAX_DEPTH;
+
+struct ServeInner {
+    runtime: ToolRuntime,
+    scope: ScopeKey,
+    name: String,
+    calls: AtomicU64,
+    sessions: Mutex<Vec<Peer<RoleServer>>>,
+    streams: Mutex<Vec<SubscriptionSink>>,
+    changed: tokio::sync::Notify,
+    listener: Mutex<Option<Registration>>,
+    /// Bumped each time the served list changes.
+    generation: AtomicU64,
+    /// The generation at each accepted `subscriptions/listen`, oldest first: a change between
+    /// the acknowledgment and the stream's registration is still sent.
+    accepted: Mutex<std::collections::VecDeque<u64>>,
+}
+
+impl Drop for ServeInner {
+    fn drop(&mut self) {
+        // The change listener goes with the last clone of the server.
+        if let Some(registration) = lock(&self.listener).take() {
+            registration.dispose();
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A scope served as an MCP server. Cheap to clone; every clone serves the same scope and
+/// shares the list of connected clients to notify.
+#[derive(Clone)]
+pub struct McpServer {
+    inner: Arc<ServeInner>,
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("scope", &self.inner.scope)
+            .field("name", &self.inner.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpServer {
+    /// A server for what `scope` sees, named `name` in its `serverInfo`. Must be called inside a
+    /// tokio runtime (it starts the task that sends `list_changed`).
+    pub fn new(scope: &Scope, name: impl Into<String>) -> Result<McpServer, McpError> {
+        let handle = tokio::runtime::Handle::try_current()
+            .map_err(|e| McpError::Service(format!("McpServer::new needs a tokio runtime: {e}")))?;
+        let inner = Arc::new(ServeInner {
+            runtime: scope.runtime().clone(),
+            scope: scope.key(),
+            name: name.into(),
+            calls: AtomicU64::new(0),
+            sessions: Mutex::new(Vec::new()),
+            streams: Mutex::new(Vec::new()),
+            changed: tokio::sync::Notify::new(),
+            listener: Mutex::new(None),
+            generation: AtomicU64::new(0),
+            accepted: Mutex::new(std::collections::VecDeque::new()),
+        });
+        let weak = Arc::downgrade(&inner);
+        let registration = scope
+            .on_change(move |_| {
+                if let Some(inner) = weak.upgrade() {
+                    inner.changed.notify_one();
+                }
+            })
+            .map_err(|e| McpError::Service(e.to_string()))?;
+        *lock(&inner.listener) = Some(registration);
+        handle.spawn(watch_changes(Arc::downgrade(&inner), listed(&inner)));
+        Ok(McpServer { inner })
+    }
+
+    /// The `tools/list` entries: what the scope is presented as, in presentation order.
+    pub fn tools(&self) -> Vec<Tool> {
+        listed(&self.inner)
+            .iter()
+            .filter_map(|schema| to_mcp_tool(schema))
+            .collect()
+    }
+
+    /// Serves one connection on `transport` (stdio, a pipe, any rmcp transport) until the peer
+    /// closes it.
+    pub async fn serve_transport<T, E, A>(self, transport: T) -> Result<(), McpError>
+    where
+        T: rmcp::transport::IntoTransport<RoleServer, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let running = self
+            .serve(transport)
+            .await
+            .map_err(|e| McpError::Service(e.to_string()))?;
+        running
+            .waiting()
+            .await
+            .map_err(|e| McpError::Service(e.to_string()))?;
+        Ok(())
+    }
+
+    /// Serves over this process's stdin and stdout until the client closes them.
+    pub async fn serve_stdio(self) -> Result<(), McpError> {
+        self.serve_transport(rmcp::transport::stdio()).await
+    }
+
+    /// Serves streamable HTTP on `listener` (every path) until `shutdown` is cancelled. See
+    /// [`HttpOptions`] for sessions and allowed hosts.
+    pub async fn serve_http(
+        self,
+        listener: tokio::net::TcpListener,
+        options: HttpOptions,
+        shutdown: tokio_util::sync::CancellationToken,
+    ) -> Result<(), McpError> {
+        use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+        use rmcp::transport::streamable_http_server::{
+            StreamableHttpServerConfig, StreamableHttpService,
+        };
+        let mut config = StreamableHttpServerConfig::default();
+        config.legacy_session_mode = options.sessions;
+        config.cancellation_token = shutdown.child_token();
+        if let Some(hosts) = options.allowed_hosts {
+            config.allowed_hosts = hosts;
+        }
+        let server = self.clone();
+        let service = StreamableHttpService::new(
+            move || Ok(server.clone()),
+            Arc::new(LocalSessionManager::default()),
+            config,
+        );
+        loop {
+            let (stream, _peer): (tokio::net::TcpStream, SocketAddr) = tokio::select! {
+                () = shutdown.cancelled() => return Ok(()),
+                accepted = listener.accept() => accepted?,
+            };
+            let service = hyper_util::service::TowerToHyperService::new(service.clone());
+            let stop = shutdown.clone();
+            tokio::spawn(async move {
+                let io = hyper_util::rt::TokioIo::new(stream);
+                let connection = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(io, service)
+                    .with_upgrades();
+                tokio::select! {
+                    _ = connection => {}
+                    () = stop.cancelled() => {}
+                }
+            });
+        }
+    }
+}
+
+/// How the HTTP transport runs.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct HttpOptions {
+    /// Keep a session per 2025-11-25 client (`Mcp-Session-Id`), which lets `list_changed` reach
+    /// it. Off, every request stands alone (what a load balancer over many processes needs);
+    /// 2026-07-28 requests are always served without a session.
+    pub sessions: bool,
+    /// The `Host` values accepted; `None` keeps rmcp's default, loopback only.
+    pub allowed_hosts: Option<Vec<String>>,
+}
+
+impl HttpOptions {
+    /// Stateless, loopback hosts only.
+    pub fn new() -> HttpOptions {
+        HttpOptions::default()
+    }
+
+    /// With sessions for 2025-11-25 clients.
+    pub fn sessions(mut self, on: bool) -> HttpOptions {
+        self.sessions = on;
+        self
+    }
+
+    /// The accepted `Host` values (names, or `host:port`), for a deployment behind a name.
+    pub fn allowed_hosts<I, S>(mut self, hosts: I) -> HttpOptions
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
+        self
+    }
+}
+
+fn listed(inner: &ServeInner) -> Vec<Arc<ToolSchema>> {
+    match inner.runtime.assemble(inner.scope) {
+        Ok(assembly) => assembly.tools,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot assemble the served scope; listing its schemas");
+            inner
+                .runtime
+                .schemas(inner.scope)
+                .into_iter()
+                .map(Arc::new)
+                .collect()
+        }
+    }
+}
+
+fn same_list(a: &[Arc<ToolSchema>], b: &[Arc<ToolSchema>]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| {
+            x.name == y.name
+                && x.description == y.description
+                && tools_schema::deep::values_equal(&x.input_schema, &y.input_schema)
+                && match (&x.output_schema, &y.output_schema) {
+                    (None, None) => true,
+                    (Some(p), Some(q)) => tools_schema::deep::values_equal(p, q),
+                    _ => false,
+                }
+        })
+}
+
+async fn watch_changes(weak: Weak<ServeInner>, mut last: Vec<Arc<ToolSchema>>) {
+    loop {
+        let Some(inner) = weak.upgrade() else {
+            return;
+        };
+        // Hold only a weak reference while waiting, so the server can go away.
+        let notified = {
+            let inner = inner.clone();
+            async move { inner.changed.notified().await }
+        };
+        drop(inner);
+        notified.await;
+        let Some(inner) = weak.upgrade() else {
+            return;
+        };
+        let now = listed(&inner);
+        if same_list(&now, &last) {
+            continue;
+        }
+        last = now;
+        inner.generation.fetch_add(1, Ordering::SeqCst);
+        let sessions = lock(&inner.sessions).clone();
+        let mut alive = Vec::with_capacity(sessions.len());
+        for peer in sessions {
+            if peer.is_transport_closed() {
+                continue;
+            }
+            if peer.notify_tool_list_changed().await.is_ok() {
+                alive.push(peer);
+            }
+        }
+        *lock(&inner.sessions) = alive;
+        let streams = lock(&inner.streams).clone();
+        let mut open = Vec::with_capacity(streams.len());
+        for sink in streams {
+            if sink.notify_tool_list_changed().await.is_ok() {
+                open.push(sink);
+            }
+        }
+        *lock(&inner.streams) = open;
+    }
+}
+
+/// The MCP form of a catalog entry; `None` for a schema too deep to send.
+fn to_mcp_tool(schema: &ToolSchema) -> Option<Tool> {
+    if tools_schema::deep::deeper_than(&schema.input_schema, MAX_DEPTH)
+        || schema
+            .output_schema
+            .as_ref()
+            .is_some_and(|o| tools_schema::deep::deeper_than(o, MAX_DEPTH))
+    {
+        tracing::warn!(tool = %schema.name, "schema too deep to list over MCP; left out");
+        return None;
+    }
+    let Value::Object(input) = schema.input_schema.clone() else {
+        return None;
+    };
+    let mut tool = Tool::new(schema.name.clone(), schema.description.clone(), input);
+    if let Some(Value::Object(output)) = &schema.output_schema
+        && output.get("type").and_then(Value::as_str) == Some("object")
+    {
+        tool = tool.with_raw_output_schema(Arc::new(output.clone()));
+    }
+    Some(tool)
+}
+
+fn content(blocks: &[ContentBlock]) -> Vec<rmcp::model::ContentBlock> {
+    blocks
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text { text } => Some(rmcp::model::ContentBlock::text(text.clone())),
+            ContentBlock::Image { data, mime_type } => Some(rmcp::model::ContentBlock::image(
+                data.clone(),
+                mime_type.clone(),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+fn to_call_result(result: &ToolExecutionResult, structured: bool) -> CallToolResult {
+    let blocks = content(&result.content);
+    if result.is_error() {
+        return CallToolResult::error(blocks);
+    }
+    let mut out = CallToolResult::success(blocks);
+    if structured && let Some(value) = result.value() {
+        out.structured_content = Some(value.clone());
+    }
+    out
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        let mut implementation = Implementation::default();
+        implementation.name = self.inner.name.clone();
+        implementation.version = env!("CARGO_PKG_VERSION").to_owned();
+        ServerConfig::new(capabilities).with_server_info(implementation)
+    }
+
+    fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<ListToolsResult, ErrorData>> + MaybeSendFuture + '_ {
+        std::future::ready(Ok(ListToolsResult::with_all_items(self.tools())))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools().into_iter().find(|t| t.name == name)
+    }
+
+    fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + MaybeSendFuture + '_ {
+        let inner = self.inner.clone();
+        async move {
+            let n = inner.calls.fetch_add(1, Ordering::Relaxed);
+            let name = request.name.to_string();
+            let args = Value::Object(request.arguments.unwrap_or_default());
+            let mut call = ToolCall::new(format!("mcp-{n}"), name.clone(), args)
+                .with_cancel(context.ct.clone());
+            if !inner.scope.is_global() {
+                call = call.with_agent(inner.scope);
+            }
+            let result = inner.runtime.execute(call).await;
+            if result.code() == Some(tools_runtime::codes::UNKNOWN_TOOL) {
+                let message = result
+                    .error()
+                    .map(|e| e.message.clone())
+                    .unwrap_or_default();
+                return Err(ErrorData::invalid_params(message, None));
+            }
+            let structured = result.value().is_some_and(Value::is_object)
+                && inner.runtime.get(&name, inner.scope).is_some_and(|d| {
+                    d.output_schema().get("type").and_then(Value::as_str) == Some("object")
+                })
+                || (name == tools_runtime::RESERVED_RUN_CODE
+                    && result.value().is_some_and(Value::is_object));
+            Ok(CallToolResponse::Complete(to_call_result(
+                &result, structured,
+            )))
+        }
+    }
+
+    fn on_initialized(
+        &self,
+        context: NotificationContext<RoleServer>,
+    ) -> impl Future<Output = ()> + MaybeSendFuture + '_ {
+        lock(&self.inner.sessions).push(context.peer);
+        std::future::ready(())
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        if requested.tools_list_changed != Some(true) {
+            return None;
+        }
+        let mut accepted = lock(&self.inner.accepted);
+        // Bounded: a listen that never reaches `listen` leaves one entry, dropped oldest first.
+        if accepted.len() >= 1024 {
+            accepted.pop_front();
+        }
+        accepted.push_back(self.inner.generation.load(Ordering::SeqCst));
+        Some(SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    fn listen(
+        &self,
+        context: SubscriptionContext,
+    ) -> impl Future<Output = Result<(), ErrorData>> + MaybeSendFuture + '_ {
+        let sink = context.sink().clone();
+        lock(&self.inner.streams).push(sink.clone());
+        let seen = lock(&self.inner.accepted).pop_front();
+        let missed = seen.is_some_and(|g| g != self.inner.generation.load(Ordering::SeqCst));
+        async move {
+            if missed {
+                // The list changed after the acknowledgment, before the stream was registered.
+                let _ = sink.notify_tool_list_changed().await;
+            }
+            context.cancelled().await;
+            Ok(())
+        }
+    }
+}

@@ -360,7 +360,19 @@ fn encode(plan: &Plan, value: &Value, path: &str) -> Result<Value, EncodeError> 
             other => Ok(deep::clone_value(other)),
         },
         Plan::Union(branches) => match branches.iter().find(|b| b.canonical.is_valid(value)) {
-            Some(branch) => encode(&branch.plan, value, path),
+            Some(branch) => {
+                let sent = encode(&branch.plan, value, path)?;
+                // A reshaped alternative can produce what another alternative also takes (an
+                // empty map and an empty array both as `[]`): what would read back as another
+                // value is refused rather than sent (the projection reports `union-reshape`).
+                match decode(plan, deep::clone_value(&sent), path) {
+                    Ok(back) if deep::values_equal(&back, value) => Ok(sent),
+                    _ => Err(encode_error(
+                        path,
+                        "in this dialect the value would read back as another alternative's",
+                    )),
+                }
+            }
             None => Err(encode_error(path, "the value matches no alternative")),
         },
         Plan::OrNull(inner) => match value {

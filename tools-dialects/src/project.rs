@@ -629,6 +629,15 @@ impl Walk {
             values.push(value);
             branches.push((plan, alternative));
         }
+        if reshaped_overlap(&values, &branches) {
+            self.find(
+                &at,
+                rules::UNION_RESHAPE,
+                Class::Narrowed,
+                "a reshaped alternative's values can look like another alternative's once sent, \
+                 so such values cannot be sent",
+            );
+        }
         out.insert("anyOf".into(), Value::Array(values));
         if gemini_nullable {
             out.insert("nullable".into(), json!(true));
@@ -841,4 +850,68 @@ pub(crate) fn disjoint_all(alternatives: &[Schema]) -> bool {
         .iter()
         .enumerate()
         .all(|(i, a)| alternatives[i + 1..].iter().all(|b| disjoint(a, b)))
+}
+
+/// Whether some alternative is reshaped into another JSON type (a map sent as pairs, a value
+/// sent as JSON text, a scalar sent as text) that another alternative's provider values can
+/// have too: then a sent value may read back as the other alternative's. (Reshapings that keep
+/// the type are told apart by the canonical alternatives, which the `oneOf` rule already judges
+/// for overlap.)
+fn reshaped_overlap(values: &[Value], branches: &[(Plan, &Schema)]) -> bool {
+    fn changes_type(plan: &Plan) -> bool {
+        match plan {
+            Plan::Pairs(_) | Plan::JsonText | Plan::ScalarText => true,
+            Plan::OrNull(inner) => changes_type(inner),
+            _ => false,
+        }
+    }
+    let kinds: Vec<Option<Vec<&'static str>>> = values.iter().map(json_kinds).collect();
+    branches.iter().enumerate().any(|(i, (plan, _))| {
+        changes_type(plan)
+            && kinds.iter().enumerate().any(|(j, other)| {
+                j != i
+                    && match (&kinds[i], other) {
+                        (Some(a), Some(b)) => a.iter().any(|k| b.contains(k)),
+                        // A value of any type overlaps everything.
+                        _ => true,
+                    }
+            })
+    })
+}
+
+/// The JSON types a projected schema's values can have (`integer` counted as `number`), or
+/// `None` when it does not say (any type).
+fn json_kinds(schema: &Value) -> Option<Vec<&'static str>> {
+    fn kind(name: &str) -> Option<&'static str> {
+        match name.to_ascii_lowercase().as_str() {
+            "null" => Some("null"),
+            "boolean" => Some("boolean"),
+            "integer" | "number" => Some("number"),
+            "string" => Some("string"),
+            "array" => Some("array"),
+            "object" => Some("object"),
+            _ => None,
+        }
+    }
+    let map = schema.as_object()?;
+    let mut kinds = Vec::new();
+    match map.get("type") {
+        Some(Value::String(name)) => kinds.push(kind(name)?),
+        Some(Value::Array(names)) => {
+            for name in names {
+                kinds.push(kind(name.as_str()?)?);
+            }
+        }
+        Some(_) => return None,
+        None => {
+            let alternatives = map.get("anyOf")?.as_array()?;
+            for alternative in alternatives {
+                kinds.extend(json_kinds(alternative)?);
+            }
+        }
+    }
+    if map.get("nullable") == Some(&Value::Bool(true)) {
+        kinds.push("null");
+    }
+    Some(kinds)
 }

@@ -52,6 +52,9 @@ pub const GEMINI_JSON_SCHEMA_KEYWORDS: &str = "gemini-json-schema-keywords";
 /// `oneOf` is written as `anyOf` only when the alternatives provably exclude each other, and
 /// never merged into an existing `anyOf`.
 pub const ONE_OF_DISJOINT: &str = "one-of-disjoint";
+/// A union whose reshaped alternative's provider values can look like another alternative's
+/// cannot be read back without guessing: such values are refused when they are sent.
+pub const UNION_RESHAPE: &str = "union-reshape";
 /// Maps become arrays of `{"key", "value"}` pairs where a dialect cannot type other keys.
 pub const MAP_AS_PAIRS: &str = "map-as-pairs";
 /// Any JSON value is sent as JSON text where a dialect wants a type on every node.
@@ -134,6 +137,11 @@ pub const RULES: &[Rule] = &[
         id: ONE_OF_DISJOINT,
         text: "No strict dialect documents oneOf. It is written as anyOf only when its alternatives provably exclude each other (different JSON types, disjoint enum/const sets, or a required tag property with disjoint values), and never merged into an existing anyOf: the null alternative of an optional field wraps the node instead.",
         source: OPENAI_SUPPORTED,
+    },
+    Rule {
+        id: UNION_RESHAPE,
+        text: "An alternative of a union that is reshaped for the provider (a map sent as pairs, a value sent as JSON text, a number sent as text) may produce values another alternative also takes, such as an empty map and an empty array both sent as []: the decoder could not tell them apart, so those values cannot be sent and the union is reported as narrowed.",
+        source: "tools-dialects: a consequence of the reshapings above, not a provider rule",
     },
     Rule {
         id: MAP_AS_PAIRS,

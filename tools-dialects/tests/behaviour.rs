@@ -555,3 +555,38 @@ fn schemas_just_within_the_depth_limit_project_in_every_dialect() {
         assert!(check::check(p.sent, &p.definition).is_empty(), "{dialect}");
     }
 }
+
+#[test]
+fn a_map_sent_as_pairs_beside_an_array_alternative_is_narrowed_and_an_ambiguous_value_refused() {
+    // Found by the round-trip property test: as pairs, the empty map is `[]`, which is also the
+    // array alternative's empty array, so `{}` would have come back as `[]`.
+    let t = tool(
+        "t",
+        params(
+            json!({"p": {"oneOf": [
+                {"type": "number"},
+                {"type": "array", "items": {"type": "null"}, "maxItems": 0},
+                {"type": "object", "additionalProperties": {"type": "integer"}},
+            ]}}),
+            json!(["p"]),
+        ),
+    );
+    let gemini = Dialect::GeminiParameters;
+    let p = project(&t, gemini, Policy::Warn).unwrap();
+    let finding = p
+        .findings
+        .iter()
+        .find(|f| f.rule == "union-reshape")
+        .unwrap();
+    assert_eq!(finding.path, "#/properties/p/oneOf");
+    assert_eq!(finding.class, Class::Narrowed);
+    let error = p.decoder.encode(&json!({"p": {}})).unwrap_err();
+    assert!(error.to_string().contains("another alternative"), "{error}");
+    for value in [json!({"p": {"a": 3}}), json!({"p": []}), json!({"p": 2})] {
+        let sent = p.decoder.encode(&value).unwrap();
+        assert_eq!(p.decoder.decode(sent).unwrap(), value);
+    }
+    // Where the map keeps its type, nothing is ambiguous and nothing is reported.
+    let mcp = project(&t, Dialect::Mcp, Policy::Warn).unwrap();
+    assert!(mcp.findings.iter().all(|f| f.rule != "union-reshape"));
+}

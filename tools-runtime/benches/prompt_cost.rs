@@ -1,4 +1,4 @@
-//! What each presentation costs in the prompt, in BYTES, for the example catalog
+//! What each presentation costs in the prompt, in tokens and in bytes, for the example catalog
 //! (`examples/catalog.json`, 5 tools) and a 1,000-tool catalog made from it (50 prefixes of 20
 //! tools each, every tool one of the five example schemas under a new name), per code language:
 //!
@@ -12,8 +12,10 @@
 //! - **describe 3**: what one `describe_tools` answer for three tools adds when the model asks
 //!   (the text it reads).
 //!
-//! Bytes, not tokens: the token counter is being added separately; these are UTF-8 byte
-//! counts of exactly the text a request would carry. The bench also prints how long a first
+//! Each figure is counted on exactly the text a request would carry: in tokens of
+//! `o200k_base` (the tokenizer of OpenAI's current models, counted offline with the
+//! `tools-codegen` `stats` counter; other providers' tokenizers differ, so read those as an
+//! approximation for them), and in UTF-8 bytes. The bench also prints how long a first
 //! (rendering) assembly of the 1,000 tools takes, full SDK and index. Run it with
 //! `cargo bench -p tools-runtime --bench prompt_cost`.
 
@@ -22,6 +24,7 @@
 use std::time::Instant;
 
 use serde_json::{Value, json};
+use tools_codegen::stats::{Counter, Encoding};
 use tools_runtime::code::{CodeMode, PythonRuntime, TypeScriptRuntime};
 use tools_runtime::{
     Assembly, Discovery, Output, PresentationMode, Registration, ToolCall, ToolDefinition,
@@ -114,7 +117,29 @@ fn bytes(assembly: &Assembly) -> usize {
     tools + sections
 }
 
-fn row(label: &str, tools: &[(String, String, Value, Value)], code: fn() -> CodeMode) {
+/// The `o200k_base` tokens of an assembly: each definition as compact JSON, and each section's
+/// text.
+fn tokens(assembly: &Assembly) -> usize {
+    let counter = Counter::get().unwrap();
+    let count = |text: &str| counter.count(Encoding::O200kBase, text, "bench").unwrap();
+    let tools: usize = assembly
+        .tools
+        .iter()
+        .map(|t| count(&serde_json::to_string(&**t).unwrap()))
+        .sum();
+    let sections: usize = assembly.sections.iter().map(|s| count(&s.text)).sum();
+    tools + sections
+}
+
+/// The tokens and bytes of one row.
+struct Figures {
+    native: (usize, usize),
+    full: (usize, usize),
+    index: (usize, usize),
+    describe: (usize, usize),
+}
+
+fn row(label: &str, tools: &[(String, String, Value, Value)], code: fn() -> CodeMode) -> Figures {
     let (native_rt, native_plugin, _r0) =
         runtime(code(), PresentationMode::Native, Discovery::Never, tools);
     let native_assembly = native_rt.assemble(native_plugin.key()).unwrap();
@@ -158,6 +183,10 @@ fn row(label: &str, tools: &[(String, String, Value, Value)], code: fn() -> Code
     )));
     assert!(!answer.is_error(), "{}", answer.text());
     let describe = answer.text().len();
+    let describe_tokens = Counter::get()
+        .unwrap()
+        .count(Encoding::O200kBase, &answer.text(), "describe")
+        .unwrap();
 
     println!(
         "{label:<24} {:>6} {native:>9} {native_inputs:>12} {full:>15} {index:>12} {describe:>11}   {:>8.2} {:>8.2}",
@@ -165,11 +194,17 @@ fn row(label: &str, tools: &[(String, String, Value, Value)], code: fn() -> Code
         full_time.as_secs_f64() * 1e3,
         index_time.as_secs_f64() * 1e3,
     );
+    Figures {
+        native: (tokens(&native_assembly), native),
+        full: (tokens(&full_assembly), full),
+        index: (tokens(&index_assembly), index),
+        describe: (describe_tokens, describe),
+    }
 }
 
 fn main() {
     // `cargo bench` passes `--bench`; any filter argument is ignored (one table).
-    println!("Prompt cost in BYTES (UTF-8, not tokens: token counts come with the token counter)");
+    println!("Prompt cost in BYTES (UTF-8)");
     println!(
         "{:<24} {:>6} {:>9} {:>12} {:>15} {:>12} {:>11}   {:>8} {:>8}",
         "catalog / language",
@@ -186,14 +221,46 @@ fn main() {
     let py = || CodeMode::new(PythonRuntime::new());
     let example = example();
     let thousand = thousand();
-    row("example / typescript", &example, ts);
-    row("example / python", &example, py);
-    row("1,000 tools / typescript", &thousand, ts);
-    row("1,000 tools / python", &thousand, py);
+    let rows = [
+        (
+            "example / typescript",
+            row("example / typescript", &example, ts),
+        ),
+        ("example / python", row("example / python", &example, py)),
+        (
+            "1,000 tools / typescript",
+            row("1,000 tools / typescript", &thousand, ts),
+        ),
+        (
+            "1,000 tools / python",
+            row("1,000 tools / python", &thousand, py),
+        ),
+    ];
     println!(
         "(native: the definitions as compact JSON; native-input: the same without output schemas; code: run_code (and describe_tools) plus the \
          tools:code-only and tools:sdk sections; describe 3: one describe_tools answer for three \
          tools; ms: a first, rendering assembly; web-fetch's output schema, outside the enforced \
          subset, counts as {{}})"
     );
+    println!();
+    println!(
+        "Prompt cost in TOKENS (o200k_base; an approximation for other providers' tokenizers)"
+    );
+    println!(
+        "{:<24} {:>9} {:>15} {:>12} {:>11}   (bytes per token: native / full SDK)",
+        "catalog / language", "native", "code: full SDK", "code: index", "describe 3"
+    );
+    for (label, f) in &rows {
+        #[allow(clippy::cast_precision_loss)]
+        let ratio = |(tokens, bytes): (usize, usize)| bytes as f64 / tokens.max(1) as f64;
+        println!(
+            "{label:<24} {:>9} {:>15} {:>12} {:>11}   {:.2} / {:.2}",
+            f.native.0,
+            f.full.0,
+            f.index.0,
+            f.describe.0,
+            ratio(f.native),
+            ratio(f.full)
+        );
+    }
 }

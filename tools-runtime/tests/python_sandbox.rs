@@ -465,3 +465,30 @@ async fn spares_whose_run_child_died_are_not_used() {
     assert_fresh(&rt).await;
     nothing_left_behind(&rt).await;
 }
+
+/// An interpreter installed under `/tmp` (a clean clone checked out there, with its own venv):
+/// the zygote must not build its view on a directory that holds the interpreter. It did, and
+/// the sandbox refused to start ("mount ... No such file or directory").
+#[tokio::test]
+async fn an_interpreter_under_tmp_is_sandboxed_too() {
+    let python = std::env::var("TOOLS_PYTHON").unwrap_or_else(|_| "python3".to_owned());
+    let dir = std::path::PathBuf::from(format!("/tmp/venv-under-tmp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    // `--copies`: the interpreter itself lives under /tmp, not a link out of it.
+    let made = std::process::Command::new(&python)
+        .args(["-m", "venv", "--without-pip", "--copies"])
+        .arg(&dir)
+        .status()
+        .unwrap();
+    assert!(made.success(), "cannot make a venv with {python}");
+    let rt = PythonRuntime::with_interpreter(dir.join("bin/python"));
+    assert_eq!(
+        result(&rt, "import os\nreturn [os.getpid(), os.listdir('/tmp')]").await,
+        json!([1, []])
+    );
+    for layer in rt.sandbox_report().await.unwrap().layers {
+        assert!(layer.active, "{layer:?}");
+    }
+    drop(rt);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1366,11 +1366,18 @@ class Sandbox:
         # with the host.
         self._unshare(_CLONE_NEWNS | _CLONE_NEWIPC | _CLONE_NEWUTS, "CLONE_NEWNS|CLONE_NEWIPC|CLONE_NEWUTS")
         self._mount(None, "/", None, _MS_REC | _MS_PRIVATE)
-        base = next((d for d in ("/tmp", "/mnt", "/var/tmp", "/run", "/opt", "/srv") if os.path.isdir(d)), None)
-        if base is None:
-            raise OSError("no directory to build the view in (/tmp, /mnt, ...)")
-        self._mount("tmpfs", base, "tmpfs", _MS_NOSUID | _MS_NODEV, "size=1m,mode=0755")
         self.view = self._view_paths()
+
+        def holds_view(d):
+            # The tmpfs mounted on the staging directory would hide any view path beneath it
+            # (an interpreter installed under /tmp, say) before it is bound into the view.
+            return any(path == d or path.startswith(d + "/") for path in self.view)
+
+        base = next((d for d in ("/tmp", "/mnt", "/var/tmp", "/run", "/opt", "/srv", "/media", "/home")
+                     if os.path.isdir(d) and not holds_view(d)), None)
+        if base is None:
+            raise OSError("no directory to build the view in (/tmp, /mnt, ... all hold the interpreter)")
+        self._mount("tmpfs", base, "tmpfs", _MS_NOSUID | _MS_NODEV, "size=1m,mode=0755")
         for path in self.view + [d for d in _DEVICES if os.path.exists(d)]:
             target = base + path
             if os.path.isdir(path):
@@ -1465,9 +1472,13 @@ class Sandbox:
         size = 8 if abi < 4 else 16 if abi < 6 else 24
         attr = c.create_string_buffer(struct.pack("=QQQ", handled, net, scoped)[:size], size)
         read = _LL_READ_FILE | _LL_READ_DIR | _LL_EXECUTE
-        rules = [(path, read) for path in self.view]
+        viewed = self.status.get("mount_namespace") is None
+        # With the view, each run mounts its own /tmp over the view's: a view path beneath /tmp
+        # (an interpreter installed there) is hidden from the run, and gets no rule.
+        rules = [(path, read) for path in self.view
+                 if not (viewed and (path == "/tmp" or path.startswith("/tmp/")))]
         rules += [(d, _LL_READ_FILE | _LL_WRITE_FILE) for d in _DEVICES if os.path.exists(d)]
-        if self.status.get("mount_namespace") is None:
+        if viewed:
             rules += [("/tmp", handled), ("/proc", _LL_READ_FILE | _LL_READ_DIR)]
         planned = []
         for path, allowed in rules:

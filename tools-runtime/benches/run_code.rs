@@ -12,10 +12,13 @@
 //!   in `code` mode (and of an agent scope of it presented as `both`, which adds the 1,000 tool
 //!   definitions) after a first `assemble` rendered and cached its SDK.
 //!
-//! After criterion's report the bench prints the medians of its own interleaved measurement:
-//! each `run_code` run beside the native calls, the overhead per sub-call over a native call
-//! (the slope between 1 and 1,000 sub-calls, and per N), the one-call `run_code` median, and
-//! the cached re-assembly beside a first (rendering) assembly. Targets of the issue: a one-call
+//! After criterion's report the bench prints the medians of its own interleaved measurement
+//! (each size on its own): each `run_code` run beside the native calls, the overhead per
+//! sub-call over a native call (the slope between 1 and 1,000 sub-calls, and per N), the
+//! one-call `run_code` median, and the cached re-assembly beside a first (rendering) assembly.
+//! It also prints the one-call run (and one native call) right after a 1,000-call run and
+//! after 20 ms idle: on a machine whose caches another workload or an idle pause has cooled,
+//! every step of the run is slower, native calls too. Targets of the issue: a one-call
 //! TypeScript `run_code` at most 0.35 ms (median), at most 5 µs of bridge overhead per sub-call
 //! over a native `execute`, and a cached re-assembly of 1,000 tools at most 50 µs.
 
@@ -218,25 +221,42 @@ fn time(f: impl FnOnce()) -> Duration {
     start.elapsed()
 }
 
-/// Medians over `rounds` interleaved rounds: per size, one `run_code` run and one batch of
-/// native calls in each round, so that both see the same state of a shared machine.
+/// Medians over `rounds` interleaved rounds for each size on its own: one `run_code` run and
+/// one batch of native calls in each round, so that both see the same state of a shared
+/// machine. Each size is measured apart, so a figure does not depend on the size measured
+/// before it (a run just after a 1,000-call run finds every cache as that run left it; the
+/// summary prints that case, and the case after an idle pause, on their own lines).
 fn interleaved(cases: &Cases, rounds: usize) -> Vec<(u64, Duration, Duration)> {
-    let mut samples: Vec<(Vec<Duration>, Vec<Duration>)> =
-        vec![(Vec::new(), Vec::new()); cases.programs.len()];
-    for _ in 0..rounds {
-        for (i, (n, program)) in cases.programs.iter().enumerate() {
-            samples[i]
-                .0
-                .push(time(|| drop(black_box(cases.run_code(program)))));
-            samples[i].1.push(time(|| cases.native(*n)));
-        }
-    }
     cases
         .programs
         .iter()
-        .zip(samples)
-        .map(|((n, _), (rc, native))| (*n, median(rc), median(native)))
+        .map(|(n, program)| {
+            let (mut rc, mut native) = (Vec::new(), Vec::new());
+            for _ in 0..rounds {
+                rc.push(time(|| drop(black_box(cases.run_code(program)))));
+                native.push(time(|| cases.native(*n)));
+            }
+            (*n, median(rc), median(native))
+        })
         .collect()
+}
+
+/// The pause before each run of [`after`]: long enough for the machine to go idle, as it does
+/// between the turns of an agent.
+const IDLE: Duration = Duration::from_millis(20);
+
+/// Medians over `rounds` rounds of a one-call `run_code` and of one native call, each measured
+/// right after `before` ran.
+fn after(cases: &Cases, rounds: usize, before: impl Fn()) -> (Duration, Duration) {
+    let one = &cases.programs[0].1;
+    let (mut rc, mut native) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        before();
+        rc.push(time(|| drop(black_box(cases.run_code(one)))));
+        before();
+        native.push(time(|| cases.native(1)));
+    }
+    (median(rc), median(native))
 }
 
 fn summary(cases: &Cases) {
@@ -267,6 +287,20 @@ fn summary(cases: &Cases) {
         "  one-call run_code end to end: median {:.3} ms (target <= 0.35 ms) vs one native execute {:.3} ms",
         ms(rc_lo),
         ms(nat_lo)
+    );
+    let big = &cases.programs[cases.programs.len() - 1].1;
+    let (rc_big, nat_big) = after(cases, rounds, || drop(cases.run_code(big)));
+    let (rc_idle, nat_idle) = after(cases, rounds, || std::thread::sleep(IDLE));
+    println!(
+        "  the same right after a {n_hi}-call run_code: {:.3} ms vs one native execute {:.2} µs",
+        ms(rc_big),
+        us(nat_big)
+    );
+    println!(
+        "  the same after {} ms idle (as between an agent's turns): {:.3} ms vs one native execute {:.2} µs",
+        IDLE.as_millis(),
+        ms(rc_idle),
+        us(nat_idle)
     );
 
     // The cached re-assembly beside a first assembly (which renders the SDK) of a fresh

@@ -24,10 +24,13 @@
 //!
 //! # Cost
 //!
-//! The TypeScript analysis is one more swc parse of the program and two passes over it, on the
-//! caller's thread; the parse is most of it (`benches/analysis.rs`). The Python analysis is a
-//! round trip to the zygote, where the interpreter's `ast` is slower (milliseconds for a
-//! 200-line program).
+//! The TypeScript analysis reads the tree the run's own check parses (the run then takes the
+//! stripped text instead of stripping the program again), so what it adds to a run is its two
+//! passes over the tree and the judging, on the caller's thread: for a 200-line program, tens
+//! of microseconds against a run of more than a millisecond (`benches/analysis.rs` prints it).
+//! The passes key their tables by swc's interned names, and a name the program uses many times
+//! is looked up in the registry once. The Python analysis is a round trip to the zygote, where
+//! the interpreter's `ast` is slower (milliseconds for a 200-line program).
 //!
 //! The bridge holds a program to a closed set: a call to a tool outside it fails in the program
 //! (it can only happen through a form the analysis missed), so a listener that approves a
@@ -51,7 +54,7 @@
 //! A program that does not parse is reported exactly as the run would report it
 //! (`CODE_RUN_FAILED`, `code run failed (syntax): ...`).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -317,15 +320,20 @@ pub(crate) fn judge(
     let mut problems = Vec::new();
     let mut all = Some(all);
     let mut listed: Vec<String> = Vec::new();
+    // Each name is looked up once, however often the program uses it.
+    let mut looked_up: HashMap<&str, Lookup> = HashMap::new();
     for used in &analysis.uses {
-        let def = match tool(&used.name) {
+        let def = match looked_up
+            .entry(used.name.as_str())
+            .or_insert_with(|| tool(&used.name))
+        {
             Lookup::Sdk(def) => def,
             Lookup::Refused(message) => {
                 if used.call {
                     problems.push(Problem {
                         line: used.line,
                         column: used.column,
-                        message,
+                        message: message.clone(),
                     });
                 }
                 continue;
@@ -351,7 +359,7 @@ pub(crate) fn judge(
         let Some(args) = &used.args else {
             continue;
         };
-        if let Some(violations) = check_args(&def, args) {
+        if let Some(violations) = check_args(def, args) {
             problems.push(Problem {
                 line: used.line,
                 column: used.column,
@@ -426,7 +434,7 @@ fn check_args(def: &ToolDefinition, args: &Literal) -> Option<String> {
         return compiled.validate(&value).err();
     }
     let mut violations = Vec::new();
-    check_partial(def.input_schema(), args, "", &mut violations, 0);
+    check_partial(def.input_schema(), args, &mut Vec::new(), &mut violations);
     if violations.is_empty() {
         None
     } else {
@@ -437,18 +445,46 @@ fn check_args(def: &ToolDefinition, args: &Literal) -> Option<String> {
 /// The deepest a partial literal is followed into its schema.
 const MAX_CHECK_DEPTH: usize = 32;
 
+/// One step of the path from a literal argument to a part of it.
+enum Step<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// The JSON pointer of `path` (written only for a violation).
+fn pointer_of(path: &[Step<'_>]) -> String {
+    let mut out = String::new();
+    for step in path {
+        out.push('/');
+        match step {
+            Step::Key(key) => out.push_str(&escape_pointer(key)),
+            Step::Index(i) => out.push_str(&i.to_string()),
+        }
+    }
+    out
+}
+
+/// `message`, after the pointer of `path` when it leads anywhere.
+fn at(path: &[Step<'_>], message: String) -> String {
+    if path.is_empty() {
+        message
+    } else {
+        format!("{}: {message}", pointer_of(path))
+    }
+}
+
 /// Checks a partly known literal against a raw schema with the keywords whose verdict a known
 /// part alone decides: `type`, `required`, `additionalProperties: false` (without
 /// `patternProperties`), and through `properties`, `additionalProperties` and `items`. Every
-/// keyword of a schema must hold, so checking some of them refuses nothing valid.
-fn check_partial(
+/// keyword of a schema must hold, so checking some of them refuses nothing valid. `path` leads
+/// from the argument to `lit`.
+fn check_partial<'a>(
     schema: &Value,
-    lit: &Literal,
-    pointer: &str,
+    lit: &'a Literal,
+    path: &mut Vec<Step<'a>>,
     out: &mut Vec<String>,
-    depth: usize,
 ) {
-    if depth > MAX_CHECK_DEPTH || matches!(lit, Literal::Unknown) {
+    if path.len() > MAX_CHECK_DEPTH || matches!(lit, Literal::Unknown) {
         return;
     }
     let Some(schema) = schema.as_object() else {
@@ -458,13 +494,6 @@ fn check_partial(
     if schema.contains_key("$ref") {
         return;
     }
-    let at = |message: String| {
-        if pointer.is_empty() {
-            message
-        } else {
-            format!("{pointer}: {message}")
-        }
-    };
     if let (Some(ty), Some(actual)) = (schema.get("type"), lit.type_name())
         && !type_allows(ty, actual)
     {
@@ -477,7 +506,7 @@ fn check_partial(
                 .join(" or "),
             _ => return,
         };
-        out.push(at(format!("expected {expected}, got {actual}")));
+        out.push(at(path, format!("expected {expected}, got {actual}")));
         return;
     }
     match lit {
@@ -486,10 +515,13 @@ fn check_partial(
             if let Some(required) = schema.get("required").and_then(Value::as_array) {
                 for name in required.iter().filter_map(Value::as_str) {
                     if !entries.iter().any(|(k, _)| k == name) {
-                        out.push(at(format!(
-                            "missing required property {}",
-                            Value::String(name.to_owned())
-                        )));
+                        out.push(at(
+                            path,
+                            format!(
+                                "missing required property {}",
+                                Value::String(name.to_owned())
+                            ),
+                        ));
                     }
                 }
             }
@@ -504,9 +536,12 @@ fn check_partial(
                 if !seen.insert(key.as_str()) {
                     continue;
                 }
-                let child = format!("{pointer}/{}", escape_pointer(key));
                 match properties.and_then(|p| p.get(key)) {
-                    Some(sub) => check_partial(sub, value, &child, out, depth + 1),
+                    Some(sub) => {
+                        path.push(Step::Key(key));
+                        check_partial(sub, value, path, out);
+                        path.pop();
+                    }
                     None if closed => {
                         let allowed: Vec<String> = properties
                             .map(|p| {
@@ -515,22 +550,27 @@ fn check_partial(
                                     .collect()
                             })
                             .unwrap_or_default();
-                        out.push(at(if allowed.is_empty() {
-                            format!(
-                                "unexpected property {} (this object takes no properties)",
-                                Value::String(key.clone())
-                            )
-                        } else {
-                            format!(
-                                "unexpected property {} (allowed: {})",
-                                Value::String(key.clone()),
-                                allowed.join(", ")
-                            )
-                        }));
+                        out.push(at(
+                            path,
+                            if allowed.is_empty() {
+                                format!(
+                                    "unexpected property {} (this object takes no properties)",
+                                    Value::String(key.clone())
+                                )
+                            } else {
+                                format!(
+                                    "unexpected property {} (allowed: {})",
+                                    Value::String(key.clone()),
+                                    allowed.join(", ")
+                                )
+                            },
+                        ));
                     }
                     None => {
                         if let Some(sub) = additional {
-                            check_partial(sub, value, &child, out, depth + 1);
+                            path.push(Step::Key(key));
+                            check_partial(sub, value, path, out);
+                            path.pop();
                         }
                     }
                 }
@@ -539,7 +579,9 @@ fn check_partial(
         Literal::Array(items) => {
             if let Some(sub) = schema.get("items").filter(|s| s.is_object()) {
                 for (i, item) in items.iter().enumerate() {
-                    check_partial(sub, item, &format!("{pointer}/{i}"), out, depth + 1);
+                    path.push(Step::Index(i));
+                    check_partial(sub, item, path, out);
+                    path.pop();
                 }
             }
         }

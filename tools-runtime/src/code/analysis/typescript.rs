@@ -11,8 +11,8 @@
 //! written again). Names are compared without scopes: a name bound anywhere in the program is
 //! treated as bound everywhere, which can only make the set open, never wrongly closed.
 
-use std::collections::{HashMap, HashSet};
-
+use rustc_hash::{FxHashMap, FxHashSet};
+use swc_atoms::Atom;
 use swc_common::BytePos;
 use swc_ecma_ast::{
     ArrayLit, CallExpr, Callee, ClassDecl, ClassExpr, Expr, ExprOrSpread, FnDecl, FnExpr, Lit,
@@ -23,8 +23,7 @@ use swc_ecma_visit::{Visit, VisitWith};
 
 use super::{Literal, MAX_ANALYSIS_NESTING, ProgramAnalysis, ToolUse};
 use crate::code::typescript::strip::{
-    MAX_PROGRAM_BYTES, PREFIX, StripError, check_nesting_to, remember_prepared, strip_and_parse,
-    strip_program,
+    PREFIX, StripError, remember_prepared, strip_and_parse, strip_program,
 };
 use crate::code::{CodeFailure, CodeFailureKind};
 
@@ -38,27 +37,23 @@ const ESCAPES: &[&str] = &["globalThis", "eval", "Function"];
 /// Analyses `program`: `None` when it is not analysed (nested too deep for the caller's stack,
 /// or a parse the run would accept), the run's own syntax failure when it does not parse.
 pub(crate) fn analyse(program: &str) -> Option<Result<ProgramAnalysis, CodeFailure>> {
-    if program.len() > MAX_PROGRAM_BYTES {
-        return syntax_failure(program).map(Err);
-    }
-    if check_nesting_to(program, MAX_ANALYSIS_NESTING).is_err() {
-        return None;
-    }
     // The parse the run's own check makes (types stripped, the wrapper checked), made once: the
     // run takes the stripped text instead of stripping the program again.
-    let (js, script) = match strip_and_parse(program) {
-        Ok(parsed) => parsed,
+    let (js, script) = match strip_and_parse(program, MAX_ANALYSIS_NESTING) {
+        Ok(Some(parsed)) => parsed,
+        Ok(None) => return None,
         Err(error) => return Some(Err(failure_of(error))),
     };
     let mut writes = Writes::default();
     script.visit_with(&mut writes);
-    let tools = writes.aliases_of(TOOLS);
-    let call_tool = writes.aliases_of(CALL_TOOL);
+    let (tools_root, call_tool_root) = (Atom::from(TOOLS), Atom::from(CALL_TOOL));
+    let tools = writes.aliases_of(&tools_root);
+    let call_tool = writes.aliases_of(&call_tool_root);
     let mut uses = Uses {
         tools: &tools,
         call_tool: &call_tool,
         found: Vec::new(),
-        open: writes.count(TOOLS) > 0 || writes.count(CALL_TOOL) > 0,
+        open: writes.count(&tools_root) > 0 || writes.count(&call_tool_root) > 0,
         lines: Lines::new(program),
     };
     script.visit_with(&mut uses);
@@ -81,29 +76,32 @@ fn failure_of(error: StripError) -> CodeFailure {
 }
 
 /// Pass one: how often each name is bound or assigned, and the `const a = b` declarations.
+///
+/// Names are swc's interned atoms (a clone is a reference count, a hash is stored), in
+/// tables hashed with rustc-hash: the walk visits every name of the program.
 #[derive(Default)]
 struct Writes {
-    counts: HashMap<String, u32>,
+    counts: FxHashMap<Atom, u32>,
     /// (declared name, the name it was initialised from).
-    candidates: Vec<(String, String)>,
+    candidates: Vec<(Atom, Atom)>,
 }
 
 impl Writes {
-    fn count(&self, name: &str) -> u32 {
+    fn count(&self, name: &Atom) -> u32 {
         self.counts.get(name).copied().unwrap_or(0)
     }
 
-    fn write(&mut self, name: &str) {
-        *self.counts.entry(name.to_owned()).or_insert(0) += 1;
+    fn write(&mut self, name: &Atom) {
+        *self.counts.entry(name.clone()).or_insert(0) += 1;
     }
 
     /// `root` (when never written) and every alias proved to hold it.
-    fn aliases_of(&self, root: &str) -> HashSet<String> {
-        let mut set = HashSet::new();
+    fn aliases_of(&self, root: &Atom) -> FxHashSet<Atom> {
+        let mut set = FxHashSet::default();
         if self.count(root) > 0 {
             return set;
         }
-        set.insert(root.to_owned());
+        set.insert(root.clone());
         loop {
             let before = set.len();
             for (name, from) in &self.candidates {
@@ -154,7 +152,7 @@ impl Visit for Writes {
             && let Expr::Ident(from) = unwrap(init)
         {
             self.candidates
-                .push((name.id.sym.to_string(), from.sym.to_string()));
+                .push((name.id.sym.clone(), from.sym.clone()));
         }
         node.visit_children_with(self);
     }
@@ -162,8 +160,8 @@ impl Visit for Writes {
 
 /// Pass two: the uses of the tool objects and of `callTool`.
 struct Uses<'a> {
-    tools: &'a HashSet<String>,
-    call_tool: &'a HashSet<String>,
+    tools: &'a FxHashSet<Atom>,
+    call_tool: &'a FxHashSet<Atom>,
     found: Vec<ToolUse>,
     open: bool,
     lines: Lines<'a>,
@@ -171,7 +169,7 @@ struct Uses<'a> {
 
 impl Uses<'_> {
     fn is_tools(&self, expr: &Expr) -> bool {
-        matches!(unwrap(expr), Expr::Ident(i) if self.tools.contains(&*i.sym))
+        matches!(unwrap(expr), Expr::Ident(i) if self.tools.contains(&i.sym))
     }
 
     fn record(&mut self, name: String, at: BytePos, call: bool, args: Option<Literal>) {
@@ -211,7 +209,7 @@ impl Visit for Uses<'_> {
                     self.tool_member(member, Some(&node.args));
                     return;
                 }
-                Expr::Ident(ident) if self.call_tool.contains(&*ident.sym) => {
+                Expr::Ident(ident) if self.call_tool.contains(&ident.sym) => {
                     let name = match node.args.first() {
                         Some(ExprOrSpread { spread: None, expr }) => static_string(expr),
                         _ => None,
@@ -250,10 +248,10 @@ impl Visit for Uses<'_> {
     fn visit_expr(&mut self, node: &Expr) {
         match node {
             Expr::Ident(ident) => {
-                let name = &*ident.sym;
+                let name = &ident.sym;
                 if self.tools.contains(name)
                     || self.call_tool.contains(name)
-                    || ESCAPES.contains(&name)
+                    || ESCAPES.contains(&&**name)
                 {
                     self.open = true;
                 }
@@ -266,8 +264,10 @@ impl Visit for Uses<'_> {
 
     fn visit_prop(&mut self, node: &Prop) {
         if let Prop::Shorthand(ident) = node {
-            let name = &*ident.sym;
-            if self.tools.contains(name) || self.call_tool.contains(name) || ESCAPES.contains(&name)
+            let name = &ident.sym;
+            if self.tools.contains(name)
+                || self.call_tool.contains(name)
+                || ESCAPES.contains(&&**name)
             {
                 self.open = true;
             }
@@ -280,7 +280,7 @@ impl Visit for Uses<'_> {
         if let (Pat::Ident(name), Some(init)) = (&node.name, &node.init)
             && let Expr::Ident(from) = unwrap(init)
         {
-            let (name, from) = (&*name.id.sym, &*from.sym);
+            let (name, from) = (&name.id.sym, &from.sym);
             if (self.tools.contains(name) && self.tools.contains(from))
                 || (self.call_tool.contains(name) && self.call_tool.contains(from))
             {

@@ -48,7 +48,9 @@ pub(crate) struct StripError {
 
 /// Strips the types from `program` and returns the wrapped JavaScript.
 pub(crate) fn strip_program(program: &str) -> Result<String, StripError> {
-    let js = strip_types(program)?;
+    check_size(program)?;
+    check_nesting(program)?;
+    let js = strip_typescript(program)?;
     let body = body_of(&js)?;
     // Only a `}` token can close the wrapper's body (punctuators have no escapes): a program
     // without that byte cannot, and is not parsed twice.
@@ -61,11 +63,31 @@ pub(crate) fn strip_program(program: &str) -> Result<String, StripError> {
 /// [`strip_program`], and the syntax tree of the JavaScript it returns (always parsed, and
 /// checked to be the wrapper with the program as its whole body): the tree the pre-run analysis
 /// reads, so that a program is parsed for its run and its analysis once.
-pub(crate) fn strip_and_parse(program: &str) -> Result<(String, Script), StripError> {
-    let js = strip_types(program)?;
+///
+/// `Ok(None)` when the program nests deeper than `max_nesting` (the analysis parses on the
+/// caller's stack, which is smaller than the workers'; see [`check_nesting_to`]): the run
+/// judges such a program on its own thread.
+pub(crate) fn strip_and_parse(
+    program: &str,
+    max_nesting: usize,
+) -> Result<Option<(String, Script)>, StripError> {
+    check_size(program)?;
+    if check_nesting_to(program, max_nesting.min(MAX_NESTING)).is_err() {
+        return Ok(None);
+    }
+    let js = strip_typescript(program)?;
     let body = body_of(&js)?;
     let script = parse_checked(&js, body)?;
-    Ok((js, script))
+    Ok(Some((js, script)))
+}
+
+/// The program wrapped as the body of the async function it runs in.
+fn wrap(program: &str) -> String {
+    let mut wrapped = String::with_capacity(PREFIX.len() + program.len() + SUFFIX.len());
+    wrapped.push_str(PREFIX);
+    wrapped.push_str(program);
+    wrapped.push_str(SUFFIX);
+    wrapped
 }
 
 /// The program between the wrapper's prefix and suffix in the stripped JavaScript `js`.
@@ -108,8 +130,8 @@ pub(crate) fn take_prepared(program: &str) -> Option<String> {
     prepared.remove(at).map(|(_, js)| js)
 }
 
-/// Strips the types from `program`: the wrapped JavaScript, not yet checked to be one function.
-fn strip_types(program: &str) -> Result<String, StripError> {
+/// Refuses a program longer than [`MAX_PROGRAM_BYTES`].
+fn check_size(program: &str) -> Result<(), StripError> {
     if program.len() > MAX_PROGRAM_BYTES {
         return Err(StripError {
             message: format!(
@@ -120,12 +142,13 @@ fn strip_types(program: &str) -> Result<String, StripError> {
             column: None,
         });
     }
-    check_nesting(program)?;
+    Ok(())
+}
 
-    let mut wrapped = String::with_capacity(PREFIX.len() + program.len() + SUFFIX.len());
-    wrapped.push_str(PREFIX);
-    wrapped.push_str(program);
-    wrapped.push_str(SUFFIX);
+/// Strips the types from `program` (its size and nesting checked already): the wrapped
+/// JavaScript, not yet checked to be one function.
+fn strip_typescript(program: &str) -> Result<String, StripError> {
+    let wrapped = wrap(program);
 
     let cm: Lrc<SourceMap> = Lrc::default();
     let diagnostics: Diagnostics = Arc::new(Mutex::new(Vec::new()));
@@ -230,11 +253,20 @@ fn parse_checked(wrapped: &str, program: &str) -> Result<Script, StripError> {
             };
         }
     };
+    if wraps_whole(&script, start, end) {
+        return Ok(script);
+    }
+    Err(early_close(program, stray_bracket(program, syntax)))
+}
+
+/// Whether `script` (the wrapped text parsed from `start` to `end`) is one statement, the
+/// wrapper's arrow function, whose body is the whole program.
+fn wraps_whole(script: &Script, start: BytePos, end: BytePos) -> bool {
     // The wrapper's `{` is the last byte of the prefix; its `}` is the second-to-last byte of
     // the wrapped text, and the `)` after it the last.
     let body_lo = start.0 + u32::try_from(PREFIX.len() - 1).unwrap_or(u32::MAX);
     let body_hi = end.0 - 1;
-    let whole = match script.body.as_slice() {
+    match script.body.as_slice() {
         [Stmt::Expr(statement)] => match &*statement.expr {
             Expr::Paren(paren) if paren.span.hi == end => match &*paren.expr {
                 Expr::Arrow(arrow) if arrow.is_async && arrow.params.is_empty() => {
@@ -250,11 +282,7 @@ fn parse_checked(wrapped: &str, program: &str) -> Result<Script, StripError> {
             _ => false,
         },
         _ => false,
-    };
-    if whole {
-        return Ok(script);
     }
-    Err(early_close(program, stray_bracket(program, syntax)))
 }
 
 /// The end position of `text` starting at `start`, if it fits the parser's positions.
@@ -366,11 +394,31 @@ impl Emitter for Collect {
     }
 }
 
-/// Words the parsers recurse on when they repeat within one statement.
-const CHAIN_WORDS: &[&str] = &[
-    "if", "else", "for", "while", "do", "with", "typeof", "void", "delete", "await", "new",
-    "yield", "keyof", "readonly", "infer", "unique", "extends",
-];
+/// Whether `word` is one the parsers recurse on when it repeats within one statement (`if`,
+/// `else`, `for`, `while`, `do`, `with`, `typeof`, `void`, `delete`, `await`, `new`, `yield`,
+/// `keyof`, `readonly`, `infer`, `unique`, `extends`): a `match`, which compiles to a switch on
+/// the length (the scan asks this of every word of the program).
+fn is_chain_word(word: &str) -> bool {
+    matches!(
+        word,
+        "if" | "else"
+            | "for"
+            | "while"
+            | "do"
+            | "with"
+            | "typeof"
+            | "void"
+            | "delete"
+            | "await"
+            | "new"
+            | "yield"
+            | "keyof"
+            | "readonly"
+            | "infer"
+            | "unique"
+            | "extends"
+    )
+}
 
 /// Refuses programs nested deeper than [`MAX_NESTING`] before any recursive parser sees them.
 ///
@@ -389,7 +437,7 @@ fn check_nesting(program: &str) -> Result<(), StripError> {
 
 /// [`check_nesting`] with another limit (the pre-run analysis parses on the caller's smaller
 /// stack, so it uses a lower one).
-pub(crate) fn check_nesting_to(program: &str, max_nesting: usize) -> Result<(), StripError> {
+fn check_nesting_to(program: &str, max_nesting: usize) -> Result<(), StripError> {
     let bytes = program.as_bytes();
     let mut depth: usize = 0;
     // Each open template literal remembers the depth of its `${` so `}` can resume the text.
@@ -546,7 +594,7 @@ pub(crate) fn check_nesting_to(program: &str, max_nesting: usize) -> Result<(), 
                     }
                 }
                 unary_run = 0;
-                if CHAIN_WORDS.contains(&word) {
+                if is_chain_word(word) {
                     chain += 1;
                     if chain > max_nesting {
                         return Err(too_deep(start, line, line_start));
@@ -652,13 +700,19 @@ mod tests {
             "let s = `${1}}`; return s;",
         ];
         for program in programs {
-            match (strip_program(program), strip_and_parse(program)) {
-                (Ok(js), Ok((same, script))) => {
+            match (
+                strip_program(program),
+                strip_and_parse(program, MAX_NESTING),
+            ) {
+                (Ok(js), Ok(Some((same, script)))) => {
                     assert_eq!(js, same, "{program}");
                     assert_eq!(script.body.len(), 1, "{program}");
                 }
                 (Err(error), Err(same)) => assert_eq!(error, same, "{program}"),
-                (one, other) => panic!("{program}: {one:?} against {:?}", other.map(|p| p.0)),
+                (one, other) => panic!(
+                    "{program}: {one:?} against {:?}",
+                    other.map(|p| p.map(|p| p.0))
+                ),
             }
         }
     }

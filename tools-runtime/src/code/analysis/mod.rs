@@ -204,6 +204,15 @@ pub fn analyse_typescript(program: &str) -> Option<Result<ProgramAnalysis, super
     typescript::analyse(program)
 }
 
+/// For `benches/analysis.rs`, not public API: the parse [`analyse_typescript`] shares with the
+/// run, alone (whether it gave a tree), so the bench can print what the analysis's own passes
+/// cost beside it.
+#[cfg(feature = "typescript")]
+#[doc(hidden)]
+pub fn __shared_parse_only(program: &str) -> bool {
+    typescript::parse_only(program)
+}
+
 /// The tools of `scope`'s SDK: what programs are told they can call, and what the analysis
 /// checks their names against (the visible tools whose [`Callers`](crate::Callers) allow
 /// code; see [`ToolRuntime::sdk_names`]). Keep [`sdk_tool`] in step with it.

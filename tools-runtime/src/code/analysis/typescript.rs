@@ -64,6 +64,12 @@ pub(crate) fn analyse(program: &str) -> Option<Result<ProgramAnalysis, CodeFailu
     }))
 }
 
+/// The parse [`analyse`] starts with (the run's own: types stripped, the wrapper checked),
+/// alone; whether it gave a tree.
+pub(crate) fn parse_only(program: &str) -> bool {
+    matches!(strip_and_parse(program, MAX_ANALYSIS_NESTING), Ok(Some(_)))
+}
+
 /// The syntax failure the run reports for `program`, if it reports one.
 pub(crate) fn syntax_failure(program: &str) -> Option<CodeFailure> {
     strip_program(program).err().map(failure_of)

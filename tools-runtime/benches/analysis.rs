@@ -109,6 +109,9 @@ struct Cases {
     _unanalysed_plugin: Scope,
     _plugin: Scope,
     python: PythonRuntime,
+    /// Python runtimes in `code` mode with the analysis on and off.
+    python_on: ToolRuntime,
+    python_off: ToolRuntime,
     typescript: String,
     /// The same program with a different last line, for the analysis alone and the unanalysed
     /// runs: the analysis keeps the stripped text of each program for its run (a cache shared
@@ -117,6 +120,24 @@ struct Cases {
     alone: String,
     unanalysed_program: String,
     python_program: String,
+    /// The Python program with other last lines, for the analysed and the unanalysed runs
+    /// (the zygote's compiled code is kept for the run by the exact text, like TypeScript's
+    /// stripped text).
+    python_analysed: String,
+    python_unanalysed: String,
+}
+
+/// A runtime in `code` mode with `ping`, running `mode`'s programs.
+fn runtime_with_ping(mode: CodeMode) -> ToolRuntime {
+    let runtime = ToolRuntime::builder()
+        .mode(PresentationMode::Code)
+        .code_mode(mode)
+        .build()
+        .unwrap();
+    let plugin = runtime.scope();
+    std::mem::forget(plugin.register(ping::definition().unwrap()).unwrap());
+    std::mem::forget(plugin);
+    runtime
 }
 
 impl Cases {
@@ -146,6 +167,9 @@ impl Cases {
         );
         let python = PythonRuntime::new();
         tokio.block_on(python.warm_up()).unwrap();
+        let python_on = runtime_with_ping(CodeMode::new(PythonRuntime::new()));
+        let python_off =
+            runtime_with_ping(CodeMode::new(PythonRuntime::new()).pre_run_analysis(false));
         let cases = Cases {
             tokio,
             runtime,
@@ -157,6 +181,10 @@ impl Cases {
             alone: format!("{}\n// analysed alone", typescript_program()),
             unanalysed_program: format!("{}\n// run unanalysed", typescript_program()),
             python_program: python_program(),
+            python_analysed: format!("{}\n# run analysed", python_program()),
+            python_unanalysed: format!("{}\n# run unanalysed", python_program()),
+            python_on,
+            python_off,
         };
         // Both programs are analysed, closed, and the TypeScript one runs.
         let found = analyse_typescript(&cases.typescript).unwrap().unwrap();
@@ -168,6 +196,10 @@ impl Cases {
             cases.run_unanalysed(&cases.unanalysed_program)["result"],
             json!(1)
         );
+        let python = cases.run_on(&cases.python_on, &cases.python_analysed);
+        assert_eq!(python["result"], json!(1));
+        let python = cases.run_on(&cases.python_off, &cases.python_unanalysed);
+        assert_eq!(python["result"], json!(1));
         cases
     }
 
@@ -310,8 +342,49 @@ fn summary(cases: &Cases) {
         100.0 * ts.as_secs_f64() / run200.as_secs_f64()
     );
     println!(
-        "  Python analysis in the zygote, 200 lines: {:>9.1} µs",
+        "  Python analysis in the zygote, 200 lines: {:>9.1} µs (with the compile the run then skips)",
         micros(py)
+    );
+
+    // Python runs take milliseconds: fewer rounds, the two runs taking turns.
+    const PYTHON_ROUNDS: usize = 40;
+    let (mut on, mut off) = (Vec::new(), Vec::new());
+    for round in 0..PYTHON_ROUNDS {
+        let analysed = || {
+            time(|| {
+                drop(black_box(
+                    cases.run_on(&cases.python_on, &cases.python_analysed),
+                ))
+            })
+        };
+        let plain = || {
+            time(|| {
+                drop(black_box(
+                    cases.run_on(&cases.python_off, &cases.python_unanalysed),
+                ))
+            })
+        };
+        if round % 2 == 0 {
+            on.push(analysed());
+            off.push(plain());
+        } else {
+            off.push(plain());
+            on.push(analysed());
+        }
+    }
+    let (on, off) = (median(on), median(off));
+    println!("medians of {PYTHON_ROUNDS} rounds, Python (zygote, sandboxed):");
+    println!(
+        "  run_code, 200-line program, one call:     {:>9.1} µs",
+        micros(on)
+    );
+    println!(
+        "  the same, analysis off:                   {:>9.1} µs",
+        micros(off)
+    );
+    println!(
+        "  what the analysis adds to that run:       {:>9.1} µs (the run takes the code the zygote compiled from the analysed tree)",
+        micros(on) - micros(off)
     );
 }
 

@@ -96,6 +96,8 @@ pub mod events;
 mod mode;
 #[cfg(any(feature = "typescript", feature = "python"))]
 mod output;
+#[cfg(any(feature = "typescript", feature = "python"))]
+mod prepared;
 
 #[cfg(feature = "python")]
 pub mod python;

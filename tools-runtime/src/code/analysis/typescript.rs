@@ -3,7 +3,7 @@
 //! The program is read from the tree the run's own check parses: its types stripped, wrapped
 //! as the runtime wraps it (the body of an async arrow function on its first line), parsed as
 //! JavaScript and checked to be that function's whole body. The stripped text is kept for the
-//! run (`strip::remember_prepared`), so a program is stripped and parsed once for both. The
+//! run (`code::prepared`), so a program is stripped and parsed once for both. The
 //! tree is read in two passes:
 //! the first counts every binding of and assignment to each name and notes declarations of the
 //! form `const a = b`; the second finds the uses of `tools` and `callTool` and of the aliases
@@ -22,10 +22,8 @@ use swc_ecma_ast::{
 use swc_ecma_visit::{Visit, VisitWith};
 
 use super::{Literal, MAX_ANALYSIS_NESTING, ProgramAnalysis, ToolUse};
-use crate::code::typescript::strip::{
-    PREFIX, StripError, remember_prepared, strip_and_parse, strip_program,
-};
-use crate::code::{CodeFailure, CodeFailureKind};
+use crate::code::typescript::strip::{PREFIX, StripError, strip_and_parse, strip_program};
+use crate::code::{CodeFailure, CodeFailureKind, CodeLanguage, prepared};
 
 /// The global object that binds every tool as a member.
 const TOOLS: &str = "tools";
@@ -57,7 +55,7 @@ pub(crate) fn analyse(program: &str) -> Option<Result<ProgramAnalysis, CodeFailu
         lines: Lines::new(program),
     };
     script.visit_with(&mut uses);
-    remember_prepared(program, js);
+    prepared::remember(CodeLanguage::TypeScript, program, js);
     Some(Ok(ProgramAnalysis {
         uses: uses.found,
         open: uses.open,

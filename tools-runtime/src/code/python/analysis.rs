@@ -1,7 +1,8 @@
 //! The Python half of the pre-run analysis (see [`crate::code::analysis`]): the program goes to
 //! the warm zygote, which parses it with the interpreter's own `ast` (`runner.py`
 //! `analyse_program`) and answers with the tool uses it found, on a socket of the request's
-//! own.
+//! own, and with the program's code compiled from the tree it analysed, which the run takes
+//! (through [`crate::code::prepared`]) instead of parsing and compiling the program again.
 
 use std::time::Duration;
 
@@ -10,7 +11,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::{PythonMode, PythonRuntime, frame};
 use crate::code::analysis::{Literal, ProgramAnalysis, ToolUse};
-use crate::code::{CodeFailure, CodeFailureKind};
+use crate::code::{CodeFailure, CodeFailureKind, CodeLanguage, prepared};
 
 /// The longest program analysed (64 KiB, some 1,500 lines); a longer one is not analysed (its
 /// set is open), so the zygote, which serves forks in between, is never busy for long (the
@@ -56,7 +57,16 @@ pub(super) async fn analyse(
     let both = async { tokio::join!(zygote.analyse(child.into()), talk) };
     let (served, answer) = tokio::time::timeout(ANALYSIS_TIMEOUT, both).await.ok()?;
     served.ok()?;
-    read_answer(&answer?)
+    let answer = answer?;
+    let analysis = read_answer(&answer)?;
+    // The program's code, compiled from the tree just analysed: the run takes it instead of
+    // parsing and compiling the program again (`runner.py` `_prepared_code` checks it).
+    if analysis.is_ok()
+        && let Some(code) = answer.get("code").and_then(Value::as_str)
+    {
+        prepared::remember(CodeLanguage::Python, program, code.to_owned());
+    }
+    Some(analysis)
 }
 
 /// The zygote's answer as an analysis.
@@ -124,5 +134,77 @@ fn literal(value: &Value, depth: usize) -> Literal {
             Literal::Object(out)
         }
         _ => Literal::Unknown,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::{Value, json};
+    use tokio_util::sync::CancellationToken;
+
+    use super::super::PythonRuntime;
+    use super::analyse;
+    use crate::code::{
+        CodeFailureKind, CodeHost, CodeLanguage, CodeLimits, CodeOutcome, CodeRuntime,
+        HostCallFuture, prepared,
+    };
+
+    /// A host without tools.
+    struct NoTools;
+
+    impl CodeHost for NoTools {
+        fn tool_names(&self) -> Vec<String> {
+            Vec::new()
+        }
+        fn call(&self, _name: &str, _args: Value) -> HostCallFuture {
+            Box::pin(async { Ok(Value::Null) })
+        }
+    }
+
+    async fn run(runtime: &PythonRuntime, program: &str) -> CodeOutcome {
+        runtime
+            .run(
+                program,
+                Arc::new(NoTools),
+                &CodeLimits::default(),
+                CancellationToken::new(),
+            )
+            .await
+    }
+
+    #[tokio::test]
+    async fn the_run_takes_the_code_the_analysis_compiled_and_only_its_own() {
+        let runtime = PythonRuntime::new();
+        // Texts of this test's own, so that tests running at the same time cannot take them.
+        let analysed = "return 'compiled by the zygote'  # prepared-code test";
+        let other = "return 'compiled by the run'  # prepared-code test";
+        assert!(matches!(analyse(&runtime, analysed).await, Some(Ok(_))));
+        let code = prepared::take(CodeLanguage::Python, analysed).unwrap();
+        let (magic, blob) = code.split_once(':').unwrap();
+
+        // The run uses what it is given for its text: here another program's code.
+        prepared::remember(CodeLanguage::Python, other, code.clone());
+        let done = run(&runtime, other).await.unwrap();
+        assert_eq!(done.result, Some(json!("compiled by the zygote")));
+        // Taken once: the next run compiles its own text.
+        let done = run(&runtime, other).await.unwrap();
+        assert_eq!(done.result, Some(json!("compiled by the run")));
+
+        // Another interpreter's code, or code that does not load, is compiled anew.
+        for bad in [format!("00000000:{blob}"), format!("{magic}:not base64!")] {
+            prepared::remember(CodeLanguage::Python, other, bad);
+            let done = run(&runtime, other).await.unwrap();
+            assert_eq!(done.result, Some(json!("compiled by the run")));
+        }
+
+        // A program that parses but does not compile gets no code; its run reports why.
+        let broken = "nonlocal x  # prepared-code test\nreturn 1";
+        assert!(matches!(analyse(&runtime, broken).await, Some(Ok(_))));
+        assert_eq!(prepared::take(CodeLanguage::Python, broken), None);
+        let failure = run(&runtime, broken).await.unwrap_err();
+        assert_eq!(failure.kind, CodeFailureKind::Syntax, "{failure:?}");
+        assert!(failure.message.contains("nonlocal"), "{}", failure.message);
     }
 }

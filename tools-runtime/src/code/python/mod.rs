@@ -215,8 +215,8 @@ use self::process::{Interpreter, RunProcess, Spare, Zygote};
 pub use self::sandbox::{
     LayerStatus, PROCESS_LIMIT, SandboxLayer, SandboxPolicy, SandboxReport, TMP_BYTES,
 };
-use super::AnalyseFuture;
 use super::output::Output;
+use super::{AnalyseFuture, prepared};
 use super::{
     CodeFailure, CodeFailureKind, CodeHost, CodeLanguage, CodeLimits, CodeOutcome, CodeRunFuture,
     CodeRuntime,
@@ -790,7 +790,7 @@ async fn drive(
 
     let tool_names = host.tool_names();
     let frame_limit = frame_limit(limits, &tool_names);
-    let start = serde_json::json!({
+    let mut start = serde_json::json!({
         "program": program,
         "tools": tool_names,
         "limits": {
@@ -799,6 +799,10 @@ async fn drive(
             "max_call_bytes": limits.max_call_bytes,
         },
     });
+    // Compiled by the zygote when the pre-run analysis read the program.
+    if let Some(code) = prepared::take(CodeLanguage::Python, program) {
+        start["code"] = Value::String(code);
+    }
     // Only the run's tools are callable: a call frame naming anything else (only a program
     // that writes to the protocol socket itself can send one) is answered here.
     let tool_names: std::collections::HashSet<String> = tool_names.into_iter().collect();

@@ -35,11 +35,14 @@
 # Nothing the program prints or writes reaches these sockets except through `log` frames.
 import ast
 import asyncio
+import binascii
 import builtins
 import gc
+import importlib.util
 import io
 import json
 import json.encoder
+import marshal
 import math
 import os
 import resource
@@ -447,7 +450,12 @@ def _describe(error):
 
 
 def compile_program(program):
-    tree = ast.parse(program, filename="program.py", mode="exec")
+    return compile_tree(ast.parse(program, filename="program.py", mode="exec"))
+
+
+def compile_tree(tree):
+    """The code of a parsed program: its statements as the body of `async def
+    __code_main__()`, so that top-level `await` and `return` work, positions unchanged."""
     body = tree.body or [ast.Pass(lineno=1, col_offset=0, end_lineno=1, end_col_offset=0)]
     main = ast.AsyncFunctionDef(
         name="__code_main__",
@@ -601,7 +609,9 @@ def run_program(run, request):
     sys.stderr = writer
 
     try:
-        code = compile_program(program)
+        code = _prepared_code(request.get("code"))
+        if code is None:
+            code = compile_program(program)
     except SyntaxError as error:
         channel.error("syntax", "%s: %s" % (type(error).__name__, error.msg), error.lineno, error.offset)
         return
@@ -953,13 +963,39 @@ def _analysis_nodes(tree):
     return nodes
 
 
-def analyse_program(program):
+# The bytecode format of this interpreter (what `.pyc` files carry): a prepared code object is
+# tagged with it, and a run of another interpreter compiles the program itself.
+_CODE_MAGIC = importlib.util.MAGIC_NUMBER.hex()
+
+
+def _prepared_code(text):
+    """The code object the zygote compiled for this program when it analysed it
+    (`<magic>:<marshalled code, base64>`; the host took it from the analysis's answer by the
+    program's exact text and sends it with the run), or None: then the run compiles the
+    program itself."""
+    if type(text) is not str:
+        return None
+    magic, _, blob = text.partition(":")
+    if magic != _CODE_MAGIC:
+        # Compiled by another interpreter (a runtime of another Python in this host).
+        return None
+    try:
+        code = marshal.loads(binascii.a2b_base64(blob))
+    except (ValueError, TypeError, EOFError, binascii.Error):
+        return None
+    return code if type(code) is type(compile_tree.__code__) else None
+
+
+def analyse_program(program, keep_code=False):
     """The tool calls `program` can make, found without running it (the pre-run analysis of
     `run_code`; `tools-runtime/src/code/analysis/mod.rs` says what is found and refused).
 
     Returns {"uses": [[name, line, column, is_call, args], ...], "open": bool}, or
     {"syntax": {...}} with the failure the run reports for a program that does not parse.
-    Iterative, so a deep program does not recurse here."""
+    With `keep_code`, the answer also carries the program's code, compiled from the tree just
+    analysed and marshalled as base64 ("code"; left out when it does not compile): the run
+    takes it instead of parsing and compiling the program again, so a program is parsed once
+    for both. Iterative, so a deep program does not recurse here."""
     try:
         tree = ast.parse(program, filename="program.py", mode="exec")
     except SyntaxError as error:
@@ -1075,7 +1111,15 @@ def analyse_program(program):
             if node.id in tools or node.id in _ANALYSIS_ESCAPES:
                 is_open = True
     uses.sort(key=lambda u: (u[1], u[2]))
-    return {"uses": uses, "open": is_open}
+    answer = {"uses": uses, "open": is_open}
+    if keep_code:
+        try:
+            code = marshal.dumps(compile_tree(tree))
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            # The run compiles the program itself and reports what is wrong.
+            return answer
+        answer["code"] = _CODE_MAGIC + ":" + binascii.b2a_base64(code, newline=False).decode("ascii")
+    return answer
 
 
 def _serve_analysis(fds):
@@ -1092,7 +1136,7 @@ def _serve_analysis(fds):
         if request is None:
             return
         try:
-            reply = analyse_program(request["program"])
+            reply = analyse_program(request["program"], keep_code=True)
         except Exception:  # noqa: BLE001 - no analysis; the run decides
             reply = {"skip": True}
         try:

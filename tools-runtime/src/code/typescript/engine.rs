@@ -34,9 +34,11 @@ use rquickjs::{Context, Ctx, Function, Object, Runtime, Value, qjs};
 use serde::Deserialize;
 use tokio::task::JoinHandle;
 
-use super::strip::{PREFIX, StripError, strip_program, take_prepared};
+use super::strip::{PREFIX, StripError, strip_program};
 use crate::code::output::Output;
-use crate::code::{CodeFailure, CodeFailureKind, CodeHost, CodeLimits, CodeOutcome};
+use crate::code::{
+    CodeFailure, CodeFailureKind, CodeHost, CodeLanguage, CodeLimits, CodeOutcome, prepared,
+};
 
 const PRELUDE: &str = include_str!("prelude.js");
 const HOST: &str = "__codeModeHost";
@@ -350,7 +352,9 @@ pub(crate) fn run_job(job: Job, spare: &mut Option<Engine>) -> Option<Engine> {
     } = job;
     let deadline = Instant::now() + limits.timeout;
     // Stripped already when the pre-run analysis read the program (on the caller's thread).
-    let js = match take_prepared(&program).map_or_else(|| strip_program(&program), Ok) {
+    let js = match prepared::take(CodeLanguage::TypeScript, &program)
+        .map_or_else(|| strip_program(&program), Ok)
+    {
         Ok(js) => js,
         Err(StripError {
             message,

@@ -15,7 +15,6 @@
 //! in the program's own lines and columns (also when the stray bracket makes the wrapped text
 //! fail to parse: the program alone is parsed to find it).
 
-use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use swc_common::errors::{DiagnosticBuilder, Emitter, Handler};
@@ -99,35 +98,6 @@ fn body_of(js: &str) -> Result<&str, StripError> {
             line: None,
             column: None,
         })
-}
-
-/// The most programs kept stripped ahead of their run, and the longest one kept.
-const PREPARED_ENTRIES: usize = 16;
-const PREPARED_MAX_BYTES: usize = 256 * 1024;
-
-/// Programs stripped ahead of their run (by the pre-run analysis, on the caller's thread), by
-/// their exact text, most recent last. What is kept is a pure function of the program's text,
-/// so an entry is right for any run of the same text, whoever made it.
-static PREPARED: Mutex<VecDeque<(String, String)>> = Mutex::new(VecDeque::new());
-
-/// Keeps the stripped JavaScript of `program` for its run (see [`take_prepared`]).
-pub(crate) fn remember_prepared(program: &str, js: String) {
-    if program.len() > PREPARED_MAX_BYTES {
-        return;
-    }
-    let mut prepared = PREPARED.lock().unwrap_or_else(PoisonError::into_inner);
-    if prepared.len() >= PREPARED_ENTRIES {
-        prepared.pop_front();
-    }
-    prepared.push_back((program.to_owned(), js));
-}
-
-/// The stripped JavaScript of `program` when it was prepared ahead of its run (taken: a second
-/// run of the same text strips it again).
-pub(crate) fn take_prepared(program: &str) -> Option<String> {
-    let mut prepared = PREPARED.lock().unwrap_or_else(PoisonError::into_inner);
-    let at = prepared.iter().rposition(|(text, _)| text == program)?;
-    prepared.remove(at).map(|(_, js)| js)
 }
 
 /// Refuses a program longer than [`MAX_PROGRAM_BYTES`].
@@ -715,31 +685,5 @@ mod tests {
                 ),
             }
         }
-    }
-
-    #[test]
-    fn a_prepared_program_is_taken_once_by_its_exact_text() {
-        // Texts of this test's own, so that tests running at the same time cannot take them.
-        let program = "return 'prepared once';";
-        remember_prepared(program, "JS".to_owned());
-        assert_eq!(take_prepared("return 'prepared once'; "), None);
-        assert_eq!(take_prepared(program).as_deref(), Some("JS"));
-        assert_eq!(take_prepared(program), None);
-
-        // Bounded: the oldest entries go first, and long programs are not kept.
-        let texts: Vec<String> = (0..=PREPARED_ENTRIES)
-            .map(|i| format!("return 'bounded {i}';"))
-            .collect();
-        for text in &texts {
-            remember_prepared(text, text.clone());
-        }
-        assert_eq!(take_prepared(&texts[0]), None);
-        assert_eq!(
-            take_prepared(&texts[PREPARED_ENTRIES]).as_ref(),
-            Some(&texts[PREPARED_ENTRIES])
-        );
-        let long = format!("return '{}';", "x".repeat(PREPARED_MAX_BYTES));
-        remember_prepared(&long, String::new());
-        assert_eq!(take_prepared(&long), None);
     }
 }

@@ -18,7 +18,9 @@
 //! one-call `run_code` median, and the cached re-assembly beside a first (rendering) assembly.
 //! It also prints the one-call run (and one native call) right after a 1,000-call run and
 //! after 20 ms idle: on a machine whose caches another workload or an idle pause has cooled,
-//! every step of the run is slower, native calls too. Targets of the issue: a one-call
+//! every step of the run is slower, native calls too. And the one-call run in the scope of
+//! 1,000 tools, for a program whose set the analysis closed (it binds the one tool it names)
+//! and for an open one (it binds all 1,000). Targets of the issue: a one-call
 //! TypeScript `run_code` at most 0.35 ms (median), at most 5 µs of bridge overhead per sub-call
 //! over a native `execute`, and a cached re-assembly of 1,000 tools at most 50 µs.
 
@@ -49,6 +51,11 @@ const SIZES: [u64; 3] = [1, 100, 1_000];
 
 /// How many tools the assembled scope has.
 const ASSEMBLY_TOOLS: usize = 1_000;
+
+/// One call in the 1,000-tool scope, by a name the analysis reads (its set is closed)...
+const BIG_CLOSED: &str = "return await tools.tool_0001({ path: 'a' });";
+/// ...and by a computed name (its set is open).
+const BIG_OPEN: &str = "const name = 'tool_' + '0001';\nreturn await tools[name]({ path: 'a' });";
 
 fn program(n: u64) -> String {
     format!(
@@ -140,6 +147,8 @@ impl Cases {
             cases.native(*n);
         }
         assert_eq!(cases.assemble_cached(&cases.big_plugin), 1);
+        cases.run_big(BIG_CLOSED);
+        cases.run_big(BIG_OPEN);
         assert_eq!(cases.assemble_cached(&cases.big_both), ASSEMBLY_TOOLS + 1);
         cases
     }
@@ -168,6 +177,18 @@ impl Cases {
                 black_box(result);
             }
         });
+    }
+
+    /// One `run_code` of `program` in the 1,000-tool runtime's scope.
+    fn run_big(&self, program: &str) {
+        let call = ToolCall::new(
+            "outer",
+            "run_code",
+            json!({"code": program, "description": "bench"}),
+        );
+        let result = self.tokio.block_on(self.big.execute(call));
+        assert!(!result.is_error(), "{}", result.text());
+        black_box(result);
     }
 
     /// A re-assembly of a scope of the 1,000-tool runtime (cached after the first); returns
@@ -301,6 +322,18 @@ fn summary(cases: &Cases) {
         IDLE.as_millis(),
         ms(rc_idle),
         us(nat_idle)
+    );
+    // In a scope of 1,000 tools: a program the analysis closed binds the tools it names; an
+    // open one (a computed name) binds all 1,000.
+    let (mut closed, mut open) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        closed.push(time(|| cases.run_big(BIG_CLOSED)));
+        open.push(time(|| cases.run_big(BIG_OPEN)));
+    }
+    println!(
+        "  one-call run_code in a {ASSEMBLY_TOOLS}-tool scope: {:.3} ms when the analysis closed its set (it binds 1 tool), {:.3} ms when open (it binds all {ASSEMBLY_TOOLS})",
+        ms(median(closed)),
+        ms(median(open))
     );
 
     // The cached re-assembly beside a first assembly (which renders the SDK) of a fresh

@@ -654,20 +654,29 @@ async fn an_approval_is_asked_once_for_a_program() {
 }
 
 /// A program that reaches a tool in a way the analysis does not see (here the `Function`
-/// constructor under a computed name) cannot call outside the set it was checked for.
+/// constructor under a computed name) cannot call outside the set it was checked for: a
+/// program whose set is closed has only that set bound (and the bridge refuses any other name).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_bridge_holds_a_program_to_its_closed_set() {
     let f = fixture(Arc::new(TypeScriptRuntime::new()));
-    let program = "const k = 'constr' + 'uctor';\nconst F = (async () => 0)[k];\ntry {\n  await F('return tools.delete_file({path: \"x\"})')();\n} catch (e) {\n  return String(e);\n}\nawait tools.read_file({path: 'a'});\nreturn 'no error'";
-    let result = f.rt.execute(run_code(program)).await;
-    let seen = f.seen.lock().unwrap().clone();
-    assert_eq!(seen, vec![Some(MayCall::closed(["read_file"]))]);
-    let text = result.text();
-    assert!(
-        text.contains("`delete_file` is not among the tools the program was checked for"),
-        "{text}"
-    );
-    assert_eq!(f.calls.load(Ordering::SeqCst), 0, "delete_file did not run");
+    for (call, refusal) in [
+        ("tools.delete_file({path: \"x\"})", "not a function"),
+        (
+            "callTool(\"delete_file\", {path: \"x\"})",
+            "no tool named \"delete_file\" is bound in this run",
+        ),
+    ] {
+        f.seen.lock().unwrap().clear();
+        let program = format!(
+            "const k = 'constr' + 'uctor';\nconst F = (async () => 0)[k];\ntry {{\n  await F('return {call}')();\n}} catch (e) {{\n  return String(e);\n}}\nawait tools.read_file({{path: 'a'}});\nreturn 'no error'"
+        );
+        let result = f.rt.execute(run_code(&program)).await;
+        let seen = f.seen.lock().unwrap().clone();
+        assert_eq!(seen, vec![Some(MayCall::closed(["read_file"]))]);
+        let text = result.text();
+        assert!(text.contains(refusal), "{call}: {text}");
+        assert_eq!(f.calls.load(Ordering::SeqCst), 0, "delete_file did not run");
+    }
 }
 
 /// Sub-calls are not analysed: their `may_call` is `None`.

@@ -97,7 +97,11 @@ pub(crate) async fn run(
         parent: ctx.token(),
         parent_call_id: ctx.call_id().to_owned(),
         cancel: ctx.cancellation().child_token(),
-        names: bound_tools(ctx.runtime(), ctx.agent().unwrap_or(ScopeKey::GLOBAL)),
+        names: bound_tools(
+            ctx.runtime(),
+            ctx.agent().unwrap_or(ScopeKey::GLOBAL),
+            ctx.execution().may_call(),
+        ),
         may_call: ctx.execution().may_call().cloned(),
         mode: mode.clone(),
         pool: Pool::default(),

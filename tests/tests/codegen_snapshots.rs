@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod codegen_support;
+use crate::codegen_support;
 
 use codegen_support::*;
 use serde_json::Value;

@@ -9,7 +9,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod codegen_support;
+use crate::codegen_support;
 
 use codegen_support::*;
 use serde_json::{Value, json};

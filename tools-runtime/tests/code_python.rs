@@ -7,7 +7,7 @@
 #![cfg(feature = "python")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod code_support;
+use crate::code_support;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

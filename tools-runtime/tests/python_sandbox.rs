@@ -7,7 +7,7 @@
 #![cfg(all(feature = "python", target_os = "linux"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod code_support;
+use crate::code_support;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod tracing_support;
+use crate::tracing_support;
 
 use serde_json::json;
 use tools_runtime::code::{CodeMode, TypeScriptRuntime};

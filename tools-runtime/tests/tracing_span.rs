@@ -6,7 +6,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod tracing_support;
+use crate::tracing_support;
 
 use std::sync::{Arc, Mutex};
 

@@ -9,7 +9,7 @@ use tools_schema::{
     AdditionalProperties, Schema, SchemaKind, Validator, assert_object_root, assert_supported,
 };
 
-mod generators;
+use crate::generators;
 use generators::{arb_json, arb_schema, arb_value_for};
 
 proptest! {

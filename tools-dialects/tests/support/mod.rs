@@ -30,9 +30,9 @@ pub fn gallery() -> Vec<ToolSchema> {
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("macros_gallery__") && n.ends_with(".snap"))
+            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                n.starts_with("integration__macros_gallery__") && n.ends_with(".snap")
+            })
         })
         .collect();
     files.sort();

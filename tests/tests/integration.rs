@@ -1,0 +1,18 @@
+//! The cross-crate tests, as modules of one test binary (one link instead of one per file).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+// Helpers shared by several of the modules below.
+mod codegen_support;
+
+mod callers;
+mod code_mode_assembly;
+mod codegen_deep;
+mod codegen_proptest;
+mod codegen_snapshots;
+mod codegen_typecheck;
+mod discovery;
+mod macros_basic;
+mod macros_derive;
+mod macros_gallery;
+mod macros_ui;

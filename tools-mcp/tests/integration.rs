@@ -1,0 +1,14 @@
+//! The integration tests of tools-mcp, as modules of one test binary (one link instead of one per
+//! file).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+// Helpers shared by several of the modules below.
+mod support;
+
+mod codegen_live;
+mod http_stateless;
+mod import_everything;
+mod import_python;
+mod round_trip;
+mod serve_python;

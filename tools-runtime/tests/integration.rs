@@ -1,0 +1,28 @@
+//! The integration tests of tools-runtime. Each file beside this one is a module of this one test
+//! binary, so the workspace links it once instead of once per file (each link carries the engines
+//! and the pipeline: time and disk in every test run).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+// Helpers shared by several of the modules below.
+mod code_support;
+mod tracing_support;
+
+mod architecture;
+mod cancellation_stress;
+mod cards;
+mod cc_names;
+mod code_analysis;
+mod code_mode;
+mod code_mode_e2e;
+mod code_python;
+mod code_typescript;
+mod conformance;
+mod deep_values;
+mod faults;
+mod python_sandbox;
+mod scopes;
+mod tool_validated_output;
+mod tracing_run_code;
+mod tracing_span;
+mod wrappers;

@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-// Helpers shared by several of the modules below.
+// Helpers for the modules below, declared once here.
 mod support;
 
 mod codegen_live;

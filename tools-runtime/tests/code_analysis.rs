@@ -6,6 +6,7 @@
 //! The Python half needs an interpreter (`TOOLS_PYTHON` or `python3` on `PATH`); without one it
 //! fails.
 
+#![cfg(all(feature = "typescript", feature = "python"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::BTreeSet;

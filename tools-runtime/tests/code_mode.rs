@@ -4,6 +4,7 @@
 //! events, contexts, settlement and the result. Programs run on the TypeScript runtime here; the
 //! end-to-end tests of both languages are in `code_mode_e2e.rs`.
 
+#![cfg(feature = "typescript")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

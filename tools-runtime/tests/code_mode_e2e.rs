@@ -13,6 +13,7 @@
 //!
 //! The Python tests find the interpreter as the Python runtime tests do (`TOOLS_PYTHON`, else
 //! `python3` on `PATH`); without one they fail.
+#![cfg(any(feature = "typescript", feature = "python"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::BTreeSet;

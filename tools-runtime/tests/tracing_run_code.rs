@@ -3,6 +3,7 @@
 //!
 //! Alone in its binary for the reason given in `tracing_span.rs`.
 
+#![cfg(feature = "typescript")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use crate::tracing_support;

@@ -45,7 +45,10 @@ use crate::schema::{FullSchema, cut};
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum McpSource {
-    /// A server started as a child process, spoken to over its stdin and stdout.
+    /// A server started as a child process, spoken to over its stdin and stdout. On Linux it
+    /// gets those and stderr and no other descriptor of the host: whatever the host holds
+    /// without close-on-exec (a descriptor it inherited, or one a library opened without
+    /// `O_CLOEXEC`) is closed when the server's program starts.
     Stdio {
         /// The program.
         program: String,
@@ -477,6 +480,48 @@ async fn open(inner: &Arc<Inner>) -> Result<(), McpError> {
     Ok(())
 }
 
+/// Has the child close every descriptor above stderr when its program starts: they are marked
+/// close-on-exec between fork and exec (`close_range` with `CLOSE_RANGE_CLOEXEC`, else one
+/// `fcntl` per possible descriptor), so the standard library's own exec-error pipe still works.
+#[cfg(target_os = "linux")]
+fn only_standard_streams(command: &mut tokio::process::Command) {
+    // SAFETY: between fork and exec only async-signal-safe system calls are made, on
+    // descriptors of the child's own table.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::close_range(
+                3,
+                libc::c_uint::MAX,
+                libc::CLOSE_RANGE_CLOEXEC as libc::c_int,
+            ) == 0
+            {
+                return Ok(());
+            }
+            // Kernels before 5.11: every descriptor the limit allows, one call each.
+            let mut limit = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            let end = if libc::getrlimit(libc::RLIMIT_NOFILE, &raw mut limit) == 0 {
+                limit.rlim_cur.min(1 << 20)
+            } else {
+                1 << 16
+            };
+            let end = libc::c_int::try_from(end).unwrap_or(libc::c_int::MAX);
+            for fd in 3..end {
+                let flags = libc::fcntl(fd, libc::F_GETFD);
+                if flags >= 0 {
+                    libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+                }
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn only_standard_streams(_command: &mut tokio::process::Command) {}
+
 /// One connection attempt with one lifecycle. `Protocol::Auto` makes up to two: 2026-07-28
 /// (`server/discover`) first, then, on a fresh connection, the `initialize` handshake. rmcp's own
 /// `Auto` mode is not used: its probe gives up after a fixed 10 seconds and then fails when a
@@ -500,6 +545,7 @@ async fn connect_once(
             for (k, v) in env {
                 command.env(k, v);
             }
+            only_standard_streams(&mut command);
             let stderr = if inner.options.inherit_stderr {
                 Stdio::inherit()
             } else {

@@ -10,5 +10,6 @@ mod codegen_live;
 mod http_stateless;
 mod import_everything;
 mod import_python;
+mod inherited_fds;
 mod round_trip;
 mod serve_python;

@@ -142,8 +142,9 @@ struct InputArgs {
 
 #[derive(Debug, Args)]
 struct OutputArgs {
-    /// Write to FILE instead of stdout: a regular file atomically (a temporary file, then a
-    /// rename), anything else (/dev/stdout, a pipe) as a stream.
+    /// Write to FILE instead of stdout: a regular file atomically (a hidden temporary file
+    /// beside it, flushed to disk, then renamed over it; on any failure the error names FILE and
+    /// the step, and FILE is left as it was), anything else (/dev/stdout, a pipe) as a stream.
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
     /// Write nothing; exit 1 with a unified diff when FILE differs from the rendering.

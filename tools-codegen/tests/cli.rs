@@ -545,3 +545,147 @@ fn stats_prints_the_token_costs_of_each_presentation() {
         stderr(&output)
     );
 }
+
+/// The example catalog's TypeScript SDK into `out`, run by `sh` after `setup` (shell commands).
+#[cfg(target_os = "linux")]
+fn codegen_after(setup: &str, out: &Path) -> Output {
+    Command::new("sh")
+        .current_dir(repo())
+        .arg("-c")
+        .arg(format!("{setup}\nexec \"$0\" \"$@\""))
+        .arg(env!("CARGO_BIN_EXE_tools-codegen"))
+        .args([
+            "sdk",
+            "--lang",
+            "typescript",
+            "--catalog",
+            "examples/catalog.json",
+        ])
+        .arg("--out")
+        .arg(out)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// The entries of a folder, sorted.
+fn entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    names
+}
+
+/// A write that fails half way (the file size limit, which stops root too) names the file
+/// asked for and the step, never the hidden temporary file, and leaves nothing behind: the
+/// old file is as it was and the temporary file is gone.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_failed_write_names_the_requested_file_and_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sdk.ts");
+    std::fs::write(&out, "old\n").unwrap();
+    // `ulimit -f 1` allows 512 or 1024 bytes, less than the SDK; with SIGXFSZ ignored the
+    // write fails with EFBIG instead of killing the process.
+    let run = codegen_after("trap '' XFSZ\nulimit -f 1", &out);
+    let message = stderr(&run);
+    assert_eq!(run.status.code(), Some(2), "{message}");
+    assert!(
+        message.starts_with(&format!(
+            "tools-codegen: error[FILE_IO]: {}: cannot write the file: cannot write the new text: ",
+            out.display()
+        )),
+        "{message}"
+    );
+    assert!(
+        !message.contains(&format!("{}/.", dir.path().display())),
+        "{message}"
+    );
+    assert_eq!(entries(dir.path()), ["sdk.ts"]);
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "old\n");
+}
+
+/// The user id of this process, as Linux reports it.
+#[cfg(target_os = "linux")]
+fn current_uid() -> u32 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|v| v.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap()
+}
+
+/// A folder where no file can be created (a read-only tmpfs in a private mount namespace as
+/// root, whom permissions do not stop; a folder without write permission otherwise) names the
+/// file asked for and the folder; a folder in place of the file names the file.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_unwritable_folder_or_a_folder_in_place_of_the_file_names_the_requested_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let sealed = dir.path().join("sealed");
+    std::fs::create_dir(&sealed).unwrap();
+    let out = sealed.join("sdk.ts");
+    let run = if current_uid() == 0 {
+        let mount = format!(
+            "mount -t tmpfs -o ro tmpfs '{}' || exit 99",
+            sealed.display()
+        );
+        let run = Command::new("unshare")
+            .args(["--mount", "--propagation", "private", "sh", "-c"])
+            .arg(format!("{mount}\nexec \"$0\" \"$@\""))
+            .arg(env!("CARGO_BIN_EXE_tools-codegen"))
+            .current_dir(repo())
+            .args([
+                "sdk",
+                "--lang",
+                "typescript",
+                "--catalog",
+                "examples/catalog.json",
+            ])
+            .arg("--out")
+            .arg(&out)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_ne!(run.status.code(), Some(99), "{}", stderr(&run));
+        run
+    } else {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&sealed, std::fs::Permissions::from_mode(0o555)).unwrap();
+        codegen_after("", &out)
+    };
+    let message = stderr(&run);
+    assert_eq!(run.status.code(), Some(2), "{message}");
+    assert!(
+        message.starts_with(&format!(
+            "tools-codegen: error[FILE_IO]: {}: cannot write the file: cannot create a temporary file in {}: ",
+            out.display(),
+            sealed.display()
+        )),
+        "{message}"
+    );
+    assert!(
+        !message.contains(&format!("{}/.", sealed.display())),
+        "{message}"
+    );
+    assert!(entries(&sealed).is_empty());
+
+    let folder = dir.path().join("folder.ts");
+    std::fs::create_dir(&folder).unwrap();
+    let run = codegen_after("", &folder);
+    let message = stderr(&run);
+    assert_eq!(run.status.code(), Some(2), "{message}");
+    assert!(
+        message.starts_with(&format!(
+            "tools-codegen: error[FILE_IO]: {}: cannot write the file: ",
+            folder.display()
+        )),
+        "{message}"
+    );
+    assert!(entries(&folder).is_empty());
+    assert_eq!(entries(dir.path()), ["folder.ts", "sealed"]);
+}

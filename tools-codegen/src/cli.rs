@@ -424,7 +424,7 @@ fn warn(catalog: &ParsedCatalog<'_>, deny: bool, stderr: &mut dyn Write) -> Resu
         let Some(first) = tool.warnings.first() else {
             continue;
         };
-        let more = match tool.total() - 1 {
+        let more = match tool.total().saturating_sub(1) {
             0 => String::new(),
             1 => " (and 1 more place in this tool)".to_owned(),
             n => format!(" (and {n} more places in this tool)"),
@@ -436,16 +436,16 @@ fn warn(catalog: &ParsedCatalog<'_>, deny: bool, stderr: &mut dyn Write) -> Resu
         );
         printed += 1;
     }
-    if lines > printed {
-        let _ = writeln!(
-            stderr,
-            "tools-codegen: warning: and {} more warnings, not shown",
-            lines - printed
-        );
-    }
     let count = schemas
         .iter()
         .fold(names.len(), |sum, tool| sum.saturating_add(tool.total()));
+    if lines > printed {
+        let _ = writeln!(
+            stderr,
+            "tools-codegen: warning: {} more warning lines not shown ({count} warnings in all)",
+            lines - printed
+        );
+    }
     if deny && count > 0 {
         return Err(CliError::WarningsDenied { count });
     }

@@ -888,7 +888,7 @@ fn warnings_are_bounded_per_tool_and_in_all() {
     assert_eq!(
         lines[tools_codegen::cli::MAX_PRINTED_WARNINGS],
         format!(
-            "tools-codegen: warning: and {} more warnings, not shown",
+            "tools-codegen: warning: {} more warning lines not shown (1500 warnings in all)",
             501 - tools_codegen::cli::MAX_PRINTED_WARNINGS
         )
     );

@@ -169,8 +169,13 @@ impl std::fmt::Display for Degradation {
             ),
             Degradation::UntypedExtraKeys { keyword } => write!(
                 f,
-                "`{keyword}` beside declared keys is not expressed; the values of further keys \
-                 are typed `unknown` (TypeScript) and `Any` or not admitted (Python)"
+                "`{keyword}`{} is not expressed; the values of undeclared keys are typed \
+                 `unknown` (TypeScript) and `Any` or not admitted (Python)",
+                if *keyword == "additionalProperties" {
+                    " beside declared properties"
+                } else {
+                    ""
+                }
             ),
         }
     }
@@ -831,6 +836,66 @@ mod tests {
         assert_eq!(object.props.len(), 1);
         assert!(object.props[0].required);
         assert_eq!(object.props[0].ty, Ty::Json);
+    }
+
+    #[test]
+    fn degradations_say_what_was_left_out() {
+        let unknown = "it is typed `unknown` (TypeScript) and `Any` (Python)";
+        for (degradation, text) in [
+            (
+                Degradation::TooDeep,
+                format!("nested deeper than 48 levels; {unknown}"),
+            ),
+            (
+                Degradation::Reference { keyword: "$ref" },
+                format!("`$ref` is not followed; {unknown}"),
+            ),
+            (
+                Degradation::UnknownType {
+                    name: "d\"".repeat(300),
+                },
+                format!(
+                    "`type` \"{}\"… (400 more bytes) is not a JSON type; {unknown}",
+                    "d\\\"".repeat(100)
+                ),
+            ),
+            (
+                Degradation::Malformed {
+                    keyword: "required",
+                    expected: "an array of property names",
+                },
+                format!("`required` is not an array of property names; {unknown}"),
+            ),
+            (
+                Degradation::NoValue {
+                    what: "an empty `enum`",
+                },
+                format!("an empty `enum` admits no value, which is not expressed; {unknown}"),
+            ),
+            (
+                Degradation::NotASchema { found: "null" },
+                format!("null is not a schema; {unknown}"),
+            ),
+            (
+                Degradation::UntypedExtraKeys {
+                    keyword: "patternProperties",
+                },
+                "`patternProperties` is not expressed; the values of undeclared keys are typed \
+                 `unknown` (TypeScript) and `Any` or not admitted (Python)"
+                    .to_owned(),
+            ),
+            (
+                Degradation::UntypedExtraKeys {
+                    keyword: "additionalProperties",
+                },
+                "`additionalProperties` beside declared properties is not expressed; the values \
+                 of undeclared keys are typed `unknown` (TypeScript) and `Any` or not admitted \
+                 (Python)"
+                    .to_owned(),
+            ),
+        ] {
+            assert_eq!(degradation.to_string(), text);
+        }
     }
 
     /// Counts the nodes the reader steps into, and stops the test past a budget.

@@ -5,7 +5,15 @@
 //!
 //! Exit status: `0` success, `1` a `--check` found a file that differs (a unified diff is
 //! printed), `2` bad usage or bad input (the error names the file and line and column, or the
-//! tool and JSON pointer).
+//! tool and JSON pointer), or warnings under `--deny-warnings`.
+//!
+//! Warnings go to stderr and leave the exit status alone (the output is still valid): a tool
+//! name outside MCP's naming rule ([`crate::name_warnings`]), and each tool whose rendered
+//! types say less than its schema ([`crate::schema_warnings`]: the JSON pointer of the first
+//! such place, why, and how many more the tool has). At most [`MAX_PRINTED_WARNINGS`] are
+//! printed, then one line counts the rest, so a hostile catalog cannot flood the terminal.
+//! `--deny-warnings` turns them into an error (`WARNINGS_DENIED`, exit 2) before anything is
+//! written.
 
 use crate::{CodegenError, Language, ParsedCatalog, Renderer};
 use clap::{Args, Parser, Subcommand};
@@ -34,10 +42,20 @@ Examples:
   # What each presentation costs in tokens, per tool and dialect, beside Code Mode
   tools-codegen stats --catalog tools.json
 
+  # Fail (exit 2, nothing written) when a type would degrade to unknown/Any
+  tools-codegen sdk --lang typescript --catalog tools.json --out sdk.ts --deny-warnings
+
 The catalog is the MCP tools/list result: {\"tools\": [{\"name\", \"description\",
 \"inputSchema\", \"outputSchema\"}]}, or a bare array of tools. Built with the `mcp`
 feature, --mcp-stdio \"COMMAND\" or --mcp-url URL reads it from a live MCP server.
-Exit status: 0 success, 1 --check found a difference, 2 bad usage or bad input.";
+Warnings on stderr (the exit status stays 0): tool names outside MCP's naming rule, and
+each tool whose types say less than its schema (a $ref, anyOf without type, nesting deeper
+than 48 levels, ... typed unknown/Any), with the JSON pointer of the place and why.
+Exit status: 0 success, 1 --check found a difference, 2 bad usage or bad input, or
+warnings under --deny-warnings.";
+
+/// How many warning lines the CLI prints; one more line counts the rest.
+pub const MAX_PRINTED_WARNINGS: usize = 20;
 
 /// The file names `all` writes into `--out-dir`.
 pub const ALL_FILES: [(&str, Output); 3] = [
@@ -138,12 +156,17 @@ struct InputArgs {
     #[cfg(feature = "mcp")]
     #[arg(long, value_name = "URL", conflicts_with = "catalog")]
     mcp_url: Option<String>,
+    /// Make warnings errors: exit 2 and write nothing when a tool name is outside MCP's
+    /// naming rule or a type says less than its schema (typed unknown/Any).
+    #[arg(long)]
+    deny_warnings: bool,
 }
 
 #[derive(Debug, Args)]
 struct OutputArgs {
-    /// Write to FILE instead of stdout: a regular file atomically (a temporary file, then a
-    /// rename), anything else (/dev/stdout, a pipe) as a stream.
+    /// Write to FILE instead of stdout: a regular file atomically (a hidden temporary file
+    /// beside it, flushed to disk, then renamed over it; on any failure the error names FILE and
+    /// the step, and FILE is left as it was), anything else (/dev/stdout, a pipe) as a stream.
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
     /// Write nothing; exit 1 with a unified diff when FILE differs from the rendering.
@@ -176,6 +199,16 @@ pub enum CliError {
     #[cfg(feature = "mcp")]
     #[error(transparent)]
     Mcp(#[from] crate::mcp::McpFetchError),
+    /// The catalog drew warnings and `--deny-warnings` makes them errors.
+    #[error(
+        "{count} {} (above) and --deny-warnings makes them errors; nothing was written",
+        if *.count == 1 { "warning" } else { "warnings" }
+    )]
+    WarningsDenied {
+        /// How many warnings there were: names outside MCP's rule, and places where a type
+        /// says less than its schema.
+        count: usize,
+    },
     /// An output file could not be read (for `--check`) or written.
     #[error("{path}: cannot {action}: {error}")]
     File {
@@ -191,13 +224,15 @@ pub enum CliError {
 }
 
 impl CliError {
-    /// The stable error code: the catalog's or codegen's code, `STDIN` or `FILE_IO`.
+    /// The stable error code: the catalog's or codegen's code, `STDIN`, `FILE_IO` or
+    /// `WARNINGS_DENIED`.
     pub fn code(&self) -> &'static str {
         match self {
             CliError::Catalog(e) => e.code(),
             CliError::Stdin(_) => "STDIN",
             CliError::Codegen(e) => e.code(),
             CliError::File { .. } => "FILE_IO",
+            CliError::WarningsDenied { .. } => "WARNINGS_DENIED",
             CliError::Stats(e) => e.code(),
             #[cfg(feature = "mcp")]
             CliError::Mcp(_) => "MCP_LIST_FAILED",
@@ -329,7 +364,7 @@ fn execute(
             let renderer = renderer(input.templates.as_deref())?;
             let (text, name) = read_input(&input, stdin)?;
             let catalog = ParsedCatalog::from_json_str(&text, Some(&name))?;
-            warn_names(&catalog, stderr);
+            warn(&catalog, input.deny_warnings, stderr)?;
             let mut status = 0;
             if !check {
                 std::fs::create_dir_all(&out_dir).map_err(|error| CliError::File {
@@ -349,7 +384,7 @@ fn execute(
     let renderer = renderer(input.templates.as_deref())?;
     let (source, name) = read_input(&input, stdin)?;
     let catalog = ParsedCatalog::from_json_str(&source, Some(&name))?;
-    warn_names(&catalog, stderr);
+    warn(&catalog, input.deny_warnings, stderr)?;
     let text = render(&renderer, &catalog, what)?;
     // The process ends right after this: skip freeing the catalog piece by piece.
     std::mem::forget(catalog);
@@ -362,11 +397,59 @@ fn execute(
     }
 }
 
-/// Prints a warning for each tool name outside MCP's rule (see [`crate::name_warnings`]).
-fn warn_names(catalog: &ParsedCatalog<'_>, stderr: &mut dyn Write) {
-    for warning in crate::name_warnings(catalog) {
+/// Prints the catalog's warnings: one for each tool name outside MCP's rule (see
+/// [`crate::name_warnings`]), then one for each tool whose types say less than its schema (see
+/// [`crate::schema_warnings`]): its first place and how many more it has. At most
+/// [`MAX_PRINTED_WARNINGS`] lines, then one that counts the rest.
+///
+/// # Errors
+///
+/// [`CliError::WarningsDenied`] when there is any warning and `deny` is set.
+fn warn(catalog: &ParsedCatalog<'_>, deny: bool, stderr: &mut dyn Write) -> Result<(), CliError> {
+    let names = crate::name_warnings(catalog);
+    let schemas = crate::schema_warnings(catalog);
+    let lines = names.len().saturating_add(schemas.len());
+    let mut printed = 0;
+    for warning in &names {
+        if printed == MAX_PRINTED_WARNINGS {
+            break;
+        }
         let _ = writeln!(stderr, "tools-codegen: warning: {warning}");
+        printed += 1;
     }
+    for tool in &schemas {
+        if printed == MAX_PRINTED_WARNINGS {
+            break;
+        }
+        let Some(first) = tool.warnings.first() else {
+            continue;
+        };
+        let more = match tool.total().saturating_sub(1) {
+            0 => String::new(),
+            1 => " (and 1 more place in this tool)".to_owned(),
+            n => format!(" (and {n} more places in this tool)"),
+        };
+        let _ = writeln!(
+            stderr,
+            "tools-codegen: warning: tool {}: {first}{more}",
+            tools_schema::excerpt::quoted(&tool.tool)
+        );
+        printed += 1;
+    }
+    let count = schemas
+        .iter()
+        .fold(names.len(), |sum, tool| sum.saturating_add(tool.total()));
+    if lines > printed {
+        let _ = writeln!(
+            stderr,
+            "tools-codegen: warning: {} more warning lines not shown ({count} warnings in all)",
+            lines - printed
+        );
+    }
+    if deny && count > 0 {
+        return Err(CliError::WarningsDenied { count });
+    }
+    Ok(())
 }
 
 fn write_stdout(stdout: &mut dyn Write, text: &str) -> Result<(), CliError> {

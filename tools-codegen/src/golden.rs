@@ -204,7 +204,9 @@ pub enum GoldenError {
     /// A file could not be read or written.
     #[error("{}: cannot {action} the file: {error}", .path.display())]
     Io {
-        /// The file.
+        /// The file in the folder (never the temporary file it is written through: a failed
+        /// write says which step failed, removes the temporary file and leaves this one as it
+        /// was).
         path: PathBuf,
         /// `read` or `write`.
         action: &'static str,

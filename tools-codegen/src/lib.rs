@@ -22,6 +22,9 @@
 //! - **Total.** Any JSON value is accepted as a schema. What the supported subset cannot express
 //!   degrades to `unknown` (TypeScript) or `Any` (Python); the rules, construct by construct,
 //!   are in [`schema_rules`]. Nothing here panics.
+//! - **Not silent.** [`schema_warnings`] lists every place where a type degraded that way, per
+//!   tool, with the JSON pointer of the schema node and the reason ([`Degradation`]); the CLI
+//!   prints them as warnings (and fails on them with `--deny-warnings`).
 //! - **Accepting.** A rendered type accepts every value its schema accepts, with one documented
 //!   Python exception: `TypedDict` cannot admit undeclared keys, so an open object with declared
 //!   properties rejects dict literals with extra keys (see [`schema_rules`]).
@@ -113,6 +116,7 @@ mod files;
 pub mod golden;
 mod text;
 mod ts;
+mod warnings;
 
 #[cfg(feature = "cli")]
 pub mod cli;
@@ -125,10 +129,11 @@ pub use discovery::{
     MAX_QUERY_WORD_BYTES, MAX_QUERY_WORDS, discovery_usage_text, name_prefix, rank_tools,
     render_declarations, render_index,
 };
-pub use lower::MAX_DEPTH;
+pub use lower::{Degradation, MAX_DEPTH};
 pub use parsed::ParsedCatalog;
 pub use run_code::{RunCodeDefinition, run_code_definition};
 pub use tools_schema::{Catalog, ToolSchema};
+pub use warnings::{MAX_LISTED_PER_TOOL, SchemaWarning, ToolWarnings};
 
 use parsed::Tools;
 
@@ -170,6 +175,12 @@ use std::sync::OnceLock;
 /// | no `type` and only other keywords (`minLength`, `format`, ...) | `JsonValue` | `Any` |
 /// | malformed `properties`, `required`, `items`, `additionalProperties`, `oneOf`, `enum` | `unknown` | `Any` |
 /// | nested deeper than [`MAX_DEPTH`] levels | `unknown` | `Any` |
+///
+/// Each row that reads as `unknown`/`Any` (or drops what a tuple, `patternProperties` or an
+/// `additionalProperties` schema beside properties says) is reported by [`schema_warnings`] as
+/// a [`Degradation`] at the node's JSON pointer. Rows that only widen because a language has no
+/// such type (`integer` as `number`, a float literal as `float`, the Python exception below)
+/// and keywords that only narrow (`minLength`, `format`, `anyOf` beside `type`) are not.
 ///
 /// Outside an SDK render, [`json_schema_to_py`] has no module to declare a `TypedDict` in, so
 /// an object with properties is `dict[str, Any]` there.
@@ -243,6 +254,37 @@ pub fn name_warnings(catalog: &impl ToolList) -> Vec<String> {
         Tools::Values(tools) => warn(tools.iter().map(|t| t.name)),
         Tools::Nodes(tools) => warn(tools.iter().map(|t| t.name)),
     }
+}
+
+/// Every place where the rendered types say less than a tool's schema, per tool, in name order
+/// (only tools with at least one); empty when every schema is expressed exactly.
+///
+/// What the supported subset cannot express is typed `unknown` (TypeScript) or `Any` (Python)
+/// and the SDK stays valid (see [`schema_rules`]), so rendering never fails over it; this says
+/// where it happened and why: a schema nested deeper than [`MAX_DEPTH`] levels, a `$ref`, an
+/// `anyOf` without `type`, a malformed keyword, ... (every case is a [`Degradation`]). Each
+/// place carries the RFC 6901 pointer of the schema node into the tool's catalog entry
+/// (`/inputSchema/properties/a`). At most [`MAX_LISTED_PER_TOOL`] places are listed per tool,
+/// the rest counted ([`ToolWarnings::unlisted`]). The reader is the renderers' own, so the
+/// places are exactly where the SDKs and the docs' types degrade. The CLI prints these on
+/// stderr.
+///
+/// ```
+/// use tools_codegen::{Catalog, Degradation, schema_warnings};
+///
+/// let catalog = Catalog::from_json_str(
+///     r##"[{"name": "find", "inputSchema": {"type": "object", "properties": {
+///         "filter": {"$ref": "#/$defs/filter"}, "limit": {"type": "integer"}}}}]"##,
+///     None,
+/// )
+/// .unwrap();
+/// let found = schema_warnings(&catalog);
+/// assert_eq!(found[0].tool, "find");
+/// assert_eq!(found[0].warnings[0].pointer, "/inputSchema/properties/filter");
+/// assert_eq!(found[0].warnings[0].degradation, Degradation::Reference { keyword: "$ref" });
+/// ```
+pub fn schema_warnings(catalog: &impl ToolList) -> Vec<ToolWarnings> {
+    with_tools!(catalog, warnings::collect)
 }
 
 /// A language the SDK can be rendered in.

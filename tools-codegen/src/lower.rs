@@ -30,6 +30,32 @@
 //! Every unknown or ignored construct widens the type, never narrows it, so the rendered type
 //! accepts every value the schema accepts.
 //!
+//! # What the types leave out
+//!
+//! Each row above that reads a schema as unknown (or drops what a keyword says about elements
+//! or extra keys) is a place where the rendered SDK says less than the schema. The reader
+//! reports each such place to a [`Recorder`] as a [`Degradation`], at the RFC 6901 pointer of
+//! the schema node where it gave up; [`crate::schema_warnings`] collects them per tool and the
+//! CLI prints them as warnings. What is reported:
+//!
+//! | [`Degradation`] | where |
+//! | --- | --- |
+//! | `TooDeep` | a schema nested deeper than [`MAX_DEPTH`] levels (once per branch, at the first level read as unknown) |
+//! | `Reference` | `$ref`, `$dynamicRef`, `$recursiveRef` |
+//! | `Combinator` | `anyOf`, `allOf`, `not`, `if` without `type` |
+//! | `UnknownType` | a `type` name that is no JSON type |
+//! | `Malformed` | a keyword whose value has the wrong shape (`properties` not an object, `required` not names, `type` not a name or names, `oneOf` not a non-empty array, ...) |
+//! | `NonScalarLiteral` | `const` or `enum` with an object or array value |
+//! | `NoValue` | `false`, an empty `enum`, `items: false`: schemas no value (or element) satisfies |
+//! | `NotASchema` | `null`, a number, a string or an array in schema position |
+//! | `Tuple` | `prefixItems`, or `items` as an array: the elements are unknown |
+//! | `UntypedExtraKeys` | `patternProperties`, or an `additionalProperties` schema beside `properties`: the values of further keys are unknown |
+//!
+//! Not reported, because no reader could type them: keywords that only narrow a type
+//! (`minLength`, `format`, `anyOf` beside `type`, ...), `integer` read as TypeScript's
+//! `number`, a float literal widened to Python's `float`, and Python's closed `TypedDict` for an
+//! open object (see [`crate::schema_rules`]).
+//!
 //! The reader recurses at most [`MAX_DEPTH`] levels and treats anything deeper as unknown, so a
 //! schema nested 100,000 levels deep costs 48 stack frames. The bound also keeps the rendered
 //! types within what `tsc` can compare: past about 100 nested levels it reports "excessive stack
@@ -40,6 +66,174 @@ use serde_json::Number;
 
 /// Schema levels read before a subtree degrades to unknown.
 pub const MAX_DEPTH: usize = 48;
+
+/// Why the rendered type of a schema node says less than the node: what the reader could not
+/// express there (see the [module docs](self) for where each is reported). The display is a
+/// sentence fragment that says what was left out and how the SDK types the node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Degradation {
+    /// Nested deeper than [`MAX_DEPTH`] levels: the subtree is not read.
+    TooDeep,
+    /// A reference keyword (`$ref`, `$dynamicRef`, `$recursiveRef`): references are not followed.
+    Reference {
+        /// The keyword.
+        keyword: &'static str,
+    },
+    /// `anyOf`, `allOf`, `not` or `if` without a `type` beside it.
+    Combinator {
+        /// The keyword (the first of them in the schema).
+        keyword: &'static str,
+    },
+    /// `type` names something that is not a JSON type (`"date"`).
+    UnknownType {
+        /// The name, as the schema spells it.
+        name: String,
+    },
+    /// A keyword whose value has the wrong shape.
+    Malformed {
+        /// The keyword.
+        keyword: &'static str,
+        /// What its value must be (`"an object of schemas"`).
+        expected: &'static str,
+    },
+    /// `const` or `enum` with an object or array value: only scalar literals are expressed.
+    NonScalarLiteral {
+        /// `const` or `enum`.
+        keyword: &'static str,
+    },
+    /// A schema no value satisfies (`false`, an empty `enum`; `items: false` for elements).
+    NoValue {
+        /// What it is: `false`, `an empty enum` or `items: false`.
+        what: &'static str,
+    },
+    /// Something other than a schema (an object or a boolean) in schema position.
+    NotASchema {
+        /// What was found: `null`, `a number`, `a string` or `an array`.
+        found: &'static str,
+    },
+    /// A tuple (`prefixItems`, or `items` as an array): the elements are typed unknown.
+    Tuple {
+        /// `prefixItems` or `items`.
+        keyword: &'static str,
+    },
+    /// `patternProperties`, or an `additionalProperties` schema beside `properties`: the values
+    /// of undeclared keys are typed unknown.
+    UntypedExtraKeys {
+        /// `patternProperties` or `additionalProperties`.
+        keyword: &'static str,
+    },
+}
+
+/// How a node the reader gave up on is typed.
+const AS_UNKNOWN: &str = "it is typed `unknown` (TypeScript) and `Any` (Python)";
+
+impl std::fmt::Display for Degradation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Degradation::TooDeep => {
+                write!(f, "nested deeper than {MAX_DEPTH} levels; {AS_UNKNOWN}")
+            }
+            Degradation::Reference { keyword } => {
+                write!(f, "`{keyword}` is not followed; {AS_UNKNOWN}")
+            }
+            Degradation::Combinator { keyword } => write!(
+                f,
+                "`{keyword}` without `type` beside it is not expressed; {AS_UNKNOWN}"
+            ),
+            Degradation::UnknownType { name } => write!(
+                f,
+                "`type` {} is not a JSON type; {AS_UNKNOWN}",
+                tools_schema::excerpt::quoted(name)
+            ),
+            Degradation::Malformed { keyword, expected } => {
+                write!(f, "`{keyword}` is not {expected}; {AS_UNKNOWN}")
+            }
+            Degradation::NonScalarLiteral { keyword } => write!(
+                f,
+                "`{keyword}` has an object or array value, which is not expressed; {AS_UNKNOWN}"
+            ),
+            Degradation::NoValue { what } => {
+                write!(
+                    f,
+                    "{what} admits no value, which is not expressed; {AS_UNKNOWN}"
+                )
+            }
+            Degradation::NotASchema { found } => {
+                write!(f, "{found} is not a schema; {AS_UNKNOWN}")
+            }
+            Degradation::Tuple { keyword } => write!(
+                f,
+                "the tuple of `{keyword}` is not expressed; its elements are typed `unknown` \
+                 (TypeScript) and `Any` (Python)"
+            ),
+            Degradation::UntypedExtraKeys { keyword } => write!(
+                f,
+                "`{keyword}`{} is not expressed; the values of undeclared keys are typed \
+                 `unknown` (TypeScript) and `Any` or not admitted (Python)",
+                if *keyword == "additionalProperties" {
+                    " beside declared properties"
+                } else {
+                    ""
+                }
+            ),
+        }
+    }
+}
+
+/// One reference token of the pointer to the node being read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Token<'a> {
+    /// An object key (a keyword, or a property name under `properties`).
+    Key(&'a str),
+    /// An array index (under `oneOf`).
+    Index(usize),
+}
+
+/// What the reader tells about its walk: where it is (a stack of tokens) and where it gave up.
+pub(crate) trait Recorder<'a> {
+    /// The reader steps into `token` of the current node.
+    fn enter(&mut self, token: Token<'a>);
+    /// The reader steps back out of the last token entered.
+    fn leave(&mut self);
+    /// The current node's type says less than the node, for this reason.
+    fn degraded(&mut self, degradation: Degradation);
+}
+
+/// The recorder of plain rendering: records nothing, and compiles to nothing.
+pub(crate) struct Silent;
+
+impl Recorder<'_> for Silent {
+    #[inline(always)]
+    fn enter(&mut self, _: Token<'_>) {}
+    #[inline(always)]
+    fn leave(&mut self) {}
+    #[inline(always)]
+    fn degraded(&mut self, _: Degradation) {}
+}
+
+/// Reads the child `schema` reached through `tokens` (one or two) of the current node.
+fn child<'a, J: Json, R: Recorder<'a>>(
+    schema: &'a J,
+    tokens: &[Token<'a>],
+    depth: usize,
+    rec: &mut R,
+) -> Ty<'a> {
+    for token in tokens {
+        rec.enter(*token);
+    }
+    let ty = lower_at(schema, depth + 1, rec);
+    for _ in tokens {
+        rec.leave();
+    }
+    ty
+}
+
+/// [`Ty::Unknown`], reported to `rec` as `degradation`.
+fn unknown<'a, R: Recorder<'a>>(rec: &mut R, degradation: Degradation) -> Ty<'a> {
+    rec.degraded(degradation);
+    Ty::Unknown
+}
 
 /// A type in the renderers' model.
 #[derive(Debug, Clone, PartialEq)]
@@ -105,20 +299,27 @@ pub(crate) enum Extra<'a> {
 }
 
 /// Reads a raw schema. Total: never fails, never recurses deeper than [`MAX_DEPTH`].
+#[cfg(test)]
 pub(crate) fn lower<J: Json>(schema: &J) -> Ty<'_> {
-    lower_at(schema, 0)
+    lower_at(schema, 0, &mut Silent)
 }
 
-fn lower_at<J: Json>(schema: &J, depth: usize) -> Ty<'_> {
+fn lower_at<'a, J: Json, R: Recorder<'a>>(schema: &'a J, depth: usize, rec: &mut R) -> Ty<'a> {
     if depth > MAX_DEPTH {
         // Past the depth, any value. Not `JsonValue`: checking a deep value against that
         // recursive type makes `tsc --strict` fail with "Excessive stack depth", while
         // `unknown` (and Python's `Any`) admit every JSON value as well.
-        return Ty::Unknown;
+        return unknown(rec, Degradation::TooDeep);
     }
     match schema.view() {
-        View::Object => lower_map(schema, depth),
-        _ => Ty::Unknown,
+        View::Object => lower_map(schema, depth, rec),
+        // `true` admits every value, which `unknown` says exactly.
+        View::Bool(true) => Ty::Unknown,
+        View::Bool(false) => unknown(rec, Degradation::NoValue { what: "`false`" }),
+        View::Null => unknown(rec, Degradation::NotASchema { found: "null" }),
+        View::Number(_) => unknown(rec, Degradation::NotASchema { found: "a number" }),
+        View::String(_) => unknown(rec, Degradation::NotASchema { found: "a string" }),
+        View::Array(_) => unknown(rec, Degradation::NotASchema { found: "an array" }),
     }
 }
 
@@ -142,8 +343,10 @@ pub(crate) fn doc_of<J: Json>(schema: &J) -> Option<&str> {
 
 /// The keywords the reader looks at, found in one pass over a schema object.
 struct Keywords<'a, J> {
-    reference: bool,
-    narrowing: bool,
+    /// The reference keyword, when there is one.
+    reference: Option<&'static str>,
+    /// The first of `anyOf`, `allOf`, `not`, `if`.
+    narrowing: Option<&'static str>,
     constant: Option<&'a J>,
     enumeration: Option<&'a J>,
     types: Option<&'a J>,
@@ -159,8 +362,8 @@ struct Keywords<'a, J> {
 impl<'a, J: Json> Keywords<'a, J> {
     fn scan(map: &'a J) -> Keywords<'a, J> {
         let mut k = Keywords {
-            reference: false,
-            narrowing: false,
+            reference: None,
+            narrowing: None,
             constant: None,
             enumeration: None,
             types: None,
@@ -174,8 +377,13 @@ impl<'a, J: Json> Keywords<'a, J> {
         };
         for (key, value) in map.entries() {
             match key {
-                "$ref" | "$dynamicRef" | "$recursiveRef" => k.reference = true,
-                "anyOf" | "allOf" | "not" | "if" => k.narrowing = true,
+                "$ref" => k.reference = k.reference.or(Some("$ref")),
+                "$dynamicRef" => k.reference = k.reference.or(Some("$dynamicRef")),
+                "$recursiveRef" => k.reference = k.reference.or(Some("$recursiveRef")),
+                "anyOf" => k.narrowing = k.narrowing.or(Some("anyOf")),
+                "allOf" => k.narrowing = k.narrowing.or(Some("allOf")),
+                "not" => k.narrowing = k.narrowing.or(Some("not")),
+                "if" => k.narrowing = k.narrowing.or(Some("if")),
                 "const" => k.constant = Some(value),
                 "enum" => k.enumeration = Some(value),
                 "type" => k.types = Some(value),
@@ -204,69 +412,133 @@ impl<'a, J: Json> Keywords<'a, J> {
     }
 }
 
-fn lower_map<J: Json>(map: &J, depth: usize) -> Ty<'_> {
+/// The names `type` may hold.
+const JSON_TYPES: [&str; 7] = [
+    "null", "boolean", "string", "number", "integer", "array", "object",
+];
+
+/// What `type` must be.
+const TYPE_SHAPE: &str = "a type name or a non-empty array of type names";
+
+fn lower_map<'a, J: Json, R: Recorder<'a>>(map: &'a J, depth: usize, rec: &mut R) -> Ty<'a> {
     let k = Keywords::scan(map);
-    if k.reference {
-        return Ty::Unknown;
+    if let Some(keyword) = k.reference {
+        return unknown(rec, Degradation::Reference { keyword });
     }
     if let Some(value) = k.constant {
-        return literals(std::slice::from_ref(value));
+        return literals(std::slice::from_ref(value), "const", rec);
     }
     if let Some(values) = k.enumeration {
         return match values.view() {
-            View::Array(values) if !values.is_empty() => literals(values),
-            _ => Ty::Unknown,
+            View::Array(values) if !values.is_empty() => literals(values, "enum", rec),
+            View::Array(_) => unknown(
+                rec,
+                Degradation::NoValue {
+                    what: "an empty `enum`",
+                },
+            ),
+            _ => unknown(
+                rec,
+                Degradation::Malformed {
+                    keyword: "enum",
+                    expected: "an array",
+                },
+            ),
         };
     }
+    let malformed_type = Degradation::Malformed {
+        keyword: "type",
+        expected: TYPE_SHAPE,
+    };
     match k.types.map(J::view) {
-        Some(View::String(name)) => lower_type(name, &k, depth),
+        Some(View::String(name)) => lower_type(name, &k, depth, rec),
         Some(View::Array(names)) => {
             if names.is_empty() {
-                return Ty::Unknown;
+                return unknown(rec, malformed_type);
             }
-            let mut members = Vec::with_capacity(names.len());
+            // Every name is checked before any is read, and each distinct name is read once: a
+            // repeated `"object"` would read the same subtree again at every level, which
+            // nested 48 levels deep is 2^48 readings.
+            let mut distinct: Vec<&str> = Vec::new();
             for name in names {
-                match name.view() {
-                    View::String(name) => members.push(lower_type(name, &k, depth)),
-                    _ => return Ty::Unknown,
+                let View::String(name) = name.view() else {
+                    return unknown(rec, malformed_type);
+                };
+                if !JSON_TYPES.contains(&name) {
+                    return unknown(
+                        rec,
+                        Degradation::UnknownType {
+                            name: name.to_owned(),
+                        },
+                    );
+                }
+                if !distinct.contains(&name) {
+                    distinct.push(name);
                 }
             }
-            union(members)
+            union(
+                distinct
+                    .into_iter()
+                    .map(|name| lower_type(name, &k, depth, rec))
+                    .collect(),
+            )
         }
-        Some(_) => Ty::Unknown,
+        Some(_) => unknown(rec, malformed_type),
         None => {
             if let Some(alternatives) = k.one_of {
                 return match alternatives.view() {
-                    View::Array(items) if !items.is_empty() => {
-                        union(items.iter().map(|s| lower_at(s, depth + 1)).collect())
-                    }
-                    _ => Ty::Unknown,
+                    View::Array(items) if !items.is_empty() => union(
+                        items
+                            .iter()
+                            .enumerate()
+                            .map(|(i, s)| {
+                                child(s, &[Token::Key("oneOf"), Token::Index(i)], depth, rec)
+                            })
+                            .collect(),
+                    ),
+                    _ => unknown(
+                        rec,
+                        Degradation::Malformed {
+                            keyword: "oneOf",
+                            expected: "a non-empty array of schemas",
+                        },
+                    ),
                 };
             }
             if k.implies_object() {
-                return lower_object(&k, depth);
+                return lower_object(&k, depth, rec);
             }
             if k.implies_array() {
-                return lower_array(&k, depth);
+                return lower_array(&k, depth, rec);
             }
-            if k.narrowing {
-                return Ty::Unknown;
+            if let Some(keyword) = k.narrowing {
+                return unknown(rec, Degradation::Combinator { keyword });
             }
             Ty::Json
         }
     }
 }
 
-fn lower_type<'a, J: Json>(name: &str, k: &Keywords<'a, J>, depth: usize) -> Ty<'a> {
+fn lower_type<'a, J: Json, R: Recorder<'a>>(
+    name: &str,
+    k: &Keywords<'a, J>,
+    depth: usize,
+    rec: &mut R,
+) -> Ty<'a> {
     match name {
         "null" => Ty::Null,
         "boolean" => Ty::Boolean,
         "string" => Ty::String,
         "number" => Ty::Number,
         "integer" => Ty::Integer,
-        "array" => lower_array(k, depth),
-        "object" => lower_object(k, depth),
-        _ => Ty::Unknown,
+        "array" => lower_array(k, depth, rec),
+        "object" => lower_object(k, depth, rec),
+        _ => unknown(
+            rec,
+            Degradation::UnknownType {
+                name: name.to_owned(),
+            },
+        ),
     }
 }
 
@@ -281,11 +553,16 @@ fn literal<J: Json>(value: &J) -> Option<Lit<'_>> {
     }
 }
 
-fn literals<J: Json>(values: &[J]) -> Ty<'_> {
+/// The literals of `values` (of the keyword `keyword`).
+fn literals<'a, J: Json, R: Recorder<'a>>(
+    values: &'a [J],
+    keyword: &'static str,
+    rec: &mut R,
+) -> Ty<'a> {
     let mut out: Vec<Lit<'_>> = Vec::with_capacity(values.len());
     for value in values {
         let Some(lit) = literal(value) else {
-            return Ty::Unknown;
+            return unknown(rec, Degradation::NonScalarLiteral { keyword });
         };
         if !out.contains(&lit) {
             out.push(lit);
@@ -294,52 +571,110 @@ fn literals<J: Json>(values: &[J]) -> Ty<'_> {
     Ty::Literals(out)
 }
 
-fn lower_array<'a, J: Json>(k: &Keywords<'a, J>, depth: usize) -> Ty<'a> {
+fn lower_array<'a, J: Json, R: Recorder<'a>>(
+    k: &Keywords<'a, J>,
+    depth: usize,
+    rec: &mut R,
+) -> Ty<'a> {
     if let Some(prefix) = k.prefix_items {
         return match prefix.view() {
-            View::Array(_) => Ty::Array(Box::new(Ty::Unknown)),
-            _ => Ty::Unknown,
+            View::Array(_) => {
+                rec.degraded(Degradation::Tuple {
+                    keyword: "prefixItems",
+                });
+                Ty::Array(Box::new(Ty::Unknown))
+            }
+            _ => unknown(
+                rec,
+                Degradation::Malformed {
+                    keyword: "prefixItems",
+                    expected: "an array of schemas",
+                },
+            ),
         };
     }
     let element = match k.items {
         None => Ty::Json,
         Some(items) => match items.view() {
             View::Bool(true) => Ty::Json,
-            View::Bool(false) | View::Array(_) => Ty::Unknown,
-            View::Object => lower_at(items, depth + 1),
-            _ => return Ty::Unknown,
+            View::Bool(false) => unknown(
+                rec,
+                Degradation::NoValue {
+                    what: "`items: false`",
+                },
+            ),
+            View::Array(_) => unknown(rec, Degradation::Tuple { keyword: "items" }),
+            View::Object => child(items, &[Token::Key("items")], depth, rec),
+            _ => {
+                return unknown(
+                    rec,
+                    Degradation::Malformed {
+                        keyword: "items",
+                        expected: "a schema or an array of schemas",
+                    },
+                );
+            }
         },
     };
     Ty::Array(Box::new(element))
 }
 
-fn lower_object<'a, J: Json>(k: &Keywords<'a, J>, depth: usize) -> Ty<'a> {
+fn lower_object<'a, J: Json, R: Recorder<'a>>(
+    k: &Keywords<'a, J>,
+    depth: usize,
+    rec: &mut R,
+) -> Ty<'a> {
     let mut extra = match k.additional {
         None => Extra::Open,
         Some(schema) => match schema.view() {
             View::Bool(true) => Extra::Open,
             View::Bool(false) => Extra::Closed,
-            View::Object => match lower_at(schema, depth + 1) {
-                Ty::Unknown | Ty::Json => Extra::Open,
-                ty => Extra::Map(Box::new(ty)),
-            },
-            _ => return Ty::Unknown,
+            View::Object => {
+                match child(schema, &[Token::Key("additionalProperties")], depth, rec) {
+                    Ty::Unknown | Ty::Json => Extra::Open,
+                    ty => Extra::Map(Box::new(ty)),
+                }
+            }
+            _ => {
+                return unknown(
+                    rec,
+                    Degradation::Malformed {
+                        keyword: "additionalProperties",
+                        expected: "a schema",
+                    },
+                );
+            }
         },
     };
     if let Some(patterns) = k.patterns {
         match patterns.view() {
             View::Object => {
                 if patterns.entries().next().is_some() {
+                    rec.degraded(Degradation::UntypedExtraKeys {
+                        keyword: "patternProperties",
+                    });
                     extra = Extra::Open;
                 }
             }
-            _ => return Ty::Unknown,
+            _ => {
+                return unknown(
+                    rec,
+                    Degradation::Malformed {
+                        keyword: "patternProperties",
+                        expected: "an object of schemas",
+                    },
+                );
+            }
         }
     }
+    let malformed_required = Degradation::Malformed {
+        keyword: "required",
+        expected: "an array of property names",
+    };
     let mut required: Vec<&'a str> = Vec::new();
     if let Some(names) = k.required {
         let View::Array(names) = names.view() else {
-            return Ty::Unknown;
+            return unknown(rec, malformed_required);
         };
         for name in names {
             match name.view() {
@@ -348,19 +683,30 @@ fn lower_object<'a, J: Json>(k: &Keywords<'a, J>, depth: usize) -> Ty<'a> {
                         required.push(name);
                     }
                 }
-                _ => return Ty::Unknown,
+                _ => return unknown(rec, malformed_required),
             }
         }
     }
     let mut props = Vec::new();
     if let Some(properties) = k.properties {
         let View::Object = properties.view() else {
-            return Ty::Unknown;
+            return unknown(
+                rec,
+                Degradation::Malformed {
+                    keyword: "properties",
+                    expected: "an object of schemas",
+                },
+            );
         };
         for (key, schema) in properties.entries() {
             props.push(Prop {
                 key,
-                ty: lower_at(schema, depth + 1),
+                ty: child(
+                    schema,
+                    &[Token::Key("properties"), Token::Key(key)],
+                    depth,
+                    rec,
+                ),
                 required: required.contains(&key),
                 doc: doc_of(schema),
             });
@@ -383,6 +729,9 @@ fn lower_object<'a, J: Json>(k: &Keywords<'a, J>, depth: usize) -> Ty<'a> {
     if !props.is_empty() && matches!(extra, Extra::Map(_)) {
         // A declared property's type need not fit the map's value type, so one index signature
         // cannot state both: the extra keys are read as unknown.
+        rec.degraded(Degradation::UntypedExtraKeys {
+            keyword: "additionalProperties",
+        });
         extra = Extra::Open;
     }
     Ty::Object(Box::new(ObjectTy {
@@ -421,7 +770,15 @@ pub(crate) fn union(members: Vec<Ty<'_>>) -> Ty<'_> {
 
 /// Reads a tool's root schema and attaches the schema's own description to a root object.
 pub(crate) fn lower_root<J: Json>(schema: &J) -> Ty<'_> {
-    match lower(schema) {
+    lower_root_recorded(schema, &mut Silent)
+}
+
+/// [`lower_root`], telling `rec` where the type says less than the schema.
+pub(crate) fn lower_root_recorded<'a, J: Json, R: Recorder<'a>>(
+    schema: &'a J,
+    rec: &mut R,
+) -> Ty<'a> {
+    match lower_at(schema, 0, rec) {
         Ty::Object(mut object) => {
             object.doc = doc_of(schema);
             Ty::Object(object)
@@ -479,6 +836,97 @@ mod tests {
         assert_eq!(object.props.len(), 1);
         assert!(object.props[0].required);
         assert_eq!(object.props[0].ty, Ty::Json);
+    }
+
+    #[test]
+    fn degradations_say_what_was_left_out() {
+        let unknown = "it is typed `unknown` (TypeScript) and `Any` (Python)";
+        for (degradation, text) in [
+            (
+                Degradation::TooDeep,
+                format!("nested deeper than 48 levels; {unknown}"),
+            ),
+            (
+                Degradation::Reference { keyword: "$ref" },
+                format!("`$ref` is not followed; {unknown}"),
+            ),
+            (
+                Degradation::UnknownType {
+                    name: "d\"".repeat(300),
+                },
+                format!(
+                    "`type` \"{}\"… (400 more bytes) is not a JSON type; {unknown}",
+                    "d\\\"".repeat(100)
+                ),
+            ),
+            (
+                Degradation::Malformed {
+                    keyword: "required",
+                    expected: "an array of property names",
+                },
+                format!("`required` is not an array of property names; {unknown}"),
+            ),
+            (
+                Degradation::NoValue {
+                    what: "an empty `enum`",
+                },
+                format!("an empty `enum` admits no value, which is not expressed; {unknown}"),
+            ),
+            (
+                Degradation::NotASchema { found: "null" },
+                format!("null is not a schema; {unknown}"),
+            ),
+            (
+                Degradation::UntypedExtraKeys {
+                    keyword: "patternProperties",
+                },
+                "`patternProperties` is not expressed; the values of undeclared keys are typed \
+                 `unknown` (TypeScript) and `Any` or not admitted (Python)"
+                    .to_owned(),
+            ),
+            (
+                Degradation::UntypedExtraKeys {
+                    keyword: "additionalProperties",
+                },
+                "`additionalProperties` beside declared properties is not expressed; the values \
+                 of undeclared keys are typed `unknown` (TypeScript) and `Any` or not admitted \
+                 (Python)"
+                    .to_owned(),
+            ),
+        ] {
+            assert_eq!(degradation.to_string(), text);
+        }
+    }
+
+    /// Counts the nodes the reader steps into, and stops the test past a budget.
+    struct Budget(usize);
+
+    impl Recorder<'_> for Budget {
+        fn enter(&mut self, _: Token<'_>) {
+            self.0 = self
+                .0
+                .checked_sub(1)
+                .expect("the reader read far more than the schema");
+        }
+        fn leave(&mut self) {}
+        fn degraded(&mut self, _: Degradation) {}
+    }
+
+    /// A `type` array that repeats a name reads the subtree once, not once per repetition (at
+    /// every level: 3^48 readings for this schema).
+    #[test]
+    fn repeated_type_names_read_each_subtree_once() {
+        let mut schema = json!({"type": "string"});
+        for _ in 0..MAX_DEPTH {
+            schema = json!({"type": ["object", "object", "null", "object"], "properties": {"a": schema}});
+        }
+        let mut budget = Budget(10 * MAX_DEPTH);
+        let ty = lower_root_recorded(&schema, &mut budget);
+        assert!(
+            matches!(ty, Ty::Union(ref members) if members.len() == 2),
+            "{ty:?}"
+        );
+        assert!(budget.0 >= 8 * MAX_DEPTH, "{} steps left", budget.0);
     }
 
     #[test]

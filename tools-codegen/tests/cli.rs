@@ -495,9 +495,25 @@ fn hostile_names_null_inputs_and_deep_schemas_render() {
     assert_eq!(run.status.code(), Some(0), "{message:.2000}");
     let warnings: Vec<&str> = message
         .lines()
-        .filter(|l| l.starts_with("tools-codegen: warning: tool "))
+        .filter(|l| {
+            l.starts_with("tools-codegen: warning: tool ")
+                && l.contains("does not follow MCP's naming rule")
+        })
         .collect();
     assert_eq!(warnings.len(), 6, "{message:.2000}");
+    // The deep schema is cut to MAX_DEPTH levels, and says so.
+    let deep: Vec<&str> = message
+        .lines()
+        .filter(|l| {
+            l.starts_with("tools-codegen: warning: tool \"日本\": /inputSchema/properties/a/")
+        })
+        .collect();
+    assert_eq!(deep.len(), 1, "{message:.2000}");
+    assert!(
+        deep[0].contains("nested deeper than 48 levels"),
+        "{}",
+        deep[0]
+    );
     assert!(!message.contains("fine_name"));
     assert!(message.len() < 6000, "{} bytes", message.len());
     assert!(message.contains("… (999800 more bytes)"));
@@ -544,4 +560,350 @@ fn stats_prints_the_token_costs_of_each_presentation() {
         "{}",
         stderr(&output)
     );
+}
+
+/// The example catalog's TypeScript SDK into `out`, run by `sh` after `setup` (shell commands).
+#[cfg(target_os = "linux")]
+fn codegen_after(setup: &str, out: &Path) -> Output {
+    Command::new("sh")
+        .current_dir(repo())
+        .arg("-c")
+        .arg(format!("{setup}\nexec \"$0\" \"$@\""))
+        .arg(env!("CARGO_BIN_EXE_tools-codegen"))
+        .args([
+            "sdk",
+            "--lang",
+            "typescript",
+            "--catalog",
+            "examples/catalog.json",
+        ])
+        .arg("--out")
+        .arg(out)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// The entries of a folder, sorted.
+fn entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    names
+}
+
+/// A write that fails half way (the file size limit, which stops root too) names the file
+/// asked for and the step, never the hidden temporary file, and leaves nothing behind: the
+/// old file is as it was and the temporary file is gone.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_failed_write_names_the_requested_file_and_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sdk.ts");
+    std::fs::write(&out, "old\n").unwrap();
+    // `ulimit -f 1` allows 512 or 1024 bytes, less than the SDK; with SIGXFSZ ignored the
+    // write fails with EFBIG instead of killing the process.
+    let run = codegen_after("trap '' XFSZ\nulimit -f 1", &out);
+    let message = stderr(&run);
+    assert_eq!(run.status.code(), Some(2), "{message}");
+    assert!(
+        message.starts_with(&format!(
+            "tools-codegen: error[FILE_IO]: {}: cannot write the file: cannot write the new text: ",
+            out.display()
+        )),
+        "{message}"
+    );
+    assert!(
+        !message.contains(&format!("{}/.", dir.path().display())),
+        "{message}"
+    );
+    assert_eq!(entries(dir.path()), ["sdk.ts"]);
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "old\n");
+}
+
+/// The user id of this process, as Linux reports it.
+#[cfg(target_os = "linux")]
+fn current_uid() -> u32 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|v| v.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap()
+}
+
+/// A folder where no file can be created (a read-only tmpfs in a private mount namespace as
+/// root, whom permissions do not stop; a folder without write permission otherwise) names the
+/// file asked for and the folder; a folder in place of the file names the file.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_unwritable_folder_or_a_folder_in_place_of_the_file_names_the_requested_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let sealed = dir.path().join("sealed");
+    std::fs::create_dir(&sealed).unwrap();
+    let out = sealed.join("sdk.ts");
+    let run = if current_uid() == 0 {
+        let mount = format!(
+            "mount -t tmpfs -o ro tmpfs '{}' || exit 99",
+            sealed.display()
+        );
+        let run = Command::new("unshare")
+            .args(["--mount", "--propagation", "private", "sh", "-c"])
+            .arg(format!("{mount}\nexec \"$0\" \"$@\""))
+            .arg(env!("CARGO_BIN_EXE_tools-codegen"))
+            .current_dir(repo())
+            .args([
+                "sdk",
+                "--lang",
+                "typescript",
+                "--catalog",
+                "examples/catalog.json",
+            ])
+            .arg("--out")
+            .arg(&out)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_ne!(run.status.code(), Some(99), "{}", stderr(&run));
+        run
+    } else {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&sealed, std::fs::Permissions::from_mode(0o555)).unwrap();
+        codegen_after("", &out)
+    };
+    let message = stderr(&run);
+    assert_eq!(run.status.code(), Some(2), "{message}");
+    assert!(
+        message.starts_with(&format!(
+            "tools-codegen: error[FILE_IO]: {}: cannot write the file: cannot create a temporary file in {}: ",
+            out.display(),
+            sealed.display()
+        )),
+        "{message}"
+    );
+    assert!(
+        !message.contains(&format!("{}/.", sealed.display())),
+        "{message}"
+    );
+    assert!(entries(&sealed).is_empty());
+
+    let folder = dir.path().join("folder.ts");
+    std::fs::create_dir(&folder).unwrap();
+    let run = codegen_after("", &folder);
+    let message = stderr(&run);
+    assert_eq!(run.status.code(), Some(2), "{message}");
+    assert!(
+        message.starts_with(&format!(
+            "tools-codegen: error[FILE_IO]: {}: cannot write the file: ",
+            folder.display()
+        )),
+        "{message}"
+    );
+    assert!(entries(&folder).is_empty());
+    assert_eq!(entries(dir.path()), ["folder.ts", "sealed"]);
+}
+
+/// A type checker: the environment variable, then the repository's `.tools` (where
+/// `scripts/test` installs it), then `PATH`. A missing one fails the test: a type check never
+/// passes by being skipped.
+fn checker(var: &str, local: &str, name: &str) -> PathBuf {
+    if let Some(path) = std::env::var_os(var) {
+        return PathBuf::from(path);
+    }
+    let local = repo().join(local);
+    if local.exists() {
+        return local;
+    }
+    std::env::var_os("PATH")
+        .and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|dir| dir.join(name))
+                .find(|candidate| candidate.is_file())
+        })
+        .unwrap_or_else(|| {
+            panic!("`{name}` was not found (set {var}, or run ./scripts/test, which installs it)")
+        })
+}
+
+/// A catalog text with a plain tool and one whose input nests `levels` objects, written
+/// without recursion.
+fn deep_catalog(levels: usize) -> String {
+    format!(
+        r#"{{"tools": [
+            {{"name": "plain", "inputSchema": {{"type": "object", "properties": {{"q": {{"type": "string"}}}}, "required": ["q"]}}}},
+            {{"name": "deep", "description": "Nested.", "inputSchema": {}{{"type": "string"}}{}}}
+        ]}}"#,
+        r#"{"type": "object", "properties": {"a": "#.repeat(levels),
+        "}}".repeat(levels)
+    )
+}
+
+/// A schema 20,000 levels deep renders, with one warning that names the tool, the pointer of
+/// the first level not read and why; the files are still valid TypeScript and Python
+/// (`tsc --strict`, `mypy --strict`). `--deny-warnings` makes it an error and writes nothing.
+#[test]
+fn a_schema_20_000_levels_deep_warns_where_it_is_cut_and_still_type_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("deep.json");
+    std::fs::write(&catalog, deep_catalog(20_000)).unwrap();
+    let out = dir.path().join("out");
+    let args = [
+        "all",
+        "--catalog",
+        catalog.to_str().unwrap(),
+        "--out-dir",
+        out.to_str().unwrap(),
+    ];
+    let run = codegen(&args);
+    let message = stderr(&run);
+    assert_eq!(run.status.code(), Some(0), "{message}");
+    let warnings: Vec<&str> = message
+        .lines()
+        .filter(|l| l.starts_with("tools-codegen: warning: "))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{message}");
+    let pointer = format!(
+        "/inputSchema{}",
+        "/properties/a".repeat(tools_codegen::MAX_DEPTH + 1)
+    );
+    let shown = tools_schema::excerpt::cut(&pointer);
+    assert_eq!(
+        warnings[0],
+        format!(
+            "tools-codegen: warning: tool \"deep\": {shown}: nested deeper than 48 levels; it is \
+             typed `unknown` (TypeScript) and `Any` (Python)"
+        )
+    );
+
+    let output = Command::new(checker("TOOLS_TSC", ".tools/node_modules/.bin/tsc", "tsc"))
+        .current_dir(&out)
+        .args(["--strict", "--noEmit", "--pretty", "false"])
+        .args(["--target", "es2022", "--module", "commonjs", "sdk.ts"])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "tsc --strict failed:\n{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let output = Command::new(checker("TOOLS_MYPY", ".tools/venv/bin/mypy", "mypy"))
+        .current_dir(&out)
+        .args(["--strict", "--no-error-summary", "--cache-dir"])
+        .arg(dir.path().join(".mypy_cache"))
+        .arg("sdk.py")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "mypy --strict failed:\n{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+
+    let denied_out = dir.path().join("denied");
+    let mut denied = args.to_vec();
+    denied[4] = denied_out.to_str().unwrap();
+    denied.push("--deny-warnings");
+    let run = codegen(&denied);
+    let message = stderr(&run);
+    assert_eq!(run.status.code(), Some(2), "{message}");
+    assert!(message.contains(warnings[0]), "{message}");
+    assert!(
+        message.ends_with(
+            "tools-codegen: error[WARNINGS_DENIED]: 1 warning (above) and --deny-warnings makes \
+             them errors; nothing was written\n"
+        ),
+        "{message}"
+    );
+    assert!(!denied_out.exists());
+}
+
+/// The library lists the same place, with the whole pointer, reading the 20,000 levels on a
+/// small stack.
+#[test]
+fn schema_warnings_read_a_schema_20_000_levels_deep_in_little_stack() {
+    let found = std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(|| {
+            let catalog = Catalog::from_json_str(&deep_catalog(20_000), None).unwrap();
+            tools_codegen::schema_warnings(&catalog)
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].tool, "deep");
+    assert_eq!(found[0].unlisted, 0);
+    assert_eq!(
+        found[0].warnings,
+        [tools_codegen::SchemaWarning {
+            pointer: format!(
+                "/inputSchema{}",
+                "/properties/a".repeat(tools_codegen::MAX_DEPTH + 1)
+            ),
+            degradation: tools_codegen::Degradation::TooDeep,
+        }]
+    );
+}
+
+/// A catalog with a warning in every tool prints one line per tool up to the bound, then one
+/// line that counts the rest; a tool with many places says how many more it has.
+#[test]
+fn warnings_are_bounded_per_tool_and_in_all() {
+    let many: Vec<String> = (0..1000)
+        .map(|i| format!(r##""p{i}": {{"$ref": "#/$defs/x"}}"##))
+        .collect();
+    let mut tools = vec![format!(
+        r#"{{"name": "a_many", "inputSchema": {{"type": "object", "properties": {{{}}}}}}}"#,
+        many.join(", ")
+    )];
+    tools.extend((0..500).map(|i| {
+        format!(r#"{{"name": "t{i:03}", "inputSchema": {{"type": "object", "properties": {{"x": {{"anyOf": []}}}}}}}}"#)
+    }));
+    let text = format!(r#"{{"tools": [{}]}}"#, tools.join(", "));
+    let run = codegen_with_stdin(&["sdk", "--lang", "python"], Some(&text));
+    let message = stderr(&run);
+    assert_eq!(run.status.code(), Some(0), "{message:.3000}");
+    let lines: Vec<&str> = message.lines().collect();
+    assert_eq!(
+        lines.len(),
+        tools_codegen::cli::MAX_PRINTED_WARNINGS + 1,
+        "{message:.3000}"
+    );
+    assert_eq!(
+        lines[0],
+        "tools-codegen: warning: tool \"a_many\": /inputSchema/properties/p0: `$ref` is not \
+         followed; it is typed `unknown` (TypeScript) and `Any` (Python) (and 999 more places \
+         in this tool)"
+    );
+    assert_eq!(
+        lines[1],
+        "tools-codegen: warning: tool \"t000\": /inputSchema/properties/x: `anyOf` without \
+         `type` beside it is not expressed; it is typed `unknown` (TypeScript) and `Any` (Python)"
+    );
+    assert_eq!(
+        lines[tools_codegen::cli::MAX_PRINTED_WARNINGS],
+        format!(
+            "tools-codegen: warning: {} more warning lines not shown (1500 warnings in all)",
+            501 - tools_codegen::cli::MAX_PRINTED_WARNINGS
+        )
+    );
+    // The SDK is on stdout all the same.
+    assert!(stdout(&run).contains("class AManyArgs(TypedDict):"));
+    // --deny-warnings counts every place.
+    let run = codegen_with_stdin(&["sdk", "--lang", "python", "--deny-warnings"], Some(&text));
+    assert_eq!(run.status.code(), Some(2));
+    assert!(
+        stderr(&run).ends_with(
+            "error[WARNINGS_DENIED]: 1500 warnings (above) and --deny-warnings makes them \
+             errors; nothing was written\n"
+        ),
+        "{:.3000}",
+        stderr(&run)
+    );
+    assert_eq!(stdout(&run), "");
 }

@@ -101,3 +101,65 @@ fn an_unreadable_file_is_an_io_error_not_a_drift() {
     let err = golden.check_with(&catalog("x"), true).unwrap_err();
     assert_eq!(err.code(), "GOLDEN_IO");
 }
+
+/// A failed update names the file in the folder and the step, never the hidden temporary file,
+/// and leaves the folder as it was. The write is made to fail by the file size limit (which
+/// stops root too), in a child process: this test runs itself again under `ulimit -f 1`.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_failed_update_names_the_file_in_the_folder_and_leaves_it_as_it_was() {
+    const CHILD: &str = "TOOLS_CODEGEN_GOLDEN_CHILD_DIR";
+    if let Some(dir) = std::env::var_os(CHILD) {
+        let dir = std::path::PathBuf::from(dir);
+        let golden = Golden::new(&dir).files([GoldenFile::Sdk(Language::TypeScript)]);
+        let err = golden
+            .check_with(&catalog("Ping a host."), true)
+            .unwrap_err();
+        assert_eq!(err.code(), "GOLDEN_IO");
+        println!("GOLDEN ERROR: {err}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("sdk.ts"), "old\n").unwrap();
+    let output = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("trap '' XFSZ\nulimit -f 1\nexec \"$0\" \"$@\"")
+        .arg(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "a_failed_update_names_the_file_in_the_folder_and_leaves_it_as_it_was",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD, dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let file = dir.path().join("sdk.ts");
+    let line = text
+        .lines()
+        .find_map(|l| l.split_once("GOLDEN ERROR: ").map(|(_, error)| error))
+        .unwrap_or_else(|| panic!("the child printed no error:\n{text}"));
+    assert!(
+        line.starts_with(&format!(
+            "{}: cannot write the file: cannot write the new text: ",
+            file.display()
+        )),
+        "{line}"
+    );
+    assert!(
+        !line.contains(&format!("{}/.", dir.path().display())),
+        "{line}"
+    );
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["sdk.ts"]);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "old\n");
+}

@@ -109,7 +109,8 @@
 //!   run instead (slower; kept for comparison and for hosts that cannot keep a helper process).
 //! - No fork is on a run's critical path: the runtime keeps two **spare** children, forked
 //!   ahead, that have built their event loop and bridge and wait for their program. A run
-//!   takes the oldest spare (one non-blocking `recv` checks that it still waits); once the
+//!   takes the oldest spare (one non-blocking `recv` with `MSG_PEEK` checks that it still waits:
+//!   nothing is pending but, perhaps, its `ready` frame, see below); once the
 //!   run's program has ended, new spares are forked in the background (not while the program
 //!   runs, where a fork competed with it for the CPU); a run that finds no spare ready waits
 //!   for a fork under way rather than forking another child. Two, so that runs that come back
@@ -138,6 +139,42 @@
 //!   the run as [`CodeFailureKind::OutputLimit`] at once, and buffer space grows only with the
 //!   bytes that arrive. A call frame naming a tool the run does not bind is answered by the
 //!   host without reaching [`CodeHost::call`].
+//! - **What the child says, and whose words they are.** The program can reach the runner's
+//!   objects and write raw frames to the socket, so the host believes a frame only for what the
+//!   program could bring about anyway, and never lets program text pass for its own:
+//!   - A run child's first frame is `ready`: its sandbox is in place and it has not read its
+//!     program (a spare's is already waiting in the socket when the run takes it, so this adds
+//!     no round trip; [`SandboxPolicy`]'s refusal is sent instead of it). A sandbox refusal,
+//!     which tells the operator to change the policy, is believed only before `ready`; after
+//!     it, like a second `ready`, it is the program's protocol error.
+//!   - A program's failure (`syntax`, `runtime`, `memory`, `invalid_result`, `output_limit`)
+//!     and its result and logs are the program's, whoever wrote the frame: a forged one says
+//!     nothing the program could not say by failing. An error kind the runner never sends
+//!     (`internal`, anything unknown), a frame that does not parse, or a call id that is not an
+//!     integer from 0 to 2^64 - 1 is a protocol error.
+//!   - A protocol error ends the run as a [`CodeFailureKind::Runtime`] failure, "the program
+//!     broke the runner's protocol ...", which quotes at most what it names (an id, a kind),
+//!     never a message the program wrote.
+//!   - **Call ids.** The child's id for a call is only a token the reply echoes: the host gives
+//!     every call an id of its own to match its answer, and a call frame whose child id names
+//!     a call still running ends the run at once as a protocol error naming the id, before the
+//!     second call reaches [`CodeHost::call`]. An id may be used again once its call ended.
+//!   - **Settlement.** When the run ends, for any reason, every call still running is aborted
+//!     and awaited before the run returns, and no frame after the one that ended it is read: a
+//!     call frame sent after the outcome is never started. (The `run_code` bridge runs its own
+//!     settlement on top: it cancels and drains the pipeline calls, see `bridge.rs`.)
+//! - **What a run makes the host hold.** Besides the frame being read (bounded above) and a log
+//!   line being assembled (bounded by `max_output_bytes`), the host holds, for each run, the
+//!   replies the child has not read yet, the arguments of the calls still running (held by
+//!   their [`CodeHost::call`] futures) and an entry per captured log line (an empty line uses
+//!   no output bytes, yet costs the host a line). These are memory spent on the run's behalf,
+//!   so together, counted as the frames' bytes and 24 bytes a line, they are held to the run's
+//!   `memory_bytes`: past it the run fails at once as [`CodeFailureKind::Memory`], saying how
+//!   much the host held of each. A program that starts calls and never lets its event loop read
+//!   (it never awaits, or busy-waits) is stopped there, not at the deadline. The host does not
+//!   apply backpressure instead: a child blocked writing a call while the host waits for it to
+//!   read its replies would be a deadlock that ends only at the deadline. Replies wait
+//!   frame by frame (never copied together), so what is counted is what is held.
 //! - The program is the body of an `async def`: top-level `await` and `return` work and line
 //!   numbers are the model's own. `await tools.name(args)` and `tools["odd-name"](args)` call the
 //!   host; a call starts when it is made (as in TypeScript), so `asyncio.gather` overlaps calls.
@@ -147,11 +184,19 @@
 //!   cycle, or nesting deeper than 100 levels is a `TypeError` naming the path). The runner
 //!   writes the JSON text itself, with string quoting captured from the `json` module before
 //!   the program starts, so a program that replaces parts of `json` does not change what
-//!   crosses. Arguments larger than `max_call_bytes` raise `ValueError` in the program. A failed call raises `ToolCallError` with `tool_name` and `message`. Returning
-//!   `None` (or nothing) means no result.
+//!   crosses. The text is counted as it is written and the conversion stops as soon as it
+//!   passes the limit, so a value whose expansion is huge (a list that repeats a list that
+//!   repeats a list: 10^9 items from three lists of 1,000) costs about the limit's worth of
+//!   work: arguments past `max_call_bytes` raise `ValueError` ("args is at least N bytes of
+//!   JSON text, more than the M bytes one call may send (max_call_bytes); it passed that at
+//!   args[...]"), a result past `max_output_bytes` is a [`CodeFailureKind::OutputLimit`]
+//!   failure. A refused call (`TypeError`, `ValueError`) never reaches the host and the
+//!   program can catch it and go on. A failed call raises `ToolCallError` with `tool_name` and
+//!   `message`. Returning `None` (or nothing) means no result.
 //! - Limits: `memory_bytes` is added to the interpreter's own address space as `RLIMIT_AS`; a
 //!   `MemoryError` that escapes is a [`CodeFailureKind::Memory`] failure, and so is a program that
 //!   caught one after its peak address space came within 5% (at least 2 MiB) of the ceiling.
+//!   The same `memory_bytes` bounds what the host holds for the run (above).
 //!   `stack_bytes` becomes a recursion limit of one frame per 512 bytes (deep recursion is a
 //!   catchable `RecursionError`, so a [`CodeFailureKind::Runtime`] failure when uncaught). At the
 //!   deadline, on cancellation, on an output overflow and whenever a run ends, the child's

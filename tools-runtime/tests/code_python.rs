@@ -1076,7 +1076,7 @@ return [out, len(fine['args']['s'])]",
         done.result,
         Some(json!([
             [
-                "args is at least 2008 bytes of JSON text, more than the 1000 bytes one call may send (max_call_bytes)",
+                "args is at least 2008 bytes of JSON text, more than the 1000 bytes one call may send (max_call_bytes); it passed that at args[\"s\"]",
                 "args is 1208 bytes of JSON text, more than the 1000 bytes one call may send (max_call_bytes)"
             ],
             900

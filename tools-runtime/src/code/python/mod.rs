@@ -109,7 +109,8 @@
 //!   run instead (slower; kept for comparison and for hosts that cannot keep a helper process).
 //! - No fork is on a run's critical path: the runtime keeps two **spare** children, forked
 //!   ahead, that have built their event loop and bridge and wait for their program. A run
-//!   takes the oldest spare (one non-blocking `recv` checks that it still waits); once the
+//!   takes the oldest spare (one non-blocking `recv` with `MSG_PEEK` checks that it still waits:
+//!   nothing is pending but, perhaps, its `ready` frame, see below); once the
 //!   run's program has ended, new spares are forked in the background (not while the program
 //!   runs, where a fork competed with it for the CPU); a run that finds no spare ready waits
 //!   for a fork under way rather than forking another child. Two, so that runs that come back
@@ -138,6 +139,42 @@
 //!   the run as [`CodeFailureKind::OutputLimit`] at once, and buffer space grows only with the
 //!   bytes that arrive. A call frame naming a tool the run does not bind is answered by the
 //!   host without reaching [`CodeHost::call`].
+//! - **What the child says, and whose words they are.** The program can reach the runner's
+//!   objects and write raw frames to the socket, so the host believes a frame only for what the
+//!   program could bring about anyway, and never lets program text pass for its own:
+//!   - A run child's first frame is `ready`: its sandbox is in place and it has not read its
+//!     program (a spare's is already waiting in the socket when the run takes it, so this adds
+//!     no round trip; [`SandboxPolicy`]'s refusal is sent instead of it). A sandbox refusal,
+//!     which tells the operator to change the policy, is believed only before `ready`; after
+//!     it, like a second `ready`, it is the program's protocol error.
+//!   - A program's failure (`syntax`, `runtime`, `memory`, `invalid_result`, `output_limit`)
+//!     and its result and logs are the program's, whoever wrote the frame: a forged one says
+//!     nothing the program could not say by failing. An error kind the runner never sends
+//!     (`internal`, anything unknown), a frame that does not parse, or a call id that is not an
+//!     integer from 0 to 2^64 - 1 is a protocol error.
+//!   - A protocol error ends the run as a [`CodeFailureKind::Runtime`] failure, "the program
+//!     broke the runner's protocol ...", which quotes at most what it names (an id, a kind),
+//!     never a message the program wrote.
+//!   - **Call ids.** The child's id for a call is only a token the reply echoes: the host gives
+//!     every call an id of its own to match its answer, and a call frame whose child id names
+//!     a call still running ends the run at once as a protocol error naming the id, before the
+//!     second call reaches [`CodeHost::call`]. An id may be used again once its call ended.
+//!   - **Settlement.** When the run ends, for any reason, every call still running is aborted
+//!     and awaited before the run returns, and no frame after the one that ended it is read: a
+//!     call frame sent after the outcome is never started. (The `run_code` bridge runs its own
+//!     settlement on top: it cancels and drains the pipeline calls, see `bridge.rs`.)
+//! - **What a run makes the host hold.** Besides the frame being read (bounded above) and a log
+//!   line being assembled (bounded by `max_output_bytes`), the host holds, for each run, the
+//!   replies the child has not read yet, the arguments of the calls still running (held by
+//!   their [`CodeHost::call`] futures) and an entry per captured log line (an empty line uses
+//!   no output bytes, yet costs the host a line). These are memory spent on the run's behalf,
+//!   so together, counted as the frames' bytes and 24 bytes a line, they are held to the run's
+//!   `memory_bytes`: past it the run fails at once as [`CodeFailureKind::Memory`], saying how
+//!   much the host held of each. A program that starts calls and never lets its event loop read
+//!   (it never awaits, or busy-waits) is stopped there, not at the deadline. The host does not
+//!   apply backpressure instead: a child blocked writing a call while the host waits for it to
+//!   read its replies would be a deadlock that ends only at the deadline. Replies wait
+//!   frame by frame (never copied together), so what is counted is what is held.
 //! - The program is the body of an `async def`: top-level `await` and `return` work and line
 //!   numbers are the model's own. `await tools.name(args)` and `tools["odd-name"](args)` call the
 //!   host; a call starts when it is made (as in TypeScript), so `asyncio.gather` overlaps calls.
@@ -147,11 +184,19 @@
 //!   cycle, or nesting deeper than 100 levels is a `TypeError` naming the path). The runner
 //!   writes the JSON text itself, with string quoting captured from the `json` module before
 //!   the program starts, so a program that replaces parts of `json` does not change what
-//!   crosses. Arguments larger than `max_call_bytes` raise `ValueError` in the program. A failed call raises `ToolCallError` with `tool_name` and `message`. Returning
-//!   `None` (or nothing) means no result.
+//!   crosses. The text is counted as it is written and the conversion stops as soon as it
+//!   passes the limit, so a value whose expansion is huge (a list that repeats a list that
+//!   repeats a list: 10^9 items from three lists of 1,000) costs about the limit's worth of
+//!   work: arguments past `max_call_bytes` raise `ValueError` ("args is at least N bytes of
+//!   JSON text, more than the M bytes one call may send (max_call_bytes); it passed that at
+//!   args[...]"), a result past `max_output_bytes` is a [`CodeFailureKind::OutputLimit`]
+//!   failure. A refused call (`TypeError`, `ValueError`) never reaches the host and the
+//!   program can catch it and go on. A failed call raises `ToolCallError` with `tool_name` and
+//!   `message`. Returning `None` (or nothing) means no result.
 //! - Limits: `memory_bytes` is added to the interpreter's own address space as `RLIMIT_AS`; a
 //!   `MemoryError` that escapes is a [`CodeFailureKind::Memory`] failure, and so is a program that
 //!   caught one after its peak address space came within 5% (at least 2 MiB) of the ceiling.
+//!   The same `memory_bytes` bounds what the host holds for the run (above).
 //!   `stack_bytes` becomes a recursion limit of one frame per 512 bytes (deep recursion is a
 //!   catchable `RecursionError`, so a [`CodeFailureKind::Runtime`] failure when uncaught). At the
 //!   deadline, on cancellation, on an output overflow and whenever a run ends, the child's
@@ -219,7 +264,7 @@ use super::output::Output;
 use super::{AnalyseFuture, prepared};
 use super::{
     CodeFailure, CodeFailureKind, CodeHost, CodeLanguage, CodeLimits, CodeOutcome, CodeRunFuture,
-    CodeRuntime,
+    CodeRuntime, HostCallFuture,
 };
 use tools_schema::excerpt::cut;
 
@@ -653,12 +698,19 @@ impl CodeRuntime for PythonRuntime {
     }
 }
 
+/// The runner's first frame on a run's socket, whole (header and body): the child's sandbox is
+/// in place and it has not read its program yet (`runner.py` `Channel.ready`).
+pub(crate) const READY_FRAME: [u8; 17] = *b"\0\0\0\x0d{\"t\":\"ready\"}";
+
 /// A frame from the child.
 #[derive(Deserialize)]
 #[serde(tag = "t", rename_all = "lowercase")]
 enum ChildMessage {
+    /// The child's sandbox is in place; what follows may be the program's.
+    Ready,
     Call {
-        id: u64,
+        /// The child's token for the call, echoed in the reply; checked, never trusted.
+        id: Value,
         name: String,
         args: Value,
     },
@@ -797,6 +849,7 @@ async fn drive(
             "memory_bytes": limits.memory_bytes,
             "stack_bytes": limits.stack_bytes,
             "max_call_bytes": limits.max_call_bytes,
+            "max_output_bytes": limits.max_output_bytes,
         },
     });
     // Compiled by the zygote when the pre-run analysis read the program.
@@ -808,11 +861,14 @@ async fn drive(
     let tool_names: std::collections::HashSet<String> = tool_names.into_iter().collect();
     outbox.send(&writer, frame(&start));
 
-    let (done_tx, mut done_rx) = mpsc::unbounded_channel::<(u64, Result<Value, String>)>();
-    let mut calls = Calls(HashMap::new());
+    let (done_tx, mut done_rx) = mpsc::unbounded_channel::<Answer>();
+    let mut calls = Calls::default();
+    let mut held = Held::new(limits.memory_bytes);
     let mut inbox = Inbox::default();
     let mut output = Output::new(limits.max_output_bytes);
     let mut partial = String::new();
+    // Until the child's ready frame, only the runner writes to the socket.
+    let mut ready = false;
 
     let ended = loop {
         inbox.make_room();
@@ -830,9 +886,23 @@ async fn drive(
             Ok(()) = writer.writable(), if outbox.is_waiting() => {
                 outbox.flush(&writer);
             }
-            Some((id, result)) = done_rx.recv() => {
-                calls.0.remove(&id);
-                outbox.send(&writer, reply_frame(id, result));
+            Some(answer) = done_rx.recv() => {
+                // Only the call the host started under that id (it is still running: a
+                // duplicate id ends the run).
+                match calls.finish(&answer) {
+                    Some(bytes) => {
+                        held.args -= bytes;
+                        outbox.send(&writer, reply_frame(answer.child, answer.result));
+                        if let Some(ended) = held.check(&outbox, &mut output) {
+                            break ended;
+                        }
+                    }
+                    None => {
+                        if let Ok(value) = answer.result {
+                            crate::base::deep::discard(value);
+                        }
+                    }
+                }
             }
             read = reader.read_buf(&mut inbox.buffer) => {
                 match read {
@@ -867,55 +937,89 @@ async fn drive(
                             break;
                         }
                     };
+                    let frame_bytes = body.len();
                     let message = match serde_json::from_slice::<ChildMessage>(&inbox.buffer[body]) {
                         Ok(message) => message,
                         Err(error) => {
-                            ended = Some(Ended::Completed(Err(internal(format!(
-                                "the Python process sent an unreadable message: {}",
-                                cut(&error.to_string())
-                            )))));
+                            ended = Some(protocol_error(
+                                &mut output,
+                                &format!(
+                                    "it wrote a message the runner does not send ({})",
+                                    cut(&error.to_string())
+                                ),
+                            ));
                             break;
                         }
                     };
                     ended = match message {
-                        ChildMessage::Call { id, name, args } if !tool_names.contains(&name) => {
-                            crate::base::deep::discard(args);
-                            let message = format!(
-                                "no tool named {:?} is bound in this run",
-                                cut(&name)
-                            );
-                            outbox.send(&writer, reply_frame(id, Err(message)));
+                        ChildMessage::Ready if ready => Some(protocol_error(
+                            &mut output,
+                            "it wrote a frame the runner only sends before the program starts \
+                             (ready)",
+                        )),
+                        ChildMessage::Ready => {
+                            ready = true;
                             None
                         }
                         ChildMessage::Call { id, name, args } => {
-                            // A call that answers on its first poll is answered without a task
-                            // hop; one that waits runs as its own task, so waiting calls overlap.
-                            let mut call = host.call(&name, args);
-                            let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-                            match call.as_mut().poll(&mut cx) {
-                                std::task::Poll::Ready(result) => {
-                                    let result = result.map_err(|f| f.message().to_owned());
-                                    outbox.send(&writer, reply_frame(id, result));
-                                }
-                                std::task::Poll::Pending => {
-                                    let done_tx = done_tx.clone();
-                                    let task = tokio::spawn(async move {
-                                        let result = call.await.map_err(|f| f.message().to_owned());
-                                        let _ = done_tx.send((id, result));
-                                    });
-                                    calls.0.insert(id, task);
-                                }
+                            let Some(id) = id.as_u64() else {
+                                crate::base::deep::discard(args);
+                                let what = format!(
+                                    "it sent a call with the id {}; a call id is an integer \
+                                     from 0 to {}",
+                                    cut(&id.to_string()),
+                                    u64::MAX
+                                );
+                                ended = Some(protocol_error(&mut output, &what));
+                                break;
+                            };
+                            if let Some(running) = calls.running.get(&id) {
+                                crate::base::deep::discard(args);
+                                let what = format!(
+                                    "it sent call id {id} while call {id} was still running (to \
+                                     {:?}); a call id names one call until its reply",
+                                    cut(&running.tool)
+                                );
+                                ended = Some(protocol_error(&mut output, &what));
+                                break;
                             }
-                            None
+                            if tool_names.contains(&name) {
+                                // A call that answers on its first poll is answered without a
+                                // task hop; one that waits runs as its own task, so waiting
+                                // calls overlap.
+                                let mut call = host.call(&name, args);
+                                let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+                                match call.as_mut().poll(&mut cx) {
+                                    std::task::Poll::Ready(result) => {
+                                        let result = result.map_err(|f| f.message().to_owned());
+                                        outbox.send(&writer, reply_frame(id, result));
+                                    }
+                                    std::task::Poll::Pending => {
+                                        held.args += frame_bytes;
+                                        calls.start(id, name, frame_bytes, call, &done_tx);
+                                    }
+                                }
+                            } else {
+                                crate::base::deep::discard(args);
+                                let message = format!(
+                                    "no tool named {:?} is bound in this run",
+                                    cut(&name)
+                                );
+                                outbox.send(&writer, reply_frame(id, Err(message)));
+                            }
+                            held.check(&outbox, &mut output)
                         }
                         ChildMessage::Log { text, end } => {
                             partial.push_str(&text);
-                            let fits = if end {
-                                output.push(std::mem::take(&mut partial))
+                            if !end {
+                                (!output.fits(partial.len()))
+                                    .then(|| Ended::Completed(Err(output.output_limit())))
+                            } else if output.push(std::mem::take(&mut partial)) {
+                                held.lines += 1;
+                                held.check(&outbox, &mut output)
                             } else {
-                                output.fits(partial.len())
-                            };
-                            (!fits).then(|| Ended::Completed(Err(output.output_limit())))
+                                Some(Ended::Completed(Err(output.output_limit())))
+                            }
                         }
                         ChildMessage::Done { result } => {
                             let outcome = match result {
@@ -929,21 +1033,7 @@ async fn drive(
                             Some(Ended::Completed(outcome))
                         }
                         ChildMessage::Error { kind, message, line, column } => {
-                            let kind = match kind.as_str() {
-                                "syntax" => CodeFailureKind::Syntax,
-                                "memory" => CodeFailureKind::Memory,
-                                "invalid_result" => CodeFailureKind::InvalidResult,
-                                "sandbox" => CodeFailureKind::Internal,
-                                _ => CodeFailureKind::Runtime,
-                            };
-                            let message = if kind == CodeFailureKind::InvalidResult {
-                                format!("the program returned a value that is not JSON: {message}")
-                            } else if kind == CodeFailureKind::Internal {
-                                sandbox::child_refusal(&message)
-                            } else {
-                                message
-                            };
-                            Some(Ended::Completed(Err(output.fail(kind, message, line, column))))
+                            Some(child_error(&mut output, ready, &kind, message, line, column))
                         }
                     };
                 }
@@ -955,13 +1045,10 @@ async fn drive(
         }
     };
 
-    // Settlement: abort every call in flight and wait until each has ended.
-    for task in calls.0.values() {
-        task.abort();
-    }
-    for (_, task) in calls.0.drain() {
-        let _ = task.await;
-    }
+    // Settlement: abort every call still running and wait until each has ended, so none
+    // outlives the run. (Frames after the one that ended the run are never read: a call the
+    // program sent after its outcome never starts.)
+    calls.settle().await;
 
     match ended {
         Ended::Stopped(kind, message) => {
@@ -974,62 +1061,296 @@ async fn drive(
     }
 }
 
-/// Tool calls in flight, aborted if the run's future is dropped.
-struct Calls(HashMap<u64, JoinHandle<()>>);
+/// The failure a child's `error` frame reports. A sandbox refusal is the host's own words (it
+/// tells the operator to change the policy), so it is believed only before the child's ready
+/// frame, when nothing of the program has run; the other kinds are failures the program can
+/// bring about itself, so a forged one says nothing the program could not. A kind the runner
+/// never sends is the program's protocol error.
+fn child_error(
+    output: &mut Output,
+    ready: bool,
+    kind: &str,
+    message: String,
+    line: Option<u32>,
+    column: Option<u32>,
+) -> Ended {
+    let (kind, message) = match kind {
+        "sandbox" if !ready => (CodeFailureKind::Internal, sandbox::child_refusal(&message)),
+        "sandbox" => {
+            return protocol_error(
+                output,
+                "it wrote a frame the runner only sends before the program starts (a sandbox \
+                 refusal); the sandbox was in place when the program started",
+            );
+        }
+        "syntax" => (CodeFailureKind::Syntax, message),
+        "runtime" => (CodeFailureKind::Runtime, message),
+        "memory" => (CodeFailureKind::Memory, message),
+        "invalid_result" => (
+            CodeFailureKind::InvalidResult,
+            format!("the program returned a value that is not JSON: {message}"),
+        ),
+        // The result's JSON text passed max_output_bytes: the host words it.
+        "output_limit" => return Ended::Completed(Err(output.output_limit())),
+        other => {
+            let what = format!(
+                "it wrote an error of kind {:?}, which the runner does not send",
+                cut(other)
+            );
+            return protocol_error(output, &what);
+        }
+    };
+    Ended::Completed(Err(output.fail(kind, message, line, column)))
+}
 
-impl Drop for Calls {
-    fn drop(&mut self) {
-        for task in self.0.values() {
-            task.abort();
+/// A run that ends because the program wrote to the runner's socket what the runner would not:
+/// a [`CodeFailureKind::Runtime`] failure of the program, never in the host's own words.
+fn protocol_error(output: &mut Output, what: &str) -> Ended {
+    let message = format!(
+        "the program broke the runner's protocol (only the runner writes to its socket): {what}"
+    );
+    Ended::Completed(Err(output.fail(
+        CodeFailureKind::Runtime,
+        message,
+        None,
+        None,
+    )))
+}
+
+/// A call's answer, from its task.
+struct Answer {
+    /// The id the host gave the call.
+    host: u64,
+    /// The child's id for it, which the reply carries.
+    child: u64,
+    result: Result<Value, String>,
+}
+
+/// The program's calls still running, by the child's id for them. The child's id is only a
+/// token to echo in the reply: the host gives each call an id of its own, so an answer is
+/// matched to the call it started, and a child id that is still running cannot name a second
+/// call (the run ends). Dropping it (the run's future dropped) aborts every call.
+#[derive(Default)]
+struct Calls {
+    running: HashMap<u64, Running>,
+    /// The host's id for the next call.
+    next: u64,
+}
+
+/// A call still running.
+struct Running {
+    /// The host's id for it.
+    id: u64,
+    tool: String,
+    /// The size of its frame: its arguments' JSON text, held until the call ends.
+    bytes: usize,
+    task: JoinHandle<()>,
+}
+
+impl Calls {
+    /// Runs `call` (child id `child`) as a task that answers through `done`.
+    fn start(
+        &mut self,
+        child: u64,
+        tool: String,
+        bytes: usize,
+        call: HostCallFuture,
+        done: &mpsc::UnboundedSender<Answer>,
+    ) {
+        self.next += 1;
+        let host = self.next;
+        let done = done.clone();
+        let task = tokio::spawn(async move {
+            let result = call.await.map_err(|f| f.message().to_owned());
+            let _ = done.send(Answer {
+                host,
+                child,
+                result,
+            });
+        });
+        let running = Running {
+            id: host,
+            tool,
+            bytes,
+            task,
+        };
+        self.running.insert(child, running);
+    }
+
+    /// Forgets the call `answer` answers and returns the bytes it held, if it is the one
+    /// running under that id.
+    fn finish(&mut self, answer: &Answer) -> Option<usize> {
+        match self.running.get(&answer.child) {
+            Some(running) if running.id == answer.host => {
+                self.running.remove(&answer.child).map(|r| r.bytes)
+            }
+            _ => None,
+        }
+    }
+
+    /// Aborts every call still running and waits until each task has ended.
+    async fn settle(&mut self) {
+        for running in self.running.values() {
+            running.task.abort();
+        }
+        for (_, running) in self.running.drain() {
+            let _ = running.task.await;
         }
     }
 }
 
+impl Drop for Calls {
+    fn drop(&mut self) {
+        for running in self.running.values() {
+            running.task.abort();
+        }
+    }
+}
+
+/// What the host holds on one run's behalf that grows with what the program does and that no
+/// other limit bounds, held to the run's `memory_bytes`: they are memory spent for the run,
+/// outside the child where its own limit counts. The run fails as
+/// [`CodeFailureKind::Memory`] as soon as together they pass it:
+/// - the replies the child has not read (a program that calls without ever letting its event
+///   loop read would otherwise pile them up in the host without end);
+/// - the arguments of the calls still running (their frames' bytes), which the host's calls
+///   hold until they end;
+/// - one `String` per captured log line (the lines' text counts in `max_output_bytes`, but an
+///   empty line costs the host a line all the same).
+///
+/// Backpressure is no answer here: a child blocked writing a call while the host waits for it
+/// to read its replies is a deadlock that ends only at the deadline. The frame being read is
+/// bounded by the frame limit, a partial log line by `max_output_bytes`.
+struct Held {
+    limit: usize,
+    /// Bytes of the frames of the calls still running.
+    args: usize,
+    /// Log lines captured.
+    lines: usize,
+}
+
+impl Held {
+    fn new(limit: usize) -> Self {
+        Held {
+            limit,
+            args: 0,
+            lines: 0,
+        }
+    }
+
+    /// The run's end, a [`CodeFailureKind::Memory`] failure, once the host holds more than the
+    /// limit (with the replies still in `outbox`).
+    fn check(&self, outbox: &Outbox, output: &mut Output) -> Option<Ended> {
+        let message = self.exceeded(outbox.waiting())?;
+        Some(Ended::Completed(Err(output.fail(
+            CodeFailureKind::Memory,
+            message,
+            None,
+            None,
+        ))))
+    }
+
+    /// The failure message when, with `replies` bytes of replies not written to the child,
+    /// the host holds more than the limit.
+    fn exceeded(&self, replies: usize) -> Option<String> {
+        let per_line = std::mem::size_of::<String>();
+        let lines = self.lines.saturating_mul(per_line);
+        let total = replies.saturating_add(self.args).saturating_add(lines);
+        if total <= self.limit {
+            return None;
+        }
+        let advice = if replies >= self.args && replies >= lines {
+            "a program must read the replies of its calls (await them) as they come"
+        } else if self.args >= lines {
+            "a program must let its calls end (await them) before it starts more"
+        } else {
+            "the program printed too many lines"
+        };
+        Some(format!(
+            "the host held {total} bytes for this run, more than its memory limit \
+             (memory_bytes = {}): {replies} bytes of tool replies the program has not read, {} \
+             bytes of arguments of calls still running, {} log lines ({per_line} bytes each; \
+             their text counts in max_output_bytes); {advice}",
+            self.limit, self.args, self.lines
+        ))
+    }
+}
+
 /// Frames for the child not written yet. A frame is written at once when the socket takes
-/// it (no writer task, no channel hop); what the socket does not take waits here until it is
-/// writable again, which the run's `select!` watches, so the host never blocks on a child
-/// that does not read.
+/// it (no writer task, no channel hop); what the socket does not take waits here, frame by
+/// frame (never copied into one buffer, so what it holds is what is waiting), until the socket
+/// is writable again, which the run's `select!` watches: the host never blocks on a child that
+/// does not read. What waits here counts against the run's `memory_bytes` ([`Held`]).
 #[derive(Default)]
 struct Outbox {
-    buffer: Vec<u8>,
-    /// Where the unwritten bytes start in `buffer`.
+    frames: std::collections::VecDeque<Vec<u8>>,
+    /// How much of the first frame is written.
     start: usize,
+    /// The bytes not written yet.
+    waiting: usize,
     /// The socket failed: the child is gone, and the read side reports it.
     broken: bool,
 }
 
 impl Outbox {
+    /// The most frames one write hands the socket.
+    const SLICES: usize = 64;
+
     fn send(&mut self, writer: &tokio::net::unix::OwnedWriteHalf, frame: Vec<u8>) {
         if self.broken {
             return;
         }
-        if self.is_waiting() {
-            self.buffer.extend_from_slice(&frame);
-            return;
+        self.waiting += frame.len();
+        self.frames.push_back(frame);
+        if self.frames.len() == 1 {
+            self.flush(writer);
         }
-        self.buffer = frame;
-        self.start = 0;
-        self.flush(writer);
     }
 
     fn is_waiting(&self) -> bool {
-        !self.broken && self.start < self.buffer.len()
+        !self.frames.is_empty()
+    }
+
+    /// The bytes not written yet.
+    fn waiting(&self) -> usize {
+        self.waiting
     }
 
     /// Writes what the socket takes without blocking.
     fn flush(&mut self, writer: &tokio::net::unix::OwnedWriteHalf) {
-        while self.is_waiting() {
-            match writer.try_write(&self.buffer[self.start..]) {
-                Ok(n) => self.start += n,
+        while !self.frames.is_empty() {
+            let mut slices = [std::io::IoSlice::new(&[]); Self::SLICES];
+            let mut count = 0;
+            for (i, frame) in self.frames.iter().take(Self::SLICES).enumerate() {
+                let from = if i == 0 { self.start } else { 0 };
+                slices[i] = std::io::IoSlice::new(&frame[from..]);
+                count = i + 1;
+            }
+            match writer.try_write_vectored(&slices[..count]) {
+                Ok(written) if written > 0 => self.advance(written),
                 Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => break,
-                Err(_) => self.broken = true,
+                // Nothing taken of a non-empty write, or an error: the child is gone.
+                Ok(_) | Err(_) => {
+                    self.broken = true;
+                    self.frames.clear();
+                    self.start = 0;
+                    self.waiting = 0;
+                }
             }
         }
-        if self.start == self.buffer.len() {
-            self.buffer.clear();
-            self.start = 0;
-        } else if self.start > Inbox::CHUNK {
-            self.buffer.drain(..self.start);
+    }
+
+    /// Drops `written` bytes from the front.
+    fn advance(&mut self, mut written: usize) {
+        self.waiting -= written;
+        while let Some(front) = self.frames.front() {
+            let left = front.len() - self.start;
+            if written < left {
+                self.start += written;
+                return;
+            }
+            written -= left;
+            self.frames.pop_front();
             self.start = 0;
         }
     }
@@ -1129,3 +1450,23 @@ fn internal(message: String) -> CodeFailure {
 
 /// How long the host waits for the zygote to answer one control request.
 pub(crate) const CONTROL_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ready_frame_is_the_one_the_runner_sends() {
+        let (header, body) = READY_FRAME.split_at(4);
+        assert_eq!(
+            u32::from_be_bytes(header.try_into().unwrap()) as usize,
+            body.len()
+        );
+        let body = std::str::from_utf8(body).unwrap();
+        assert!(RUNNER.contains(&format!("self.send_text('{body}')")));
+        assert!(matches!(
+            serde_json::from_str::<ChildMessage>(body),
+            Ok(ChildMessage::Ready)
+        ));
+    }
+}

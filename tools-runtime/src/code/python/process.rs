@@ -17,7 +17,7 @@ use serde::Deserialize;
 use tokio::process::{Child, Command};
 use tokio::sync::oneshot;
 
-use super::CONTROL_TIMEOUT;
+use super::{CONTROL_TIMEOUT, READY_FRAME};
 
 /// The resolved interpreter.
 #[derive(Debug, Clone)]
@@ -261,8 +261,9 @@ impl Spare {
     }
 
     /// Whether it was forked by `zygote` and still waits: it is alive, its end of the socket
-    /// is open and it has sent nothing. One read of `/proc/PID/stat` and one non-blocking
-    /// `recv` with `MSG_PEEK`.
+    /// is open and it has sent nothing but, perhaps, its ready frame (`READY`, which the run
+    /// then reads first). A child that sent anything else (a sandbox refusal) or closed its
+    /// end is not. One read of `/proc/PID/stat` and one non-blocking `recv` with `MSG_PEEK`.
     pub(crate) fn is_ready(&self, zygote: &Zygote) -> bool {
         if self.zygote != zygote.pid() || !zygote.is_alive() {
             return false;
@@ -274,17 +275,21 @@ impl Spare {
         {
             return false;
         }
-        let mut byte = 0u8;
-        // SAFETY: `byte` is valid for one byte; MSG_PEEK leaves the socket unchanged.
+        // One byte more than the ready frame, to see that nothing follows it.
+        let mut pending = [0u8; READY_FRAME.len() + 1];
+        // SAFETY: `pending` is valid for its length; MSG_PEEK leaves the socket unchanged.
         let n = unsafe {
             libc::recv(
                 self.socket.as_raw_fd(),
-                (&raw mut byte).cast(),
-                1,
+                pending.as_mut_ptr().cast(),
+                pending.len(),
                 libc::MSG_PEEK | libc::MSG_DONTWAIT,
             )
         };
-        n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::WouldBlock
+        match usize::try_from(n) {
+            Ok(n) => pending.get(..n) == Some(&READY_FRAME[..]),
+            Err(_) => io::Error::last_os_error().kind() == io::ErrorKind::WouldBlock,
+        }
     }
 }
 

@@ -67,6 +67,9 @@ _int_repr = int.__repr__
 _isinf = math.isinf
 _copysign = math.copysign
 _type_name = type.__dict__["__name__"].__get__
+_isascii = str.isascii
+_sum = sum
+_map = map
 _dict_items = dict.items
 _len = len
 _type = type
@@ -127,6 +130,11 @@ class Channel:
         with self.lock:
             self.sendall(self.pack(_len(body)) + body)
 
+    def ready(self):
+        """Says the sandbox is in place; sent once, before the program is read. The host believes
+        a sandbox refusal only before it (the program could forge one after)."""
+        self.send_text('{"t":"ready"}')
+
     def call(self, call_id, name, args_text):
         self.send_text('{"t":"call","id":%s,"name":%s,"args":%s}' % (_int_repr(call_id), _quote(name), args_text))
 
@@ -170,24 +178,68 @@ def _path(label, frames, count, extra=None):
     return out
 
 
-def to_json(root, label):
+# No bound on the size of a text (the rehearsal's own values are small).
+NO_LIMIT = 1 << 62
+# The pieces of text `to_json` collects before it joins them into one string and counts it.
+_PIECES = 4096
+# Strings and keys up to this many characters are counted with the small pieces (at most 6
+# characters of JSON text each once quoted); longer ones are measured before they are quoted.
+_SHORT = 64
+
+
+class TooLarge(ValueError):
+    """The JSON text of a value would pass a size limit; raised before the text is built."""
+
+
+def _not_json(label, frames, what):
+    path = _path(label, frames, _len(frames))
+    raise TypeError("%s %s; only plain JSON values can cross to the host" % (path, what))
+
+
+def _too_large(label, frames, at_least, limit_text):
+    # Every open container still needs its closing bracket.
+    raise TooLarge(
+        "%s is at least %d bytes of JSON text, more than %s; it passed that at %s"
+        % (label, at_least + _len(frames), limit_text, _path(label, frames, _len(frames)))
+    )
+
+
+def to_json(root, label, limit=NO_LIMIT, limit_text=None):
     """The strict JSON text of `root`, or TypeError naming the path. Iterative (no recursion).
 
     Only exact built-in types cross (a subclass of dict, list, str, int or float is refused, so
     its methods never run), containers are read through the built-in dict and list code, and the
     text is written here: no method of the program's values and nothing the program replaced
-    in the json module or in builtins is consulted. No code of the program runs during it."""
+    in the json module or in builtins is consulted. No code of the program runs during it.
+
+    The text is counted as it is written, in characters (each at least one UTF-8 byte): once it
+    passes `limit` the conversion stops with TooLarge (a ValueError) naming `limit_text` and the
+    path where it passed, so a value whose expansion is huge (a list that repeats a list that
+    repeats a list) costs about `limit` characters of work, never more. A string or a key
+    longer than _SHORT characters is measured before it is quoted; the small pieces (numbers,
+    punctuation, short strings) are counted when they are joined, every _PIECES of them, which
+    also keeps the pieces' own memory small. Nesting
+    deeper than MAX_DEPTH is a TypeError, like any other value that is not plain JSON."""
+    # Joined text so far, its length, and the pieces since; `strings` is the length of the
+    # strings and keys among those pieces (a lower bound of their length).
+    chunks = []
+    done = 0
     out = []
     append = out.append
+    strings = 0
     # Open containers: [is_dict, items, index, n, container].
     frames = []
     value = root
 
-    def refuse(what, count=None, extra=None):
-        path = _path(label, frames, _len(frames) if count is None else count, extra)
-        raise TypeError("%s %s; only plain JSON values can cross to the host" % (path, what))
-
     while True:
+        if _len(out) >= _PIECES:
+            text = "".join(out)
+            out.clear()
+            chunks.append(text)
+            done += _len(text)
+            strings = 0
+            if done > limit:
+                _too_large(label, frames, done, limit_text)
         kind = _type(value)
         if value is None:
             append("null")
@@ -195,31 +247,46 @@ def to_json(root, label):
             append("true" if value else "false")
         elif kind is int:
             if value < INT_MIN or value > INT_MAX:
-                refuse("is an integer too large for lossless JSON")
+                _not_json(label, frames, "is an integer too large for lossless JSON")
             append(_int_repr(value))
         elif kind is float:
             if value != value:
-                refuse("is NaN")
+                _not_json(label, frames, "is NaN")
             if _isinf(value):
-                refuse("is infinite")
+                _not_json(label, frames, "is infinite")
             if value == 0.0 and _copysign(1.0, value) < 0:
-                refuse("is -0.0")
+                _not_json(label, frames, "is -0.0")
             append(_float_repr(value))
         elif kind is str:
-            _check_str(value, refuse, "is a string with an unpaired surrogate")
-            append(_quote(value))
+            if not _isascii(value):
+                _check_str(value, label, frames, "is a string with an unpaired surrogate")
+            if _len(value) <= _SHORT:
+                append(_quote(value))
+            else:
+                # Quoting only adds characters: measure before building the quoted copy.
+                if done + strings + _len(value) + 2 > limit:
+                    at_least = done + _sum(_map(_len, out)) + _len(value) + 2
+                    _too_large(label, frames, at_least, limit_text)
+                text = _quote(value)
+                append(text)
+                strings += _len(text)
         elif kind is list or kind is tuple or kind is dict:
             if _len(frames) >= MAX_DEPTH:
-                refuse("nests deeper than %d levels" % MAX_DEPTH)
+                _not_json(label, frames, "nests deeper than %d levels" % MAX_DEPTH)
             for frame in frames:
                 if frame[4] is value:
-                    refuse("is a cycle (it contains itself)")
+                    _not_json(label, frames, "is a cycle (it contains itself)")
             if kind is dict:
                 items = [*_dict_items(value)]
                 for k, _ in items:
                     if _type(k) is not str:
-                        refuse("has a key that is not a string (a %s)" % _cut(_type_name(_type(k))))
-                    _check_str(k, refuse, "has a key with an unpaired surrogate")
+                        _not_json(label, frames, "has a key that is not a string (a %s)" % _cut(_type_name(_type(k))))
+                    if not _isascii(k):
+                        _check_str(k, label, frames, "has a key with an unpaired surrogate")
+                    if _len(k) > _SHORT:
+                        if done + strings + _len(k) + 3 > limit:
+                            at_least = done + _sum(_map(_len, out)) + _len(k) + 3
+                            _too_large(label, frames, at_least, limit_text)
                 if items:
                     append("{")
                     frames.append([True, items, 0, _len(items), value])
@@ -232,11 +299,15 @@ def to_json(root, label):
                 else:
                     append("[]")
         else:
-            refuse("is a %s, not a JSON value" % _cut(_type_name(kind)))
+            _not_json(label, frames, "is a %s, not a JSON value" % _cut(_type_name(kind)))
         # The next value to write, closing the containers that are done.
         while True:
             if not frames:
-                return "".join(out)
+                chunks.append("".join(out))
+                text = "".join(chunks)
+                if _len(text) > limit:
+                    _too_large(label, frames, _len(text), limit_text)
+                return text
             frame = frames[-1]
             i = frame[2]
             if i == frame[3]:
@@ -248,18 +319,21 @@ def to_json(root, label):
             frame[2] = i + 1
             if frame[0]:
                 k, value = frame[1][i]
-                append(_quote(k))
+                text = _quote(k)
+                append(text)
                 append(":")
+                if _len(k) > _SHORT:
+                    strings += _len(text)
             else:
                 value = frame[1][i]
             break
 
 
-def _check_str(s, refuse, what):
+def _check_str(s, label, frames, what):
     try:
         s.encode("utf-8")
     except UnicodeEncodeError:
-        refuse(what)
+        _not_json(label, frames, what)
 
 
 # --- the program's world -------------------------------------------------------------------
@@ -358,21 +432,24 @@ class Bridge:
     def binding(self, name):
         def call(args=None, /):
             future = self.loop.create_future()
+            limit = self.max_call_bytes
+            limit_text = "the %d bytes one call may send (max_call_bytes)" % limit
             try:
-                payload = to_json({} if args is None else args, "args")
+                # Counted as it is written: stops once it passes the limit (ValueError).
+                payload = to_json({} if args is None else args, "args", limit, limit_text)
+            except TooLarge as error:
+                future.set_exception(ValueError(str(error)))
+                return future
             except TypeError as error:
                 future.set_exception(error)
                 return future
-            limit = self.max_call_bytes
-            # A code point is at least one UTF-8 byte and at most four.
+            # Within the limit in characters; a code point is at most four UTF-8 bytes.
             size = _len(payload)
-            exact = size <= limit
-            if exact and size * 4 > limit:
+            if size * 4 > limit:
                 size = _len(payload.encode("utf-8"))
             if size > limit:
                 future.set_exception(ValueError(
-                    "args is %s%d bytes of JSON text, more than the %d bytes one call may send (max_call_bytes)"
-                    % ("" if exact else "at least ", size, limit)
+                    "args is %d bytes of JSON text, more than %s" % (size, limit_text)
                 ))
                 return future
             self.next_id += 1
@@ -600,6 +677,7 @@ def run_program(run, request):
     stack_bytes = int(limits.get("stack_bytes", 1 << 20))
     sys.setrecursionlimit(max(100, stack_bytes // 512))
     memory = int(limits.get("memory_bytes", 256 << 20))
+    max_output = int(limits.get("max_output_bytes", 64 << 20))
 
     ceiling = _address_space() + memory
     resource.setrlimit(resource.RLIMIT_AS, (ceiling, ceiling))
@@ -651,7 +729,11 @@ def run_program(run, request):
         channel.done()
         return
     try:
-        value = to_json(result, "result")
+        value = to_json(result, "result", max_output, "max_output_bytes")
+    except TooLarge:
+        # The host words this failure itself (its output budget).
+        channel.error("output_limit", "")
+        return
     except TypeError as error:
         channel.error("invalid_result", str(error))
         return
@@ -660,7 +742,14 @@ def run_program(run, request):
 
 def child_main(sock):
     """Prepares a run, waits for its program, runs it and leaves with `os._exit` (no interpreter
-    finalization: every frame is already sent, synchronously, when the run ends)."""
+    finalization: every frame is already sent, synchronously, when the run ends). Its first
+    frame says it is ready: whatever set up its sandbox is done, and nothing of the program has
+    run (frames after it may be the program's own)."""
+    try:
+        Channel(sock).ready()
+    except OSError:
+        # The host is gone already (a spare nobody needed).
+        os._exit(2)
     run = Run(sock)
     request = recv_frame(sock)
     if request is None:

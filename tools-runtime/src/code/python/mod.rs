@@ -127,6 +127,12 @@
 //!   serves its control socket, so a released child is reaped even if the run's future is
 //!   dropped outside a tokio runtime, and the zygote reaps only children the host released, so
 //!   a pid is never reused while the host refers to it.
+//! - Nothing the host holds is handed to a run: the zygote when it starts, each run child right
+//!   after its fork, and a spawned run process when it starts close every descriptor but
+//!   `/dev/null` (0, 1, 2) and the run's (or control) socket (`close_range`), so a descriptor
+//!   the host holds without close-on-exec (inherited from its own parent, or opened by a
+//!   library without `O_CLOEXEC`) never reaches a program. Under every policy, `Off`
+//!   included: Landlock and the mount namespace do not apply to a file already open.
 //! - Host and child speak length-prefixed JSON frames over a private socket (file descriptor 3
 //!   or one passed to the zygote), never stdin/stdout, so nothing the program prints or writes
 //!   can corrupt the protocol. Everything written to `sys.stdout` / `sys.stderr` (so `print`)

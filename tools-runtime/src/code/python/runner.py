@@ -1693,6 +1693,32 @@ def probe(sandbox, prctl):
     return status
 
 
+def _fd_ceiling():
+    """One more than the highest descriptor this process may hold: the highest listed in
+    /proc/self/fd, else the hard RLIMIT_NOFILE (capped), so a closing loop stays bounded where
+    the interpreter was built without close_range."""
+    try:
+        return max(int(fd) for fd in os.listdir("/proc/self/fd")) + 1
+    except (OSError, ValueError):
+        hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        return 1 << 20 if hard == resource.RLIM_INFINITY or hard > 1 << 20 else hard
+
+
+def _close_inherited(keep):
+    """Closes every descriptor but 0, 1, 2 (/dev/null) and those in `keep`: a descriptor the
+    host held without close-on-exec (inherited from its own parent, or opened by a library
+    without O_CLOEXEC) would reach the program, and Landlock and the mount namespace do not
+    apply to files already open. `os.closerange` is one close_range(2) per gap."""
+    low = 3
+    ceiling = _fd_ceiling()
+    for fd in sorted(keep):
+        if fd >= low:
+            os.closerange(low, fd)
+            low = fd + 1
+    if low < ceiling:
+        os.closerange(low, ceiling)
+
+
 def _set_pdeathsig(prctl):
     """Dies with its parent (set again after each namespace change, to be sure it holds)."""
     if prctl is not None:
@@ -1755,11 +1781,12 @@ def zygote_main(control, sandbox=None):
                 continue
             pid = os.fork()
             if pid == 0:
-                control.close()
+                # Before anything else: only the run's socket and /dev/null stay open (the
+                # control socket, other requests' descriptors and anything else go).
+                _close_inherited((fds[0],))
+                control.detach()
                 _die_with_parent(prctl, me)
                 os.setpgid(0, 0)
-                for fd in fds[1:]:
-                    os.close(fd)
                 sock = socket.socket(fileno=fds[0])
                 sock.setblocking(True)
                 sandboxed_child(sandbox, sock, prctl)
@@ -1811,6 +1838,9 @@ def zygote_main(control, sandbox=None):
 
 
 def main():
+    # Before anything else: the protocol socket (3) and /dev/null (0, 1, 2) are all this
+    # process keeps of what it inherited.
+    _close_inherited((3,))
     mode = sys.argv[1] if len(sys.argv) > 1 else "run"
     config = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
     sandbox = Sandbox(config.get("sandbox", {}))

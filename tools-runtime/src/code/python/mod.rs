@@ -30,7 +30,9 @@
 //!   (each read-only) plus the host's `/proc` for the zygote's own bookkeeping of its children.
 //!   The view is made once and shared by every run; it holds no secret.
 //! - **In each run child (A), per spare**: a user namespace of its own (so the process limit
-//!   counts this run's processes only), a PID namespace and a mount namespace, and
+//!   counts this run's processes only), a PID namespace, a mount namespace and an IPC
+//!   namespace (owned by that user namespace: the run's System V objects and POSIX message
+//!   queues die with its last process, and the next run starts with none), and
 //!   `RLIMIT_NPROC`. A process cannot enter a PID namespace itself, only its children can
 //!   (and `unshare(CLONE_NEWPID)` works once per process), so A forks B, the first process
 //!   (PID 1) of the new namespace, and waits for it, ending the way it ended. When B exits or
@@ -38,8 +40,9 @@
 //!   survives, `setsid` or double fork or not, and the zygote's release of A (which kills A's
 //!   tree) reaches B.
 //! - **In B, before it waits for its program**: a fresh `proc` over `/proc` (only the run's
-//!   processes) and a size-limited `tmpfs` on `/tmp` (its working directory), both gone with
-//!   the mount namespace when the run ends; `no_new_privs`; Landlock; every capability
+//!   processes), a `tmpfs` on `/tmp` (its working directory) and one on `/dev/shm` (POSIX
+//!   shared memory), each capped in bytes and in files, all gone with the mount namespace
+//!   when the run ends; `no_new_privs`; Landlock; every capability
 //!   dropped; last the seccomp filter (it refuses `mount`, so it comes after the mounts).
 //!   Landlock and seccomp bind only the calling thread, and B has one. The zygote works out
 //!   once what B needs for them (the Landlock rules' paths and accesses, the seccomp program,
@@ -219,7 +222,8 @@ use tokio_util::sync::CancellationToken;
 
 use self::process::{Interpreter, RunProcess, Spare, Zygote};
 pub use self::sandbox::{
-    LayerStatus, PROCESS_LIMIT, SandboxLayer, SandboxPolicy, SandboxReport, TMP_BYTES,
+    LayerStatus, PROCESS_LIMIT, SHM_BYTES, SandboxLayer, SandboxPolicy, SandboxReport, TMP_BYTES,
+    TMP_INODES,
 };
 use super::output::Output;
 use super::{AnalyseFuture, prepared};

@@ -1155,10 +1155,10 @@ def _serve_analysis(fds):
 #   in the zygote, once:     user namespace, network namespace, mount namespace with the
 #                            read-only view (pivot_root into it);
 #   in each run child A:     a user namespace of its own, a PID namespace, a mount namespace,
-#                            the process limit; then it forks B, the first process (PID 1) of
-#                            the new PID namespace, which runs the program;
-#   in B, before it waits:   a fresh /proc and an empty /tmp, no_new_privs, Landlock, dropped
-#                            capabilities, the seccomp filter.
+#                            an IPC namespace, the process limit; then it forks B, the first
+#                            process (PID 1) of the new PID namespace, which runs the program;
+#   in B, before it waits:   a fresh /proc, an empty /tmp and /dev/shm, no_new_privs, Landlock,
+#                            dropped capabilities, the seccomp filter.
 # All of it happens before the program arrives (a spare is ready with every layer in place).
 
 _CLONE_NEWNS = 0x00020000
@@ -1237,6 +1237,8 @@ class Sandbox:
         self.filter = bytes.fromhex(config.get("seccomp", ""))
         self.nproc = int(config.get("nproc", 64))
         self.tmp_bytes = int(config.get("tmp_bytes", 64 << 20))
+        self.shm_bytes = int(config.get("shm_bytes", 16 << 20))
+        self.tmp_inodes = int(config.get("tmp_inodes", 16384))
         self.pivot_root = config.get("pivot_root")
         self.status = {}
         # The user id run children switch to in the zygote's user namespace (host root only).
@@ -1436,6 +1438,8 @@ class Sandbox:
         os.makedirs(base + "/proc", exist_ok=True)
         self._mount("/proc", base + "/proc", None, _MS_BIND | _MS_REC)
         os.makedirs(base + "/tmp", exist_ok=True)
+        # Where each run mounts its own /dev/shm (POSIX shared memory and semaphores).
+        os.makedirs(base + "/dev/shm", exist_ok=True)
         self._mount(None, base, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NODEV)
         os.chdir(base)
         c = self.ctypes
@@ -1466,7 +1470,9 @@ class Sandbox:
             uid, gid = os.getuid(), os.getgid()
             self._unshare(_CLONE_NEWUSER, "CLONE_NEWUSER")
             self._map_root(uid, gid)
-            self._unshare(_CLONE_NEWPID | _CLONE_NEWNS, "CLONE_NEWPID|CLONE_NEWNS")
+            # The run's own IPC namespace, owned by its user namespace: its System V objects
+            # and POSIX message queues die with the run's last process.
+            self._unshare(_CLONE_NEWPID | _CLONE_NEWNS | _CLONE_NEWIPC, "CLONE_NEWPID|CLONE_NEWNS|CLONE_NEWIPC")
 
         self._layer("pid_namespace", pid)
 
@@ -1478,14 +1484,17 @@ class Sandbox:
         self._layer("process_limit", nproc, ("pid_namespace",))
 
     def enter_program(self):
-        """In B, the PID namespace's first process: its own /proc and an empty /tmp, then the
+        """In B, the PID namespace's first process: its own /proc, an empty /tmp and /dev/shm, then the
         restrictions that cannot be undone (no_new_privs, Landlock, capabilities, seccomp)."""
         if not self.on:
             return
         if self.status.get("pid_namespace") is None and self.status.get("mount_namespace") is None:
             # The mount namespace A made is B's alone: its /tmp and /proc go with the run.
             def mounts():
-                self._mount("tmpfs", "/tmp", "tmpfs", _MS_NOSUID | _MS_NODEV, "size=%d,mode=0700" % self.tmp_bytes)
+                # Capped in bytes and in files (a file's inode and dentry are kernel memory
+                # that the size does not count).
+                self._mount("tmpfs", "/tmp", "tmpfs", _MS_NOSUID | _MS_NODEV, "size=%d,nr_inodes=%d,mode=0700" % (self.tmp_bytes, self.tmp_inodes))
+                self._mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, "size=%d,nr_inodes=%d,mode=0700" % (self.shm_bytes, self.tmp_inodes))
                 self._mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
                 os.chdir("/tmp")
 
@@ -1522,7 +1531,7 @@ class Sandbox:
                  if not (viewed and (path == "/tmp" or path.startswith("/tmp/")))]
         rules += [(d, _LL_READ_FILE | _LL_WRITE_FILE) for d in _DEVICES if os.path.exists(d)]
         if viewed:
-            rules += [("/tmp", handled), ("/proc", _LL_READ_FILE | _LL_READ_DIR)]
+            rules += [("/tmp", handled), ("/dev/shm", handled), ("/proc", _LL_READ_FILE | _LL_READ_DIR)]
         planned = []
         for path, allowed in rules:
             if not os.path.isdir(path):

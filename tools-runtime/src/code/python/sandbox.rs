@@ -45,8 +45,10 @@ pub enum SandboxLayer {
     NetworkNamespace,
     /// A mount namespace whose root is a read-only view (the interpreter, its standard
     /// library, the shared libraries it loaded, `/dev/null` and kin), a `/proc` of the run's
-    /// own processes and an empty private `/tmp` that is discarded with the run; with IPC and
-    /// UTS namespaces of its own (no System V IPC object shared with the host).
+    /// own processes and an empty private `/tmp` and `/dev/shm` (capped in bytes and in files:
+    /// [`TMP_BYTES`], [`SHM_BYTES`], [`TMP_INODES`]) that are discarded with the run; with a
+    /// UTS namespace of its own and an IPC namespace per run (no System V IPC object or POSIX
+    /// message queue is shared with the host or outlives its run).
     MountNamespace,
     /// Landlock rules matching that view: read and execute beneath it, everything beneath
     /// `/tmp`, nothing else; TCP bind and connect refused; signals and abstract unix sockets
@@ -68,6 +70,16 @@ pub const PROCESS_LIMIT: u32 = 64;
 
 /// The size of a sandboxed run's `/tmp` (a `tmpfs`; writes past it fail with `ENOSPC`).
 pub const TMP_BYTES: u64 = 64 << 20;
+
+/// The most files (inodes: files, directories, links) a sandboxed run's `/tmp`, and its
+/// `/dev/shm`, may hold each; one more fails with `ENOSPC`. A file's inode and directory entry
+/// are kernel memory that [`TMP_BYTES`] does not count (about 1 KiB each, also counted in the
+/// run's memory account where there is one).
+pub const TMP_INODES: u64 = 16_384;
+
+/// The size of a sandboxed run's `/dev/shm` (a `tmpfs` of its own, for POSIX shared memory
+/// and semaphores; writes past it fail with `ENOSPC`).
+pub const SHM_BYTES: u64 = 16 << 20;
 
 impl SandboxLayer {
     /// Every layer, in the order the report lists them.
@@ -300,6 +312,8 @@ pub(crate) fn runner_config(policy: SandboxPolicy, skip: &[SandboxLayer]) -> Str
             "seccomp": filter.unwrap_or_default(),
             "nproc": PROCESS_LIMIT,
             "tmp_bytes": TMP_BYTES,
+            "tmp_inodes": TMP_INODES,
+            "shm_bytes": SHM_BYTES,
             "pivot_root": pivot_root_number(),
         }
     })

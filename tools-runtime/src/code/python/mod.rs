@@ -202,6 +202,7 @@
 //! ```
 
 mod analysis;
+mod cgroup;
 mod process;
 mod sandbox;
 
@@ -220,6 +221,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use self::cgroup::Account;
 use self::process::{Interpreter, RunProcess, Spare, Zygote};
 pub use self::sandbox::{
     LayerStatus, PROCESS_LIMIT, SHM_BYTES, SandboxLayer, SandboxPolicy, SandboxReport, TMP_BYTES,
@@ -279,6 +281,8 @@ struct Inner {
     /// The report of the last zygote started (or probe), once there is one.
     report: std::sync::Mutex<Option<SandboxReport>>,
     interpreter: tokio::sync::OnceCell<Result<Interpreter, String>>,
+    /// Where its run cgroups are made (or why there are none), once looked for.
+    account: std::sync::OnceLock<Result<Arc<Account>, String>>,
     zygote: tokio::sync::Mutex<Option<Arc<Zygote>>>,
     /// The children forked ahead for the next runs.
     spares: Arc<Spares>,
@@ -461,9 +465,14 @@ impl PythonRuntime {
             return Ok(report);
         }
         let interpreter = self.interpreter().await?;
-        let probe = Zygote::start(&interpreter, RUNNER, &self.inner.sandbox.runner_config())
-            .await
-            .map_err(internal)?;
+        let probe = Zygote::start(
+            &interpreter,
+            RUNNER,
+            &self.inner.sandbox.runner_config(),
+            self.account(),
+        )
+        .await
+        .map_err(internal)?;
         let report = SandboxReport::from_runner(self.inner.sandbox.policy, probe.sandbox());
         self.cache_report(&report);
         Ok(report)
@@ -485,6 +494,24 @@ impl PythonRuntime {
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(report.clone());
     }
 
+    /// Where this runtime's run cgroups are made, or why there are none (see `cgroup.rs`).
+    fn account(&self) -> Result<Arc<Account>, String> {
+        self.inner
+            .account
+            .get_or_init(|| {
+                if self
+                    .inner
+                    .sandbox
+                    .skip
+                    .contains(&SandboxLayer::MemoryAccount)
+                {
+                    return Err("disabled for a test (pretend_missing)".to_owned());
+                }
+                cgroup::hierarchy().map(|hierarchy| Arc::new(Account::new(hierarchy)))
+            })
+            .clone()
+    }
+
     fn build(configured: Option<PathBuf>, mode: PythonMode, sandbox: Settings) -> Self {
         PythonRuntime {
             inner: Arc::new(Inner {
@@ -493,6 +520,7 @@ impl PythonRuntime {
                 sandbox,
                 report: std::sync::Mutex::new(None),
                 interpreter: tokio::sync::OnceCell::new(),
+                account: std::sync::OnceLock::new(),
                 zygote: tokio::sync::Mutex::new(None),
                 spares: Arc::new(Spares::default()),
             }),
@@ -563,9 +591,14 @@ impl PythonRuntime {
         if let Some(zygote) = slot.as_ref().filter(|z| z.is_alive()) {
             return Ok(zygote.clone());
         }
-        let zygote = Zygote::start(interpreter, RUNNER, &self.inner.sandbox.runner_config())
-            .await
-            .map_err(internal)?;
+        let zygote = Zygote::start(
+            interpreter,
+            RUNNER,
+            &self.inner.sandbox.runner_config(),
+            self.account(),
+        )
+        .await
+        .map_err(internal)?;
         let policy = self.inner.sandbox.policy;
         if policy != SandboxPolicy::Off {
             let report = SandboxReport::from_runner(policy, zygote.sandbox());
@@ -727,16 +760,26 @@ impl PythonRuntime {
             PythonMode::Zygote => {
                 let (child, forked_by) = self.zygote_child(&interpreter).await?;
                 zygote = Some(forked_by);
+                // The spare holds what it has built; the run may add `memory_bytes`. One read
+                // and one or two writes: the only cost of the account on the critical path.
+                if let Some(cgroup) = child.process.cgroup() {
+                    cgroup
+                        .limit_memory(limits.memory_bytes)
+                        .map_err(|error| limit_failure(limits.memory_bytes, &error))?;
+                }
                 (child.process, child.socket)
             }
             PythonMode::SpawnPerRun => {
                 let (host_socket, child_socket) = std::os::unix::net::UnixStream::pair()
                     .map_err(|e| internal(format!("cannot create the run socket: {e}")))?;
+                let cgroup = self.spawn_cgroup(&limits)?;
                 let process = RunProcess::spawn(
                     &interpreter,
                     RUNNER,
                     &self.inner.sandbox.runner_config(),
                     child_socket,
+                    cgroup,
+                    self.inner.sandbox.policy == SandboxPolicy::Require,
                 )
                 .map_err(internal)?;
                 (process, host_socket)
@@ -763,20 +806,82 @@ impl PythonRuntime {
                 if self.inner.mode == PythonMode::SpawnPerRun {
                     process.finish().await;
                 }
+                let outcome = match outcome {
+                    // The socket broke under the host: the kernel may have ended the run.
+                    Err(failure) if failure.kind == CodeFailureKind::Internal => {
+                        Err(gone_failure(failure, &process, &limits, None))
+                    }
+                    other => other,
+                };
                 drop(process);
                 outcome
             }
-            Err(mut failure) => {
+            Err(failure) => {
                 let status = process.finish().await;
-                failure.message = format!(
-                    "{} ({})",
-                    failure.message,
-                    status.unwrap_or_else(|| "exit status unknown".to_owned())
-                );
-                Err(failure)
+                let status = status.unwrap_or_else(|| "exit status unknown".to_owned());
+                Err(gone_failure(failure, &process, &limits, Some(&status)))
             }
         }
     }
+
+    /// The cgroup of a spawned run, its memory limit set (no spare holds anything yet: the
+    /// interpreter's own start-up is counted, within [`SPAWN_START_BYTES`]). `None` where
+    /// there is no account and the policy allows that.
+    fn spawn_cgroup(&self, limits: &CodeLimits) -> Result<Option<cgroup::RunCgroup>, CodeFailure> {
+        let policy = self.inner.sandbox.policy;
+        let made = self.account().and_then(|account| account.create());
+        match made {
+            Ok(cgroup) => {
+                let bytes = limits.memory_bytes.saturating_add(SPAWN_START_BYTES);
+                cgroup
+                    .limit_memory(bytes)
+                    .map_err(|error| limit_failure(limits.memory_bytes, &error))?;
+                Ok(Some(cgroup))
+            }
+            Err(reason) if policy == SandboxPolicy::Require => Err(internal(
+                sandbox::child_refusal(&format!("memory_account: {reason}")),
+            )),
+            Err(_) => Ok(None),
+        }
+    }
+}
+
+/// What the memory account of a spawned run ([`PythonMode::SpawnPerRun`]) allows beyond
+/// `memory_bytes` for the interpreter's own start (the runner, `asyncio`, the sandbox's
+/// set-up), which a forked spare has already paid when its run starts.
+const SPAWN_START_BYTES: usize = 32 << 20;
+
+/// `failure`, a run that ended without an outcome, as a memory failure when the kernel ended
+/// the run's process for its memory account (its cgroup counts an out-of-memory kill); else
+/// as it is, with the process's `status` added when known.
+fn gone_failure(
+    mut failure: CodeFailure,
+    process: &RunProcess,
+    limits: &CodeLimits,
+    status: Option<&str>,
+) -> CodeFailure {
+    let status = status.map(|s| format!(" ({s})")).unwrap_or_default();
+    let kills = process.cgroup().and_then(cgroup::RunCgroup::oom_kills);
+    if kills.is_some_and(|k| k > 0) {
+        failure.kind = CodeFailureKind::Memory;
+        failure.message = format!(
+            "the run exceeded its memory limit (memory_bytes = {} bytes, counting every process \
+             of the run, shared memory, temporary files and the kernel memory they use), and the \
+             kernel ended it{status}",
+            limits.memory_bytes
+        );
+    } else {
+        failure.message.push_str(&status);
+    }
+    failure
+}
+
+/// The failure of a run whose memory limit could not be set on its cgroup.
+fn limit_failure(memory_bytes: usize, error: &cgroup::LimitError) -> CodeFailure {
+    internal(format!(
+        "the run's memory limit (memory_bytes = {memory_bytes}) could not be set on its \
+         cgroup: {error}"
+    ))
 }
 
 /// Talks to one child until the run ends; never leaves a task behind.

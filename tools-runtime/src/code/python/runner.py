@@ -602,7 +602,19 @@ def run_program(run, request):
     memory = int(limits.get("memory_bytes", 256 << 20))
 
     ceiling = _address_space() + memory
-    resource.setrlimit(resource.RLIMIT_AS, (ceiling, ceiling))
+    # A ceiling past what rlim_t takes is past any address space: no limit.
+    limit = resource.RLIM_INFINITY if ceiling >= 1 << 63 else ceiling
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    except (ValueError, OSError) as error:
+        hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+        channel.error(
+            "memory",
+            "the memory limit cannot be set: RLIMIT_AS of %d bytes (this process's %d bytes of "
+            "address space + memory_bytes %d) was refused (%s); the hard RLIMIT_AS this process "
+            "inherited from the host is %d bytes" % (ceiling, ceiling - memory, memory, error, hard),
+        )
+        return
     peak_before = _vm_peak()
 
     sys.stdout = writer
@@ -1207,6 +1219,7 @@ LAYERS = (
     "no_new_privileges",
     "capabilities",
     "process_limit",
+    "memory_account",
 )
 
 # When the host runs as root: the user id inside the zygote's user namespace that run children
@@ -1325,6 +1338,33 @@ class Sandbox:
     def _prctl(self, *args):
         c = self.ctypes
         return self.libc.prctl(*[c.c_ulong(a) if _type(a) is int else a for a in args])
+
+    # -- in each run child, first -------------------------------------------------------------
+
+    def join_account(self, fds):
+        """Joins the run's cgroup (one per hierarchy): the host made it and passed its
+        cgroup.procs, so this process and everything it starts are born inside, counted by the
+        run's memory and process limits. Writing "0" moves the writer; the kernel checks the
+        write against whoever opened the file (the host). Closes the descriptors. Returns the
+        SandboxError under "require", None otherwise (a failure is recorded)."""
+        if not fds:
+            return None
+
+        def join():
+            for fd in fds:
+                os.write(fd, b"0")
+
+        try:
+            self._layer("memory_account", join)
+        except SandboxError as error:
+            return error
+        finally:
+            for fd in fds:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        return None
 
     # -- in the zygote, once -----------------------------------------------------------------
 
@@ -1657,17 +1697,24 @@ def sandboxed_child(sandbox, sock, prctl):
     _mirror(pid)
 
 
-def probe(sandbox, prctl):
-    """Sets up a run child's layers in a throwaway child and returns the whole report."""
-    if not sandbox.on:
+def probe(sandbox, prctl, account=()):
+    """Sets up a run child's layers in a throwaway child and returns the whole report. The
+    child first joins the cgroup whose cgroup.procs are `account` (made for it by the host),
+    under every policy: the memory account is a resource limit, not isolation."""
+    if not sandbox.on and not account:
         return sandbox.report()
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(r)
         try:
+            if sandbox.on:
+                sandbox.policy = "best_effort"  # record every layer; the zygote decides
+            sandbox.join_account(account)
             _set_pdeathsig(prctl)
-            sandbox.policy = "best_effort"  # record every layer; the zygote decides
+            if not sandbox.on:
+                os.write(w, json.dumps(sandbox.report()).encode())
+                os._exit(0)
             sandbox.enter_run()
             inner = os.fork()
             if inner == 0:
@@ -1751,9 +1798,10 @@ def zygote_main(control, sandbox=None):
     policy, sandbox.policy = sandbox.policy, ("best_effort" if sandbox.on else "off")
     sandbox.enter_zygote()
     sandbox.policy = policy
-    report = probe(sandbox, prctl)
+    # The throwaway run child is forked at the first request (the host's ping), which carries
+    # the cgroup it joins.
+    report = None
     global _PID_NAMESPACES
-    _PID_NAMESPACES = sandbox.on and report.get("pid_namespace") is None
     _warm_up()
     # Everything the zygote holds now is left alone by the collector in the children, so a
     # collection there does not copy the zygote's heap page by page.
@@ -1784,20 +1832,31 @@ def zygote_main(control, sandbox=None):
             os._exit(0)
         request = json.loads(data.decode("utf-8"))
         op = request.get("op")
+        if report is None:
+            account = fds if op == "ping" else []
+            report = probe(sandbox, prctl, account)
+            for fd in account:
+                os.close(fd)
+            fds = [] if op == "ping" else fds
+            _PID_NAMESPACES = sandbox.on and report.get("pid_namespace") is None
         if op == "fork":
             if not fds:
                 control.send(json.dumps({"error": "no socket passed"}).encode())
                 continue
             pid = os.fork()
             if pid == 0:
-                # Before anything else: only the run's socket and /dev/null stay open (the
-                # control socket, other requests' descriptors and anything else go).
+                # Before anything else: into the run's cgroup (the descriptors after the
+                # socket), then only the run's socket and /dev/null stay open (the control
+                # socket, other requests' descriptors and anything else go).
+                refused = sandbox.join_account(fds[1:])
                 _close_inherited((fds[0],))
                 control.detach()
                 _die_with_parent(prctl, me)
                 os.setpgid(0, 0)
                 sock = socket.socket(fileno=fds[0])
                 sock.setblocking(True)
+                if refused is not None:
+                    _refuse(sock, refused)
                 sandboxed_child(sandbox, sock, prctl)
                 os._exit(0)
             try:

@@ -63,7 +63,20 @@ pub enum SandboxLayer {
     /// At most [`PROCESS_LIMIT`] processes and threads per run (`RLIMIT_NPROC`, counted in the
     /// run's own user namespace).
     ProcessLimit,
+    /// One memory account per run: a cgroup per run child, made and removed by the host, whose
+    /// limit (`memory_bytes` beyond what the run child held when its run started, no swap)
+    /// counts every process of the run, anonymous and shared memory (`memfd`, `/dev/shm`),
+    /// `tmpfs` pages (`/tmp`) and the kernel memory its files use, with its own process limit
+    /// ([`PROCESS_LIMIT`]). Without it only `RLIMIT_AS` per process bounds memory. It is a
+    /// resource limit, not isolation: under [`SandboxPolicy::Off`] it still applies where a
+    /// cgroup can be had (and its absence never stops a run there).
+    MemoryAccount,
 }
+
+/// What a run's memory limit does not count without [`SandboxLayer::MemoryAccount`].
+pub(crate) const NOT_COUNTED: &str = "without it memory_bytes is RLIMIT_AS per process: the \
+     memory of the run's other processes, shared memory (memfd, /dev/shm), tmpfs pages (/tmp) \
+     and kernel memory (inodes, dentries) are not counted";
 
 /// The most processes (and threads) one sandboxed run may have at a time.
 pub const PROCESS_LIMIT: u32 = 64;
@@ -83,7 +96,7 @@ pub const SHM_BYTES: u64 = 16 << 20;
 
 impl SandboxLayer {
     /// Every layer, in the order the report lists them.
-    pub const ALL: [SandboxLayer; 9] = [
+    pub const ALL: [SandboxLayer; 10] = [
         SandboxLayer::UserNamespace,
         SandboxLayer::PidNamespace,
         SandboxLayer::NetworkNamespace,
@@ -93,6 +106,7 @@ impl SandboxLayer {
         SandboxLayer::NoNewPrivileges,
         SandboxLayer::Capabilities,
         SandboxLayer::ProcessLimit,
+        SandboxLayer::MemoryAccount,
     ];
 
     /// The stable snake-case name (`user_namespace`, `pid_namespace`, ...).
@@ -107,6 +121,7 @@ impl SandboxLayer {
             SandboxLayer::NoNewPrivileges => "no_new_privileges",
             SandboxLayer::Capabilities => "capabilities",
             SandboxLayer::ProcessLimit => "process_limit",
+            SandboxLayer::MemoryAccount => "memory_account",
         }
     }
 
@@ -135,6 +150,12 @@ impl SandboxLayer {
                  and a container that allows prctl(PR_SET_SECCOMP)"
             }
             SandboxLayer::NoNewPrivileges => "prctl(PR_SET_NO_NEW_PRIVS): Linux >= 3.5",
+            SandboxLayer::MemoryAccount => {
+                "a cgroup per run: a cgroup v2 hierarchy whose cgroup beside or above the host's \
+                 gives its children the memory and pids controllers and was delegated to the host \
+                 (systemd: Delegate=memory pids with DelegateSubgroup=), or the cgroup v1 memory \
+                 and pids hierarchies mounted and writable by the host (root)"
+            }
             SandboxLayer::Capabilities => {
                 "prctl(PR_CAPBSET_DROP) and capset: a user namespace (see user_namespace) or \
                  CAP_SETPCAP"
@@ -221,7 +242,11 @@ impl SandboxReport {
                     Some(Value::String(reason)) => LayerStatus {
                         layer,
                         active: false,
-                        reason: tools_schema::excerpt::cut(reason).into_owned(),
+                        reason: if layer == SandboxLayer::MemoryAccount {
+                            format!("{}; {NOT_COUNTED}", tools_schema::excerpt::cut(reason))
+                        } else {
+                            tools_schema::excerpt::cut(reason).into_owned()
+                        },
                     },
                     _ => LayerStatus {
                         layer,

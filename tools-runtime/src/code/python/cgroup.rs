@@ -354,20 +354,39 @@ impl std::fmt::Display for LimitError {
 #[derive(Debug)]
 pub(crate) struct Account {
     hierarchy: Hierarchy,
+    /// Under `SandboxPolicy::Require`: a run without its cgroup does not start.
+    strict: bool,
     /// `tools-code-<host pid>-<runtime>-`.
     prefix: String,
     next: AtomicU64,
 }
 
 impl Account {
-    /// The account of a new runtime on `hierarchy`.
-    pub(crate) fn new(hierarchy: Hierarchy) -> Account {
+    /// The account of a new runtime on `hierarchy`; `strict` under `SandboxPolicy::Require`.
+    pub(crate) fn new(hierarchy: Hierarchy, strict: bool) -> Account {
         static RUNTIMES: AtomicU64 = AtomicU64::new(0);
         let runtime = RUNTIMES.fetch_add(1, Ordering::Relaxed);
         Account {
             hierarchy,
+            strict,
             prefix: format!("{PREFIX}{}-{runtime}-", std::process::id()),
             next: AtomicU64::new(0),
+        }
+    }
+
+    /// The cgroup of one run child, or, when it cannot be made and the policy allows that, none
+    /// (with a warning: the run has only its per-process limits).
+    pub(crate) fn for_run(&self) -> Result<Option<RunCgroup>, String> {
+        match self.create() {
+            Ok(cgroup) => Ok(Some(cgroup)),
+            Err(reason) if self.strict => Err(reason),
+            Err(reason) => {
+                tracing::warn!(
+                    "a Python run goes without its memory account ({reason}); {}",
+                    super::sandbox::NOT_COUNTED
+                );
+                Ok(None)
+            }
         }
     }
 

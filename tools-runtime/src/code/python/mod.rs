@@ -1,11 +1,12 @@
 //! The Python runtime: CPython in a child process, forked per run from a warm zygote.
 //!
 //! **On Linux each run is sandboxed** (unless [`SandboxPolicy::Off`]): the program runs as real
-//! CPython, but in its own PID namespace, in a network namespace with no interface but a
-//! loopback that is down, in a mount namespace that shows a read-only view of the interpreter,
-//! its standard library and the shared libraries it loaded, a `/proc` of the run's own
-//! processes and an empty private `/tmp`, under Landlock rules matching that view, a seccomp
-//! filter, `no_new_privs`, no capabilities and a process limit, besides the resource limits
+//! CPython, but in its own PID and IPC namespaces, in a network namespace with no interface
+//! but a loopback that is down, in a mount namespace that shows a read-only view of the
+//! interpreter, its standard library and the shared libraries it loaded, a `/proc` of the
+//! run's own processes and an empty private `/tmp` and `/dev/shm`, under Landlock rules
+//! matching that view, a seccomp filter, `no_new_privs`, no capabilities and a process limit,
+//! with one memory account (a cgroup) for all its processes, besides the resource limits
 //! (memory ceiling, wall-clock deadline, output cap, call-size cap, empty environment).
 //! [`PythonRuntime::sandbox_report`] says which layers hold on this machine;
 //! [`SandboxPolicy::Require`] (the default) refuses to start when one does not. The program
@@ -49,14 +50,19 @@
 //!   the arguments of the capability calls); B still makes its own Landlock ruleset, because a
 //!   rule on the `/tmp` or `/proc` directory that a run's own file system covers does not
 //!   reach that file system (Landlock skips covered mount points).
-//! - At start the zygote forks one throwaway run child that sets up every per-run layer and
-//!   reports what held; with the zygote's own layers that is the report. Under
+//! - **In the run child (A), first, under every policy**: it joins the run's cgroup (the
+//!   memory account: the host made it and passed its `cgroup.procs` with the fork request), so
+//!   A, B and everything the program starts are counted together, then closes every
+//!   descriptor but its socket.
+//! - At start the zygote forks one throwaway run child that joins a cgroup made for it, sets
+//!   up every per-run layer and reports what held; with the zygote's own layers and the host's
+//!   search for a cgroup that is the report. Under
 //!   [`SandboxPolicy::Require`] a run child that cannot set up a layer refuses (an `internal`
 //!   failure) instead of running the program. [`PythonMode::SpawnPerRun`] sets up the same
 //!   layers in the spawned interpreter (the zygote's, then a run child's).
 //!
-//! What a spare costs more than without the sandbox: a second fork (B), the per-run user, PID
-//! and mount namespaces (made in B's time, and torn down when B exits), about 1.5 ms of
+//! What a spare costs more than without the sandbox: a second fork (B), the per-run user, PID,
+//! mount and IPC namespaces (made in B's time, and torn down when B exits), about 1.5 ms of
 //! system calls through `ctypes`. None of it is on a run's critical path, but on a machine
 //! whose cores are busy it competes with the runs (see the `code_runtime` bench).
 //!
@@ -158,13 +164,35 @@
 //!   the program starts, so a program that replaces parts of `json` does not change what
 //!   crosses. Arguments larger than `max_call_bytes` raise `ValueError` in the program. A failed call raises `ToolCallError` with `tool_name` and `message`. Returning
 //!   `None` (or nothing) means no result.
-//! - Limits: `memory_bytes` is added to the interpreter's own address space as `RLIMIT_AS`; a
-//!   `MemoryError` that escapes is a [`CodeFailureKind::Memory`] failure, and so is a program that
-//!   caught one after its peak address space came within 5% (at least 2 MiB) of the ceiling.
-//!   `stack_bytes` becomes a recursion limit of one frame per 512 bytes (deep recursion is a
-//!   catchable `RecursionError`, so a [`CodeFailureKind::Runtime`] failure when uncaught). At the
-//!   deadline, on cancellation, on an output overflow and whenever a run ends, the child's
-//!   process tree and group are killed and the child reaped (see "released" above).
+//! - Limits: see the table below. At the deadline, on cancellation, on an output overflow and
+//!   whenever a run ends, the child's process tree and group are killed and the child reaped
+//!   (see "released" above).
+//!
+//! # The limits of a run
+//!
+//! | limit | what it counts | default | enforced by | when exceeded |
+//! | --- | --- | --- | --- | --- |
+//! | `memory_bytes`, the run's account | every process of the run together: anonymous memory, shared memory (`memfd`, System V, `/dev/shm`), the pages of its `tmpfs` files (`/tmp`), the kernel memory its files and processes use; no swap | 256 MiB beyond what the run child holds when its run starts (a spawned run: beyond nothing, plus 32 MiB for the interpreter's own start) | a cgroup per run child, made by the host, which sets the limit when the run starts (v2 `memory.max` and `memory.swap.max` = 0; v1 `memory.limit_in_bytes` and `memory.memsw.limit_in_bytes`) | the kernel's out-of-memory killer ends a process of the run (under cgroup v2 every process of it); the program's own process: a [`CodeFailureKind::Memory`] failure ("the run exceeded its memory limit ..."); another: the program sees it killed by `SIGKILL` |
+//! | `memory_bytes`, per process | one process's address space beyond what it held when the run started | 256 MiB | `RLIMIT_AS`, set by the runner (a ceiling past any address space is no limit; one above the hard limit the host passed down is a [`CodeFailureKind::Memory`] failure saying so) | a `MemoryError` in the program; escaping, or caught after the process came within 5% (at least 2 MiB) of its ceiling: a [`CodeFailureKind::Memory`] failure |
+//! | processes | processes and threads of the run | [`PROCESS_LIMIT`] (64) | `RLIMIT_NPROC` in the run's user namespace (sandbox), and the cgroup's `pids.max` | `fork` fails (`BlockingIOError`, `EAGAIN`) |
+//! | `/tmp` | bytes and files | [`TMP_BYTES`] (64 MiB), [`TMP_INODES`] (16,384) | the run's `tmpfs` (`size`, `nr_inodes`; sandbox) | `ENOSPC` |
+//! | `/dev/shm` | bytes and files | [`SHM_BYTES`] (16 MiB), [`TMP_INODES`] | the run's `tmpfs` (sandbox) | `ENOSPC` |
+//! | `timeout` | wall-clock time from the moment the program starts | 30 s | the host | a [`CodeFailureKind::Timeout`] failure; the run's processes are killed |
+//! | `max_output_bytes` | log lines, the result and the failure message together | 64 MiB | the host (each frame bounded before it is read) | a [`CodeFailureKind::OutputLimit`] failure |
+//! | `max_call_bytes` | the JSON text of one call's arguments | 16 MiB | the runner (and the host's frame bound) | a `ValueError` in the program |
+//! | `stack_bytes` | recursion depth: one frame per 512 bytes | 1 MiB | the runner (`sys.setrecursionlimit`) | a `RecursionError` in the program ([`CodeFailureKind::Runtime`] when uncaught) |
+//!
+//! The run's account is [`SandboxLayer::MemoryAccount`]; it applies under every policy where
+//! the machine gives the host a cgroup (`cgroup.rs` says how it is found: cgroup v2 where a
+//! delegated cgroup gives its children memory and pids, else the v1 `memory` and `pids`
+//! hierarchies as root; this project's machines and CI have v1, swap accounted). Without it
+//! ([`SandboxPolicy::BestEffort`] with the layer missing, or [`SandboxPolicy::Off`] where no
+//! cgroup can be had) `memory_bytes` is `RLIMIT_AS` per process only: the memory of the run's
+//! other processes, shared memory (`memfd`, `/dev/shm`), `tmpfs` pages and kernel memory are
+//! not counted, and the report says so. Its cost: a spare's cgroup is made (two `mkdir`s, a
+//! `pids.max` write, two opens) by the zygote's control thread before the fork and removed in
+//! the background once the run's processes are gone; on the run's critical path it is one
+//! read and two writes (the limit).
 //!
 //! # Example
 //!
@@ -507,7 +535,8 @@ impl PythonRuntime {
                 {
                     return Err("disabled for a test (pretend_missing)".to_owned());
                 }
-                cgroup::hierarchy().map(|hierarchy| Arc::new(Account::new(hierarchy)))
+                let strict = self.inner.sandbox.policy == SandboxPolicy::Require;
+                cgroup::hierarchy().map(|hierarchy| Arc::new(Account::new(hierarchy, strict)))
             })
             .clone()
     }
@@ -763,9 +792,7 @@ impl PythonRuntime {
                 // The spare holds what it has built; the run may add `memory_bytes`. One read
                 // and one or two writes: the only cost of the account on the critical path.
                 if let Some(cgroup) = child.process.cgroup() {
-                    cgroup
-                        .limit_memory(limits.memory_bytes)
-                        .map_err(|error| limit_failure(limits.memory_bytes, &error))?;
+                    self.limit(cgroup, limits.memory_bytes, 0)?;
                 }
                 (child.process, child.socket)
             }
@@ -828,20 +855,43 @@ impl PythonRuntime {
     /// interpreter's own start-up is counted, within [`SPAWN_START_BYTES`]). `None` where
     /// there is no account and the policy allows that.
     fn spawn_cgroup(&self, limits: &CodeLimits) -> Result<Option<cgroup::RunCgroup>, CodeFailure> {
-        let policy = self.inner.sandbox.policy;
-        let made = self.account().and_then(|account| account.create());
-        match made {
-            Ok(cgroup) => {
-                let bytes = limits.memory_bytes.saturating_add(SPAWN_START_BYTES);
-                cgroup
-                    .limit_memory(bytes)
-                    .map_err(|error| limit_failure(limits.memory_bytes, &error))?;
-                Ok(Some(cgroup))
+        let refusal =
+            |reason: String| internal(sandbox::child_refusal(&format!("memory_account: {reason}")));
+        let cgroup = match self.account() {
+            Ok(account) => account.for_run().map_err(refusal)?,
+            Err(reason) if self.inner.sandbox.policy == SandboxPolicy::Require => {
+                return Err(refusal(reason));
             }
-            Err(reason) if policy == SandboxPolicy::Require => Err(internal(
-                sandbox::child_refusal(&format!("memory_account: {reason}")),
-            )),
-            Err(_) => Ok(None),
+            Err(_) => None,
+        };
+        if let Some(cgroup) = &cgroup {
+            self.limit(cgroup, limits.memory_bytes, SPAWN_START_BYTES)?;
+        }
+        Ok(cgroup)
+    }
+
+    /// Sets the memory limit of a run's cgroup to what it holds plus `memory_bytes` and
+    /// `extra`. A limit the cgroup refuses fails the run under [`SandboxPolicy::Require`];
+    /// otherwise the run goes on with its per-process limits, and a warning says so.
+    fn limit(
+        &self,
+        cgroup: &cgroup::RunCgroup,
+        memory_bytes: usize,
+        extra: usize,
+    ) -> Result<(), CodeFailure> {
+        match cgroup.limit_memory(memory_bytes.saturating_add(extra)) {
+            Ok(_) => Ok(()),
+            Err(error) if self.inner.sandbox.policy == SandboxPolicy::Require => {
+                Err(limit_failure(memory_bytes, &error))
+            }
+            Err(error) => {
+                tracing::warn!(
+                    "a Python run goes without its memory limit ({}); {}",
+                    limit_failure(memory_bytes, &error).message,
+                    sandbox::NOT_COUNTED
+                );
+                Ok(())
+            }
         }
     }
 }

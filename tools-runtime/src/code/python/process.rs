@@ -143,8 +143,9 @@ enum Request {
     /// `requests`), so a child whose caller went away is still released.
     Fork {
         socket: OwnedFd,
-        /// The child's cgroup: its `cgroup.procs` go with the request, the rest with the child.
-        cgroup: Option<RunCgroup>,
+        /// Where the child's cgroup is made (here, off the caller's task): its `cgroup.procs`
+        /// go with the request, the rest with the child.
+        account: Option<Arc<Account>>,
         requests: mpsc::Sender<Request>,
         reply: oneshot::Sender<Result<RunProcess, String>>,
     },
@@ -272,11 +273,10 @@ impl Zygote {
     pub(crate) async fn spare(&self) -> Result<Spare, String> {
         let (host, child) =
             UnixStream::pair().map_err(|e| format!("cannot create the run socket: {e}"))?;
-        let cgroup = self.account.as_ref().map(|a| a.create()).transpose()?;
         let (reply, answer) = oneshot::channel();
         self.send(Request::Fork {
             socket: child.into(),
-            cgroup,
+            account: self.account.clone(),
             requests: self.requests.clone(),
             reply,
         })?;
@@ -365,10 +365,17 @@ fn control_loop(
         match request {
             Request::Fork {
                 socket,
-                mut cgroup,
+                account,
                 requests,
                 reply,
             } => {
+                let mut cgroup = match account.map(|a| a.for_run()).transpose() {
+                    Ok(cgroup) => cgroup.flatten(),
+                    Err(reason) => {
+                        let _ = reply.send(Err(reason));
+                        continue;
+                    }
+                };
                 let mut fds = vec![socket];
                 fds.extend(
                     cgroup

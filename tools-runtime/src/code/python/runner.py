@@ -7,8 +7,11 @@
 #   MODE "zygote"  warms up (one dry run of the runner's own machinery, then `gc.freeze()` so
 #                  that children do not copy the heap when the collector runs), then waits on
 #                  fd 3 (a control socket) for requests:
-#                    fork     carries a fresh socket for a run (SCM_RIGHTS); the zygote forks and
-#                             answers with the child's pid. The child prepares everything that
+#                    fork     carries a fresh socket for a run (SCM_RIGHTS) and, where the host
+#                             accounts a run's memory, the cgroup.procs of the run's cgroup (one
+#                             per hierarchy); the zygote forks and answers with the child's pid.
+#                             The child joins the cgroup and closes every other descriptor
+#                             first, then prepares everything that
 #                             does not depend on the program (event loop, bridge, log writer),
 #                             rehearses a run if it has waited a while, and waits for its
 #                             program: the host keeps such children ready as spares, so no
@@ -20,6 +23,9 @@
 #                             dying), so a release never waits for a process to exit.
 #                    reap     kills the child's process tree and group, waits for it and answers with its
 #                             wait status (used when a child died without an outcome).
+#                    ping     answers with the sandbox report; the first ping (the host's first
+#                             request) carries the cgroup.procs the throwaway run child of the
+#                             report joins, and is answered once that child is done.
 #                  Under the sandbox (see the "sandbox" section below) a run child's only child
 #                  is the first process of the run's PID namespace: release and reap kill that
 #                  one (the kernel kills the rest of the namespace), and the run child ends by

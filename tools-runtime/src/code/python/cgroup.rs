@@ -299,7 +299,10 @@ fn locate(mounts: &[Mount], wanted: impl Fn(&Mount) -> bool, path: &str) -> Opti
     })
 }
 
-/// Removes run cgroups of host processes that no longer run (a crash left them behind).
+/// Removes run cgroups of host processes that no longer run (a crash left them behind), made
+/// more than a minute ago (a host in another PID namespace that shares the hierarchy may look
+/// gone from here: a cgroup it is about to hand to a child is young, one with processes cannot
+/// be removed).
 fn remove_stale(hierarchy: &Hierarchy) {
     let parents = match hierarchy {
         Hierarchy::V2 { parent } => vec![parent.clone()],
@@ -319,7 +322,11 @@ fn remove_stale(hierarchy: &Hierarchy) {
             else {
                 continue;
             };
-            if !Path::new(&format!("/proc/{pid}")).exists() {
+            let old = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > Duration::from_secs(60)));
+            if old && !Path::new(&format!("/proc/{pid}")).exists() {
                 let _ = std::fs::remove_dir(entry.path());
             }
         }
@@ -451,17 +458,19 @@ impl RunCgroup {
     /// out-of-memory kill ending every process of the run.
     fn configure(&self) -> Result<(), String> {
         let limit = PROCESS_LIMIT.to_string();
-        let settings: Vec<(PathBuf, &str)> = match self.version {
+        // (file, value, whether the kernel may lack it): `memory.swap.max` is absent when the
+        // kernel does not account swap (then swap is not counted), `memory.oom.group` before
+        // Linux 4.19.
+        let settings: Vec<(PathBuf, &str, bool)> = match self.version {
             Version::V2 => vec![
-                (self.file("pids.max"), &limit),
-                (self.file("memory.swap.max"), "0"),
-                (self.file("memory.oom.group"), "1"),
+                (self.file("pids.max"), &limit, false),
+                (self.file("memory.swap.max"), "0", true),
+                (self.file("memory.oom.group"), "1", true),
             ],
-            Version::V1 { .. } => vec![(self.dirs[1].join("pids.max"), &limit)],
+            Version::V1 { .. } => vec![(self.dirs[1].join("pids.max"), &limit, false)],
         };
-        for (path, value) in settings {
-            // `memory.swap.max` is absent when the kernel does not account swap.
-            if value == "0" && !path.exists() {
+        for (path, value, optional) in settings {
+            if optional && !path.exists() {
                 continue;
             }
             write_file(&path, value)

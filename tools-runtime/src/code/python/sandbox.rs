@@ -69,7 +69,8 @@ pub enum SandboxLayer {
     /// `tmpfs` pages (`/tmp`) and the kernel memory its files use, with its own process limit
     /// ([`PROCESS_LIMIT`]). Without it only `RLIMIT_AS` per process bounds memory. It is a
     /// resource limit, not isolation: under [`SandboxPolicy::Off`] it still applies where a
-    /// cgroup can be had (and its absence never stops a run there).
+    /// cgroup can be had (and its absence never stops a run there), though the report under
+    /// `Off` lists every layer, this one too, as inactive.
     MemoryAccount,
 }
 

@@ -191,8 +191,10 @@
 //! other processes, shared memory (`memfd`, `/dev/shm`), `tmpfs` pages and kernel memory are
 //! not counted, and the report says so. Its cost: a spare's cgroup is made (two `mkdir`s, a
 //! `pids.max` write, two opens) by the zygote's control thread before the fork and removed in
-//! the background once the run's processes are gone; on the run's critical path it is one
-//! read and two writes (the limit).
+//! the background once the run's processes are gone; the spare's join is a cgroup migration,
+//! which can wait for an RCU grace period (about 15 ms here when spares are made far apart;
+//! the `favordynmods` mount option avoids it), so a run right after another may wait for its
+//! spare; on the run's critical path it is one read and two writes (the limit).
 //!
 //! # Example
 //!

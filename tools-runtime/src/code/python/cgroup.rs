@@ -56,8 +56,12 @@
 //! `code_runtime` bench); mounting the hierarchy with `favordynmods` makes joins cheap. On the
 //! critical path: one read and one or two writes (the limit, about 0.1 ms).
 //!
-//! Names: `tools-code-<host pid>-<runtime>-<n>`. Run cgroups a crashed host left behind (its
-//! pid no longer runs) are removed when the next host detects the hierarchy.
+//! Names: `tools-code-<host pid>-<runtime>-<n>`. A host process that exits (or crashes) while
+//! the processes of its runs or spares are still alive cannot remove their cgroups (a cgroup
+//! with processes cannot be removed, and the background remover dies with the host): it leaves
+//! them behind, empty once the zygote is gone. The next host process to detect the hierarchy
+//! removes those of hosts that no longer run, once they are more than a minute old. Dropping
+//! the runtime before exiting, and giving the remover a moment, leaves nothing.
 
 use std::io::{self, Read, Write};
 use std::os::fd::OwnedFd;

@@ -18,7 +18,10 @@
 //!   interpreter process per run (no sandbox).
 //!
 //! After criterion's report the bench prints the medians of its own measurement, the ratios,
-//! and the bridge overhead per call (`(sequential_100 - one_call) / 99`). Targets on the
+//! the bridge overhead per call (`(sequential_100 - one_call) / 99`), and what the per-run
+//! memory account (a cgroup per run child) costs a one-call Python run: sandboxed and
+//! unsandboxed runs with it and without it (`pretend_missing(SandboxLayer::MemoryAccount)`),
+//! taking turns. Targets on the
 //! reference machine: a one-call TypeScript run at most 0.3 ms, at most 10 µs per call, a
 //! Python run through the zygote at most 5 ms, and a sandboxed one-call Python run at most 1.5x
 //! the unsandboxed one.
@@ -34,8 +37,8 @@ use criterion::Criterion;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tools_runtime::code::{
-    CodeHost, CodeLimits, CodeRuntime, HostCallFuture, PythonMode, PythonRuntime, SandboxPolicy,
-    TypeScriptRuntime,
+    CodeHost, CodeLimits, CodeRuntime, HostCallFuture, PythonMode, PythonRuntime, SandboxLayer,
+    SandboxPolicy, TypeScriptRuntime,
 };
 
 /// Answers every call at once with its arguments.
@@ -258,6 +261,66 @@ fn summary(rt: &tokio::runtime::Runtime) {
         zygote
             .interpreter_path()
             .map_or_else(|| "?".to_owned(), |p| p.display().to_string())
+    );
+    account_cost(rt, &zygote, &unsandboxed, py_n * 2);
+}
+
+/// What the memory account costs a one-call run: each runtime against the same runtime
+/// without it (`BestEffort` / `Off` with the layer pretended missing), runs taking turns so
+/// that the machine's load falls on both alike.
+fn account_cost(
+    rt: &tokio::runtime::Runtime,
+    sandboxed: &PythonRuntime,
+    unsandboxed: &PythonRuntime,
+    n: usize,
+) {
+    let program = PY[0].1;
+    let without = |policy| {
+        let runtime = PythonRuntime::new()
+            .with_sandbox(policy)
+            .pretend_missing(SandboxLayer::MemoryAccount);
+        rt.block_on(runtime.warm_up()).unwrap();
+        runtime
+    };
+    let sandboxed_without = without(SandboxPolicy::BestEffort);
+    let unsandboxed_without = without(SandboxPolicy::Off);
+    let pairs = [
+        ("sandboxed", sandboxed, &sandboxed_without),
+        ("unsandboxed", unsandboxed, &unsandboxed_without),
+    ];
+    println!(
+        "\nPython, the memory account (a cgroup per run child) on a one-call run, {n} runs each, taking turns:"
+    );
+    let mut medians = Vec::new();
+    for (label, with, without) in pairs {
+        run_once(rt, with, program);
+        run_once(rt, without, program);
+        let mut times = [Vec::with_capacity(n), Vec::with_capacity(n)];
+        for _ in 0..n {
+            for (i, runtime) in [with, without].into_iter().enumerate() {
+                let start = Instant::now();
+                run_once(rt, runtime, program);
+                times[i].push(start.elapsed());
+            }
+        }
+        let [a, b] = times.map(|mut t| {
+            t.sort();
+            t[t.len() / 2]
+        });
+        println!(
+            "  {label:<12} with the account {:>8.3} ms   without {:>8.3} ms   with/without = {:>5.2}x",
+            ms(a),
+            ms(b),
+            a.as_secs_f64() / b.as_secs_f64()
+        );
+        medians.push((a, b));
+    }
+    let (sandboxed_with, sandboxed_without) = medians[0];
+    let (unsandboxed_with, unsandboxed_without) = medians[1];
+    println!(
+        "  sandboxed/unsandboxed: {:.2}x with the account (both have it), {:.2}x without (target <= 1.5x)",
+        sandboxed_with.as_secs_f64() / unsandboxed_with.as_secs_f64(),
+        sandboxed_without.as_secs_f64() / unsandboxed_without.as_secs_f64()
     );
 }
 

@@ -20,6 +20,7 @@ mod code_typescript;
 mod conformance;
 mod deep_values;
 mod faults;
+mod python_fence;
 mod python_protocol;
 mod python_sandbox;
 mod scopes;

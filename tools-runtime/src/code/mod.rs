@@ -113,8 +113,9 @@ pub use mode::{
 };
 #[cfg(feature = "python")]
 pub use python::{
-    LayerStatus, PROCESS_LIMIT as PYTHON_PROCESS_LIMIT, SandboxLayer, SandboxPolicy, SandboxReport,
-    TMP_BYTES as PYTHON_TMP_BYTES,
+    LayerStatus, PROCESS_LIMIT as PYTHON_PROCESS_LIMIT, SHM_BYTES as PYTHON_SHM_BYTES,
+    SandboxLayer, SandboxPolicy, SandboxReport, TMP_BYTES as PYTHON_TMP_BYTES,
+    TMP_INODES as PYTHON_TMP_INODES,
 };
 #[cfg(feature = "python")]
 pub use python::{PythonMode, PythonRuntime};

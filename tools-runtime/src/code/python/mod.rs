@@ -1,11 +1,12 @@
 //! The Python runtime: CPython in a child process, forked per run from a warm zygote.
 //!
 //! **On Linux each run is sandboxed** (unless [`SandboxPolicy::Off`]): the program runs as real
-//! CPython, but in its own PID namespace, in a network namespace with no interface but a
-//! loopback that is down, in a mount namespace that shows a read-only view of the interpreter,
-//! its standard library and the shared libraries it loaded, a `/proc` of the run's own
-//! processes and an empty private `/tmp`, under Landlock rules matching that view, a seccomp
-//! filter, `no_new_privs`, no capabilities and a process limit, besides the resource limits
+//! CPython, but in its own PID and IPC namespaces, in a network namespace with no interface
+//! but a loopback that is down, in a mount namespace that shows a read-only view of the
+//! interpreter, its standard library and the shared libraries it loaded, a `/proc` of the
+//! run's own processes and an empty private `/tmp` and `/dev/shm`, under Landlock rules
+//! matching that view, a seccomp filter, `no_new_privs`, no capabilities and a process limit,
+//! with one memory account (a cgroup) for all its processes, besides the resource limits
 //! (memory ceiling, wall-clock deadline, output cap, call-size cap, empty environment).
 //! [`PythonRuntime::sandbox_report`] says which layers hold on this machine;
 //! [`SandboxPolicy::Require`] (the default) refuses to start when one does not. The program
@@ -30,7 +31,9 @@
 //!   (each read-only) plus the host's `/proc` for the zygote's own bookkeeping of its children.
 //!   The view is made once and shared by every run; it holds no secret.
 //! - **In each run child (A), per spare**: a user namespace of its own (so the process limit
-//!   counts this run's processes only), a PID namespace and a mount namespace, and
+//!   counts this run's processes only), a PID namespace, a mount namespace and an IPC
+//!   namespace (owned by that user namespace: the run's System V objects and POSIX message
+//!   queues die with its last process, and the next run starts with none), and
 //!   `RLIMIT_NPROC`. A process cannot enter a PID namespace itself, only its children can
 //!   (and `unshare(CLONE_NEWPID)` works once per process), so A forks B, the first process
 //!   (PID 1) of the new namespace, and waits for it, ending the way it ended. When B exits or
@@ -38,22 +41,28 @@
 //!   survives, `setsid` or double fork or not, and the zygote's release of A (which kills A's
 //!   tree) reaches B.
 //! - **In B, before it waits for its program**: a fresh `proc` over `/proc` (only the run's
-//!   processes) and a size-limited `tmpfs` on `/tmp` (its working directory), both gone with
-//!   the mount namespace when the run ends; `no_new_privs`; Landlock; every capability
+//!   processes), a `tmpfs` on `/tmp` (its working directory) and one on `/dev/shm` (POSIX
+//!   shared memory), each capped in bytes and in files, all gone with the mount namespace
+//!   when the run ends; `no_new_privs`; Landlock; every capability
 //!   dropped; last the seccomp filter (it refuses `mount`, so it comes after the mounts).
 //!   Landlock and seccomp bind only the calling thread, and B has one. The zygote works out
 //!   once what B needs for them (the Landlock rules' paths and accesses, the seccomp program,
 //!   the arguments of the capability calls); B still makes its own Landlock ruleset, because a
 //!   rule on the `/tmp` or `/proc` directory that a run's own file system covers does not
 //!   reach that file system (Landlock skips covered mount points).
-//! - At start the zygote forks one throwaway run child that sets up every per-run layer and
-//!   reports what held; with the zygote's own layers that is the report. Under
+//! - **In the run child (A), first, under every policy**: it joins the run's cgroup (the
+//!   memory account: the host made it and passed its `cgroup.procs` with the fork request), so
+//!   A, B and everything the program starts are counted together, then closes every
+//!   descriptor but its socket.
+//! - At start the zygote forks one throwaway run child that joins a cgroup made for it, sets
+//!   up every per-run layer and reports what held; with the zygote's own layers and the host's
+//!   search for a cgroup that is the report. Under
 //!   [`SandboxPolicy::Require`] a run child that cannot set up a layer refuses (an `internal`
 //!   failure) instead of running the program. [`PythonMode::SpawnPerRun`] sets up the same
 //!   layers in the spawned interpreter (the zygote's, then a run child's).
 //!
-//! What a spare costs more than without the sandbox: a second fork (B), the per-run user, PID
-//! and mount namespaces (made in B's time, and torn down when B exits), about 1.5 ms of
+//! What a spare costs more than without the sandbox: a second fork (B), the per-run user, PID,
+//! mount and IPC namespaces (made in B's time, and torn down when B exits), about 1.5 ms of
 //! system calls through `ctypes`. None of it is on a run's critical path, but on a machine
 //! whose cores are busy it competes with the runs (see the `code_runtime` bench).
 //!
@@ -128,6 +137,12 @@
 //!   serves its control socket, so a released child is reaped even if the run's future is
 //!   dropped outside a tokio runtime, and the zygote reaps only children the host released, so
 //!   a pid is never reused while the host refers to it.
+//! - Nothing the host holds is handed to a run: the zygote when it starts, each run child right
+//!   after its fork, and a spawned run process when it starts close every descriptor but
+//!   `/dev/null` (0, 1, 2) and the run's (or control) socket (`close_range`), so a descriptor
+//!   the host holds without close-on-exec (inherited from its own parent, or opened by a
+//!   library without `O_CLOEXEC`) never reaches a program. Under every policy, `Off`
+//!   included: Landlock and the mount namespace do not apply to a file already open.
 //! - Host and child speak length-prefixed JSON frames over a private socket (file descriptor 3
 //!   or one passed to the zygote), never stdin/stdout, so nothing the program prints or writes
 //!   can corrupt the protocol. Everything written to `sys.stdout` / `sys.stderr` (so `print`)
@@ -193,14 +208,38 @@
 //!   failure. A refused call (`TypeError`, `ValueError`) never reaches the host and the
 //!   program can catch it and go on. A failed call raises `ToolCallError` with `tool_name` and
 //!   `message`. Returning `None` (or nothing) means no result.
-//! - Limits: `memory_bytes` is added to the interpreter's own address space as `RLIMIT_AS`; a
-//!   `MemoryError` that escapes is a [`CodeFailureKind::Memory`] failure, and so is a program that
-//!   caught one after its peak address space came within 5% (at least 2 MiB) of the ceiling.
-//!   The same `memory_bytes` bounds what the host holds for the run (above).
-//!   `stack_bytes` becomes a recursion limit of one frame per 512 bytes (deep recursion is a
-//!   catchable `RecursionError`, so a [`CodeFailureKind::Runtime`] failure when uncaught). At the
-//!   deadline, on cancellation, on an output overflow and whenever a run ends, the child's
-//!   process tree and group are killed and the child reaped (see "released" above).
+//! - Limits: see the table below. At the deadline, on cancellation, on an output overflow and
+//!   whenever a run ends, the child's process tree and group are killed and the child reaped
+//!   (see "released" above).
+//!
+//! # The limits of a run
+//!
+//! | limit | what it counts | default | enforced by | when exceeded |
+//! | --- | --- | --- | --- | --- |
+//! | `memory_bytes`, the run's account | every process of the run together: anonymous memory, shared memory (`memfd`, System V, `/dev/shm`), the pages of its `tmpfs` files (`/tmp`), the kernel memory its files and processes use; no swap | 256 MiB beyond what the run child holds when its run starts (a spawned run: beyond nothing, plus 32 MiB for the interpreter's own start) | a cgroup per run child, made by the host, which sets the limit when the run starts (v2 `memory.max` and `memory.swap.max` = 0; v1 `memory.limit_in_bytes` and `memory.memsw.limit_in_bytes`) | the kernel's out-of-memory killer ends a process of the run (under cgroup v2 every process of it); the program's own process: a [`CodeFailureKind::Memory`] failure ("the run exceeded its memory limit ..."); another: the program sees it killed by `SIGKILL` |
+//! | `memory_bytes`, per process | one process's address space beyond what it held when the run started | 256 MiB | `RLIMIT_AS`, set by the runner (a ceiling past any address space is no limit; one above the hard limit the host passed down is a [`CodeFailureKind::Memory`] failure saying so) | a `MemoryError` in the program; escaping, or caught after the process came within 5% (at least 2 MiB) of its ceiling: a [`CodeFailureKind::Memory`] failure |
+//! | `memory_bytes`, held by the host | what the host holds for the run: replies the child has not read, the arguments of calls still running, 24 bytes per captured log line | the same `memory_bytes` | the host, as each frame comes and goes | a [`CodeFailureKind::Memory`] failure saying how much of each was held |
+//! | processes | processes and threads of the run | [`PROCESS_LIMIT`] (64) | `RLIMIT_NPROC` in the run's user namespace (sandbox), and the cgroup's `pids.max` | `fork` fails (`BlockingIOError`, `EAGAIN`) |
+//! | `/tmp` | bytes and files | [`TMP_BYTES`] (64 MiB), [`TMP_INODES`] (16,384) | the run's `tmpfs` (`size`, `nr_inodes`; sandbox) | `ENOSPC` |
+//! | `/dev/shm` | bytes and files | [`SHM_BYTES`] (16 MiB), [`TMP_INODES`] | the run's `tmpfs` (sandbox) | `ENOSPC` |
+//! | `timeout` | wall-clock time from the moment the program starts | 30 s | the host | a [`CodeFailureKind::Timeout`] failure; the run's processes are killed |
+//! | `max_output_bytes` | log lines, the result and the failure message together | 64 MiB | the host (each frame bounded before it is read) | a [`CodeFailureKind::OutputLimit`] failure |
+//! | `max_call_bytes` | the JSON text of one call's arguments | 16 MiB | the runner (and the host's frame bound) | a `ValueError` in the program |
+//! | `stack_bytes` | recursion depth: one frame per 512 bytes | 1 MiB | the runner (`sys.setrecursionlimit`) | a `RecursionError` in the program ([`CodeFailureKind::Runtime`] when uncaught) |
+//!
+//! The run's account is [`SandboxLayer::MemoryAccount`]; it applies under every policy where
+//! the machine gives the host a cgroup (`cgroup.rs` says how it is found: cgroup v2 where a
+//! delegated cgroup gives its children memory and pids, else the v1 `memory` and `pids`
+//! hierarchies as root; this project's machines and CI have v1, swap accounted). Without it
+//! ([`SandboxPolicy::BestEffort`] with the layer missing, or [`SandboxPolicy::Off`] where no
+//! cgroup can be had) `memory_bytes` is `RLIMIT_AS` per process only: the memory of the run's
+//! other processes, shared memory (`memfd`, `/dev/shm`), `tmpfs` pages and kernel memory are
+//! not counted, and the report says so. Its cost: a spare's cgroup is made (two `mkdir`s, a
+//! `pids.max` write, two opens) by the zygote's control thread before the fork and removed in
+//! the background once the run's processes are gone; the spare's join is a cgroup migration,
+//! which can wait for an RCU grace period (about 15 ms here when spares are made far apart;
+//! the `favordynmods` mount option avoids it), so a run right after another may wait for its
+//! spare; on the run's critical path it is one read and two writes (the limit).
 //!
 //! # Example
 //!
@@ -238,6 +277,7 @@
 //! ```
 
 mod analysis;
+mod cgroup;
 mod process;
 mod sandbox;
 
@@ -256,9 +296,11 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use self::cgroup::Account;
 use self::process::{Interpreter, RunProcess, Spare, Zygote};
 pub use self::sandbox::{
-    LayerStatus, PROCESS_LIMIT, SandboxLayer, SandboxPolicy, SandboxReport, TMP_BYTES,
+    LayerStatus, PROCESS_LIMIT, SHM_BYTES, SandboxLayer, SandboxPolicy, SandboxReport, TMP_BYTES,
+    TMP_INODES,
 };
 use super::output::Output;
 use super::{AnalyseFuture, prepared};
@@ -314,6 +356,8 @@ struct Inner {
     /// The report of the last zygote started (or probe), once there is one.
     report: std::sync::Mutex<Option<SandboxReport>>,
     interpreter: tokio::sync::OnceCell<Result<Interpreter, String>>,
+    /// Where its run cgroups are made (or why there are none), once looked for.
+    account: std::sync::OnceLock<Result<Arc<Account>, String>>,
     zygote: tokio::sync::Mutex<Option<Arc<Zygote>>>,
     /// The children forked ahead for the next runs.
     spares: Arc<Spares>,
@@ -496,9 +540,14 @@ impl PythonRuntime {
             return Ok(report);
         }
         let interpreter = self.interpreter().await?;
-        let probe = Zygote::start(&interpreter, RUNNER, &self.inner.sandbox.runner_config())
-            .await
-            .map_err(internal)?;
+        let probe = Zygote::start(
+            &interpreter,
+            RUNNER,
+            &self.inner.sandbox.runner_config(),
+            self.account(),
+        )
+        .await
+        .map_err(internal)?;
         let report = SandboxReport::from_runner(self.inner.sandbox.policy, probe.sandbox());
         self.cache_report(&report);
         Ok(report)
@@ -520,6 +569,25 @@ impl PythonRuntime {
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(report.clone());
     }
 
+    /// Where this runtime's run cgroups are made, or why there are none (see `cgroup.rs`).
+    fn account(&self) -> Result<Arc<Account>, String> {
+        self.inner
+            .account
+            .get_or_init(|| {
+                if self
+                    .inner
+                    .sandbox
+                    .skip
+                    .contains(&SandboxLayer::MemoryAccount)
+                {
+                    return Err("disabled for a test (pretend_missing)".to_owned());
+                }
+                let strict = self.inner.sandbox.policy == SandboxPolicy::Require;
+                cgroup::hierarchy().map(|hierarchy| Arc::new(Account::new(hierarchy, strict)))
+            })
+            .clone()
+    }
+
     fn build(configured: Option<PathBuf>, mode: PythonMode, sandbox: Settings) -> Self {
         PythonRuntime {
             inner: Arc::new(Inner {
@@ -528,6 +596,7 @@ impl PythonRuntime {
                 sandbox,
                 report: std::sync::Mutex::new(None),
                 interpreter: tokio::sync::OnceCell::new(),
+                account: std::sync::OnceLock::new(),
                 zygote: tokio::sync::Mutex::new(None),
                 spares: Arc::new(Spares::default()),
             }),
@@ -598,9 +667,14 @@ impl PythonRuntime {
         if let Some(zygote) = slot.as_ref().filter(|z| z.is_alive()) {
             return Ok(zygote.clone());
         }
-        let zygote = Zygote::start(interpreter, RUNNER, &self.inner.sandbox.runner_config())
-            .await
-            .map_err(internal)?;
+        let zygote = Zygote::start(
+            interpreter,
+            RUNNER,
+            &self.inner.sandbox.runner_config(),
+            self.account(),
+        )
+        .await
+        .map_err(internal)?;
         let policy = self.inner.sandbox.policy;
         if policy != SandboxPolicy::Off {
             let report = SandboxReport::from_runner(policy, zygote.sandbox());
@@ -769,16 +843,24 @@ impl PythonRuntime {
             PythonMode::Zygote => {
                 let (child, forked_by) = self.zygote_child(&interpreter).await?;
                 zygote = Some(forked_by);
+                // The spare holds what it has built; the run may add `memory_bytes`. One read
+                // and one or two writes: the only cost of the account on the critical path.
+                if let Some(cgroup) = child.process.cgroup() {
+                    self.limit(cgroup, limits.memory_bytes, 0)?;
+                }
                 (child.process, child.socket)
             }
             PythonMode::SpawnPerRun => {
                 let (host_socket, child_socket) = std::os::unix::net::UnixStream::pair()
                     .map_err(|e| internal(format!("cannot create the run socket: {e}")))?;
+                let cgroup = self.spawn_cgroup(&limits)?;
                 let process = RunProcess::spawn(
                     &interpreter,
                     RUNNER,
                     &self.inner.sandbox.runner_config(),
                     child_socket,
+                    cgroup,
+                    self.inner.sandbox.policy == SandboxPolicy::Require,
                 )
                 .map_err(internal)?;
                 (process, host_socket)
@@ -805,20 +887,105 @@ impl PythonRuntime {
                 if self.inner.mode == PythonMode::SpawnPerRun {
                     process.finish().await;
                 }
+                let outcome = match outcome {
+                    // The socket broke under the host: the kernel may have ended the run.
+                    Err(failure) if failure.kind == CodeFailureKind::Internal => {
+                        Err(gone_failure(failure, &process, &limits, None))
+                    }
+                    other => other,
+                };
                 drop(process);
                 outcome
             }
-            Err(mut failure) => {
+            Err(failure) => {
                 let status = process.finish().await;
-                failure.message = format!(
-                    "{} ({})",
-                    failure.message,
-                    status.unwrap_or_else(|| "exit status unknown".to_owned())
-                );
-                Err(failure)
+                let status = status.unwrap_or_else(|| "exit status unknown".to_owned());
+                Err(gone_failure(failure, &process, &limits, Some(&status)))
             }
         }
     }
+
+    /// The cgroup of a spawned run, its memory limit set (no spare holds anything yet: the
+    /// interpreter's own start-up is counted, within [`SPAWN_START_BYTES`]). `None` where
+    /// there is no account and the policy allows that.
+    fn spawn_cgroup(&self, limits: &CodeLimits) -> Result<Option<cgroup::RunCgroup>, CodeFailure> {
+        let refusal =
+            |reason: String| internal(sandbox::child_refusal(&format!("memory_account: {reason}")));
+        let cgroup = match self.account() {
+            Ok(account) => account.for_run().map_err(refusal)?,
+            Err(reason) if self.inner.sandbox.policy == SandboxPolicy::Require => {
+                return Err(refusal(reason));
+            }
+            Err(_) => None,
+        };
+        if let Some(cgroup) = &cgroup {
+            self.limit(cgroup, limits.memory_bytes, SPAWN_START_BYTES)?;
+        }
+        Ok(cgroup)
+    }
+
+    /// Sets the memory limit of a run's cgroup to what it holds plus `memory_bytes` and
+    /// `extra`. A limit the cgroup refuses fails the run under [`SandboxPolicy::Require`];
+    /// otherwise the run goes on with its per-process limits, and a warning says so.
+    fn limit(
+        &self,
+        cgroup: &cgroup::RunCgroup,
+        memory_bytes: usize,
+        extra: usize,
+    ) -> Result<(), CodeFailure> {
+        match cgroup.limit_memory(memory_bytes.saturating_add(extra)) {
+            Ok(_) => Ok(()),
+            Err(error) if self.inner.sandbox.policy == SandboxPolicy::Require => {
+                Err(limit_failure(memory_bytes, &error))
+            }
+            Err(error) => {
+                tracing::warn!(
+                    "a Python run goes without its memory limit ({}); {}",
+                    limit_failure(memory_bytes, &error).message,
+                    sandbox::NOT_COUNTED
+                );
+                Ok(())
+            }
+        }
+    }
+}
+
+/// What the memory account of a spawned run ([`PythonMode::SpawnPerRun`]) allows beyond
+/// `memory_bytes` for the interpreter's own start (the runner, `asyncio`, the sandbox's
+/// set-up), which a forked spare has already paid when its run starts.
+const SPAWN_START_BYTES: usize = 32 << 20;
+
+/// `failure`, a run that ended without an outcome, as a memory failure when the kernel ended
+/// the run's process for its memory account (its cgroup counts an out-of-memory kill); else
+/// as it is, with the process's `status` added when known.
+fn gone_failure(
+    mut failure: CodeFailure,
+    process: &RunProcess,
+    limits: &CodeLimits,
+    status: Option<&str>,
+) -> CodeFailure {
+    let status = status.map(|s| format!(" ({s})")).unwrap_or_default();
+    let kills = process.cgroup().and_then(cgroup::RunCgroup::oom_kills);
+    if kills.is_some_and(|k| k > 0) {
+        failure.kind = CodeFailureKind::Memory;
+        failure.message = format!(
+            "the run exceeded its memory limit (memory_bytes = {} bytes, counting every process \
+             of the run, shared memory, temporary files and the kernel memory they use), and the \
+             kernel ended it{status}",
+            limits.memory_bytes
+        );
+    } else {
+        failure.message.push_str(&status);
+    }
+    failure
+}
+
+/// The failure of a run whose memory limit could not be set on its cgroup.
+fn limit_failure(memory_bytes: usize, error: &cgroup::LimitError) -> CodeFailure {
+    internal(format!(
+        "the run's memory limit (memory_bytes = {memory_bytes}) could not be set on its \
+         cgroup: {error}"
+    ))
 }
 
 /// Talks to one child until the run ends; never leaves a task behind.

@@ -3,7 +3,10 @@
 //!
 //! Every child gets its private socket as file descriptor 3 (or, for a forked run, a descriptor
 //! the zygote receives with `SCM_RIGHTS`), an empty environment, `/` as its working directory
-//! and `/dev/null` as stdin, stdout and stderr.
+//! and `/dev/null` as stdin, stdout and stderr. Where the run's memory is accounted (see
+//! `cgroup.rs`), each run child is made with a cgroup of its own: a forked one gets its
+//! `cgroup.procs` files with the fork request and joins as its first step, a spawned one joins
+//! between fork and exec.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -17,6 +20,7 @@ use serde::Deserialize;
 use tokio::process::{Child, Command};
 use tokio::sync::oneshot;
 
+use super::cgroup::{Account, RunCgroup};
 use super::{CONTROL_TIMEOUT, READY_FRAME};
 
 /// The resolved interpreter.
@@ -66,8 +70,18 @@ impl Interpreter {
     }
 
     /// `python -I -S -c RUNNER MODE CONFIG` with `fd` as descriptor 3 in a new process group
-    /// (`CONFIG` is the runner's settings as JSON: the sandbox's).
-    fn command(&self, runner: &str, mode: &str, config: &str, fd: RawFd) -> Command {
+    /// (`CONFIG` is the runner's settings as JSON: the sandbox's), joining the cgroups whose
+    /// `cgroup.procs` are `join` before it execs (a failure to join fails the spawn when
+    /// `strict`, and is ignored otherwise).
+    fn command(
+        &self,
+        runner: &str,
+        mode: &str,
+        config: &str,
+        fd: RawFd,
+        join: Vec<RawFd>,
+        strict: bool,
+    ) -> Command {
         let mut command = Command::new(&self.path);
         command
             .args(["-I", "-S", "-c", runner, mode, config])
@@ -77,9 +91,16 @@ impl Interpreter {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .kill_on_drop(true);
-        // SAFETY: only async-signal-safe calls (dup2, fcntl, setpgid) between fork and exec.
+        // SAFETY: only async-signal-safe calls (write, dup2, fcntl, setpgid) between fork and
+        // exec.
         unsafe {
             command.pre_exec(move || {
+                for &procs in &join {
+                    // "0": the writing process itself.
+                    if libc::write(procs, b"0".as_ptr().cast(), 1) != 1 && strict {
+                        return Err(io::Error::last_os_error());
+                    }
+                }
                 if fd == 3 {
                     let flags = libc::fcntl(fd, libc::F_GETFD);
                     if flags < 0 || libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) < 0 {
@@ -111,6 +132,9 @@ pub(crate) struct Zygote {
     alive: Arc<AtomicBool>,
     /// The sandbox report from its first answer (`{"layer": null | "reason"}`).
     sandbox: Option<serde_json::Value>,
+    /// Where the run children's cgroups are made: only when the zygote's throwaway run child
+    /// could join one.
+    account: Option<Arc<Account>>,
 }
 
 /// A request to the control thread.
@@ -119,6 +143,9 @@ enum Request {
     /// `requests`), so a child whose caller went away is still released.
     Fork {
         socket: OwnedFd,
+        /// Where the child's cgroup is made (here, off the caller's task): its `cgroup.procs`
+        /// go with the request, the rest with the child.
+        account: Option<Arc<Account>>,
         requests: mpsc::Sender<Request>,
         reply: oneshot::Sender<Result<RunProcess, String>>,
     },
@@ -129,8 +156,10 @@ enum Request {
         pid: i32,
         reply: oneshot::Sender<Result<Option<i32>, String>>,
     },
-    /// Answer once the zygote is ready, with its sandbox report.
+    /// Answer once the zygote is ready, with its sandbox report. The first ping carries the
+    /// `cgroup.procs` of a cgroup for the zygote's throwaway run child to join (if any).
     Ping {
+        account: Vec<OwnedFd>,
         reply: oneshot::Sender<Result<Option<serde_json::Value>, String>>,
     },
     /// Analyse one program on `socket` (a frame in, a frame out; `runner.py`
@@ -154,15 +183,26 @@ struct ControlReply {
 }
 
 impl Zygote {
+    /// Starts a zygote and waits until it answers. `account` is where run cgroups are made (or
+    /// why there are none): the zygote's throwaway run child joins one made for it, and the
+    /// report's `memory_account` says whether it could.
     pub(crate) async fn start(
         interpreter: &Interpreter,
         runner: &str,
         config: &str,
+        account: Result<Arc<Account>, String>,
     ) -> Result<Zygote, String> {
         let (host, child) =
             seqpacket_pair().map_err(|e| format!("cannot create the zygote socket: {e}"))?;
         set_timeout(&host).map_err(|e| format!("cannot configure the zygote socket: {e}"))?;
-        let mut command = interpreter.command(runner, "zygote", config, child.as_raw_fd());
+        let mut command = interpreter.command(
+            runner,
+            "zygote",
+            config,
+            child.as_raw_fd(),
+            Vec::new(),
+            false,
+        );
         let process = command.spawn().map_err(|e| {
             format!(
                 "cannot start the Python zygote {}: {e}",
@@ -183,11 +223,35 @@ impl Zygote {
             pid,
             alive,
             sandbox: None,
+            account: None,
+        };
+        let mut probe = account.and_then(|account| Ok((account.create()?, account)));
+        let procs = match &mut probe {
+            Ok((cgroup, _)) => cgroup.take_procs(),
+            Err(_) => Vec::new(),
         };
         // Wait until it answers, so the first run does not pay for the start.
         let (reply, answer) = oneshot::channel();
-        zygote.send(Request::Ping { reply })?;
-        zygote.sandbox = answer.await.map_err(gone)??;
+        zygote.send(Request::Ping {
+            account: procs,
+            reply,
+        })?;
+        let mut report = answer.await.map_err(gone)??;
+        match probe {
+            Ok((_, account)) => {
+                let joined = report
+                    .as_ref()
+                    .and_then(|r| r.get("memory_account"))
+                    .is_some_and(serde_json::Value::is_null);
+                zygote.account = joined.then_some(account);
+            }
+            Err(reason) => {
+                if let Some(serde_json::Value::Object(layers)) = &mut report {
+                    layers.insert("memory_account".to_owned(), reason.into());
+                }
+            }
+        }
+        zygote.sandbox = report;
         Ok(zygote)
     }
 
@@ -212,6 +276,7 @@ impl Zygote {
         let (reply, answer) = oneshot::channel();
         self.send(Request::Fork {
             socket: child.into(),
+            account: self.account.clone(),
             requests: self.requests.clone(),
             reply,
         })?;
@@ -305,22 +370,37 @@ fn control_loop(
         match request {
             Request::Fork {
                 socket,
+                account,
                 requests,
                 reply,
             } => {
-                let forked =
-                    exchange(&control, alive, r#"{"op":"fork"}"#, Some(socket)).and_then(|reply| {
-                        match (reply.pid, reply.error) {
-                            (Some(pid), _) => Ok(RunProcess {
-                                kind: Kind::Forked { pid, requests },
-                                finished: false,
-                            }),
-                            (None, error) => Err(format!(
-                                "the Python zygote could not fork: {}",
-                                error.unwrap_or_else(|| "no reason given".to_owned())
-                            )),
-                        }
-                    });
+                let mut cgroup = match account.map(|a| a.for_run()).transpose() {
+                    Ok(cgroup) => cgroup.flatten(),
+                    Err(reason) => {
+                        let _ = reply.send(Err(reason));
+                        continue;
+                    }
+                };
+                let mut fds = vec![socket];
+                fds.extend(
+                    cgroup
+                        .as_mut()
+                        .map(RunCgroup::take_procs)
+                        .unwrap_or_default(),
+                );
+                let forked = exchange(&control, alive, r#"{"op":"fork"}"#, fds).and_then(|reply| {
+                    match (reply.pid, reply.error) {
+                        (Some(pid), _) => Ok(RunProcess {
+                            kind: Kind::Forked { pid, requests },
+                            finished: false,
+                            cgroup,
+                        }),
+                        (None, error) => Err(format!(
+                            "the Python zygote could not fork: {}",
+                            error.unwrap_or_else(|| "no reason given".to_owned())
+                        )),
+                    }
+                });
                 // If the caller went away, the returned process drops here and is released.
                 let _ = reply.send(forked);
             }
@@ -329,7 +409,7 @@ fn control_loop(
                     &control,
                     alive,
                     &format!(r#"{{"op":"release","pid":{pid}}}"#),
-                    None,
+                    Vec::new(),
                 );
             }
             Request::Reap { pid, reply } => {
@@ -337,17 +417,18 @@ fn control_loop(
                     &control,
                     alive,
                     &format!(r#"{{"op":"reap","pid":{pid}}}"#),
-                    None,
+                    Vec::new(),
                 )
                 .map(|r| r.status);
                 let _ = reply.send(status);
             }
-            Request::Ping { reply } => {
-                let _ = reply
-                    .send(exchange(&control, alive, r#"{"op":"ping"}"#, None).map(|r| r.sandbox));
+            Request::Ping { account, reply } => {
+                let _ = reply.send(
+                    exchange(&control, alive, r#"{"op":"ping"}"#, account).map(|r| r.sandbox),
+                );
             }
             Request::Analyse { socket, reply } => {
-                let served = exchange(&control, alive, r#"{"op":"analyse"}"#, Some(socket));
+                let served = exchange(&control, alive, r#"{"op":"analyse"}"#, vec![socket]);
                 let _ = reply.send(served.map(drop));
             }
         }
@@ -365,19 +446,16 @@ fn control_loop(
     drop(zygote);
 }
 
-/// One request and its reply on the zygote's control socket.
+/// One request and its reply on the zygote's control socket, with `fds` attached.
 fn exchange(
     control: &OwnedFd,
     alive: &AtomicBool,
     request: &str,
-    fd: Option<OwnedFd>,
+    fds: Vec<OwnedFd>,
 ) -> Result<ControlReply, String> {
     let exchange = || -> io::Result<Vec<u8>> {
-        send_with_fd(
-            control,
-            request.as_bytes(),
-            fd.as_ref().map(AsRawFd::as_raw_fd),
-        )?;
+        let raw: Vec<RawFd> = fds.iter().map(AsRawFd::as_raw_fd).collect();
+        send_with_fds(control, request.as_bytes(), &raw)?;
         let mut buffer = vec![0u8; 16 * 1024];
         // SAFETY: `buffer` is valid for `buffer.len()` bytes.
         let n = unsafe {
@@ -415,6 +493,8 @@ fn exchange(
 pub(crate) struct RunProcess {
     kind: Kind,
     finished: bool,
+    /// Its cgroup, removed once its processes are gone (after the process is released).
+    cgroup: Option<RunCgroup>,
 }
 
 enum Kind {
@@ -428,15 +508,25 @@ enum Kind {
 }
 
 impl RunProcess {
+    /// Starts an interpreter that runs one program on `socket`, in `cgroup` if given (a
+    /// failure to join it fails the start when `strict`).
     pub(crate) fn spawn(
         interpreter: &Interpreter,
         runner: &str,
         config: &str,
         socket: UnixStream,
+        mut cgroup: Option<RunCgroup>,
+        strict: bool,
     ) -> Result<RunProcess, String> {
         let fd: OwnedFd = socket.into();
+        // Open until the spawn returns (close-on-exec: the interpreter never holds them).
+        let procs = cgroup
+            .as_mut()
+            .map(RunCgroup::take_procs)
+            .unwrap_or_default();
+        let join = procs.iter().map(AsRawFd::as_raw_fd).collect();
         let child = interpreter
-            .command(runner, "run", config, fd.as_raw_fd())
+            .command(runner, "run", config, fd.as_raw_fd(), join, strict)
             .spawn()
             .map_err(|e| {
                 format!(
@@ -445,10 +535,17 @@ impl RunProcess {
                 )
             })?;
         drop(fd);
+        drop(procs);
         Ok(RunProcess {
             kind: Kind::Spawned(child),
             finished: false,
+            cgroup,
         })
+    }
+
+    /// Its cgroup, where the run's memory is accounted.
+    pub(crate) fn cgroup(&self) -> Option<&RunCgroup> {
+        self.cgroup.as_ref()
     }
 
     /// Kills the process tree and group (whatever the run left running), waits until the
@@ -615,29 +712,36 @@ fn set_timeout(fd: &OwnedFd) -> io::Result<()> {
     Ok(())
 }
 
-/// Sends one message, with `fd` attached as `SCM_RIGHTS` when given.
-fn send_with_fd(socket: &OwnedFd, data: &[u8], fd: Option<RawFd>) -> io::Result<()> {
+/// The most descriptors one control message carries (a run's socket and two `cgroup.procs`).
+const MAX_FDS: usize = 4;
+
+/// Sends one message, with `fds` attached as `SCM_RIGHTS` when there are any.
+fn send_with_fds(socket: &OwnedFd, data: &[u8], fds: &[RawFd]) -> io::Result<()> {
     let mut iov = libc::iovec {
         iov_base: data.as_ptr().cast_mut().cast(),
         iov_len: data.len(),
     };
-    // Room for one descriptor, aligned for cmsghdr.
+    // Room for MAX_FDS descriptors, aligned for cmsghdr.
     let mut control = [0u64; 8];
     // SAFETY: zeroed msghdr is a valid "no name, no control" header.
     let mut header: libc::msghdr = unsafe { std::mem::zeroed() };
     header.msg_iov = &raw mut iov;
     header.msg_iovlen = 1;
-    if let Some(fd) = fd {
-        let fd_len = u32::try_from(std::mem::size_of::<RawFd>()).unwrap_or(4);
+    if !fds.is_empty() {
+        if fds.len() > MAX_FDS {
+            return Err(io::Error::other("too many descriptors for one message"));
+        }
+        let fds_len = u32::try_from(std::mem::size_of_val(fds))
+            .map_err(|_| io::Error::other("too many descriptors for one message"))?;
         // SAFETY: CMSG_SPACE/CMSG_LEN only compute sizes.
-        let space = unsafe { libc::CMSG_SPACE(fd_len) } as usize;
+        let space = unsafe { libc::CMSG_SPACE(fds_len) } as usize;
         if space > std::mem::size_of_val(&control) {
             return Err(io::Error::other("control buffer too small"));
         }
         header.msg_control = control.as_mut_ptr().cast();
         header.msg_controllen = space as _;
         // SAFETY: msg_control points at `space` writable, aligned bytes, enough for one header
-        // carrying one descriptor.
+        // carrying `fds`.
         unsafe {
             let cmsg = libc::CMSG_FIRSTHDR(&raw const header);
             if cmsg.is_null() {
@@ -645,8 +749,11 @@ fn send_with_fd(socket: &OwnedFd, data: &[u8], fd: Option<RawFd>) -> io::Result<
             }
             (*cmsg).cmsg_level = libc::SOL_SOCKET;
             (*cmsg).cmsg_type = libc::SCM_RIGHTS;
-            (*cmsg).cmsg_len = libc::CMSG_LEN(fd_len) as _;
-            std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>(), fd);
+            (*cmsg).cmsg_len = libc::CMSG_LEN(fds_len) as _;
+            let data = libc::CMSG_DATA(cmsg).cast::<RawFd>();
+            for (i, &fd) in fds.iter().enumerate() {
+                std::ptr::write_unaligned(data.add(i), fd);
+            }
         }
     }
     // SAFETY: `header` and everything it points to live until sendmsg returns.

@@ -7,8 +7,11 @@
 #   MODE "zygote"  warms up (one dry run of the runner's own machinery, then `gc.freeze()` so
 #                  that children do not copy the heap when the collector runs), then waits on
 #                  fd 3 (a control socket) for requests:
-#                    fork     carries a fresh socket for a run (SCM_RIGHTS); the zygote forks and
-#                             answers with the child's pid. The child prepares everything that
+#                    fork     carries a fresh socket for a run (SCM_RIGHTS) and, where the host
+#                             accounts a run's memory, the cgroup.procs of the run's cgroup (one
+#                             per hierarchy); the zygote forks and answers with the child's pid.
+#                             The child joins the cgroup and closes every other descriptor
+#                             first, then prepares everything that
 #                             does not depend on the program (event loop, bridge, log writer),
 #                             rehearses a run if it has waited a while, and waits for its
 #                             program: the host keeps such children ready as spares, so no
@@ -20,6 +23,9 @@
 #                             dying), so a release never waits for a process to exit.
 #                    reap     kills the child's process tree and group, waits for it and answers with its
 #                             wait status (used when a child died without an outcome).
+#                    ping     answers with the sandbox report; the first ping (the host's first
+#                             request) carries the cgroup.procs the throwaway run child of the
+#                             report joins, and is answered once that child is done.
 #                  Under the sandbox (see the "sandbox" section below) a run child's only child
 #                  is the first process of the run's PID namespace: release and reap kill that
 #                  one (the kernel kills the rest of the namespace), and the run child ends by
@@ -680,7 +686,19 @@ def run_program(run, request):
     max_output = int(limits.get("max_output_bytes", 64 << 20))
 
     ceiling = _address_space() + memory
-    resource.setrlimit(resource.RLIMIT_AS, (ceiling, ceiling))
+    # A ceiling past what rlim_t takes is past any address space: no limit.
+    limit = resource.RLIM_INFINITY if ceiling >= 1 << 63 else ceiling
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    except (ValueError, OSError) as error:
+        hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+        channel.error(
+            "memory",
+            "the memory limit cannot be set: RLIMIT_AS of %d bytes (this process's %d bytes of "
+            "address space + memory_bytes %d) was refused (%s); the hard RLIMIT_AS this process "
+            "inherited from the host is %d bytes" % (ceiling, ceiling - memory, memory, error, hard),
+        )
+        return
     peak_before = _vm_peak()
 
     sys.stdout = writer
@@ -1244,10 +1262,10 @@ def _serve_analysis(fds):
 #   in the zygote, once:     user namespace, network namespace, mount namespace with the
 #                            read-only view (pivot_root into it);
 #   in each run child A:     a user namespace of its own, a PID namespace, a mount namespace,
-#                            the process limit; then it forks B, the first process (PID 1) of
-#                            the new PID namespace, which runs the program;
-#   in B, before it waits:   a fresh /proc and an empty /tmp, no_new_privs, Landlock, dropped
-#                            capabilities, the seccomp filter.
+#                            an IPC namespace, the process limit; then it forks B, the first
+#                            process (PID 1) of the new PID namespace, which runs the program;
+#   in B, before it waits:   a fresh /proc, an empty /tmp and /dev/shm, no_new_privs, Landlock,
+#                            dropped capabilities, the seccomp filter.
 # All of it happens before the program arrives (a spare is ready with every layer in place).
 
 _CLONE_NEWNS = 0x00020000
@@ -1296,6 +1314,7 @@ LAYERS = (
     "no_new_privileges",
     "capabilities",
     "process_limit",
+    "memory_account",
 )
 
 # When the host runs as root: the user id inside the zygote's user namespace that run children
@@ -1326,6 +1345,8 @@ class Sandbox:
         self.filter = bytes.fromhex(config.get("seccomp", ""))
         self.nproc = int(config.get("nproc", 64))
         self.tmp_bytes = int(config.get("tmp_bytes", 64 << 20))
+        self.shm_bytes = int(config.get("shm_bytes", 16 << 20))
+        self.tmp_inodes = int(config.get("tmp_inodes", 16384))
         self.pivot_root = config.get("pivot_root")
         self.status = {}
         # The user id run children switch to in the zygote's user namespace (host root only).
@@ -1412,6 +1433,33 @@ class Sandbox:
     def _prctl(self, *args):
         c = self.ctypes
         return self.libc.prctl(*[c.c_ulong(a) if _type(a) is int else a for a in args])
+
+    # -- in each run child, first -------------------------------------------------------------
+
+    def join_account(self, fds):
+        """Joins the run's cgroup (one per hierarchy): the host made it and passed its
+        cgroup.procs, so this process and everything it starts are born inside, counted by the
+        run's memory and process limits. Writing "0" moves the writer; the kernel checks the
+        write against whoever opened the file (the host). Closes the descriptors. Returns the
+        SandboxError under "require", None otherwise (a failure is recorded)."""
+        if not fds:
+            return None
+
+        def join():
+            for fd in fds:
+                os.write(fd, b"0")
+
+        try:
+            self._layer("memory_account", join)
+        except SandboxError as error:
+            return error
+        finally:
+            for fd in fds:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        return None
 
     # -- in the zygote, once -----------------------------------------------------------------
 
@@ -1525,6 +1573,8 @@ class Sandbox:
         os.makedirs(base + "/proc", exist_ok=True)
         self._mount("/proc", base + "/proc", None, _MS_BIND | _MS_REC)
         os.makedirs(base + "/tmp", exist_ok=True)
+        # Where each run mounts its own /dev/shm (POSIX shared memory and semaphores).
+        os.makedirs(base + "/dev/shm", exist_ok=True)
         self._mount(None, base, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NODEV)
         os.chdir(base)
         c = self.ctypes
@@ -1555,7 +1605,9 @@ class Sandbox:
             uid, gid = os.getuid(), os.getgid()
             self._unshare(_CLONE_NEWUSER, "CLONE_NEWUSER")
             self._map_root(uid, gid)
-            self._unshare(_CLONE_NEWPID | _CLONE_NEWNS, "CLONE_NEWPID|CLONE_NEWNS")
+            # The run's own IPC namespace, owned by its user namespace: its System V objects
+            # and POSIX message queues die with the run's last process.
+            self._unshare(_CLONE_NEWPID | _CLONE_NEWNS | _CLONE_NEWIPC, "CLONE_NEWPID|CLONE_NEWNS|CLONE_NEWIPC")
 
         self._layer("pid_namespace", pid)
 
@@ -1567,14 +1619,17 @@ class Sandbox:
         self._layer("process_limit", nproc, ("pid_namespace",))
 
     def enter_program(self):
-        """In B, the PID namespace's first process: its own /proc and an empty /tmp, then the
+        """In B, the PID namespace's first process: its own /proc, an empty /tmp and /dev/shm, then the
         restrictions that cannot be undone (no_new_privs, Landlock, capabilities, seccomp)."""
         if not self.on:
             return
         if self.status.get("pid_namespace") is None and self.status.get("mount_namespace") is None:
             # The mount namespace A made is B's alone: its /tmp and /proc go with the run.
             def mounts():
-                self._mount("tmpfs", "/tmp", "tmpfs", _MS_NOSUID | _MS_NODEV, "size=%d,mode=0700" % self.tmp_bytes)
+                # Capped in bytes and in files (a file's inode and dentry are kernel memory
+                # that the size does not count).
+                self._mount("tmpfs", "/tmp", "tmpfs", _MS_NOSUID | _MS_NODEV, "size=%d,nr_inodes=%d,mode=0700" % (self.tmp_bytes, self.tmp_inodes))
+                self._mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, "size=%d,nr_inodes=%d,mode=0700" % (self.shm_bytes, self.tmp_inodes))
                 self._mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
                 os.chdir("/tmp")
 
@@ -1611,7 +1666,7 @@ class Sandbox:
                  if not (viewed and (path == "/tmp" or path.startswith("/tmp/")))]
         rules += [(d, _LL_READ_FILE | _LL_WRITE_FILE) for d in _DEVICES if os.path.exists(d)]
         if viewed:
-            rules += [("/tmp", handled), ("/proc", _LL_READ_FILE | _LL_READ_DIR)]
+            rules += [("/tmp", handled), ("/dev/shm", handled), ("/proc", _LL_READ_FILE | _LL_READ_DIR)]
         planned = []
         for path, allowed in rules:
             if not os.path.isdir(path):
@@ -1737,17 +1792,24 @@ def sandboxed_child(sandbox, sock, prctl):
     _mirror(pid)
 
 
-def probe(sandbox, prctl):
-    """Sets up a run child's layers in a throwaway child and returns the whole report."""
-    if not sandbox.on:
+def probe(sandbox, prctl, account=()):
+    """Sets up a run child's layers in a throwaway child and returns the whole report. The
+    child first joins the cgroup whose cgroup.procs are `account` (made for it by the host),
+    under every policy: the memory account is a resource limit, not isolation."""
+    if not sandbox.on and not account:
         return sandbox.report()
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(r)
         try:
+            if sandbox.on:
+                sandbox.policy = "best_effort"  # record every layer; the zygote decides
+            sandbox.join_account(account)
             _set_pdeathsig(prctl)
-            sandbox.policy = "best_effort"  # record every layer; the zygote decides
+            if not sandbox.on:
+                os.write(w, json.dumps(sandbox.report()).encode())
+                os._exit(0)
             sandbox.enter_run()
             inner = os.fork()
             if inner == 0:
@@ -1782,6 +1844,32 @@ def probe(sandbox, prctl):
     return status
 
 
+def _fd_ceiling():
+    """One more than the highest descriptor this process may hold: the highest listed in
+    /proc/self/fd, else the hard RLIMIT_NOFILE (capped), so a closing loop stays bounded where
+    the interpreter was built without close_range."""
+    try:
+        return max(int(fd) for fd in os.listdir("/proc/self/fd")) + 1
+    except (OSError, ValueError):
+        hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        return 1 << 20 if hard == resource.RLIM_INFINITY or hard > 1 << 20 else hard
+
+
+def _close_inherited(keep):
+    """Closes every descriptor but 0, 1, 2 (/dev/null) and those in `keep`: a descriptor the
+    host held without close-on-exec (inherited from its own parent, or opened by a library
+    without O_CLOEXEC) would reach the program, and Landlock and the mount namespace do not
+    apply to files already open. `os.closerange` is one close_range(2) per gap."""
+    low = 3
+    ceiling = _fd_ceiling()
+    for fd in sorted(keep):
+        if fd >= low:
+            os.closerange(low, fd)
+            low = fd + 1
+    if low < ceiling:
+        os.closerange(low, ceiling)
+
+
 def _set_pdeathsig(prctl):
     """Dies with its parent (set again after each namespace change, to be sure it holds)."""
     if prctl is not None:
@@ -1805,9 +1893,10 @@ def zygote_main(control, sandbox=None):
     policy, sandbox.policy = sandbox.policy, ("best_effort" if sandbox.on else "off")
     sandbox.enter_zygote()
     sandbox.policy = policy
-    report = probe(sandbox, prctl)
+    # The throwaway run child is forked at the first request (the host's ping), which carries
+    # the cgroup it joins.
+    report = None
     global _PID_NAMESPACES
-    _PID_NAMESPACES = sandbox.on and report.get("pid_namespace") is None
     _warm_up()
     # Everything the zygote holds now is left alone by the collector in the children, so a
     # collection there does not copy the zygote's heap page by page.
@@ -1838,19 +1927,31 @@ def zygote_main(control, sandbox=None):
             os._exit(0)
         request = json.loads(data.decode("utf-8"))
         op = request.get("op")
+        if report is None:
+            account = fds if op == "ping" else []
+            report = probe(sandbox, prctl, account)
+            for fd in account:
+                os.close(fd)
+            fds = [] if op == "ping" else fds
+            _PID_NAMESPACES = sandbox.on and report.get("pid_namespace") is None
         if op == "fork":
             if not fds:
                 control.send(json.dumps({"error": "no socket passed"}).encode())
                 continue
             pid = os.fork()
             if pid == 0:
-                control.close()
+                # Before anything else: into the run's cgroup (the descriptors after the
+                # socket), then only the run's socket and /dev/null stay open (the control
+                # socket, other requests' descriptors and anything else go).
+                refused = sandbox.join_account(fds[1:])
+                _close_inherited((fds[0],))
+                control.detach()
                 _die_with_parent(prctl, me)
                 os.setpgid(0, 0)
-                for fd in fds[1:]:
-                    os.close(fd)
                 sock = socket.socket(fileno=fds[0])
                 sock.setblocking(True)
+                if refused is not None:
+                    _refuse(sock, refused)
                 sandboxed_child(sandbox, sock, prctl)
                 os._exit(0)
             try:
@@ -1900,6 +2001,9 @@ def zygote_main(control, sandbox=None):
 
 
 def main():
+    # Before anything else: the protocol socket (3) and /dev/null (0, 1, 2) are all this
+    # process keeps of what it inherited.
+    _close_inherited((3,))
     mode = sys.argv[1] if len(sys.argv) > 1 else "run"
     config = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
     sandbox = Sandbox(config.get("sandbox", {}))

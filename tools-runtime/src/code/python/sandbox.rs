@@ -45,8 +45,10 @@ pub enum SandboxLayer {
     NetworkNamespace,
     /// A mount namespace whose root is a read-only view (the interpreter, its standard
     /// library, the shared libraries it loaded, `/dev/null` and kin), a `/proc` of the run's
-    /// own processes and an empty private `/tmp` that is discarded with the run; with IPC and
-    /// UTS namespaces of its own (no System V IPC object shared with the host).
+    /// own processes and an empty private `/tmp` and `/dev/shm` (capped in bytes and in files:
+    /// [`TMP_BYTES`], [`SHM_BYTES`], [`TMP_INODES`]) that are discarded with the run; with a
+    /// UTS namespace of its own and an IPC namespace per run (no System V IPC object or POSIX
+    /// message queue is shared with the host or outlives its run).
     MountNamespace,
     /// Landlock rules matching that view: read and execute beneath it, everything beneath
     /// `/tmp`, nothing else; TCP bind and connect refused; signals and abstract unix sockets
@@ -61,7 +63,21 @@ pub enum SandboxLayer {
     /// At most [`PROCESS_LIMIT`] processes and threads per run (`RLIMIT_NPROC`, counted in the
     /// run's own user namespace).
     ProcessLimit,
+    /// One memory account per run: a cgroup per run child, made and removed by the host, whose
+    /// limit (`memory_bytes` beyond what the run child held when its run started, no swap)
+    /// counts every process of the run, anonymous and shared memory (`memfd`, `/dev/shm`),
+    /// `tmpfs` pages (`/tmp`) and the kernel memory its files use, with its own process limit
+    /// ([`PROCESS_LIMIT`]). Without it only `RLIMIT_AS` per process bounds memory. It is a
+    /// resource limit, not isolation: under [`SandboxPolicy::Off`] it still applies where a
+    /// cgroup can be had (and its absence never stops a run there), though the report under
+    /// `Off` lists every layer, this one too, as inactive.
+    MemoryAccount,
 }
+
+/// What a run's memory limit does not count without [`SandboxLayer::MemoryAccount`].
+pub(crate) const NOT_COUNTED: &str = "without it memory_bytes is RLIMIT_AS per process: the \
+     memory of the run's other processes, shared memory (memfd, /dev/shm), tmpfs pages (/tmp) \
+     and kernel memory (inodes, dentries) are not counted";
 
 /// The most processes (and threads) one sandboxed run may have at a time.
 pub const PROCESS_LIMIT: u32 = 64;
@@ -69,9 +85,19 @@ pub const PROCESS_LIMIT: u32 = 64;
 /// The size of a sandboxed run's `/tmp` (a `tmpfs`; writes past it fail with `ENOSPC`).
 pub const TMP_BYTES: u64 = 64 << 20;
 
+/// The most files (inodes: files, directories, links) a sandboxed run's `/tmp`, and its
+/// `/dev/shm`, may hold each; one more fails with `ENOSPC`. A file's inode and directory entry
+/// are kernel memory that [`TMP_BYTES`] does not count (about 1 KiB each, also counted in the
+/// run's memory account where there is one).
+pub const TMP_INODES: u64 = 16_384;
+
+/// The size of a sandboxed run's `/dev/shm` (a `tmpfs` of its own, for POSIX shared memory
+/// and semaphores; writes past it fail with `ENOSPC`).
+pub const SHM_BYTES: u64 = 16 << 20;
+
 impl SandboxLayer {
     /// Every layer, in the order the report lists them.
-    pub const ALL: [SandboxLayer; 9] = [
+    pub const ALL: [SandboxLayer; 10] = [
         SandboxLayer::UserNamespace,
         SandboxLayer::PidNamespace,
         SandboxLayer::NetworkNamespace,
@@ -81,6 +107,7 @@ impl SandboxLayer {
         SandboxLayer::NoNewPrivileges,
         SandboxLayer::Capabilities,
         SandboxLayer::ProcessLimit,
+        SandboxLayer::MemoryAccount,
     ];
 
     /// The stable snake-case name (`user_namespace`, `pid_namespace`, ...).
@@ -95,6 +122,7 @@ impl SandboxLayer {
             SandboxLayer::NoNewPrivileges => "no_new_privileges",
             SandboxLayer::Capabilities => "capabilities",
             SandboxLayer::ProcessLimit => "process_limit",
+            SandboxLayer::MemoryAccount => "memory_account",
         }
     }
 
@@ -123,6 +151,12 @@ impl SandboxLayer {
                  and a container that allows prctl(PR_SET_SECCOMP)"
             }
             SandboxLayer::NoNewPrivileges => "prctl(PR_SET_NO_NEW_PRIVS): Linux >= 3.5",
+            SandboxLayer::MemoryAccount => {
+                "a cgroup per run: a cgroup v2 hierarchy whose cgroup beside or above the host's \
+                 gives its children the memory and pids controllers and was delegated to the host \
+                 (systemd: Delegate=memory pids with DelegateSubgroup=), or the cgroup v1 memory \
+                 and pids hierarchies mounted and writable by the host (root)"
+            }
             SandboxLayer::Capabilities => {
                 "prctl(PR_CAPBSET_DROP) and capset: a user namespace (see user_namespace) or \
                  CAP_SETPCAP"
@@ -209,7 +243,11 @@ impl SandboxReport {
                     Some(Value::String(reason)) => LayerStatus {
                         layer,
                         active: false,
-                        reason: tools_schema::excerpt::cut(reason).into_owned(),
+                        reason: if layer == SandboxLayer::MemoryAccount {
+                            format!("{}; {NOT_COUNTED}", tools_schema::excerpt::cut(reason))
+                        } else {
+                            tools_schema::excerpt::cut(reason).into_owned()
+                        },
                     },
                     _ => LayerStatus {
                         layer,
@@ -300,6 +338,8 @@ pub(crate) fn runner_config(policy: SandboxPolicy, skip: &[SandboxLayer]) -> Str
             "seccomp": filter.unwrap_or_default(),
             "nproc": PROCESS_LIMIT,
             "tmp_bytes": TMP_BYTES,
+            "tmp_inodes": TMP_INODES,
+            "shm_bytes": SHM_BYTES,
             "pivot_root": pivot_root_number(),
         }
     })

@@ -603,6 +603,15 @@ async fn without_an_account_require_refuses_and_best_effort_says_what_is_not_cou
     assert_eq!(memory_cgroup(spare), memory_cgroup(std::process::id()));
 }
 
+/// The children of `pid` (of its main thread, the only one a runner process has).
+fn children(pid: u32) -> Vec<u32> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|c| c.parse().ok())
+        .collect()
+}
+
 /// The live descendants of `pid`.
 fn descendants(pid: u32) -> Vec<u32> {
     let mut out = Vec::new();
@@ -639,21 +648,51 @@ async fn a_memory_limit_that_cannot_be_set_says_so() {
     rt.warm_up().await.unwrap();
     let zygote = rt.zygote_pid().await.unwrap();
     let hard: u64 = 1 << 30;
-    for pid in std::iter::once(zygote).chain(descendants(zygote)) {
-        let limit = libc::rlimit {
-            rlim_cur: hard,
-            rlim_max: hard,
-        };
-        // SAFETY: a valid rlimit; the target is a process of our own zygote.
-        let rc = unsafe {
-            libc::prlimit(
-                i32::try_from(pid).unwrap(),
-                libc::RLIMIT_AS,
-                &limit,
-                std::ptr::null_mut(),
-            )
-        };
-        assert_eq!(rc, 0, "prlimit: {}", std::io::Error::last_os_error());
+    // Every process of the zygote's tree, listed again until each spare's run child has forked
+    // its program's process and a listing finds none it has not limited. (A process copies its
+    // parent's limits early in its fork and joins the parent's list of children later, after
+    // the cgroup check, which can wait for a grace period while another cgroup migrates: so a
+    // child that is not listed yet may hold the old limits. A listed one is limited after.)
+    let mut limited = std::collections::HashSet::new();
+    let waited = std::time::Instant::now();
+    loop {
+        let tree: Vec<u32> = std::iter::once(zygote).chain(descendants(zygote)).collect();
+        let fresh: Vec<u32> = tree
+            .iter()
+            .copied()
+            .filter(|p| !limited.contains(p))
+            .collect();
+        let spares_forked = children(zygote).iter().all(|&a| !children(a).is_empty());
+        if fresh.is_empty() && spares_forked {
+            break;
+        }
+        assert!(
+            waited.elapsed() < Duration::from_secs(30),
+            "the spares did not fork their program's process"
+        );
+        for pid in fresh {
+            limited.insert(pid);
+            let limit = libc::rlimit {
+                rlim_cur: hard,
+                rlim_max: hard,
+            };
+            // SAFETY: a valid rlimit; the target is a process of our own zygote.
+            let rc = unsafe {
+                libc::prlimit(
+                    i32::try_from(pid).unwrap(),
+                    libc::RLIMIT_AS,
+                    &limit,
+                    std::ptr::null_mut(),
+                )
+            };
+            let error = std::io::Error::last_os_error();
+            // A process that ended since the listing needs no limit.
+            assert!(
+                rc == 0 || error.raw_os_error() == Some(libc::ESRCH),
+                "prlimit: {error}"
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
     }
     let limits = ordinary_limits().with_memory_bytes(2 << 30);
     let failure = run_with(&rt, "return 1", &limits).await.unwrap_err();

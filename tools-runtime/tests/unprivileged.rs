@@ -86,7 +86,11 @@ impl Delegated {
                 // mount whose super options name the controller.
                 let path = own
                     .lines()
-                    .filter_map(|line| line.splitn(3, ':').nth(1).zip(line.splitn(3, ':').nth(2)))
+                    .filter_map(|line| {
+                        let mut fields = line.splitn(3, ':');
+                        fields.next()?;
+                        Some((fields.next()?, fields.next()?))
+                    })
                     .find(|(controllers, _)| controllers.split(',').any(|c| c == *controller))
                     .map(|(_, path)| path.trim_start_matches('/').to_owned())
                     .unwrap_or_else(|| {

@@ -25,4 +25,5 @@ mod scopes;
 mod tool_validated_output;
 mod tracing_run_code;
 mod tracing_span;
+mod typescript_fence;
 mod wrappers;

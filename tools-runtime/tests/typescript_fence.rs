@@ -14,15 +14,17 @@
 use crate::code_support;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use code_support::{Shared, TestHost, ordinary_limits};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tools_runtime::code::{
-    CodeCompletion, CodeFailure, CodeFailureKind, CodeLimits, CodeOutcome, CodeRuntime,
-    DEFAULT_MAX_CALL_BYTES, TypeScriptRuntime,
+    CODE_RUN_FAILED, CodeCompletion, CodeFailure, CodeFailureKind, CodeHost, CodeLimits, CodeMode,
+    CodeOutcome, CodeRuntime, DEFAULT_MAX_CALL_BYTES, HostCallFuture, TypeScriptRuntime,
 };
+use tools_runtime::{Output, PresentationMode, ToolCall, ToolDefinition, ToolRuntime};
 
 const MIB: usize = 1024 * 1024;
 
@@ -462,5 +464,153 @@ async fn values_whose_description_is_huge_or_deep_are_bounded_in_logs_and_errors
             .starts_with("the program threw a non-Error value: [[[["),
         "{}",
         cut(&failure.message)
+    );
+}
+
+// --- item 6: what a run makes the host hold ----------------------------------------------
+
+/// The size of one `big` answer.
+const ANSWER_BYTES: usize = 64 * 1024;
+
+/// A host whose calls answer later: `big` yields once and answers a 64 KiB string, `hold`
+/// never answers (and keeps its arguments), anything else answers `true` after a yield.
+struct LaterHost {
+    calls: AtomicUsize,
+}
+
+impl CodeHost for LaterHost {
+    fn tool_names(&self) -> Vec<String> {
+        vec!["big".to_owned(), "hold".to_owned(), "small".to_owned()]
+    }
+
+    fn call(&self, name: &str, args: Value) -> HostCallFuture {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        let name = name.to_owned();
+        Box::pin(async move {
+            tokio::task::yield_now().await;
+            match name.as_str() {
+                "big" => Ok(Value::String("a".repeat(ANSWER_BYTES))),
+                "hold" => {
+                    let _kept = args;
+                    std::future::pending::<()>().await;
+                    Ok(Value::Null)
+                }
+                _ => Ok(Value::Bool(true)),
+            }
+        })
+    }
+}
+
+/// Runs `program` against a fresh [`LaterHost`] with a 32 MiB memory limit.
+async fn run_later(program: &str) -> (CodeOutcome, Arc<LaterHost>) {
+    let host = Arc::new(LaterHost {
+        calls: AtomicUsize::new(0),
+    });
+    let limits = ordinary_limits().with_memory_bytes(32 * MIB);
+    let run = runtime().run(
+        program,
+        host.clone() as Arc<dyn CodeHost>,
+        &limits,
+        CancellationToken::new(),
+    );
+    let outcome = tokio::time::timeout(Duration::from_secs(120), run)
+        .await
+        .expect("the run did not end");
+    (outcome, host)
+}
+
+fn held_by_the_host(failure: &CodeFailure) {
+    assert_eq!(failure.kind, CodeFailureKind::Memory, "{}", failure.message);
+    assert!(
+        failure.message.starts_with(&format!(
+            "the program exceeded its memory limit of {} bytes, counting ",
+            32 * MIB
+        )),
+        "{}",
+        failure.message
+    );
+    assert!(
+        failure
+            .message
+            .contains("bytes the host held for its tool calls"),
+        "{}",
+        failure.message
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_a_busy_program_never_takes_count_against_its_memory_limit() {
+    // 1,000 answers of 64 KiB (62.5 MiB) for a run of 32 MiB, which never yields to take them:
+    // before they were counted, the host held them all until the deadline.
+    let (outcome, _) =
+        run_later("for (let i = 0; i < 1000; i++) tools.big({});\nwhile (true) {}").await;
+    held_by_the_host(&outcome.unwrap_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_answers_taken_as_they_come_fit() {
+    let (outcome, host) = run_later(
+        "let n = 0;\nfor (let i = 0; i < 1000; i++) n += (await tools.big({})).length;\nreturn n;",
+    )
+    .await;
+    assert_eq!(outcome.unwrap().result, Some(json!(1000 * ANSWER_BYTES)));
+    assert_eq!(host.calls.load(Ordering::SeqCst), 1000);
+    // Started together and awaited at the end, as long as they fit the limit together.
+    let (outcome, _) = run_later(
+        "const all: Promise<string>[] = [];\nfor (let i = 0; i < 100; i++) all.push(tools.big({}));\n\
+         let n = 0;\nfor (const one of all) n += (await one).length;\nreturn n;",
+    )
+    .await;
+    assert_eq!(outcome.unwrap().result, Some(json!(100 * ANSWER_BYTES)));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arguments_of_calls_in_flight_count_against_the_memory_limit() {
+    // Each call hands the host its own copy of a 1 MiB string that the program holds once.
+    let (outcome, host) = run_later(
+        "const s = 'x'.repeat(1024 * 1024);\nfor (let i = 0; i < 100; i++) tools.hold({ s });\nawait tools.hold({});",
+    )
+    .await;
+    held_by_the_host(&outcome.unwrap_err());
+    let calls = host.calls.load(Ordering::SeqCst);
+    assert!(
+        calls > 0 && calls < 32,
+        "the host was handed no more than the limit: {calls} calls of 1 MiB"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn through_run_code_the_answers_a_program_never_takes_are_a_memory_failure() {
+    let rt = ToolRuntime::builder()
+        .mode(PresentationMode::Code)
+        .code_mode(CodeMode::new(runtime()).limits(ordinary_limits().with_memory_bytes(32 * MIB)))
+        .build()
+        .unwrap();
+    let plugin = rt.scope();
+    let big = ToolDefinition::builder("big")
+        .input_schema(json!({"type": "object"}))
+        .output(Output::json(json!({"type": "string"})))
+        .concurrency_safe(|_| true)
+        .execute(|_args, _ctx| async move {
+            tokio::task::yield_now().await;
+            Ok(Value::String("a".repeat(ANSWER_BYTES)))
+        })
+        .build()
+        .unwrap();
+    let _registered = plugin.register(big).unwrap();
+    let call = ToolCall::new(
+        "outer",
+        "run_code",
+        json!({
+            "code": "for (let i = 0; i < 1000; i++) tools.big({});\nwhile (true) {}",
+            "description": "never takes its answers"
+        }),
+    );
+    let result = rt.execute(call).await;
+    assert_eq!(result.code(), Some(CODE_RUN_FAILED));
+    assert!(
+        result.text().starts_with("Error: code run failed (memory)"),
+        "{}",
+        result.text()
     );
 }

@@ -22,7 +22,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 use std::ffi::CString;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, OnceLock};
 use std::task::Poll;
@@ -48,10 +48,12 @@ const PRELUDE_FILE: &str = "code-mode-prelude.js";
 /// A message to a running program's event loop.
 #[derive(Debug)]
 pub(crate) enum Event {
-    /// A tool call finished: `Ok(json text)` or `Err(failure message)`.
+    /// A tool call finished: `Ok(json text)` or `Err(failure message)`; `held` is what the
+    /// host's account counts for it until it is delivered.
     Done {
         id: u64,
         result: Result<String, String>,
+        held: usize,
     },
     /// Look at the abort flag (the run was cancelled).
     Wake,
@@ -87,11 +89,22 @@ struct Flags {
     abort: RefCell<Arc<AtomicBool>>,
     deadline: Cell<Instant>,
     memory_limit: Cell<usize>,
+    /// Bytes the engine's heap uses now.
+    used: Cell<usize>,
+    /// Bytes the host holds for the run's tool calls (see [`CALL_BYTES`]), shared with the
+    /// tasks of the calls in flight, which add each answer as it arrives.
+    held: Arc<AtomicUsize>,
+    /// What the host held when the memory limit was passed (for the failure's message).
+    held_at_oom: Cell<usize>,
 }
 
 impl Flags {
     fn should_stop(&self) -> bool {
         if self.oom.get() || self.output.get() || self.abort.borrow().load(Ordering::Relaxed) {
+            return true;
+        }
+        if !self.fits(0) {
+            self.out_of_memory();
             return true;
         }
         if Instant::now() >= self.deadline.get() {
@@ -100,6 +113,55 @@ impl Flags {
         }
         false
     }
+
+    /// Whether `extra` more bytes fit the memory limit beside the heap and what the host holds.
+    fn fits(&self, extra: usize) -> bool {
+        self.used
+            .get()
+            .checked_add(self.held.load(Ordering::Relaxed))
+            .and_then(|total| total.checked_add(extra))
+            .is_some_and(|total| total <= self.memory_limit.get())
+    }
+
+    /// Records that the memory limit was passed: the run ends as a `memory` failure.
+    fn out_of_memory(&self) {
+        if !self.oom.get() {
+            self.held_at_oom.set(self.held.load(Ordering::Relaxed));
+        }
+        self.oom.set(true);
+    }
+}
+
+/// What the host is counted to hold for each call it is still working on or whose answer waits
+/// for the program, beside the call's arguments and answer: an estimate of the call's task, its
+/// place in the map of calls in flight and in the channel, and the host's own bookkeeping.
+const CALL_BYTES: usize = 1024;
+
+/// An estimate of the bytes a `serde_json` value holds on the heap and inline: each node, each
+/// string's and array's capacity, each object entry's key and slot.
+fn held_size(value: &serde_json::Value) -> usize {
+    use serde_json::Value;
+    const NODE: usize = std::mem::size_of::<Value>();
+    const ENTRY: usize = std::mem::size_of::<String>() + 2 * std::mem::size_of::<usize>();
+    let mut size = NODE;
+    let mut stack = vec![value];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::String(text) => size += text.capacity(),
+            Value::Array(items) => {
+                size += items.capacity() * NODE;
+                stack.extend(items);
+            }
+            Value::Object(map) => {
+                for (key, item) in map {
+                    size += ENTRY + key.capacity() + NODE;
+                    stack.push(item);
+                }
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
+    }
+    size
 }
 
 /// How the program ended, as the prelude reported it.
@@ -138,33 +200,39 @@ struct Link {
     events_tx: mpsc::Sender<Event>,
 }
 
-/// The allocator of one run: counts bytes against the memory limit and records a refusal.
+/// The allocator of one run: counts bytes against the memory limit (beside what the host holds
+/// for the run) and records a refusal.
 struct LimitedAllocator {
-    used: usize,
     flags: Rc<Flags>,
 }
 
 impl LimitedAllocator {
     fn admit(&mut self, extra: usize) -> bool {
-        match self.used.checked_add(extra) {
-            Some(total) if total <= self.flags.memory_limit.get() => true,
-            _ => {
-                self.flags.oom.set(true);
-                false
-            }
+        if self.flags.fits(extra) {
+            true
+        } else {
+            self.flags.out_of_memory();
+            false
         }
     }
 
     fn account(&mut self, ptr: *mut u8) -> *mut u8 {
         if ptr.is_null() {
-            self.flags.oom.set(true);
+            self.flags.out_of_memory();
         } else {
             // SAFETY: `ptr` was just returned by `RustAllocator`.
-            self.used = self
+            let size = unsafe { RustAllocator::usable_size(ptr) };
+            self.flags
                 .used
-                .saturating_add(unsafe { RustAllocator::usable_size(ptr) });
+                .set(self.flags.used.get().saturating_add(size));
         }
         ptr
+    }
+
+    fn release(&mut self, size: usize) {
+        self.flags
+            .used
+            .set(self.flags.used.get().saturating_sub(size));
     }
 }
 
@@ -180,7 +248,7 @@ unsafe impl Allocator for LimitedAllocator {
 
     fn calloc(&mut self, count: usize, size: usize) -> *mut u8 {
         let Some(total) = count.checked_mul(size) else {
-            self.flags.oom.set(true);
+            self.flags.out_of_memory();
             return std::ptr::null_mut();
         };
         if !self.admit(total) {
@@ -200,7 +268,7 @@ unsafe impl Allocator for LimitedAllocator {
         }
         // SAFETY: the caller passes a block this allocator returned.
         unsafe {
-            self.used = self.used.saturating_sub(RustAllocator::usable_size(ptr));
+            self.release(RustAllocator::usable_size(ptr));
             RustAllocator.dealloc(ptr);
         }
     }
@@ -217,10 +285,10 @@ unsafe impl Allocator for LimitedAllocator {
         // SAFETY: as above; on failure the old block stays valid and counted.
         let new_ptr = unsafe { RustAllocator.realloc(ptr, new_size) };
         if new_ptr.is_null() {
-            self.flags.oom.set(true);
+            self.flags.out_of_memory();
             return new_ptr;
         }
-        self.used = self.used.saturating_sub(old);
+        self.release(old);
         self.account(new_ptr)
     }
 
@@ -253,6 +321,9 @@ impl Engine {
             abort: RefCell::new(Arc::new(AtomicBool::new(false))),
             deadline: Cell::new(Instant::now() + IDLE_DEADLINE),
             memory_limit: Cell::new(defaults.memory_bytes),
+            used: Cell::new(0),
+            held: Arc::new(AtomicUsize::new(0)),
+            held_at_oom: Cell::new(0),
         });
         let state = Rc::new(RefCell::new(State {
             output: Output::new(defaults.max_output_bytes),
@@ -265,7 +336,6 @@ impl Engine {
             max_call_bytes: defaults.max_call_bytes,
         }));
         let allocator = LimitedAllocator {
-            used: 0,
             flags: flags.clone(),
         };
         let runtime = Runtime::new_with_alloc(allocator)
@@ -554,6 +624,7 @@ fn install<'js>(
     flags: &Rc<Flags>,
 ) -> Result<(), CodeFailure> {
     let call_state = state.clone();
+    let call_flags = flags.clone();
     let host_call = Function::new(
         ctx.clone(),
         move |ctx: Ctx<'js>,
@@ -562,14 +633,15 @@ fn install<'js>(
               -> rquickjs::Result<Value<'js>> {
             let max = call_state.borrow().max_call_bytes;
             // The arguments are parsed straight from the engine's text (no copy in Rust).
-            let answer =
-                match with_bounded_text(args, max, |args| host_call(&call_state, &name, args))? {
-                    Ok(answer) => answer,
-                    Err(len) => Answer::TooLarge(format!(
-                        "args is {len} bytes of JSON text, more than the {max} bytes one call may \
+            let answer = match with_bounded_text(args, max, |args| {
+                host_call(&call_state, &call_flags, &name, args)
+            })? {
+                Ok(answer) => answer,
+                Err(len) => Answer::TooLarge(format!(
+                    "args is {len} bytes of JSON text, more than the {max} bytes one call may \
                      send (max_call_bytes)"
-                    )),
-                };
+                )),
+            };
             match answer {
                 Answer::Now(text) => {
                     rquickjs::String::from_str(ctx, &text).map(rquickjs::String::into_value)
@@ -587,6 +659,11 @@ fn install<'js>(
                 // Small integers (not doubles) on the JavaScript side: QuickJS hashes doubles
                 // with small integer values badly, which made the pending-call map slow.
                 Answer::Later(id) => Ok(Value::new_int(ctx, id)),
+                // As the engine does when an allocation fails; the run's next check of its
+                // limits ends it.
+                Answer::OutOfMemory => {
+                    Err(rquickjs::Exception::throw_internal(&ctx, "out of memory"))
+                }
             }
         },
     )
@@ -890,6 +967,8 @@ enum Answer {
     TooLarge(String),
     /// The call's id: the answer (or a failure) comes later through `settle`.
     Later(i32),
+    /// The host has no room for the call in the run's memory limit: the run ends.
+    OutOfMemory,
 }
 
 /// Starts one tool call.
@@ -898,7 +977,14 @@ enum Answer {
 /// call that succeeds at once is answered directly, without any thread hop. A call that has
 /// to wait is spawned onto the caller's tokio runtime and continues there, so calls that wait
 /// overlap. Only calls answered later get an id, so ids stay dense.
-fn host_call(state: &Rc<RefCell<State>>, name: &str, args: &[u8]) -> Answer {
+///
+/// What the host holds for the run counts against its memory limit with the engine's heap: a
+/// call that waits is counted [`CALL_BYTES`] and its arguments (as parsed) until it is
+/// answered, then [`CALL_BYTES`] and its answer (as JSON text) until the answer is delivered
+/// into the engine. A call the account has no room for never reaches the host: the run ends as
+/// a `memory` failure. An answer that arrives while the account is over the limit is dropped
+/// (the run is ending) and wakes the run, whose next check of its limits ends it.
+fn host_call(state: &Rc<RefCell<State>>, flags: &Flags, name: &str, args: &[u8]) -> Answer {
     let mut guard = state.borrow_mut();
     let state = &mut *guard;
     let Some(link) = &state.link else {
@@ -907,37 +993,60 @@ fn host_call(state: &Rc<RefCell<State>>, name: &str, args: &[u8]) -> Answer {
         state.ready.push_back(Event::Done {
             id,
             result: Err("no run is in progress".to_owned()),
+            held: 0,
         });
         return Answer::Later(js_id(id));
     };
-    let result = match serde_json::from_slice::<serde_json::Value>(args) {
-        Ok(args) => {
-            let mut call = link.host.call(name, args);
-            let first = {
-                let _entered = link.handle.enter();
-                let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-                call.as_mut().poll(&mut cx)
-            };
-            match first {
-                Poll::Ready(result) => encode(result),
-                Poll::Pending => {
-                    state.next_id += 1;
-                    let id = state.next_id;
-                    let events_tx = link.events_tx.clone();
-                    let task = link.handle.spawn(async move {
-                        let result = encode(call.await);
-                        let _ = events_tx.send(Event::Done { id, result });
-                    });
-                    state.in_flight.insert(id, task);
-                    return Answer::Later(js_id(id));
-                }
-            }
+    let args = match serde_json::from_slice::<serde_json::Value>(args) {
+        Ok(args) => args,
+        Err(error) => {
+            return Answer::Failed(format!("the arguments could not be read as JSON: {error}"));
         }
-        Err(error) => Err(format!("the arguments could not be read as JSON: {error}")),
     };
-    match result {
-        Ok(text) => Answer::Now(text),
-        Err(message) => Answer::Failed(message),
+    let args_bytes = held_size(&args);
+    if !flags.fits(CALL_BYTES.saturating_add(args_bytes)) {
+        crate::base::deep::discard(args);
+        flags.out_of_memory();
+        return Answer::OutOfMemory;
+    }
+    let mut call = link.host.call(name, args);
+    let first = {
+        let _entered = link.handle.enter();
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        call.as_mut().poll(&mut cx)
+    };
+    match first {
+        Poll::Ready(result) => match encode(result) {
+            Ok(text) => Answer::Now(text),
+            Err(message) => Answer::Failed(message),
+        },
+        Poll::Pending => {
+            state.next_id += 1;
+            let id = state.next_id;
+            let events_tx = link.events_tx.clone();
+            let held = flags.held.clone();
+            let limit = flags.memory_limit.get();
+            held.fetch_add(CALL_BYTES + args_bytes, Ordering::Relaxed);
+            let task = link.handle.spawn(async move {
+                let result = encode(call.await);
+                // The arguments went with the call; the answer waits for the program.
+                let answer = match &result {
+                    Ok(text) | Err(text) => text.len(),
+                };
+                held.fetch_sub(args_bytes, Ordering::Relaxed);
+                let now = held.fetch_add(answer, Ordering::Relaxed) + answer;
+                if now > limit {
+                    // Over the run's memory limit: the run ends, the answer is not kept.
+                    drop(result);
+                    let _ = events_tx.send(Event::Wake);
+                    return;
+                }
+                let held = CALL_BYTES + answer;
+                let _ = events_tx.send(Event::Done { id, result, held });
+            });
+            state.in_flight.insert(id, task);
+            Answer::Later(js_id(id))
+        }
     }
 }
 
@@ -1049,8 +1158,10 @@ fn deliver(
                     },
                 },
             };
-            if let Event::Done { id, result } = event {
+            if let Event::Done { id, result, held } = event {
                 state.borrow_mut().in_flight.remove(&id);
+                // Delivered: the answer is in the engine's heap from here on.
+                flags.held.fetch_sub(held, Ordering::Relaxed);
                 let (ok, text) = match result {
                     Ok(text) => (true, text),
                     Err(message) => (false, message),
@@ -1078,13 +1189,18 @@ fn finish_interrupted(
 ) -> Option<CodeOutcome> {
     let output_exceeded = flags.output.get() || state.borrow().output.exceeded();
     let (kind, message) = if flags.oom.get() {
-        (
-            CodeFailureKind::Memory,
-            format!(
-                "the program exceeded its memory limit of {} bytes",
-                limits.memory_bytes
-            ),
-        )
+        let held = flags.held_at_oom.get();
+        let mut message = format!(
+            "the program exceeded its memory limit of {} bytes",
+            limits.memory_bytes
+        );
+        if held > 0 {
+            message.push_str(&format!(
+                ", counting {held} bytes the host held for its tool calls (the arguments of \
+                 calls not answered yet and the answers the program had not taken yet)"
+            ));
+        }
+        (CodeFailureKind::Memory, message)
     } else if output_exceeded {
         let mut output = take_output(state);
         return Some(Err(output.output_limit()));

@@ -62,6 +62,26 @@
 //! loop's timer. Stack depth is bounded by the engine (deep recursion is a catchable
 //! `RangeError`).
 //!
+//! # What a run makes the host hold
+//!
+//! The memory limit ([`CodeLimits::memory_bytes`](crate::code::CodeLimits::memory_bytes)) is
+//! one account for the engine's heap and what the host holds for the run outside it, so a
+//! program cannot make the host hold more than its own limit by handing data over instead of
+//! keeping it:
+//!
+//! | what the host holds | counted | until |
+//! | --- | --- | --- |
+//! | a call the host is still working on | its arguments as the host's `serde_json` value (an estimate of its nodes, strings and entries) and 1 KiB for the call's task and bookkeeping | the host answers |
+//! | an answer the program has not taken yet (it arrives while the program runs without waiting) | its JSON text and the same 1 KiB | the event loop delivers it into the engine, where the heap counts it |
+//! | log lines, the result, the failure message | `max_output_bytes` (apart) | the run ends |
+//!
+//! A call that does not fit the account never reaches the host, and an answer that arrives
+//! when the account is full is dropped: either way the run ends as a `memory` failure whose
+//! message says how much the host held. A program that takes its answers as they come (it
+//! awaits them) holds each in its heap only while it uses it, so it can receive any volume in
+//! total; one that starts calls without awaiting them while it keeps running (a busy loop
+//! after them) is stopped once their answers no longer fit its limit, not at the deadline.
+//!
 //! # Sizes
 //!
 //! What a call's arguments or the result become is counted in UTF-8 bytes of JSON text as it is

@@ -465,6 +465,24 @@ async fn values_whose_description_is_huge_or_deep_are_bounded_in_logs_and_errors
         "{}",
         cut(&failure.message)
     );
+    // A value that contains itself: shown once, then `[Circular]`.
+    let cycle = "const c: any = { a: 1 }; c.self = c;";
+    let (done, _) = completes(
+        &format!("{cycle}\nconsole.log(c); return 1;"),
+        &ordinary_limits(),
+    )
+    .await;
+    assert_eq!(done.logs[0], r#"{"a":1,"self":"[Circular]"}"#);
+    let failure = fails(
+        &format!("{cycle}\nthrow c;"),
+        &ordinary_limits(),
+        CodeFailureKind::Runtime,
+    )
+    .await;
+    assert_eq!(
+        failure.message,
+        r#"the program threw a non-Error value: {"a":1,"self":"[Circular]"}"#
+    );
 }
 
 // --- item 6: what a run makes the host hold ----------------------------------------------

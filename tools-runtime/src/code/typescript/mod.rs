@@ -62,6 +62,14 @@
 //! loop's timer. Stack depth is bounded by the engine (deep recursion is a catchable
 //! `RangeError`).
 //!
+//! Worker threads are long-lived (a run does not pay for a thread spawn) but every run gets a
+//! new engine; an idle worker holds one engine built in advance (the built-ins and the
+//! prelude, nothing of any program). The pool grows on demand up to
+//! [`TypeScriptRuntime::with_max_threads`] threads (default: twice the available parallelism,
+//! at least 4); further runs wait for a free thread, and their deadline starts when they start. Dropping the last handle to the runtime
+//! cancels the runs still going (they fail as [`CodeFailureKind::Aborted`]) and joins every
+//! worker thread.
+//!
 //! # What a run makes the host hold
 //!
 //! The memory limit ([`CodeLimits::memory_bytes`](crate::code::CodeLimits::memory_bytes)) is
@@ -96,7 +104,8 @@
 //!   Arguments of exactly `max_call_bytes` bytes cross (whatever the characters: a `"`, a `\`
 //!   or a newline take 2 bytes, other control characters 6, `é` 2, `€` 3, an emoji 4).
 //! - A value nested deeper than 100 levels, or that contains itself, rejects its call with a
-//!   `TypeError` naming the path. An object met more than once (a graph that is not a tree) is
+//!   `TypeError` naming the path (in the result, it is an [`CodeFailureKind::InvalidResult`]
+//!   failure). An object met more than once (a graph that is not a tree) is
 //!   written out in full each time, but read once: its text is reused, so the work a value costs
 //!   follows its objects and references, not its text (ten arrays of ten that refer to each
 //!   other nine levels deep, 10^10 elements of text, are refused at the cap at once).
@@ -106,19 +115,12 @@
 //!   the limit is refused before it is built (a log line that describes an object stops once
 //!   its description is sure to be too long; nested values are shown down to 100 levels).
 //!
-//! A call of `max_call_bytes` makes these copies, all counted by the memory limit except the
-//! host's: the program's string, its JSON text in the engine, the host's `serde_json` value
-//! parsed straight from the engine's bytes (ASCII text is read in place), and for the reply
-//! the host's JSON text and the value parsed from it in the engine. Under the default limits
-//! (256 MiB of memory) a 16 MiB argument crosses and its 16 MiB reply comes back.
-//!
-//! Worker threads are long-lived (a run does not pay for a thread spawn) but every run gets a
-//! new engine; an idle worker holds one engine built in advance (the built-ins and the
-//! prelude, nothing of any program). The pool grows on demand up to
-//! [`TypeScriptRuntime::with_max_threads`] threads (default: twice the available parallelism,
-//! at least 4); further runs wait for a free thread, and their deadline starts when they start. Dropping the last handle to the runtime
-//! cancels the runs still going (they fail as [`CodeFailureKind::Aborted`]) and joins every
-//! worker thread.
+//! A call of `max_call_bytes` makes these copies: the program's string, its JSON text in the
+//! engine, the host's `serde_json` value parsed straight from the engine's bytes (ASCII text is
+//! read in place), and for the reply the host's JSON text and the value parsed from it in the
+//! engine. The engine's are counted by the memory limit, and so are the host's while the call
+//! waits or its answer is not taken (above). Under the default limits (256 MiB of memory) a
+//! 16 MiB argument crosses and its 16 MiB reply comes back.
 
 mod engine;
 pub(crate) mod strip;

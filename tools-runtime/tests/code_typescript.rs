@@ -1313,12 +1313,12 @@ async fn arguments_larger_than_max_call_bytes_never_reach_the_host() {
             .starts_with("true args is at least 2008 bytes of JSON text, more than the 1000"),
         "{messages:?}"
     );
-    // 400 euro signs are 400 UTF-16 units but 1200 UTF-8 bytes: the host measures and refuses.
+    // 400 euro signs are 400 UTF-16 units but 1200 UTF-8 bytes: counted in UTF-8 bytes.
     assert!(
         messages[1]
             .as_str()
             .unwrap()
-            .starts_with("true args is 1208 bytes of JSON text, more than the 1000"),
+            .starts_with("true args is at least 1208 bytes of JSON text, more than the 1000"),
         "{messages:?}"
     );
     assert_eq!(host.calls(), 1, "only the call that fits reached the host");

@@ -27,5 +27,6 @@ mod scopes;
 mod tool_validated_output;
 mod tracing_run_code;
 mod tracing_span;
+mod typescript_fence;
 mod unprivileged;
 mod wrappers;

@@ -22,7 +22,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 use std::ffi::CString;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, OnceLock};
 use std::task::Poll;
@@ -48,10 +48,12 @@ const PRELUDE_FILE: &str = "code-mode-prelude.js";
 /// A message to a running program's event loop.
 #[derive(Debug)]
 pub(crate) enum Event {
-    /// A tool call finished: `Ok(json text)` or `Err(failure message)`.
+    /// A tool call finished: `Ok(json text)` or `Err(failure message)`; `held` is what the
+    /// host's account counts for it until it is delivered.
     Done {
         id: u64,
         result: Result<String, String>,
+        held: usize,
     },
     /// Look at the abort flag (the run was cancelled).
     Wake,
@@ -87,11 +89,22 @@ struct Flags {
     abort: RefCell<Arc<AtomicBool>>,
     deadline: Cell<Instant>,
     memory_limit: Cell<usize>,
+    /// Bytes the engine's heap uses now.
+    used: Cell<usize>,
+    /// Bytes the host holds for the run's tool calls (see [`CALL_BYTES`]), shared with the
+    /// tasks of the calls in flight, which add each answer as it arrives.
+    held: Arc<AtomicUsize>,
+    /// What the host held when the memory limit was passed (for the failure's message).
+    held_at_oom: Cell<usize>,
 }
 
 impl Flags {
     fn should_stop(&self) -> bool {
         if self.oom.get() || self.output.get() || self.abort.borrow().load(Ordering::Relaxed) {
+            return true;
+        }
+        if !self.fits(0) {
+            self.out_of_memory();
             return true;
         }
         if Instant::now() >= self.deadline.get() {
@@ -100,6 +113,55 @@ impl Flags {
         }
         false
     }
+
+    /// Whether `extra` more bytes fit the memory limit beside the heap and what the host holds.
+    fn fits(&self, extra: usize) -> bool {
+        self.used
+            .get()
+            .checked_add(self.held.load(Ordering::Relaxed))
+            .and_then(|total| total.checked_add(extra))
+            .is_some_and(|total| total <= self.memory_limit.get())
+    }
+
+    /// Records that the memory limit was passed: the run ends as a `memory` failure.
+    fn out_of_memory(&self) {
+        if !self.oom.get() {
+            self.held_at_oom.set(self.held.load(Ordering::Relaxed));
+        }
+        self.oom.set(true);
+    }
+}
+
+/// What the host is counted to hold for each call it is still working on or whose answer waits
+/// for the program, beside the call's arguments and answer: an estimate of the call's task, its
+/// place in the map of calls in flight and in the channel, and the host's own bookkeeping.
+const CALL_BYTES: usize = 1024;
+
+/// An estimate of the bytes a `serde_json` value holds on the heap and inline: each node, each
+/// string's and array's capacity, each object entry's key and slot.
+fn held_size(value: &serde_json::Value) -> usize {
+    use serde_json::Value;
+    const NODE: usize = std::mem::size_of::<Value>();
+    const ENTRY: usize = std::mem::size_of::<String>() + 2 * std::mem::size_of::<usize>();
+    let mut size = NODE;
+    let mut stack = vec![value];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::String(text) => size += text.capacity(),
+            Value::Array(items) => {
+                size += items.capacity() * NODE;
+                stack.extend(items);
+            }
+            Value::Object(map) => {
+                for (key, item) in map {
+                    size += ENTRY + key.capacity() + NODE;
+                    stack.push(item);
+                }
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
+    }
+    size
 }
 
 /// How the program ended, as the prelude reported it.
@@ -107,13 +169,20 @@ enum Finish {
     Nothing,
     Json(String),
     Invalid(String),
-    Thrown(String),
+    /// An uncaught error: the JSON of `{name, stack, toolName}` and the message.
+    Thrown(String, String),
 }
+
+/// The longest description of a thrown value (its name and tool name cut, its position) the
+/// host reads; the message comes apart and counts against the output limit.
+const MAX_DESCRIPTION_BYTES: usize = 16 * 1024;
 
 /// Rust-side state the native functions share. Holds no JavaScript value.
 struct State {
     output: Output,
     finish: Option<Finish>,
+    /// The first rejection nobody handled, reported when the program finished.
+    unhandled: Option<(String, String)>,
     next_id: u64,
     in_flight: HashMap<u64, JoinHandle<()>>,
     /// Calls answered on their first poll, waiting to be delivered.
@@ -131,33 +200,39 @@ struct Link {
     events_tx: mpsc::Sender<Event>,
 }
 
-/// The allocator of one run: counts bytes against the memory limit and records a refusal.
+/// The allocator of one run: counts bytes against the memory limit (beside what the host holds
+/// for the run) and records a refusal.
 struct LimitedAllocator {
-    used: usize,
     flags: Rc<Flags>,
 }
 
 impl LimitedAllocator {
     fn admit(&mut self, extra: usize) -> bool {
-        match self.used.checked_add(extra) {
-            Some(total) if total <= self.flags.memory_limit.get() => true,
-            _ => {
-                self.flags.oom.set(true);
-                false
-            }
+        if self.flags.fits(extra) {
+            true
+        } else {
+            self.flags.out_of_memory();
+            false
         }
     }
 
     fn account(&mut self, ptr: *mut u8) -> *mut u8 {
         if ptr.is_null() {
-            self.flags.oom.set(true);
+            self.flags.out_of_memory();
         } else {
             // SAFETY: `ptr` was just returned by `RustAllocator`.
-            self.used = self
+            let size = unsafe { RustAllocator::usable_size(ptr) };
+            self.flags
                 .used
-                .saturating_add(unsafe { RustAllocator::usable_size(ptr) });
+                .set(self.flags.used.get().saturating_add(size));
         }
         ptr
+    }
+
+    fn release(&mut self, size: usize) {
+        self.flags
+            .used
+            .set(self.flags.used.get().saturating_sub(size));
     }
 }
 
@@ -173,7 +248,7 @@ unsafe impl Allocator for LimitedAllocator {
 
     fn calloc(&mut self, count: usize, size: usize) -> *mut u8 {
         let Some(total) = count.checked_mul(size) else {
-            self.flags.oom.set(true);
+            self.flags.out_of_memory();
             return std::ptr::null_mut();
         };
         if !self.admit(total) {
@@ -193,7 +268,7 @@ unsafe impl Allocator for LimitedAllocator {
         }
         // SAFETY: the caller passes a block this allocator returned.
         unsafe {
-            self.used = self.used.saturating_sub(RustAllocator::usable_size(ptr));
+            self.release(RustAllocator::usable_size(ptr));
             RustAllocator.dealloc(ptr);
         }
     }
@@ -210,10 +285,10 @@ unsafe impl Allocator for LimitedAllocator {
         // SAFETY: as above; on failure the old block stays valid and counted.
         let new_ptr = unsafe { RustAllocator.realloc(ptr, new_size) };
         if new_ptr.is_null() {
-            self.flags.oom.set(true);
+            self.flags.out_of_memory();
             return new_ptr;
         }
-        self.used = self.used.saturating_sub(old);
+        self.release(old);
         self.account(new_ptr)
     }
 
@@ -246,10 +321,14 @@ impl Engine {
             abort: RefCell::new(Arc::new(AtomicBool::new(false))),
             deadline: Cell::new(Instant::now() + IDLE_DEADLINE),
             memory_limit: Cell::new(defaults.memory_bytes),
+            used: Cell::new(0),
+            held: Arc::new(AtomicUsize::new(0)),
+            held_at_oom: Cell::new(0),
         });
         let state = Rc::new(RefCell::new(State {
             output: Output::new(defaults.max_output_bytes),
             finish: None,
+            unhandled: None,
             next_id: 0,
             in_flight: HashMap::new(),
             ready: VecDeque::new(),
@@ -257,7 +336,6 @@ impl Engine {
             max_call_bytes: defaults.max_call_bytes,
         }));
         let allocator = LimitedAllocator {
-            used: 0,
             flags: flags.clone(),
         };
         let runtime = Runtime::new_with_alloc(allocator)
@@ -461,7 +539,7 @@ fn drive(
         flags,
         state,
     } = engine;
-    let started = context.with(|ctx| start(&ctx, js, program, tool_names, limits.max_call_bytes));
+    let started = context.with(|ctx| start(&ctx, js, program, tool_names, limits));
     if let Err(failure) = started {
         if let Some(outcome) = finish_interrupted(flags, state, limits) {
             return outcome;
@@ -488,34 +566,42 @@ fn drive(
             ))
         }
         Stop::Finished => {
-            let unhandled = context.with(|ctx| {
-                host_object(&ctx)
-                    .and_then(|host| host.get::<_, Function<'_>>("firstUnhandled"))
-                    .and_then(|first| first.call::<_, Option<String>>(()))
-                    .ok()
-                    .flatten()
+            // An uncaught error wins over a rejection nobody handled: only without one is
+            // the first such rejection described.
+            let thrown_already = matches!(state.borrow().finish, Some(Finish::Thrown(..)));
+            context.with(|ctx| {
+                if thrown_already {
+                    return;
+                }
+                let reported = host_object(&ctx)
+                    .and_then(|host| host.get::<_, Function<'_>>("reportUnhandled"))
+                    .and_then(|report| report.call::<_, ()>(()));
+                if reported.is_err() {
+                    // An interrupt (a limit was hit): the flags below say which.
+                    let _ = ctx.catch();
+                }
             });
             if let Some(outcome) = finish_interrupted(flags, state, limits) {
                 return outcome;
             }
-            let finish = state.borrow_mut().finish.take();
+            let (finish, unhandled) = {
+                let mut state = state.borrow_mut();
+                (state.finish.take(), state.unhandled.take())
+            };
             let mut output = take_output(state);
-            match finish {
-                Some(Finish::Thrown(text)) => Err(thrown(output, &text, program, false)),
-                _ if unhandled.is_some() => Err(thrown(
-                    output,
-                    unhandled.as_deref().unwrap_or_default(),
-                    program,
-                    true,
-                )),
-                Some(Finish::Nothing) | None => output.complete(None),
-                Some(Finish::Invalid(message)) => Err(output.fail(
+            match (finish, unhandled) {
+                (Some(Finish::Thrown(text, message)), _) => {
+                    Err(thrown(output, &text, message, program, false))
+                }
+                (_, Some((text, message))) => Err(thrown(output, &text, message, program, true)),
+                (Some(Finish::Nothing) | None, None) => output.complete(None),
+                (Some(Finish::Invalid(message)), None) => Err(output.fail(
                     CodeFailureKind::InvalidResult,
                     format!("the program returned a value that is not JSON: {message}"),
                     None,
                     None,
                 )),
-                Some(Finish::Json(text)) => {
+                (Some(Finish::Json(text)), None) => {
                     match serde_json::from_str::<serde_json::Value>(&text) {
                         Ok(value) => output.complete(Some((value, text.len()))),
                         Err(error) => Err(output.fail(
@@ -538,6 +624,7 @@ fn install<'js>(
     flags: &Rc<Flags>,
 ) -> Result<(), CodeFailure> {
     let call_state = state.clone();
+    let call_flags = flags.clone();
     let host_call = Function::new(
         ctx.clone(),
         move |ctx: Ctx<'js>,
@@ -545,8 +632,11 @@ fn install<'js>(
               args: rquickjs::String<'js>|
               -> rquickjs::Result<Value<'js>> {
             let max = call_state.borrow().max_call_bytes;
-            let answer = match bounded_text(args, max)? {
-                Ok(args) => host_call(&call_state, &name, &args),
+            // The arguments are parsed straight from the engine's text (no copy in Rust).
+            let answer = match with_bounded_text(args, max, |args| {
+                host_call(&call_state, &call_flags, &name, args)
+            })? {
+                Ok(answer) => answer,
                 Err(len) => Answer::TooLarge(format!(
                     "args is {len} bytes of JSON text, more than the {max} bytes one call may \
                      send (max_call_bytes)"
@@ -569,26 +659,34 @@ fn install<'js>(
                 // Small integers (not doubles) on the JavaScript side: QuickJS hashes doubles
                 // with small integer values badly, which made the pending-call map slow.
                 Answer::Later(id) => Ok(Value::new_int(ctx, id)),
+                // As the engine does when an allocation fails; the run's next check of its
+                // limits ends it.
+                Answer::OutOfMemory => {
+                    Err(rquickjs::Exception::throw_internal(&ctx, "out of memory"))
+                }
             }
         },
     )
     .map_err(|e| setup_error(ctx, e))?;
     // Log lines and the program's ending are measured before they are copied into Rust: what
     // cannot fit the output budget is refused uncopied, and the run ends as `output_limit`.
+    // The prelude refuses (`null`) a line whose length alone passes the limit before building
+    // it.
     let log_state = state.clone();
     let log_flags = flags.clone();
     let host_log = Function::new(
         ctx.clone(),
-        move |line: rquickjs::String<'js>| -> rquickjs::Result<()> {
+        move |line: Value<'js>| -> rquickjs::Result<()> {
             let room = log_state.borrow().output.room();
-            let fits = match bounded_text(line, room)? {
-                Ok(line) => log_state.borrow_mut().output.push(line),
-                Err(_) => {
-                    log_state.borrow_mut().output.refuse();
-                    false
-                }
+            let fits = match line.into_string() {
+                Some(line) => match bounded_text(line, room)? {
+                    Ok(line) => log_state.borrow_mut().output.push(line),
+                    Err(_) => false,
+                },
+                None => false,
             };
             if !fits {
+                log_state.borrow_mut().output.refuse();
                 log_flags.output.set(true);
             }
             Ok(())
@@ -599,30 +697,43 @@ fn install<'js>(
     let finish_flags = flags.clone();
     let host_finish = Function::new(
         ctx.clone(),
-        move |kind: i32, text: rquickjs::String<'js>| -> rquickjs::Result<()> {
+        move |kind: i32,
+              text: rquickjs::String<'js>,
+              message: rquickjs::String<'js>|
+              -> rquickjs::Result<()> {
             let room = finish_state.borrow().output.room();
-            // A result counts as its JSON text; a message is the part of a description
-            // (JSON, with a short name and position) that counts, escapes at most 6 bytes
-            // for 1.
-            let max = if kind == 1 {
-                room
-            } else {
-                room.saturating_mul(6).saturating_add(8 * 1024)
-            };
-            let Ok(text) = bounded_text(text, max)? else {
-                finish_state.borrow_mut().output.refuse();
-                finish_flags.output.set(true);
-                return Ok(());
-            };
+            // A result counts as its JSON text, an invalid result's or an error's message as
+            // its text; the description beside a message is short (cut name, position).
             let finish = match kind {
-                0 => Finish::Nothing,
-                1 => Finish::Json(text),
-                2 => Finish::Invalid(text),
-                _ => Finish::Thrown(text),
+                0 => Some(Finish::Nothing),
+                1 => bounded_text(text, room)?.ok().map(Finish::Json),
+                2 => bounded_text(text, room)?.ok().map(Finish::Invalid),
+                3 | 5 => match (
+                    bounded_text(text, MAX_DESCRIPTION_BYTES)?,
+                    bounded_text(message, room)?,
+                ) {
+                    (Ok(text), Ok(message)) => Some(Finish::Thrown(text, message)),
+                    _ => None,
+                },
+                // 4: the prelude found the text past the output limit before building it.
+                _ => None,
             };
             let mut state = finish_state.borrow_mut();
-            if state.finish.is_none() {
-                state.finish = Some(finish);
+            match finish {
+                None => {
+                    state.output.refuse();
+                    finish_flags.output.set(true);
+                }
+                Some(Finish::Thrown(text, message)) if kind == 5 => {
+                    if state.unhandled.is_none() {
+                        state.unhandled = Some((text, message));
+                    }
+                }
+                Some(finish) => {
+                    if state.finish.is_none() {
+                        state.finish = Some(finish);
+                    }
+                }
             }
             Ok(())
         },
@@ -632,17 +743,52 @@ fn install<'js>(
     // Asked without touching the value's traps: the conversions refuse proxies.
     let is_proxy = Function::new(ctx.clone(), |value: Value<'js>| value.is_proxy())
         .map_err(|e| setup_error(ctx, e))?;
+    // The UTF-8 size of a string's JSON text, read in place: the conversions measure each
+    // string before they copy it.
+    let json_size = Function::new(
+        ctx.clone(),
+        |text: rquickjs::String<'js>| -> rquickjs::Result<f64> {
+            with_bounded_text(text, usize::MAX, json_text_size).map(|size| size.unwrap_or(-1.0))
+        },
+    )
+    .map_err(|e| setup_error(ctx, e))?;
+
+    // A string's size in UTF-8 bytes, read in place: a message that cuts a long string says
+    // how much it left out without the prelude walking the rest.
+    let utf8_size = Function::new(
+        ctx.clone(),
+        |text: rquickjs::String<'js>| -> rquickjs::Result<f64> {
+            // A size the engine could hold is far below 2^53.
+            #[allow(clippy::cast_precision_loss)]
+            with_bounded_text(text, usize::MAX, |bytes| bytes.len() as f64)
+                .map(|size| size.unwrap_or(0.0))
+        },
+    )
+    .map_err(|e| setup_error(ctx, e))?;
 
     let prelude = prelude_function(ctx).map_err(|e| setup_error(ctx, e))?;
     prelude
-        .call::<_, ()>((host_call, host_log, host_finish, is_proxy))
+        .call::<_, ()>((
+            host_call,
+            host_log,
+            host_finish,
+            is_proxy,
+            json_size,
+            utf8_size,
+        ))
         .map_err(|e| setup_error(ctx, e))
 }
 
-/// The UTF-8 text of a JavaScript string, or `Err(its length)` when it is longer than `max`
-/// bytes: the length is known before anything is copied into Rust. Unpaired surrogates (which
-/// the prelude never sends) become U+FFFD.
-fn bounded_text(text: rquickjs::String<'_>, max: usize) -> rquickjs::Result<Result<String, usize>> {
+/// Hands the UTF-8 text of a JavaScript string to `read`, or gives `Err(its length)` when it
+/// is longer than `max` bytes: the length is known before anything is copied into Rust, and
+/// QuickJS hands out ASCII text in place (other text is converted in the engine's heap, where
+/// the memory limit counts it). An unpaired surrogate (which the prelude never sends to the
+/// host) is in the bytes as WTF-8.
+fn with_bounded_text<R>(
+    text: rquickjs::String<'_>,
+    max: usize,
+    read: impl FnOnce(&[u8]) -> R,
+) -> rquickjs::Result<Result<R, usize>> {
     let text = text.to_cstring()?;
     let len = text.len();
     if len > max {
@@ -651,7 +797,35 @@ fn bounded_text(text: rquickjs::String<'_>, max: usize) -> rquickjs::Result<Resu
     // SAFETY: `as_ptr` points at the `len` bytes QuickJS wrote for this string; `text` owns
     // them until it drops at the end of this function.
     let bytes = unsafe { std::slice::from_raw_parts(text.as_ptr().cast::<u8>(), len) };
-    Ok(Ok(String::from_utf8_lossy(bytes).into_owned()))
+    Ok(Ok(read(bytes)))
+}
+
+/// The UTF-8 text of a JavaScript string, or `Err(its length)` when it is longer than `max`
+/// bytes (see [`with_bounded_text`]). Unpaired surrogates become U+FFFD.
+fn bounded_text(text: rquickjs::String<'_>, max: usize) -> rquickjs::Result<Result<String, usize>> {
+    with_bounded_text(text, max, |bytes| {
+        String::from_utf8_lossy(bytes).into_owned()
+    })
+}
+
+/// The size in UTF-8 bytes of the JSON text `JSON.stringify` writes for a string whose UTF-8
+/// (WTF-8) text is `bytes`: its quotes, and each escaped character's escape (`\"`, `\\` and
+/// the short control escapes take 2 bytes, other control characters 6). -1 when the string
+/// has an unpaired surrogate (WTF-8 writes one as `ED A0..BF ..`, which UTF-8 never has).
+fn json_text_size(bytes: &[u8]) -> f64 {
+    let mut size: usize = 2;
+    for (i, &byte) in bytes.iter().enumerate() {
+        size += match byte {
+            b'"' | b'\\' | 0x08 | 0x0c | b'\n' | b'\r' | b'\t' => 2,
+            0x00..=0x1f => 6,
+            0xed if bytes.get(i + 1).is_some_and(|next| *next >= 0xa0) => return -1.0,
+            _ => 1,
+        };
+    }
+    // A size the engine could hold is far below 2^53.
+    #[allow(clippy::cast_precision_loss)]
+    let size = size as f64;
+    size
 }
 
 /// Evaluates the program and starts it with the run's tools bound.
@@ -660,7 +834,7 @@ fn start(
     js: &str,
     program: &str,
     tool_names: &[String],
-    max_call_bytes: usize,
+    limits: &CodeLimits,
 ) -> Result<(), CodeFailure> {
     let main: Value<'_> = match ctx.eval_with_options(js, options(PROGRAM_FILE)) {
         Ok(main) => main,
@@ -668,7 +842,7 @@ fn start(
             let exception = ctx.catch();
             let text = describe_exception(ctx, exception);
             let output = Output::new(usize::MAX);
-            let mut failure = thrown(output, &text, program, false);
+            let mut failure = thrown(output, &text, String::new(), program, false);
             if failure.message.starts_with("SyntaxError") {
                 failure.kind = CodeFailureKind::Syntax;
             }
@@ -679,10 +853,11 @@ fn start(
     let run: Function<'_> = host_object(ctx)
         .and_then(|host| host.get("run"))
         .map_err(|e| setup_error(ctx, e))?;
-    // A number the prelude compares lengths with; above 2^53 the precision lost is irrelevant.
+    // Numbers the prelude compares sizes with; above 2^53 the precision lost is irrelevant.
     #[allow(clippy::cast_precision_loss)]
-    let max_call_bytes = max_call_bytes as f64;
-    run.call::<_, ()>((main, tool_names.to_vec(), max_call_bytes))
+    let (max_call_bytes, max_output_bytes) =
+        (limits.max_call_bytes as f64, limits.max_output_bytes as f64);
+    run.call::<_, ()>((main, tool_names.to_vec(), max_call_bytes, max_output_bytes))
         .map_err(|e| setup_error(ctx, e))?;
     Ok(())
 }
@@ -792,6 +967,8 @@ enum Answer {
     TooLarge(String),
     /// The call's id: the answer (or a failure) comes later through `settle`.
     Later(i32),
+    /// The host has no room for the call in the run's memory limit: the run ends.
+    OutOfMemory,
 }
 
 /// Starts one tool call.
@@ -800,7 +977,14 @@ enum Answer {
 /// call that succeeds at once is answered directly, without any thread hop. A call that has
 /// to wait is spawned onto the caller's tokio runtime and continues there, so calls that wait
 /// overlap. Only calls answered later get an id, so ids stay dense.
-fn host_call(state: &Rc<RefCell<State>>, name: &str, args: &str) -> Answer {
+///
+/// What the host holds for the run counts against its memory limit with the engine's heap: a
+/// call that waits is counted [`CALL_BYTES`] and its arguments (as parsed) until it is
+/// answered, then [`CALL_BYTES`] and its answer (as JSON text) until the answer is delivered
+/// into the engine. A call the account has no room for never reaches the host: the run ends as
+/// a `memory` failure. An answer that arrives while the account is over the limit is dropped
+/// (the run is ending) and wakes the run, whose next check of its limits ends it.
+fn host_call(state: &Rc<RefCell<State>>, flags: &Flags, name: &str, args: &[u8]) -> Answer {
     let mut guard = state.borrow_mut();
     let state = &mut *guard;
     let Some(link) = &state.link else {
@@ -809,37 +993,60 @@ fn host_call(state: &Rc<RefCell<State>>, name: &str, args: &str) -> Answer {
         state.ready.push_back(Event::Done {
             id,
             result: Err("no run is in progress".to_owned()),
+            held: 0,
         });
         return Answer::Later(js_id(id));
     };
-    let result = match serde_json::from_str::<serde_json::Value>(args) {
-        Ok(args) => {
-            let mut call = link.host.call(name, args);
-            let first = {
-                let _entered = link.handle.enter();
-                let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-                call.as_mut().poll(&mut cx)
-            };
-            match first {
-                Poll::Ready(result) => encode(result),
-                Poll::Pending => {
-                    state.next_id += 1;
-                    let id = state.next_id;
-                    let events_tx = link.events_tx.clone();
-                    let task = link.handle.spawn(async move {
-                        let result = encode(call.await);
-                        let _ = events_tx.send(Event::Done { id, result });
-                    });
-                    state.in_flight.insert(id, task);
-                    return Answer::Later(js_id(id));
-                }
-            }
+    let args = match serde_json::from_slice::<serde_json::Value>(args) {
+        Ok(args) => args,
+        Err(error) => {
+            return Answer::Failed(format!("the arguments could not be read as JSON: {error}"));
         }
-        Err(error) => Err(format!("the arguments could not be read as JSON: {error}")),
     };
-    match result {
-        Ok(text) => Answer::Now(text),
-        Err(message) => Answer::Failed(message),
+    let args_bytes = held_size(&args);
+    if !flags.fits(CALL_BYTES.saturating_add(args_bytes)) {
+        crate::base::deep::discard(args);
+        flags.out_of_memory();
+        return Answer::OutOfMemory;
+    }
+    let mut call = link.host.call(name, args);
+    let first = {
+        let _entered = link.handle.enter();
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        call.as_mut().poll(&mut cx)
+    };
+    match first {
+        Poll::Ready(result) => match encode(result) {
+            Ok(text) => Answer::Now(text),
+            Err(message) => Answer::Failed(message),
+        },
+        Poll::Pending => {
+            state.next_id += 1;
+            let id = state.next_id;
+            let events_tx = link.events_tx.clone();
+            let held = flags.held.clone();
+            let limit = flags.memory_limit.get();
+            held.fetch_add(CALL_BYTES + args_bytes, Ordering::Relaxed);
+            let task = link.handle.spawn(async move {
+                let result = encode(call.await);
+                // The arguments went with the call; the answer waits for the program.
+                let answer = match &result {
+                    Ok(text) | Err(text) => text.len(),
+                };
+                held.fetch_sub(args_bytes, Ordering::Relaxed);
+                let now = held.fetch_add(answer, Ordering::Relaxed) + answer;
+                if now > limit {
+                    // Over the run's memory limit: the run ends, the answer is not kept.
+                    drop(result);
+                    let _ = events_tx.send(Event::Wake);
+                    return;
+                }
+                let held = CALL_BYTES + answer;
+                let _ = events_tx.send(Event::Done { id, result, held });
+            });
+            state.in_flight.insert(id, task);
+            Answer::Later(js_id(id))
+        }
     }
 }
 
@@ -951,8 +1158,10 @@ fn deliver(
                     },
                 },
             };
-            if let Event::Done { id, result } = event {
+            if let Event::Done { id, result, held } = event {
                 state.borrow_mut().in_flight.remove(&id);
+                // Delivered: the answer is in the engine's heap from here on.
+                flags.held.fetch_sub(held, Ordering::Relaxed);
                 let (ok, text) = match result {
                     Ok(text) => (true, text),
                     Err(message) => (false, message),
@@ -980,13 +1189,18 @@ fn finish_interrupted(
 ) -> Option<CodeOutcome> {
     let output_exceeded = flags.output.get() || state.borrow().output.exceeded();
     let (kind, message) = if flags.oom.get() {
-        (
-            CodeFailureKind::Memory,
-            format!(
-                "the program exceeded its memory limit of {} bytes",
-                limits.memory_bytes
-            ),
-        )
+        let held = flags.held_at_oom.get();
+        let mut message = format!(
+            "the program exceeded its memory limit of {} bytes",
+            limits.memory_bytes
+        );
+        if held > 0 {
+            message.push_str(&format!(
+                ", counting {held} bytes the host held for its tool calls (the arguments of \
+                 calls not answered yet and the answers the program had not taken yet)"
+            ));
+        }
+        (CodeFailureKind::Memory, message)
     } else if output_exceeded {
         let mut output = take_output(state);
         return Some(Err(output.output_limit()));
@@ -1061,6 +1275,7 @@ fn describe_exception<'js>(ctx: &Ctx<'js>, exception: Value<'js>) -> String {
 #[derive(Deserialize)]
 struct Thrown {
     name: String,
+    #[serde(default)]
     message: String,
     #[serde(default)]
     stack: String,
@@ -1068,10 +1283,20 @@ struct Thrown {
     tool_name: Option<String>,
 }
 
-/// A `runtime` failure from the prelude's description of a thrown value.
-fn thrown(mut output: Output, text: &str, program: &str, unhandled: bool) -> CodeFailure {
+/// A `runtime` failure from the prelude's description of a thrown value and its message (the
+/// message in the description, if any, when `message` is empty).
+fn thrown(
+    mut output: Output,
+    text: &str,
+    message: String,
+    program: &str,
+    unhandled: bool,
+) -> CodeFailure {
     let (mut message, position) = match serde_json::from_str::<Thrown>(text) {
-        Ok(thrown) => {
+        Ok(mut thrown) => {
+            if thrown.message.is_empty() {
+                thrown.message = message;
+            }
             let message = match &thrown.tool_name {
                 Some(tool) => format!("ToolCallError from tool {tool:?}: {}", thrown.message),
                 None if thrown.name == "Uncaught" => thrown.message.clone(),

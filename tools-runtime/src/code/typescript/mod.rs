@@ -60,12 +60,7 @@
 //! if the program catches the error. The deadline stops busy loops (and catastrophic regular
 //! expressions) through the engine's interrupt handler, and waiting calls through the event
 //! loop's timer. Stack depth is bounded by the engine (deep recursion is a catchable
-//! `RangeError`). A value nested deeper than 100 levels cannot cross to the host. Arguments
-//! larger than [`CodeLimits::max_call_bytes`](crate::code::CodeLimits::max_call_bytes) reject
-//! their call with a `RangeError` before the host sees them. Every string the program hands the
-//! host (arguments, log lines, the result, the description of an uncaught error) is measured in
-//! UTF-8 bytes before it is copied out of the engine: arguments against `max_call_bytes`, the
-//! rest against what is left of `max_output_bytes`; what does not fit is never copied.
+//! `RangeError`).
 //!
 //! Worker threads are long-lived (a run does not pay for a thread spawn) but every run gets a
 //! new engine; an idle worker holds one engine built in advance (the built-ins and the
@@ -74,6 +69,58 @@
 //! at least 4); further runs wait for a free thread, and their deadline starts when they start. Dropping the last handle to the runtime
 //! cancels the runs still going (they fail as [`CodeFailureKind::Aborted`]) and joins every
 //! worker thread.
+//!
+//! # What a run makes the host hold
+//!
+//! The memory limit ([`CodeLimits::memory_bytes`](crate::code::CodeLimits::memory_bytes)) is
+//! one account for the engine's heap and what the host holds for the run outside it, so a
+//! program cannot make the host hold more than its own limit by handing data over instead of
+//! keeping it:
+//!
+//! | what the host holds | counted | until |
+//! | --- | --- | --- |
+//! | a call the host is still working on | its arguments as the host's `serde_json` value (an estimate of its nodes, strings and entries) and 1 KiB for the call's task and bookkeeping | the host answers |
+//! | an answer the program has not taken yet (it arrives while the program runs without waiting) | its JSON text and the same 1 KiB | the event loop delivers it into the engine, where the heap counts it |
+//! | log lines, the result, the failure message | `max_output_bytes` (apart) | the run ends |
+//!
+//! A call that does not fit the account never reaches the host, and an answer that arrives
+//! when the account is full is dropped: either way the run ends as a `memory` failure whose
+//! message says how much the host held. A program that takes its answers as they come (it
+//! awaits them) holds each in its heap only while it uses it, so it can receive any volume in
+//! total; one that starts calls without awaiting them while it keeps running (a busy loop
+//! after them) is stopped once their answers no longer fit its limit, not at the deadline.
+//!
+//! # Sizes
+//!
+//! What a call's arguments or the result become is counted in UTF-8 bytes of JSON text as it is
+//! written, each string measured in place before it is copied, so nothing is built past the
+//! limit it is for and no limit is reached as a memory failure instead:
+//!
+//! - Arguments past [`CodeLimits::max_call_bytes`](crate::code::CodeLimits::max_call_bytes)
+//!   reject that one call with a `RangeError` that says how many bytes at least, the limit, and
+//!   the path where the text passed it (`args is at least 16777300 bytes of JSON text, more
+//!   than the 16777216 bytes one call may send (max_call_bytes); it passes the limit at
+//!   args.s`); the host never sees the call and the program can catch the error and go on.
+//!   Arguments of exactly `max_call_bytes` bytes cross (whatever the characters: a `"`, a `\`
+//!   or a newline take 2 bytes, other control characters 6, `é` 2, `€` 3, an emoji 4).
+//! - A value nested deeper than 100 levels, or that contains itself, rejects its call with a
+//!   `TypeError` naming the path (in the result, it is an [`CodeFailureKind::InvalidResult`]
+//!   failure). An object met more than once (a graph that is not a tree) is
+//!   written out in full each time, but read once: its text is reused, so the work a value costs
+//!   follows its objects and references, not its text (ten arrays of ten that refer to each
+//!   other nine levels deep, 10^10 elements of text, are refused at the cap at once).
+//! - A result, a log line or an uncaught error's message past what is left of
+//!   [`CodeLimits::max_output_bytes`](crate::code::CodeLimits::max_output_bytes) is the run's
+//!   [`CodeFailureKind::OutputLimit`] failure, at every size: a text whose length alone passes
+//!   the limit is refused before it is built (a log line that describes an object stops once
+//!   its description is sure to be too long; nested values are shown down to 100 levels).
+//!
+//! A call of `max_call_bytes` makes these copies: the program's string, its JSON text in the
+//! engine, the host's `serde_json` value parsed straight from the engine's bytes (ASCII text is
+//! read in place), and for the reply the host's JSON text and the value parsed from it in the
+//! engine. The engine's are counted by the memory limit, and so are the host's while the call
+//! waits or its answer is not taken (above). Under the default limits (256 MiB of memory) a
+//! 16 MiB argument crosses and its 16 MiB reply comes back.
 
 mod engine;
 pub(crate) mod strip;

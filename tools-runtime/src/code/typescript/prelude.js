@@ -4,18 +4,29 @@
 //
 //   hostCall(name, argsJson)         starts a tool call on the host: the result's JSON text
 //                                    when it succeeded at once, `{ failure: message }` when it
-//                                    failed at once, else the call's id (`settle` answers it
-//                                    later)
-//   hostLog(line)                    appends one log line
-//   hostFinish(kind, text)           records how the program ended
+//                                    failed at once, `{ tooLarge: message }` when the
+//                                    arguments pass max_call_bytes, else the call's id
+//                                    (`settle` answers it later)
+//   hostLog(line)                    appends one log line; `null` for a line refused as
+//                                    longer than the output may be
+//   hostFinish(kind, text, message)  records how the program ended (kinds at `finishThrown`)
 //   isProxy(value)                   whether a value is a Proxy (asked without running a trap)
+//   jsonSize(string)                 the UTF-8 size of the string's JSON text, -1 when it
+//                                    has an unpaired surrogate (read in place, nothing built)
+//   utf8Size(string)                 the string's size in UTF-8 bytes (an unpaired surrogate
+//                                    counts 3), read in place
 //
-// It leaves the functions the Rust side calls later (settle, run, track, firstUnhandled,
+// It leaves the functions the Rust side calls later (settle, run, track, reportUnhandled,
 // errorText) on a frozen, non-writable `__codeModeHost` global; the host functions themselves
-// are never reachable from the program. `run(main, toolNames)` binds the run's tools and
-// starts the program, once. No JavaScript value is ever handed to Rust to keep: Rust only
-// sees strings and numbers.
-(function (hostCall, hostLog, hostFinish, isProxy) {
+// are never reachable from the program. `run(main, toolNames, maxCallBytes, maxOutputBytes)`
+// binds the run's tools and starts the program, once. No JavaScript value is ever handed to
+// Rust to keep: Rust only sees strings and numbers.
+//
+// Nothing here builds a text past the limit it is for: arguments are measured against
+// max_call_bytes and results against max_output_bytes as they are written, log lines and
+// messages are refused once their length passes max_output_bytes, and no pattern runs over
+// a string the program controls unless the pattern keeps no state per character.
+(function (hostCall, hostLog, hostFinish, isProxy, jsonSize, utf8Size) {
   'use strict';
   const G = globalThis;
   const ObjectProto = Object.prototype;
@@ -58,12 +69,20 @@
   const mapDelete = Function.prototype.call.bind(MapCtor.prototype.delete);
   const mapForEach = Function.prototype.call.bind(MapCtor.prototype.forEach);
   const SetCtor = Set;
+  const setAdd = Function.prototype.call.bind(SetCtor.prototype.add);
+  const setHas = Function.prototype.call.bind(SetCtor.prototype.has);
+  const setDelete = Function.prototype.call.bind(SetCtor.prototype.delete);
+  const mapGet = Function.prototype.call.bind(MapCtor.prototype.get);
+  const mapHas = Function.prototype.call.bind(MapCtor.prototype.has);
+  const trimEnd = Function.prototype.call.bind(String.prototype.trimEnd);
   const TypeErrorCtor = TypeError;
   const RangeErrorCtor = RangeError;
   const ErrorCtor = Error;
   const StringCtor = String;
   const substring = Function.prototype.call.bind(String.prototype.substring);
-  const identifier = sealed(/^[A-Za-z_$][A-Za-z0-9_$]*$/);
+  const charCodeAt = Function.prototype.call.bind(String.prototype.charCodeAt);
+  const identifierStart = sealed(/^[A-Za-z_$]/);
+  const notIdentifierPart = sealed(/[^A-Za-z0-9_$]/);
   const MAX_DEPTH = 100;
 
   // --- strict JSON text --------------------------------------------------------------------
@@ -78,30 +97,18 @@
   // a property an own getter deleted before it was read.
 
   // How many characters of a program-controlled string a message quotes; the rest is replaced
-  // by a marker that says how many UTF-8 bytes were left out.
+  // by a marker that says how many UTF-8 bytes were left out (measured by the host, in place).
   const CUT_LIMIT = 200;
   function cutText(s) {
     if (s.length <= CUT_LIMIT) return s;
     let end = 0;
     for (let chars = 0; chars < CUT_LIMIT && end < s.length; chars++) {
-      const c = s.charCodeAt(end);
+      const c = charCodeAt(s, end);
       end += c >= 0xd800 && c <= 0xdbff && end + 1 < s.length ? 2 : 1;
     }
     if (end >= s.length) return s;
-    let bytes = 0;
-    for (let i = end; i < s.length; i++) {
-      const c = s.charCodeAt(i);
-      if (c < 0x80) bytes += 1;
-      else if (c < 0x800) bytes += 2;
-      else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-        const d = s.charCodeAt(i + 1);
-        if (d >= 0xdc00 && d <= 0xdfff) {
-          bytes += 4;
-          i++;
-        } else bytes += 3;
-      } else bytes += 3;
-    }
-    return substring(s, 0, end) + '\u2026 (' + bytes + ' more bytes)';
+    const head = substring(s, 0, end);
+    return head + '\u2026 (' + (utf8Size(s) - utf8Size(head)) + ' more bytes)';
   }
 
   // The direct prototypes of the built-in objects a value may be, for naming what was refused.
@@ -126,21 +133,33 @@
     return 'is an instance of a class (its prototype is not Object.prototype), not a plain object';
   }
 
-  // Strings JSON writes as they are, between quotes: no quote, backslash, control character
-  // or surrogate (strings with those are quoted by the captured JSON.stringify, which looks
-  // nothing up for a string).
-  const verbatim = sealed(/^[^"\\\u0000-\u001f\ud800-\udfff]*$/);
-  function quote(s) {
-    return verbatim.exec(s) !== null ? '"' + s + '"' : stringify(s);
+  // The size of a string's JSON text (its quotes and escapes included) in UTF-8 bytes, or -1
+  // when the string has an unpaired UTF-16 surrogate. Short strings of printable ASCII without
+  // a quote or a backslash are measured here; every other string by the host (`jsonSize`),
+  // which reads it in place (QuickJS hands out ASCII text without copying it) and builds
+  // nothing. No pattern is ever run over a long string: a pattern's backtracking state grows
+  // with the text it matches, so a long string would exhaust the engine's memory.
+  const SHORT = 256;
+  const plainAscii = sealed(/^[\x20\x21\x23-\x5b\x5d-\x7e]*$/);
+  function jsonSizeOf(s) {
+    if (s.length <= SHORT && plainAscii.exec(s) !== null) return s.length + 2;
+    return jsonSize(s);
+  }
+  // The JSON text of a string whose size `jsonSizeOf` gave: two bytes more than its length
+  // means printable ASCII without escapes (an escape or a non-ASCII character adds bytes).
+  // Strings with escapes are quoted by the captured JSON.stringify, which looks nothing up
+  // for a string.
+  function jsonTextOf(s, size) {
+    return size === s.length + 2 ? '"' + s + '"' : stringify(s);
   }
 
-  // The JSON text of a scalar (string, finite number, boolean, null), or undefined for
-  // anything else, and for values the general path refuses (it names them).
+  // The JSON text of a scalar the object fast path writes as it reads (a finite number, a
+  // boolean, null, a short plain string), all of it ASCII; undefined for anything else, which
+  // the general path measures before it writes (and refuses, naming it, if it must).
   function scalarText(x) {
     switch (typeof x) {
       case 'string':
-        if (verbatim.exec(x) !== null) return '"' + x + '"';
-        return isWellFormed(x) ? stringify(x) : undefined;
+        return x.length <= SHORT && plainAscii.exec(x) !== null ? '"' + x + '"' : undefined;
       case 'number':
         if (!isFiniteNumber(x) || (x === 0 && 1 / x < 0)) return undefined;
         return StringCtor(x);
@@ -149,6 +168,12 @@
       default:
         return x === null ? 'null' : undefined;
     }
+  }
+
+  // Whether a key is an identifier (written `.key` in a path). Neither pattern repeats, so
+  // neither keeps backtracking state for a long key.
+  function isIdentifier(key) {
+    return identifierStart.exec(key) !== null && notIdentifierPart.exec(key) === null;
   }
 
   // A path: the label, the key the first `count` open containers are at, then `extra` if given.
@@ -162,7 +187,7 @@
       } else if (extra !== undefined) key = extra;
       else break;
       if (typeof key === 'number') out += '[' + key + ']';
-      else if (identifier.exec(key) !== null) out += '.' + cutText(key);
+      else if (isIdentifier(key)) out += '.' + cutText(key);
       else out += '[' + stringify(cutText(key)) + ']';
     }
     return out;
@@ -175,76 +200,140 @@
     );
   }
 
+  // What a result's conversion throws when its text would pass the output limit: the host
+  // reports the run's `output_limit` failure. Private: no program code can catch it.
+  const OUTPUT_FULL = create(null);
+
+  // The error for a text that would pass `limit` bytes once the value at the path is written:
+  // `atLeast` is what is written so far, that value, and one closing bracket per open
+  // container. `what` names the limit; without it this is a result (OUTPUT_FULL).
+  function overLimit(label, frames, count, atLeast, limit, what, extra) {
+    if (what === undefined) return OUTPUT_FULL;
+    return new RangeErrorCtor(
+      label + ' is at least ' + atLeast + ' bytes of JSON text, more than the ' + limit + ' bytes ' +
+        what + '; it passes the limit at ' + pathOf(label, frames, count, extra),
+    );
+  }
+
   // Marks a key whose property was gone when its value was to be read.
   const LEFT_OUT = create(null);
 
-  // The JSON text of `root`, or a TypeError naming the path of what cannot cross. Iterative
-  // (deep values cannot overflow the stack): `frames` holds the open arrays and objects.
-  function toJsonText(root, label) {
+  // Containers whose text is at least this long are remembered by `toJsonText`: met again,
+  // their text is reused instead of read and written again.
+  const MEMO_MIN = 256;
+
+  // The JSON text of `root`, or a TypeError naming the path of what cannot cross, or (once the
+  // text would pass `limit` UTF-8 bytes) the error of `overLimit`. Iterative (deep values
+  // cannot overflow the stack): `frames` holds the open arrays and objects (each with the
+  // text written before it), `open` the same objects for the cycle check.
+  //
+  // The size is counted as the text is written, each string measured before it is copied, so
+  // a value whose text would be huge stops where it passes the limit: the text never grows
+  // past it. The work is bounded too: a container met again (a graph that refers to the same
+  // objects many times, whose text is far larger than the graph) reuses the text written the
+  // first time (`done`), so a value costs time in proportion to its objects and references,
+  // not to its text. A container met again is not read again: its getters ran once. (It
+  // cannot be on a cycle: a cycle through it was met, and refused, the first time.)
+  function toJsonText(root, label, limit, what) {
     let frames = null;
+    let open = null;
+    let done = null;
     let depth = 0;
     let out = '';
+    let bytes = 0;
     let v = root;
     for (;;) {
       switch (typeof v) {
-        case 'string':
-          if (verbatim.exec(v) !== null) out += '"' + v + '"';
-          else if (isWellFormed(v)) out += stringify(v);
-          else throw refusal(label, frames, depth, 'is a string with an unpaired UTF-16 surrogate');
+        case 'string': {
+          const size = jsonSizeOf(v);
+          if (size < 0) throw refusal(label, frames, depth, 'is a string with an unpaired UTF-16 surrogate');
+          if (bytes + size + depth > limit) throw overLimit(label, frames, depth, bytes + size + depth, limit, what);
+          out += jsonTextOf(v, size);
+          bytes += size;
           break;
-        case 'number':
+        }
+        case 'number': {
           if (v !== v) throw refusal(label, frames, depth, 'is NaN');
           if (!isFiniteNumber(v)) throw refusal(label, frames, depth, 'is ' + (v > 0 ? 'Infinity' : '-Infinity'));
           if (v === 0 && 1 / v < 0) throw refusal(label, frames, depth, 'is -0');
           // A finite number's JSON text is its ToString.
-          out += StringCtor(v);
+          const t = StringCtor(v);
+          if (bytes + t.length + depth > limit) throw overLimit(label, frames, depth, bytes + t.length + depth, limit, what);
+          out += t;
+          bytes += t.length;
           break;
-        case 'boolean':
-          out += v ? 'true' : 'false';
+        }
+        case 'boolean': {
+          const t = v ? 'true' : 'false';
+          if (bytes + t.length + depth > limit) throw overLimit(label, frames, depth, bytes + t.length + depth, limit, what);
+          out += t;
+          bytes += t.length;
           break;
+        }
         case 'undefined':
           throw refusal(label, frames, depth, 'is undefined');
-          break;
         case 'bigint':
           throw refusal(label, frames, depth, 'is a BigInt');
-          break;
         case 'symbol':
           throw refusal(label, frames, depth, 'is a symbol');
-          break;
         case 'function':
           throw refusal(label, frames, depth, 'is a function');
-          break;
         default: {
           if (v === null) {
+            if (bytes + 4 + depth > limit) throw overLimit(label, frames, depth, bytes + 4 + depth, limit, what);
             out += 'null';
+            bytes += 4;
             break;
           }
           if (isProxy(v)) throw refusal(label, frames, depth, 'is a Proxy');
-          if (depth >= MAX_DEPTH) throw refusal(label, frames, depth, 'nests deeper than ' + MAX_DEPTH + ' levels');
-          for (let i = 0; i < depth; i++) {
-            if (frames[i].object === v) throw refusal(label, frames, depth, 'is a cycle (it contains itself)');
+          if (done !== null) {
+            const seen = mapGet(done, v);
+            // Reused unless it would now nest too deep (then it is walked, and refused where
+            // it passes the depth limit).
+            if (seen !== undefined && depth + seen.height <= MAX_DEPTH) {
+              if (bytes + seen.bytes + depth > limit) {
+                throw overLimit(label, frames, depth, bytes + seen.bytes + depth, limit, what);
+              }
+              out += seen.text;
+              bytes += seen.bytes;
+              if (depth > 0 && frames[depth - 1].height < seen.height) frames[depth - 1].height = seen.height;
+              break;
+            }
           }
+          if (depth >= MAX_DEPTH) throw refusal(label, frames, depth, 'nests deeper than ' + MAX_DEPTH + ' levels');
+          if (open !== null && setHas(open, v)) throw refusal(label, frames, depth, 'is a cycle (it contains itself)');
           const proto = getProto(v);
+          // An empty container and an opened one both need two bytes (its brackets).
+          if (bytes + 2 + depth > limit) throw overLimit(label, frames, depth, bytes + 2 + depth, limit, what);
           if (isArray(v)) {
             if (proto !== ArrayProto) throw refusal(label, frames, depth, 'is an array subclass, not a plain array');
             const n = v.length;
             if (n === 0) {
               out += '[]';
+              bytes += 2;
+              if (depth > 0 && frames[depth - 1].height < 1) frames[depth - 1].height = 1;
               break;
             }
-            out += '[';
-            if (frames === null) frames = create(null);
-            frames[depth++] = { array: true, object: v, items: v, index: 0, n };
+            if (frames === null) {
+              frames = create(null);
+              open = new SetCtor();
+              done = new MapCtor();
+            }
+            frames[depth++] = { array: true, object: v, items: v, index: 0, n, before: out, start: bytes, height: 0 };
+            setAdd(open, v);
+            out = '[';
+            bytes += 1;
           } else {
             if (proto !== ObjectProto && proto !== null) throw refusal(label, frames, depth, kindOf(proto));
             // Every value is read once, right after checking that its key is still an own
             // property (an own getter read before may have deleted it: then it is left out,
-            // and nothing on the prototype stands in for it). Scalars under plain keys are
-            // written as they are read; from the first other value on, the values are kept
-            // for the general path.
+            // and nothing on the prototype stands in for it). Short scalars under short plain
+            // keys are written as they are read (all ASCII: their size is their length);
+            // from the first other value on, the values are kept for the general path.
             const keys = keysOf(v);
             const n = keys.length;
             let text = '{';
+            let size = 1;
             let written = 0;
             let i = 0;
             let first;
@@ -252,17 +341,24 @@
               const k = keys[i];
               if (!hasOwn(v, k)) continue;
               const x = v[k];
-              const t = verbatim.exec(k) !== null ? scalarText(x) : undefined;
+              const t = k.length <= SHORT && plainAscii.exec(k) !== null ? scalarText(x) : undefined;
               if (t === undefined) {
                 first = x;
                 break;
               }
-              text += (written === 0 ? '"' : ',"') + k + '":' + t;
+              const piece = (written === 0 ? '"' : ',"') + k + '":' + t;
+              // One more byte for the closing brace.
+              if (bytes + size + piece.length + 1 + depth > limit) {
+                throw overLimit(label, frames, depth, bytes + size + piece.length + 1 + depth, limit, what, k);
+              }
+              text += piece;
+              size += piece.length;
               written++;
             }
-            out += text;
             if (i === n) {
-              out += '}';
+              out += text + '}';
+              bytes += size + 1;
+              if (depth > 0 && frames[depth - 1].height < 1) frames[depth - 1].height = 1;
               break;
             }
             const values = create(null);
@@ -271,37 +367,71 @@
               const k = keys[j];
               values[j] = hasOwn(v, k) ? v[k] : LEFT_OUT;
             }
-            if (frames === null) frames = create(null);
-            frames[depth++] = { array: false, object: v, items: keys, values, index: i, n, written };
+            if (frames === null) {
+              frames = create(null);
+              open = new SetCtor();
+              done = new MapCtor();
+            }
+            frames[depth++] = {
+              array: false, object: v, items: keys, values, index: i, n, written,
+              before: out, start: bytes, height: 0,
+            };
+            setAdd(open, v);
+            out = text;
+            bytes += size;
           }
         }
       }
-      // The next value to write, closing the containers that are done.
+      // The next value to write, closing the containers that are done (their closing
+      // brackets were counted when they were opened). Scalars in arrays are written here.
       for (;;) {
         if (depth === 0) return out;
         const frame = frames[depth - 1];
         if (frame.index === frame.n) {
-          out += frame.array ? ']' : '}';
+          const text = out + (frame.array ? ']' : '}');
+          bytes += 1;
+          const height = frame.height + 1;
+          const size = bytes - frame.start;
+          if (size >= MEMO_MIN) mapSet(done, frame.object, { text, bytes: size, height });
+          setDelete(open, frame.object);
+          out = frame.before + text;
           frames[--depth] = undefined;
+          if (depth > 0 && frames[depth - 1].height < height) frames[depth - 1].height = height;
           continue;
         }
         const i = frame.index;
         if (frame.array) {
-          if (i > 0) out += ',';
+          if (i > 0) {
+            if (bytes + 1 + depth > limit) throw overLimit(label, frames, depth - 1, bytes + 1 + depth, limit, what, i);
+            out += ',';
+            bytes += 1;
+          }
           // Read at once after the check: no program code runs in between.
           if (!hasOwn(frame.items, i)) throw refusal(label, frames, depth - 1, 'is a hole in a sparse array', i);
           frame.index = i + 1;
-          v = frame.items[i];
+          const x = frame.items[i];
+          const t = scalarText(x);
+          if (t !== undefined) {
+            if (bytes + t.length + depth > limit) throw overLimit(label, frames, depth, bytes + t.length + depth, limit, what);
+            out += t;
+            bytes += t.length;
+            continue;
+          }
+          v = x;
         } else {
           frame.index = i + 1;
           const x = frame.values[i];
           if (x === LEFT_OUT) continue;
+          const k = frame.items[i];
+          const keySize = jsonSizeOf(k);
+          if (keySize < 0) throw refusal(label, frames, depth - 1, 'has a key with an unpaired UTF-16 surrogate');
+          // The key, its colon, and the comma before it.
+          const add = keySize + 1 + (frame.written > 0 ? 1 : 0);
+          if (bytes + add + depth > limit) throw overLimit(label, frames, depth, bytes + add + depth, limit, what);
           if (frame.written > 0) out += ',';
           frame.written++;
-          const k = frame.items[i];
-          if (verbatim.exec(k) !== null) out += '"' + k + '":';
-          else if (isWellFormed(k)) out += stringify(k) + ':';
-          else throw refusal(label, frames, depth - 1, 'has a key with an unpaired UTF-16 surrogate');
+          out += jsonTextOf(k, keySize) + ':';
+          bytes += add;
           v = x;
         }
         break;
@@ -311,7 +441,20 @@
 
   // --- console ----------------------------------------------------------------------------
 
-  function describe(v) {
+  // Thrown by `describe` once a description is sure to pass the room it was given: the line
+  // (or message) is refused before it is built. Private: no program code can catch it.
+  const TOO_LONG = create(null);
+
+  // The run's output limit, set by `run`: no line or message is ever built past it.
+  let outputLimit = 0;
+
+  // A value as a log line shows it: strings as they are, other values as compact JSON (with
+  // `[Circular]` for an object met again, `[Array]` or `[Object]` past MAX_DEPTH levels, and
+  // errors as `Name: message` and their stack). Throws TOO_LONG once the text is sure to be
+  // longer than `room` UTF-16 units: it counts a lower bound of the text as JSON.stringify
+  // asks for each value, so a value whose text would be huge (the same long string many
+  // times) stops early.
+  function describe(v, room) {
     switch (typeof v) {
       case 'string':
         return v;
@@ -332,28 +475,46 @@
     }
     if (v === null) return 'null';
     if (v instanceof ErrorCtor) {
+      const name = StringCtor(v.name);
+      const message = StringCtor(v.message);
       const stack = typeof v.stack === 'string' ? v.stack : '';
-      return StringCtor(v.name) + ': ' + StringCtor(v.message) + (stack ? '\n' + stack.replace(/\s+$/, '') : '');
+      if (name.length + message.length + stack.length > room) throw TOO_LONG;
+      return name + ': ' + message + (stack ? '\n' + trimEnd(stack) : '');
     }
-    const seen = new SetCtor();
+    // Each object written, with its depth (the holder of the root is in no map: depth 0).
+    const depths = new MapCtor();
+    let count = 0;
     const text = stringify(v, function (key, value) {
+      const holderDepth = mapGet(depths, this);
+      const depth = holderDepth === undefined ? 0 : holderDepth;
+      const inObject = holderDepth !== undefined && !isArray(this);
+      let out = value;
       switch (typeof value) {
         case 'bigint':
-          return StringCtor(value) + 'n';
+          out = StringCtor(value) + 'n';
+          break;
         case 'function':
-          return value.name ? '[Function: ' + value.name + ']' : '[Function (anonymous)]';
+          out = value.name ? '[Function: ' + value.name + ']' : '[Function (anonymous)]';
+          break;
         case 'symbol':
-          return value.toString();
-        case 'undefined':
-          return key === '' ? 'undefined' : undefined;
+          out = value.toString();
+          break;
         case 'object':
-          if (value === null) return null;
-          if (seen.has(value)) return '[Circular]';
-          seen.add(value);
-          return value;
+          if (value === null) break;
+          if (mapHas(depths, value)) out = '[Circular]';
+          else if (depth >= MAX_DEPTH) out = isArray(value) ? '[Array]' : '[Object]';
+          else mapSet(depths, value, depth + 1);
+          break;
         default:
-          return value;
+          break;
       }
+      // At least: a string's characters and quotes, one character for any other value (an
+      // undefined one is left out of an object), an object's key with its quotes and colon.
+      if (out !== undefined || !inObject) {
+        count += (typeof out === 'string' ? out.length + 2 : 1) + (inObject ? key.length + 3 : 0);
+        if (count > room) throw TOO_LONG;
+      }
+      return out;
     });
     return text === undefined ? StringCtor(v) : text;
   }
@@ -361,11 +522,22 @@
   function logger() {
     return function (...values) {
       let line = '';
-      for (let i = 0; i < values.length; i++) {
-        if (i > 0) line += ' ';
-        line += describe(values[i]);
+      try {
+        for (let i = 0; i < values.length; i++) {
+          const gap = i > 0 ? 1 : 0;
+          const text = describe(values[i], outputLimit - line.length - gap);
+          if (line.length + gap + text.length > outputLimit) throw TOO_LONG;
+          if (gap) line += ' ';
+          line += text;
+        }
+      } catch (error) {
+        if (error !== TOO_LONG) throw error;
+        // Longer than the whole output may be (a UTF-16 unit is at least one UTF-8 byte):
+        // refused without building it.
+        hostLog(null);
+        return;
       }
-      hostLog(toWellFormed(line));
+      hostLog(isWellFormed(line) ? line : toWellFormed(line));
     };
   }
 
@@ -401,17 +573,11 @@
       const value = arguments.length === 0 ? {} : args;
       let text;
       try {
-        text = toJsonText(value, 'args');
+        // Counted in UTF-8 bytes as it is written: arguments past the cap are refused where
+        // they pass it, before their whole text exists (the host measures again).
+        text = toJsonText(value, 'args', callLimit, 'one call may send (max_call_bytes)');
       } catch (error) {
         return promiseReject(error);
-      }
-      // A UTF-16 length is at most the UTF-8 length: longer text is too long for sure (the
-      // host measures the exact bytes before it copies anything).
-      if (text.length > callLimit) {
-        return promiseReject(new RangeErrorCtor(
-          'args is at least ' + text.length + ' bytes of JSON text, more than the ' + callLimit +
-            ' bytes one call may send (max_call_bytes)',
-        ));
       }
       const answer = hostCall(name, text);
       if (typeof answer === 'string') {
@@ -504,53 +670,97 @@
   // --- running ------------------------------------------------------------------------------
 
   // The first position in the program a stack trace names (all the host needs of a stack).
-  const programPosition = sealed(/program\.ts:\d+:\d+/);
+  // Bounded repeats: a function name the program chose (`program.ts:` and a million digits)
+  // cannot make the pattern keep state per character.
+  const programPosition = sealed(/program\.ts:\d{1,10}:\d{1,10}/);
 
   // The JSON text of {name, message, stack, toolName}, written without JSON.stringify on an
   // object (the program may have patched what that consults).
   function thrownText(name, message, stack, toolName) {
-    return '{"name":' + quote(toWellFormed(name)) + ',"message":' + quote(toWellFormed(message)) +
-      ',"stack":' + quote(toWellFormed(stack)) + ',"toolName":' +
-      (toolName === null ? 'null' : quote(toWellFormed(toolName))) + '}';
+    return '{"name":' + stringify(toWellFormed(name)) + ',"message":' + stringify(toWellFormed(message)) +
+      ',"stack":' + stringify(toWellFormed(stack)) + ',"toolName":' +
+      (toolName === null ? 'null' : stringify(toWellFormed(toolName))) + '}';
   }
 
-  // Finish kinds: 0 = returned nothing, 1 = returned JSON text, 2 = invalid result,
-  // 3 = uncaught error (text is the JSON of {name, message, stack, toolName}). The name and
-  // the tool's name are cut to CUT_LIMIT characters, a thrown value that is not an Error is
-  // quoted cut too, and the stack is reduced to the program's first position.
-  function errorText(e) {
-    let name = 'Error';
-    let message;
-    let stack = '';
-    let toolName = null;
+  // The parts of a thrown value's description, set by `readThrown`: the name and the tool's
+  // name are cut to CUT_LIMIT characters, a thrown value that is not an Error is quoted cut
+  // too, and the stack is reduced to the program's first position. The message of an Error
+  // is the program's own text, whole (it counts against the output limit).
+  let thrownName = 'Error';
+  let thrownMessage = '';
+  let thrownStack = '';
+  let thrownTool = null;
+  function readThrown(e) {
+    thrownName = 'Error';
+    thrownStack = '';
+    thrownTool = null;
     try {
       if (e instanceof ErrorCtor) {
-        name = cutText(StringCtor(e.name));
-        message = StringCtor(e.message);
+        thrownName = cutText(StringCtor(e.name));
+        thrownMessage = StringCtor(e.message);
         const trace = e.stack;
         if (typeof trace === 'string') {
           const found = programPosition.exec(trace);
-          if (found !== null) stack = found[0];
+          if (found !== null) thrownStack = found[0];
         }
-        if (e instanceof ToolCallError) toolName = cutText(StringCtor(e.toolName));
+        if (e instanceof ToolCallError) thrownTool = cutText(StringCtor(e.toolName));
       } else {
-        name = 'Uncaught';
-        message = 'the program threw a non-Error value: ' + cutText(describe(e));
+        thrownName = 'Uncaught';
+        thrownMessage = 'the program threw a non-Error value: ' + describeCut(e);
       }
     } catch (inner) {
-      name = 'Error';
-      message = 'the program threw a value that cannot be described';
-      stack = '';
-      toolName = null;
+      thrownName = 'Error';
+      thrownMessage = 'the program threw a value that cannot be described';
+      thrownStack = '';
+      thrownTool = null;
     }
-    return thrownText(name, message, stack, toolName);
+  }
+
+  // A value's description cut to CUT_LIMIT characters, or a note when even describing it
+  // would pass the output limit.
+  function describeCut(v) {
+    let text;
+    try {
+      text = describe(v, outputLimit);
+    } catch (error) {
+      if (error !== TOO_LONG) throw error;
+      return 'a value whose description is longer than the output may be (max_output_bytes = ' + outputLimit + ' bytes)';
+    }
+    return cutText(text);
+  }
+
+  // The JSON description of a thrown value, message included (the host describes an
+  // exception the engine raised outside the run with it).
+  function errorText(e) {
+    readThrown(e);
+    return thrownText(thrownName, thrownMessage, thrownStack, thrownTool);
+  }
+
+  // Finish kinds (hostFinish(kind, text, message)): 0 = returned nothing, 1 = returned JSON
+  // text, 2 = invalid result (text is the message), 3 = uncaught error and 5 = unhandled
+  // rejection (text is the JSON of {name, stack, toolName}, message the error's message),
+  // 4 = the result or the message would pass the output limit (refused before it was built).
+  function finishThrown(e, kind) {
+    readThrown(e);
+    const message = thrownMessage;
+    thrownMessage = '';
+    // A UTF-16 unit is at least one UTF-8 byte: a longer message is over the limit for sure.
+    if (message.length > outputLimit) {
+      hostFinish(4, '', '');
+      return;
+    }
+    hostFinish(kind, thrownText(thrownName, '', thrownStack, thrownTool),
+      isWellFormed(message) ? message : toWellFormed(message));
   }
 
   // The message of an error thrown while converting a result (ours, or a getter's).
   function messageOf(error) {
     try {
-      if (error instanceof ErrorCtor) return toWellFormed(StringCtor(error.message));
-      return 'a getter threw a non-Error value: ' + cutText(toWellFormed(describe(error)));
+      if (error instanceof ErrorCtor) {
+        const message = StringCtor(error.message);
+        return isWellFormed(message) ? message : toWellFormed(message);
+      }
+      return 'a getter threw a non-Error value: ' + toWellFormed(describeCut(error));
     } catch (inner) {
       return 'a getter threw a value that cannot be described';
     }
@@ -558,42 +768,49 @@
 
   function finishWith(value) {
     if (value === undefined) {
-      hostFinish(0, '');
+      hostFinish(0, '', '');
       return;
     }
     let text;
     try {
-      text = toJsonText(value, 'result');
+      text = toJsonText(value, 'result', outputLimit, undefined);
     } catch (error) {
-      hostFinish(2, messageOf(error));
+      if (error === OUTPUT_FULL) hostFinish(4, '', '');
+      else {
+        const message = messageOf(error);
+        if (message.length > outputLimit) hostFinish(4, '', '');
+        else hostFinish(2, message, '');
+      }
       return;
     }
-    hostFinish(1, text);
+    hostFinish(1, text, '');
   }
 
   let started = false;
-  function run(main, toolNames, maxCallBytes) {
+  function run(main, toolNames, maxCallBytes, maxOutputBytes) {
     if (started) throw new TypeErrorCtor('the program has already started');
     started = true;
     callLimit = maxCallBytes;
+    outputLimit = maxOutputBytes;
     bindTools(toolNames);
     if (typeof main !== 'function') {
-      hostFinish(3, thrownText('SyntaxError', 'the program must be the body of a function', '', null));
+      hostFinish(3, thrownText('SyntaxError', '', '', null), 'the program must be the body of a function');
       return;
     }
     let promise;
     try {
       promise = main();
     } catch (error) {
-      hostFinish(3, errorText(error));
+      finishThrown(error, 3);
       return;
     }
     promiseThen(promiseResolve(promise), finishWith, function (error) {
-      hostFinish(3, errorText(error));
+      finishThrown(error, 3);
     });
   }
 
-  function firstUnhandled() {
+  // Reports the first rejection nobody handled (kind 5), if there is one.
+  function reportUnhandled() {
     let first;
     let found = false;
     mapForEach(unhandled, function (reason) {
@@ -602,7 +819,7 @@
         first = reason;
       }
     });
-    return found ? errorText(first) : undefined;
+    if (found) finishThrown(first, 5);
   }
 
   defineProperty(G, 'tools', { value: tools, enumerable: false, writable: false, configurable: false });
@@ -611,7 +828,7 @@
   defineProperty(G, 'ToolCallError', { value: ToolCallError, enumerable: false, writable: true, configurable: true });
 
   defineProperty(G, '__codeModeHost', {
-    value: freeze({ settle, run, track, firstUnhandled, errorText }),
+    value: freeze({ settle, run, track, reportUnhandled, errorText }),
     enumerable: false,
     writable: false,
     configurable: false,

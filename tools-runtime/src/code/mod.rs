@@ -198,8 +198,13 @@ pub trait CodeHost: Send + Sync + 'static {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CodeLimits {
     /// Memory the program may use, in bytes (default 256 MiB). For TypeScript this bounds the
-    /// engine's heap; for Python it bounds the address space the program may add to the
-    /// interpreter's own (`RLIMIT_AS`).
+    /// engine's heap together with what the host holds for the run outside it (the arguments
+    /// of calls still running, answers not taken yet). For Python it bounds the run's memory
+    /// account (a cgroup per run: every process, shared memory, `tmpfs` pages, kernel memory;
+    /// see `SandboxLayer::MemoryAccount`), each process's
+    /// address space beyond the interpreter's own (`RLIMIT_AS`), and what the host holds for
+    /// the run (replies not read, arguments of calls still running, log lines). Past it the run
+    /// fails as [`CodeFailureKind::Memory`]; the runtimes' module docs have the tables.
     pub memory_bytes: usize,
     /// Wall-clock deadline from the moment the program starts (default 30 s). Time spent
     /// waiting for a free worker is not counted.

@@ -144,7 +144,7 @@ pub(crate) fn same_text(a: &str, b: &str) -> bool {
 }
 
 /// The steps of work the current thread made where a catalog controls how many there are:
-/// comparisons of items and names. The tests bound them.
+/// comparisons of items and names, names tried ([`crate::py`]). The tests bound them.
 #[cfg(test)]
 pub(crate) mod work {
     use std::cell::Cell;

@@ -17,7 +17,7 @@
 use crate::distinct::TextPieces;
 use crate::lower::{Extra, Lit, ObjectTy, SHARED_TYPE_BYTES, Ty};
 use crate::text::{is_ascii_identifier, is_py_keyword, pascal_case, py_string};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 /// Names the SDK module binds or reads besides the generated ones: they are never taken by a
 /// generated type, a class-form field, or a tool method.
@@ -67,12 +67,31 @@ pub(crate) struct FieldDef {
     pub doc: Option<String>,
 }
 
+/// The most characters a generated type name takes from one tool name or key (see
+/// [`name_part`]).
+pub(crate) const NAME_PART_CHARS: usize = 64;
+
+/// The most characters of a generated type name before the number that makes it unique: the
+/// parts of a name add up along the path to an object (at most [`crate::MAX_DEPTH`] of them),
+/// and every object under a path repeats them.
+pub(crate) const NAME_CHARS: usize = 256;
+
+/// The part of a generated type name taken from a tool name or a key: its [`pascal_case`],
+/// cut to [`NAME_PART_CHARS`]. A catalog's names and keys may be of any length, and each
+/// type name under them repeats this part.
+pub(crate) fn name_part(name: &str) -> String {
+    pascal_case(name, NAME_PART_CHARS)
+}
+
 /// The naming context of one SDK render: the generated definitions and the names taken.
 #[derive(Debug)]
 pub(crate) struct PyModule {
     /// Definitions in emission order (every definition after the ones it refers to).
     pub defs: Vec<TypedDictDef>,
     taken: BTreeSet<String>,
+    /// For each base name claimed, the number to try next: every number below it is taken, so
+    /// many objects with the same base name cost one step each, not one per earlier one.
+    next: HashMap<String, u64>,
 }
 
 impl PyModule {
@@ -83,21 +102,38 @@ impl PyModule {
         PyModule {
             defs: Vec::new(),
             taken,
+            next: HashMap::new(),
         }
     }
 
-    /// Claims a unique type name starting from `base` (`Base`, `Base2`, `Base3`, ...).
+    /// Claims a unique type name starting from `base` (`Base`, `Base2`, `Base3`, ...), with
+    /// `base` cut to [`NAME_CHARS`].
     fn claim(&mut self, base: &str) -> String {
-        let base = if base.is_empty() || base.starts_with(|c: char| c.is_ascii_digit()) {
+        let mut base = if base.is_empty() || base.starts_with(|c: char| c.is_ascii_digit()) {
             format!("T{base}")
         } else {
             base.to_owned()
         };
+        if base.len() > NAME_CHARS {
+            let mut end = NAME_CHARS;
+            while !base.is_char_boundary(end) {
+                end -= 1;
+            }
+            base.truncate(end);
+        }
         let mut candidate = base.clone();
-        let mut n = 2u64;
-        while self.taken.contains(&candidate) || is_py_keyword(&candidate) {
-            candidate = format!("{base}{n}");
-            n += 1;
+        if self.taken.contains(&candidate) || is_py_keyword(&candidate) {
+            let mut n = self.next.get(&base).copied().unwrap_or(2);
+            loop {
+                #[cfg(test)]
+                crate::distinct::work::step();
+                candidate = format!("{base}{n}");
+                n += 1;
+                if !self.taken.contains(&candidate) {
+                    break;
+                }
+            }
+            self.next.insert(base, n);
         }
         self.taken.insert(candidate.clone());
         candidate
@@ -105,7 +141,7 @@ impl PyModule {
 
     /// The base type name for a tool's arguments (`Args`) or output (`Output`).
     pub(crate) fn root_base(tool_name: &str, suffix: &str) -> String {
-        let pascal = pascal_case(tool_name);
+        let pascal = name_part(tool_name);
         if pascal.is_empty() {
             format!("Tool{suffix}")
         } else {
@@ -243,7 +279,7 @@ fn write_py(
 }
 
 /// The base name of a field's `TypedDict` in the `TypedDict` `name`: the name and the key's
-/// [`pascal_case`] (`Field` when it has none).
+/// [`name_part`] (`Field` when it has none).
 fn field_base(name: &str, key_part: &str) -> String {
     if key_part.is_empty() {
         format!("{name}Field")
@@ -267,7 +303,8 @@ fn py_object(
     if let Some(name) = claimed {
         let mut fields = Vec::with_capacity(object.props.len());
         for prop in &object.props {
-            let key_part = pascal_case(prop.key);
+            // Once per key, not per name derived from it.
+            let key_part = name_part(prop.key);
             let ty = py_type(&prop.ty, module, &|| field_base(&name, &key_part));
             fields.push(FieldDef {
                 key: prop.key.to_owned(),
@@ -279,7 +316,7 @@ fn py_object(
         if let Some(undeclared) = &object.undeclared {
             // One type for every key, written once (named after the first key), then repeated
             // when short, else named by an alias.
-            let key_part = pascal_case(undeclared.keys.first().copied().unwrap_or_default());
+            let key_part = name_part(undeclared.keys.first().copied().unwrap_or_default());
             let base = || field_base(&name, &key_part);
             let mut ty = py_type(&undeclared.ty, module, &base);
             if undeclared.keys.len() > 1
@@ -467,6 +504,71 @@ mod tests {
             defs_bytes(&module) < 41 * 100,
             "{} bytes",
             defs_bytes(&module)
+        );
+    }
+
+    /// Many objects whose names come out alike take one step each to name (`TA`, `TA2`, ...
+    /// `TA20000`), not one per name taken before.
+    #[test]
+    fn alike_names_are_claimed_in_linear_work() {
+        use crate::distinct::work;
+        let n = 20_000;
+        let properties: serde_json::Map<String, serde_json::Value> = (0..n)
+            .map(|i| {
+                // `a`, `a!`, `a!!`... all read `A`; the key's length does not matter here.
+                let key = format!("a{}", "!".repeat(i % 50)) + &"#".repeat(i / 50);
+                (key, json!({"properties": {"x": {"type": "string"}}}))
+            })
+            .collect();
+        let schema = json!({"properties": properties});
+        let ty = lower(&schema);
+        let mut module = PyModule::new([]);
+        work::take();
+        py_type(&ty, &mut Some(&mut module), &|| "T".to_owned());
+        let steps = work::take();
+        assert!(steps < 3 * n as u64, "{steps} names tried");
+        let names: Vec<&str> = module.defs.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names[..3], ["TA", "TA2", "TA3"]);
+        assert_eq!(names[n - 1], "TA20000");
+    }
+
+    /// A long tool name, long keys and long paths make names of bounded length: the name of
+    /// every `TypedDict` under them repeated the whole tool name and every key on its path.
+    #[test]
+    fn names_are_cut() {
+        let n = 1000;
+        let children: serde_json::Map<String, serde_json::Value> = (0..n)
+            .map(|i| {
+                (
+                    format!("p{i}"),
+                    json!({"properties": {"x": {"type": "string"}}}),
+                )
+            })
+            .collect();
+        let mut schema = json!({"properties": children});
+        for level in 0..40 {
+            schema = json!({"properties": {format!("{level}{}", "k".repeat(20)): schema}});
+        }
+        let key = "K".repeat(100_000);
+        let schema = json!({"oneOf": [{"properties": {key: schema}}, {"type": "null"}]});
+        let ty = lower(&schema);
+        let tool = "t".repeat(100_000);
+        let base = PyModule::root_base(&tool, "Args");
+        assert_eq!(base, format!("T{}Args", "t".repeat(NAME_PART_CHARS - 1)));
+        let mut module = PyModule::new([tool.as_str()]);
+        let text = py_type(&ty, &mut Some(&mut module), &|| base.clone());
+        assert!(text.len() <= NAME_CHARS + 20, "{text}");
+        assert_eq!(module.defs.len(), n + 42);
+        let longest = module.defs.iter().map(|d| d.name.len()).max();
+        assert!(longest.is_some_and(|l| l <= NAME_CHARS + 4), "{longest:?}");
+        // Cut names stay distinct.
+        let names: std::collections::HashSet<&str> =
+            module.defs.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names.len(), module.defs.len());
+        let bytes = defs_bytes(&module);
+        assert!(
+            bytes < 3 * module.defs.len() * (NAME_CHARS + 8),
+            "{bytes} bytes"
         );
     }
 

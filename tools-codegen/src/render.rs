@@ -98,13 +98,14 @@ pub(crate) fn python_context<J: Json>(tools: &[ToolIn<'_, J>]) -> PyContext {
     let mut typed = Vec::with_capacity(tools.len());
     for tool in tools {
         let mut m = Some(&mut module);
-        let args = py_type(&lower_root(tool.input), &mut m, &|| {
-            PyModule::root_base(tool.name, "Args")
-        });
+        // Each base once per tool, not once per name derived from it.
+        let args_base = PyModule::root_base(tool.name, "Args");
+        let args = py_type(&lower_root(tool.input), &mut m, &|| args_base.clone());
         let output = match tool.output {
-            Some(schema) => py_type(&lower_root(schema), &mut m, &|| {
-                PyModule::root_base(tool.name, "Output")
-            }),
+            Some(schema) => {
+                let output_base = PyModule::root_base(tool.name, "Output");
+                py_type(&lower_root(schema), &mut m, &|| output_base.clone())
+            }
             None => "Any".to_owned(),
         };
         typed.push((tool, args, output));

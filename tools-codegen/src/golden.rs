@@ -252,7 +252,8 @@ fn drift_message(files: &[Drifted]) -> String {
 }
 
 /// The most changed lines (of both texts together, past the lines they start and end with in
-/// common) that [`unified_diff`] finds the shortest diff of.
+/// common) for which the diff of a drifted file ([`Drifted::diff`], and the CLI's `--check`)
+/// is the shortest one; past them it shows the changed lines removed, then added.
 pub const SHORTEST_DIFF_LINES: usize = 10_000;
 
 /// A unified diff (three lines of context) from `old` to `new`, under the two headers: the one

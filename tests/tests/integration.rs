@@ -8,6 +8,7 @@ mod codegen_support;
 mod callers;
 mod code_mode_assembly;
 mod codegen_deep;
+mod codegen_hostile;
 mod codegen_proptest;
 mod codegen_snapshots;
 mod codegen_typecheck;

@@ -528,14 +528,12 @@ fn deliver(
             return Ok(0);
         }
         let old = existing.as_deref().unwrap_or("");
-        let diff = similar::TextDiff::from_lines(old, text)
-            .unified_diff()
-            .context_radius(3)
-            .header(
-                &format!("{shown} (on disk)"),
-                &format!("{shown} (generated)"),
-            )
-            .to_string();
+        let diff = crate::golden::unified_diff(
+            old,
+            text,
+            &format!("{shown} (on disk)"),
+            &format!("{shown} (generated)"),
+        );
         let _ = stdout.write_all(diff.as_bytes());
         let reason = if existing.is_some() {
             "differs from the catalog's rendering"

@@ -10,7 +10,9 @@
 //!   `yes`, `always`), the files that differ are rewritten (each atomically) and the check
 //!   passes;
 //! - otherwise the check fails with a unified diff of every file that drifted and the command
-//!   that updates them.
+//!   that updates them. The diff is the shortest one up to [`SHORTEST_DIFF_LINES`] changed
+//!   lines; past them (two texts that differ throughout) it shows the changed lines removed,
+//!   then added, since the shortest diff's time grows with the square of such texts.
 //!
 //! ```
 //! use tools_codegen::golden::Golden;
@@ -135,14 +137,12 @@ impl Golden {
                 continue;
             }
             let shown = path.display().to_string();
-            let diff = similar::TextDiff::from_lines(existing.as_deref().unwrap_or(""), &text)
-                .unified_diff()
-                .context_radius(3)
-                .header(
-                    &format!("{shown} (checked in)"),
-                    &format!("{shown} (generated)"),
-                )
-                .to_string();
+            let diff = unified_diff(
+                existing.as_deref().unwrap_or(""),
+                &text,
+                &format!("{shown} (checked in)"),
+                &format!("{shown} (generated)"),
+            );
             drifted.push(Drifted {
                 path,
                 missing: existing.is_none(),
@@ -187,7 +187,8 @@ pub struct Drifted {
     pub path: PathBuf,
     /// Whether it is not there at all.
     pub missing: bool,
-    /// A unified diff from the checked-in text to the generated one.
+    /// A unified diff from the checked-in text to the generated one (see
+    /// [`SHORTEST_DIFF_LINES`]).
     pub diff: String,
 }
 
@@ -250,10 +251,123 @@ fn drift_message(files: &[Drifted]) -> String {
     out
 }
 
+/// The most changed lines (of both texts together, past the lines they start and end with in
+/// common) for which the diff of a drifted file ([`Drifted::diff`], and the CLI's `--check`)
+/// is the shortest one; past them it shows the changed lines removed, then added.
+pub const SHORTEST_DIFF_LINES: usize = 10_000;
+
+/// A unified diff (three lines of context) from `old` to `new`, under the two headers: the one
+/// [`Golden`] reports and the CLI's `--check` prints.
+///
+/// The shortest diff (Myers') costs time in proportion to the changed lines times the edits,
+/// which for two large texts that differ throughout grows with the square of their size (a
+/// 12,000-tool SDK checked against another took 44 s). Up to [`SHORTEST_DIFF_LINES`] changed
+/// lines it is found; past them the changed lines are written as removed, then added (one
+/// hunk between the common start and end), in time linear in the texts.
+pub(crate) fn unified_diff(old: &str, new: &str, old_header: &str, new_header: &str) -> String {
+    let mut config = similar::TextDiff::configure();
+    if changed_lines(old, new) > SHORTEST_DIFF_LINES {
+        // A deadline already past makes `similar` give up before its first step: it writes the
+        // range between the common start and end as removed and added. The deadline is a
+        // second back so it has passed whatever the clock's resolution: the text is the same
+        // on every run.
+        let now = std::time::Instant::now();
+        config.deadline(
+            now.checked_sub(std::time::Duration::from_secs(1))
+                .unwrap_or(now),
+        );
+    }
+    config
+        .diff_lines(old, new)
+        .unified_diff()
+        .context_radius(3)
+        .header(old_header, new_header)
+        .to_string()
+}
+
+/// The lines of `old` and `new` together, less those they start and end with in common.
+fn changed_lines(old: &str, new: &str) -> usize {
+    let old: Vec<&str> = old.split_inclusive('\n').collect();
+    let new: Vec<&str> = new.split_inclusive('\n').collect();
+    let start = old.iter().zip(&new).take_while(|(a, b)| a == b).count();
+    let end = old[start..]
+        .iter()
+        .rev()
+        .zip(new[start..].iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    old.len() + new.len() - 2 * (start + end)
+}
+
 fn write_atomically(path: &Path, text: &str) -> Result<(), GoldenError> {
     crate::files::write_atomically(path, text).map_err(|error| GoldenError::Io {
         path: path.to_owned(),
         action: "write",
         error,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `n` lines, every other one `<tag> <i>` and the others the same in every text.
+    fn interleaved(tag: &str, n: usize) -> String {
+        let mut text = String::from("start\nstart\nstart\nstart\n");
+        for i in 0..n {
+            text.push_str(&format!("same {i}\n{tag} {i}\n"));
+        }
+        text.push_str("end\nend\nend\nend\n");
+        text
+    }
+
+    /// The lines of each kind (' ', '-', '+') in the order they come, runs merged.
+    fn runs(diff: &str) -> Vec<(char, usize)> {
+        let mut runs: Vec<(char, usize)> = Vec::new();
+        for line in diff.lines().skip(3) {
+            let kind = line.chars().next().unwrap_or(' ');
+            match runs.last_mut() {
+                Some((last, count)) if *last == kind => *count += 1,
+                _ => runs.push((kind, 1)),
+            }
+        }
+        runs
+    }
+
+    #[test]
+    fn small_drifts_get_the_shortest_diff() {
+        let diff = unified_diff(&interleaved("old", 10), &interleaved("new", 10), "a", "b");
+        assert!(
+            diff.starts_with("--- a\n+++ b\n@@ -3,25 +3,25 @@\n"),
+            "{diff}"
+        );
+        // Each changed line on its own, between the lines in common.
+        assert_eq!(runs(&diff).len(), 1 + 10 * 3, "{diff}");
+    }
+
+    /// Past `SHORTEST_DIFF_LINES` changed lines, one hunk: removed, then added, found in linear
+    /// time. (The shortest diff, every other line on its own, costs the changed lines times the
+    /// edits; for two texts that differ throughout, the square of their size.)
+    #[test]
+    fn large_drifts_are_removed_then_added() {
+        let n = 6_000;
+        let (old, new) = (interleaved("old", n), interleaved("new", n));
+        assert!(changed_lines(&old, &new) > SHORTEST_DIFF_LINES);
+        let diff = unified_diff(&old, &new, "a", "b");
+        assert!(
+            diff.starts_with(&format!("--- a\n+++ b\n@@ -3,{0} +3,{0} @@\n", 2 * n + 5)),
+            "{diff:.200}"
+        );
+        let runs = runs(&diff);
+        assert!(
+            runs.len() == 4,
+            "{} runs of kept, removed and added lines: {:?} ...",
+            runs.len(),
+            &runs[..8]
+        );
+        assert_eq!(
+            runs,
+            [(' ', 3), ('-', 2 * n - 1), ('+', 2 * n - 1), (' ', 3)]
+        );
+    }
 }

@@ -102,6 +102,7 @@
 #![warn(missing_docs)]
 
 mod discovery;
+mod distinct;
 mod json;
 mod lower;
 mod parsed;
@@ -169,7 +170,7 @@ use std::sync::OnceLock;
 /// | `additionalProperties` a schema beside properties | `[key: string]: unknown` | as an open object |
 /// | an object without properties, open | `{ [key: string]: unknown }` | `dict[str, Any]` |
 /// | an object without properties, closed | `{ [key: string]: never }` | an empty `TypedDict` |
-/// | a key in `required` but not in `properties` | a required key of the extra-key type | same |
+/// | a key in `required` but not in `properties` | a required key of the extra-key type; for several keys whose type has an object or is long, the type once: `{ ... } & Record<"a" \| "b", T>` | same; a long type shared by several keys is named once by an alias (`XA = ...`) |
 /// | an optional key named like an `Object.prototype` member (`constructor`, `toString`, ...) | `T \| Object["constructor"]` (an object literal without the key still inherits the member) | `T` |
 /// | no `type` but object (array) keywords | read as an object (array) | same |
 /// | no `type` and only other keywords (`minLength`, `format`, ...) | `JsonValue` | `Any` |

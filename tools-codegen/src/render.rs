@@ -1,7 +1,7 @@
 //! Computing the template contexts: every type, name and key the templates print.
 
 use crate::json::Json;
-use crate::lower::{Ty, lower_root};
+use crate::lower::{ObjectTy, SHARED_TYPE_BYTES, Ty, lower_root};
 use crate::py::{PyModule, py_type};
 use crate::text::ts_string;
 use crate::ts::{Layout, ts_key, ts_type};
@@ -57,13 +57,14 @@ pub(crate) fn typescript_context<J: Json>(tools: &[ToolIn<'_, J>]) -> TsContext 
     TsContext { tools }
 }
 
-/// A `TypedDict` in the Python SDK template.
+/// A `TypedDict` in the Python SDK template, or a type alias (`alias` set).
 #[derive(Debug, Serialize)]
 pub(crate) struct PyTypedDict {
     name: String,
     description: String,
     functional: bool,
     fields: Vec<PyField>,
+    alias: Option<String>,
 }
 
 /// A `TypedDict` key in the Python SDK template.
@@ -97,13 +98,14 @@ pub(crate) fn python_context<J: Json>(tools: &[ToolIn<'_, J>]) -> PyContext {
     let mut typed = Vec::with_capacity(tools.len());
     for tool in tools {
         let mut m = Some(&mut module);
-        let args = py_type(&lower_root(tool.input), &mut m, &|| {
-            PyModule::root_base(tool.name, "Args")
-        });
+        // Each base once per tool, not once per name derived from it.
+        let args_base = PyModule::root_base(tool.name, "Args");
+        let args = py_type(&lower_root(tool.input), &mut m, &|| args_base.clone());
         let output = match tool.output {
-            Some(schema) => py_type(&lower_root(schema), &mut m, &|| {
-                PyModule::root_base(tool.name, "Output")
-            }),
+            Some(schema) => {
+                let output_base = PyModule::root_base(tool.name, "Output");
+                py_type(&lower_root(schema), &mut m, &|| output_base.clone())
+            }
             None => "Any".to_owned(),
         };
         typed.push((tool, args, output));
@@ -135,6 +137,7 @@ pub(crate) fn python_context<J: Json>(tools: &[ToolIn<'_, J>]) -> PyContext {
                 description: def.doc.unwrap_or_default(),
                 functional,
                 fields,
+                alias: def.alias,
             }
         })
         .collect();
@@ -250,22 +253,47 @@ fn pretty<J: Json>(value: &J) -> String {
         .replace('\u{feff}', "\\ufeff")
 }
 
+/// The rows of the parameters table: the declared properties, then the undeclared required
+/// keys. These share one type (see [`crate::lower::Undeclared`]): each row shows it when it is
+/// at most [`SHARED_TYPE_BYTES`] long, else the first row does and the others have an empty
+/// type, which the template shows as the same as above.
+fn md_params(object: &ObjectTy<'_>) -> Vec<MdParam> {
+    let mut params: Vec<MdParam> = object
+        .props
+        .iter()
+        .map(|p| MdParam {
+            name: p.key.to_owned(),
+            ty: ts_type(&p.ty, Layout::Compact),
+            required: p.required,
+            description: p.doc.unwrap_or_default().to_owned(),
+        })
+        .collect();
+    if let Some(undeclared) = &object.undeclared {
+        let ty = ts_type(&undeclared.ty, Layout::Compact);
+        let repeat = ty.len() <= SHARED_TYPE_BYTES;
+        let mut ty = Some(ty);
+        for key in &undeclared.keys {
+            params.push(MdParam {
+                name: (*key).to_owned(),
+                ty: match &ty {
+                    Some(text) if repeat => text.clone(),
+                    _ => ty.take().unwrap_or_default(),
+                },
+                required: true,
+                description: String::new(),
+            });
+        }
+    }
+    params
+}
+
 pub(crate) fn markdown_context<J: Json>(tools: &[ToolIn<'_, J>]) -> MdContext {
     let tools = tools
         .iter()
         .map(|tool| {
             let args = lower_root(tool.input);
             let params = match &args {
-                Ty::Object(object) => object
-                    .props
-                    .iter()
-                    .map(|p| MdParam {
-                        name: p.key.to_owned(),
-                        ty: ts_type(&p.ty, Layout::Compact),
-                        required: p.required,
-                        description: p.doc.unwrap_or_default().to_owned(),
-                    })
-                    .collect(),
+                Ty::Object(object) => md_params(object),
                 _ => Vec::new(),
             };
             let input_schema = pretty(tool.input);

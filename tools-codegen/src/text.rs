@@ -365,11 +365,14 @@ pub(crate) fn py_docstring(text: &str, indent: &str) -> String {
 }
 
 /// `PascalCase` of the ASCII alphanumeric runs of `s` (`search_files` -> `SearchFiles`,
-/// `getUser` -> `GetUser`). May be empty, may start with a digit.
-pub(crate) fn pascal_case(s: &str) -> String {
+/// `getUser` -> `GetUser`), its first `max` characters. May be empty, may start with a digit.
+pub(crate) fn pascal_case(s: &str, max: usize) -> String {
     let mut out = String::new();
     let mut upper_next = true;
     for c in s.chars() {
+        if out.len() == max {
+            break;
+        }
         if c.is_ascii_alphanumeric() {
             if upper_next {
                 out.push(c.to_ascii_uppercase());
@@ -451,9 +454,10 @@ mod tests {
 
     #[test]
     fn pascal() {
-        assert_eq!(pascal_case("search_files"), "SearchFiles");
-        assert_eq!(pascal_case("getUser"), "GetUser");
-        assert_eq!(pascal_case("a-b"), "AB");
-        assert_eq!(pascal_case("--"), "");
+        assert_eq!(pascal_case("search_files", 64), "SearchFiles");
+        assert_eq!(pascal_case("getUser", 64), "GetUser");
+        assert_eq!(pascal_case("a-b", 64), "AB");
+        assert_eq!(pascal_case("--", 64), "");
+        assert_eq!(pascal_case("get_user_name", 5), "GetUs");
     }
 }

@@ -5,7 +5,8 @@
 //! signature `[key: string]: unknown`, so a value with keys the schema allows but does not
 //! declare still type-checks.
 
-use crate::lower::{Extra, Lit, ObjectTy, Ty};
+use crate::distinct::TextPieces;
+use crate::lower::{Extra, Lit, ObjectTy, SHARED_TYPE_BYTES, Ty};
 use crate::text::{is_ts_bare_key, push_ts_doc, ts_string};
 use std::borrow::Cow;
 
@@ -126,19 +127,19 @@ fn write_ty(ty: &Ty<'_>, layout: Layout, out: &mut String) {
         Ty::Union(members) => {
             // Members are written in place; one whose text repeats an earlier member's is
             // taken back out again.
-            let mut seen: Vec<std::ops::Range<usize>> = Vec::with_capacity(members.len());
+            let mut seen = TextPieces::default();
+            let mut first = true;
             for member in members {
                 let before = out.len();
-                if !seen.is_empty() {
+                if !first {
                     out.push_str(" | ");
                 }
                 let start = out.len();
                 write_ty(member, layout, out);
-                let text = &out[start..];
-                if seen.iter().any(|r| &out[r.clone()] == text) {
-                    out.truncate(before);
+                if seen.insert(out, start..out.len()) {
+                    first = false;
                 } else {
-                    seen.push(start..out.len());
+                    out.truncate(before);
                 }
             }
         }
@@ -164,27 +165,128 @@ fn write_key(key: &str, out: &mut String) {
     }
 }
 
+/// True when `ty` has an object type in it (outside objects: only arrays and unions are
+/// looked into), so its text in the multi-line layout depends on where it is written.
+fn has_object(ty: &Ty<'_>) -> bool {
+    match ty {
+        Ty::Object(_) => true,
+        Ty::Array(element) => has_object(element),
+        Ty::Union(members) => members.iter().any(has_object),
+        _ => false,
+    }
+}
+
+/// Writes an object type. Declared properties come first, then the undeclared required keys,
+/// then the index signature. The undeclared keys share one type (see
+/// [`crate::lower::Undeclared`]): with one key, or a type without objects whose text is at
+/// most [`SHARED_TYPE_BYTES`] long, each key is written with it; otherwise the type is
+/// written once, after the object, as `{ ... } & Record<"a" | "b", T>`. Either way the type is
+/// written once, so nested objects built this way cost their size, not a power of it.
 fn write_object(object: &ObjectTy<'_>, layout: Layout, out: &mut String) {
-    let index: Option<Cow<'static, str>> = match &object.extra {
-        Extra::Closed if object.props.is_empty() => Some(Cow::Borrowed("never")),
+    let Some(undeclared) = &object.undeclared else {
+        return write_members(object, None, layout, out);
+    };
+    let keys = undeclared.keys.as_slice();
+    if keys.len() == 1 {
+        return write_members(
+            object,
+            Some((keys, Shared::Ty(&undeclared.ty))),
+            layout,
+            out,
+        );
+    }
+    if has_object(&undeclared.ty) {
+        // An object's text depends on its indentation, so it is written where it goes.
+        write_members(object, None, layout, out);
+        write_record(keys, |out| write_ty(&undeclared.ty, layout, out), out);
+        return;
+    }
+    let text = ts_type(&undeclared.ty, layout.deeper());
+    if text.len() > SHARED_TYPE_BYTES {
+        write_members(object, None, layout, out);
+        write_record(keys, |out| out.push_str(&text), out);
+    } else {
+        write_members(object, Some((keys, Shared::Text(&text))), layout, out);
+    }
+}
+
+/// The type of undeclared required keys written inside the braces.
+#[derive(Clone, Copy)]
+enum Shared<'t, 'a> {
+    /// Written from the type (for one key).
+    Ty(&'t Ty<'a>),
+    /// Its text, written already.
+    Text(&'t str),
+}
+
+/// ` & Record<"a" | "b", T>`, with `T` written by `write`.
+fn write_record(keys: &[&str], write: impl FnOnce(&mut String), out: &mut String) {
+    out.push_str(" & Record<");
+    for (i, key) in keys.iter().enumerate() {
+        if i > 0 {
+            out.push_str(" | ");
+        }
+        out.push_str(&ts_string(key));
+    }
+    out.push_str(", ");
+    write(out);
+    out.push('>');
+}
+
+/// Writes the braces of an object type: its declared properties, the undeclared required
+/// keys given with their type (when it is written inside), and the index signature.
+fn write_members(
+    object: &ObjectTy<'_>,
+    undeclared: Option<(&[&str], Shared<'_, '_>)>,
+    layout: Layout,
+    out: &mut String,
+) {
+    let (undeclared, shared): (&[&str], _) = undeclared.unwrap_or((&[], Shared::Text("")));
+    let write_shared = |out: &mut String| match shared {
+        Shared::Ty(ty) => write_ty(ty, layout.deeper(), out),
+        Shared::Text(text) => out.push_str(text),
+    };
+    let index = match &object.extra {
+        Extra::Closed if object.has_no_keys() => Some(Index::Never),
         Extra::Closed => None,
-        Extra::Open => Some(Cow::Borrowed("unknown")),
-        Extra::Map(value) => Some(Cow::Owned(ts_type(value, layout.deeper()))),
+        Extra::Open => Some(Index::Unknown),
+        Extra::Map(value) => Some(Index::Map(value)),
+    };
+    let write_index = |index: &Index<'_, '_>, out: &mut String| match index {
+        Index::Never => out.push_str("never"),
+        Index::Unknown => out.push_str("unknown"),
+        Index::Map(value) => write_ty(value, layout.deeper(), out),
     };
     match layout {
         Layout::Compact => {
-            let mut parts = Vec::new();
-            for prop in &object.props {
-                let optional = if prop.required { "" } else { "?" };
-                let mut ty = String::new();
-                write_prop_type(prop.key, prop.required, &prop.ty, layout, &mut ty);
-                parts.push(format!("{}{optional}: {ty}", ts_key(prop.key)));
-            }
-            if let Some(index) = index {
-                parts.push(format!("[key: string]: {index}"));
-            }
             out.push_str("{ ");
-            out.push_str(&parts.join("; "));
+            let mut first = true;
+            let mut separate = |out: &mut String| {
+                if !first {
+                    out.push_str("; ");
+                }
+                first = false;
+            };
+            for prop in &object.props {
+                separate(out);
+                write_key(prop.key, out);
+                if !prop.required {
+                    out.push('?');
+                }
+                out.push_str(": ");
+                write_prop_type(prop.key, prop.required, &prop.ty, layout, out);
+            }
+            for key in undeclared {
+                separate(out);
+                write_key(key, out);
+                out.push_str(": ");
+                write_shared(out);
+            }
+            if let Some(index) = &index {
+                separate(out);
+                out.push_str("[key: string]: ");
+                write_index(index, out);
+            }
             out.push_str(" }");
         }
         Layout::Multi { indent } => {
@@ -202,16 +304,30 @@ fn write_object(object: &ObjectTy<'_>, layout: Layout, out: &mut String) {
                 write_prop_type(prop.key, prop.required, &prop.ty, layout.deeper(), out);
                 out.push_str(";\n");
             }
-            if let Some(index) = index {
+            for key in undeclared {
+                out.push_str(&inner);
+                write_key(key, out);
+                out.push_str(": ");
+                write_shared(out);
+                out.push_str(";\n");
+            }
+            if let Some(index) = &index {
                 out.push_str(&inner);
                 out.push_str("[key: string]: ");
-                out.push_str(&index);
+                write_index(index, out);
                 out.push_str(";\n");
             }
             out.push_str(&inner[..indent]);
             out.push('}');
         }
     }
+}
+
+/// What an object's index signature admits.
+enum Index<'t, 'a> {
+    Never,
+    Unknown,
+    Map(&'t Ty<'a>),
 }
 
 #[cfg(test)]
@@ -270,6 +386,92 @@ mod tests {
                       "additionalProperties": false})
             ),
             "{ toString?: string | Object[\"toString\"] }"
+        );
+    }
+
+    #[test]
+    fn undeclared_keys_write_their_type_once_unless_short() {
+        // One key, or a short type without objects: written with each key.
+        assert_eq!(
+            ts(json!({"required": ["a"], "additionalProperties": {"type": "object"}})),
+            "{ a: { [key: string]: unknown }; [key: string]: unknown }"
+        );
+        assert_eq!(
+            ts(json!({"required": ["a", "b"], "additionalProperties": {"type": "integer"}})),
+            "{ a: number; b: number; [key: string]: unknown }"
+        );
+        assert_eq!(
+            ts(json!({"required": ["a", "b"]})),
+            "{ a: JsonValue; b: JsonValue; [key: string]: unknown }"
+        );
+        // A type with an object, or a long one: once, after the object.
+        assert_eq!(
+            ts(json!({"properties": {"x": {}}, "required": ["a", "b"],
+                      "additionalProperties": {"properties": {"y": {"type": "string"}}}})),
+            "{ x?: JsonValue; [key: string]: unknown } & Record<\"a\" | \"b\", { y?: string; [key: string]: unknown }>"
+        );
+        let long: Vec<String> = (0..10).map(|i| format!("value{i}")).collect();
+        assert_eq!(
+            ts(json!({"required": ["a", "b"], "additionalProperties": {"enum": long}})),
+            format!(
+                "{{ [key: string]: unknown }} & Record<\"a\" | \"b\", {}>",
+                long.iter()
+                    .map(|v| format!("\"{v}\""))
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            )
+        );
+        // Multi-line, the shared type is indented as the object is.
+        let schema = json!({"required": ["a", "b"],
+                            "additionalProperties": {"properties": {"y": {"type": "string"}}}});
+        assert_eq!(
+            ts_type(&lower(&schema), Layout::Multi { indent: 2 }),
+            "{\n    [key: string]: unknown;\n  } & Record<\"a\" | \"b\", {\n    y?: string;\n    [key: string]: unknown;\n  }>"
+        );
+    }
+
+    /// Required keys over an `additionalProperties` type that is built the same way, 40
+    /// levels deep: the text grows with the levels (a copy per key doubled it at each level).
+    #[test]
+    fn nested_undeclared_keys_grow_linearly() {
+        let mut schema = json!({"type": "string"});
+        for _ in 0..40 {
+            schema =
+                json!({"type": "object", "additionalProperties": schema, "required": ["a", "b"]});
+        }
+        for layout in [Layout::Compact, Layout::Multi { indent: 0 }] {
+            let text = ts_type(&lower(&schema), layout);
+            assert!(text.len() < 40 * 100, "{} bytes: {text:.300}", text.len());
+        }
+    }
+
+    /// A union's members are told apart from earlier ones in about one comparison each.
+    #[test]
+    fn long_unions_are_written_in_linear_work() {
+        use crate::distinct::work;
+        let n = 10_000;
+        let alternatives: Vec<serde_json::Value> = (0..n)
+            .map(|i| {
+                let key = format!("p{i}");
+                json!({"properties": {&key: {"type": "integer"}}, "required": [key],
+                       "additionalProperties": false})
+            })
+            .chain([json!({"type": "integer"}), json!({"type": "number"})])
+            .collect();
+        let schema = json!({"oneOf": alternatives});
+        let ty = lower(&schema);
+        work::take();
+        let text = ts_type(&ty, Layout::Compact);
+        let steps = work::take();
+        assert!(steps < 2 * n as u64, "{steps} comparisons");
+        // `integer` and `number` both read `number`, which is written once.
+        assert!(
+            text.starts_with("{ p0: number } | { p1: number } | "),
+            "{text:.100}"
+        );
+        assert!(
+            text.ends_with("| { p9999: number } | number"),
+            "{text:.100}"
         );
     }
 }

@@ -446,10 +446,13 @@ impl Walk {
         let mut props = Vec::new();
         let mut properties = Map::new();
         let all_required = self.target == Target::OpenAiStrict;
+        // By hash: a scan of `required` per property was quadratic in a long object.
+        let required_names: std::collections::HashSet<&str> =
+            o.required.iter().map(|r| r.as_str()).collect();
         for (name, schema) in &o.properties {
             let at = push(&push(path, "properties"), name);
             let (mut value, plan) = self.node(schema, &at);
-            let required = o.required.iter().any(|r| r == name);
+            let required = required_names.contains(name.as_str());
             let mut null_is_absent = false;
             let mut null_ambiguous = false;
             if all_required && !required {

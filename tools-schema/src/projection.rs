@@ -1096,11 +1096,14 @@ impl<'a> Parser<'a> {
         if let Some((v, at)) = required_value {
             match v {
                 Value::Array(names) => {
+                    // The names listed so far, by hash: a long `required` list is read in
+                    // linear time (a scan of the list per name made it quadratic).
+                    let mut listed = std::collections::HashSet::with_capacity(names.len());
                     for (i, name) in names.iter().enumerate() {
                         let item_at = self.seg(at, Seg::Index(i));
                         match name {
                             Value::String(name) => {
-                                if pending.required.contains(name) {
+                                if listed.contains(name.as_str()) {
                                     self.error(
                                         item_at,
                                         "required",
@@ -1119,6 +1122,7 @@ impl<'a> Parser<'a> {
                                         ),
                                     );
                                 } else {
+                                    listed.insert(name.as_str());
                                     pending.required.push(name.clone());
                                 }
                             }

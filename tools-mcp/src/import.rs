@@ -533,9 +533,7 @@ async fn open(inner: &Arc<Inner>) -> Result<(), McpError> {
         Err(_) => {
             return Err(McpError::Connect {
                 server: inner.source.describe(),
-                reason: format!(
-                    "no answer within {timeout:?} (ImportOptions::connect_timeout)"
-                ),
+                reason: format!("no answer within {timeout:?} (ImportOptions::connect_timeout)"),
             });
         }
     };
@@ -632,29 +630,30 @@ async fn connect(inner: &Arc<Inner>) -> Result<(Client, Option<u32>), McpError> 
                 let transport = StreamableHttpClientTransport::with_client(client, config);
                 handler().serve_with_lifecycle(transport, lifecycle)
             };
-            let client = match protocol {
-                Protocol::Auto => {
-                    let probed = tokio::time::timeout(
-                        inner.options.probe_timeout,
-                        attempt(Protocol::Discover.lifecycle()),
-                    )
-                    .await;
-                    match probed {
-                        Ok(Ok(client)) => client,
-                        Ok(Err(first)) => attempt(Protocol::Initialize.lifecycle())
-                            .await
-                            .map_err(|second| {
-                                connect_error(&format!("{second} (server/discover: {first})"))
-                            })?,
-                        Err(_) => attempt(Protocol::Initialize.lifecycle())
-                            .await
-                            .map_err(|e| connect_error(&e))?,
+            let client =
+                match protocol {
+                    Protocol::Auto => {
+                        let probed = tokio::time::timeout(
+                            inner.options.probe_timeout,
+                            attempt(Protocol::Discover.lifecycle()),
+                        )
+                        .await;
+                        match probed {
+                            Ok(Ok(client)) => client,
+                            Ok(Err(first)) => attempt(Protocol::Initialize.lifecycle())
+                                .await
+                                .map_err(|second| {
+                                    connect_error(&format!("{second} (server/discover: {first})"))
+                                })?,
+                            Err(_) => attempt(Protocol::Initialize.lifecycle())
+                                .await
+                                .map_err(|e| connect_error(&e))?,
+                        }
                     }
-                }
-                other => attempt(other.lifecycle())
-                    .await
-                    .map_err(|e| connect_error(&e))?,
-            };
+                    other => attempt(other.lifecycle())
+                        .await
+                        .map_err(|e| connect_error(&e))?,
+                };
             Ok((client, None))
         }
     }
@@ -687,7 +686,9 @@ fn spawn(inner: &Inner) -> Result<LineTransport<RoleClient>, McpError> {
     only_standard_streams(&mut command);
     let mut child = command.spawn().map_err(|e| spawn_error(e.to_string()))?;
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-        return Err(spawn_error("its standard streams were not piped".to_owned()));
+        return Err(spawn_error(
+            "its standard streams were not piped".to_owned(),
+        ));
     };
     Ok(LineTransport::new(
         stdout,
@@ -712,7 +713,10 @@ const PROBE_ID: &str = "tools-mcp-probe";
 
 /// Sends `server/discover` on a stdio transport and waits up to `bound` for the answer. A server
 /// that does not answer in time is taken as legacy, and a late answer is dropped.
-async fn probe(transport: &mut LineTransport<RoleClient>, bound: Duration) -> Result<Probe, String> {
+async fn probe(
+    transport: &mut LineTransport<RoleClient>,
+    bound: Duration,
+) -> Result<Probe, String> {
     let id = RequestId::String(PROBE_ID.into());
     let meta = RequestMetaObject::with_client_context(
         ProtocolVersion::V_2026_07_28,
@@ -731,7 +735,9 @@ async fn probe(transport: &mut LineTransport<RoleClient>, bound: Duration) -> Re
     let answer = async {
         loop {
             match transport.receive().await {
-                None => return Err("the server closed its output during server/discover".to_owned()),
+                None => {
+                    return Err("the server closed its output during server/discover".to_owned());
+                }
                 Some(JsonRpcMessage::Response(r)) if r.id == id => {
                     let modern = matches!(
                         &r.result,
@@ -1071,11 +1077,19 @@ impl RemoteCall {
                 return Err(match made_up_reason(&e) {
                     Some(REASON_TOO_LARGE) => ToolError::with_code(
                         codes::MCP_MESSAGE_TOO_LARGE,
-                        format!("the MCP server's answer to `{}` was refused: {}", ctx.name(), cut(&e.message)),
+                        format!(
+                            "the MCP call of `{}` failed: {}",
+                            ctx.name(),
+                            cut(&e.message)
+                        ),
                     ),
                     Some(_) => ToolError::with_code(
                         codes::MCP_INVALID_RESULT,
-                        format!("the MCP server's answer to `{}` was refused: {}", ctx.name(), cut(&e.message)),
+                        format!(
+                            "the MCP call of `{}` failed: {}",
+                            ctx.name(),
+                            cut(&e.message)
+                        ),
                     ),
                     None => ToolError::with_code(
                         codes::MCP_TOOL_ERROR,

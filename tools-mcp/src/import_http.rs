@@ -57,12 +57,7 @@ impl LimitedClient {
 
     fn too_large(&self, id: RequestId) -> ServerJsonRpcMessage {
         ServerJsonRpcMessage::error(
-            too_large(
-                "the server's answer",
-                Size::OverLimit,
-                self.limit,
-                SETTING,
-            ),
+            too_large("the server's answer", Size::OverLimit, self.limit, SETTING),
             Some(id),
         )
     }
@@ -90,31 +85,25 @@ fn guard(
     id: RequestId,
     limit: usize,
 ) -> BoxStream<'static, Result<Sse, SseError>> {
-    let mut ended = false;
     stream
-        .map(move |item| match item {
-            Err(e) if event_too_large(&e) => {
-                let error = too_large("the server's answer", Size::OverLimit, limit, SETTING);
-                let mut event = Sse::default();
-                event.data = Some(String::from_utf8_lossy(&error_json(Some(&id), &error)).into());
-                Ok(event)
+        .scan(false, move |replaced, item| {
+            // Nothing follows a replaced event: the stream had failed.
+            if *replaced {
+                return std::future::ready(None);
             }
-            other => other,
-        })
-        .take_while(move |item| {
-            // Nothing follows a replaced event (the stream had failed).
-            let go = !ended;
-            if let Ok(event) = item
-                && event.id.is_none()
-                && event.event.is_none()
-                && event
-                    .data
-                    .as_deref()
-                    .is_some_and(|d| d.contains(crate::wire::REASON_TOO_LARGE))
-            {
-                ended = true;
-            }
-            std::future::ready(go)
+            let item = match item {
+                Err(e) if event_too_large(&e) => {
+                    *replaced = true;
+                    let error = too_large("the server's answer", Size::OverLimit, limit, SETTING);
+                    let data = String::from_utf8_lossy(&error_json(Some(&id), &error)).into_owned();
+                    Ok(Sse {
+                        data: Some(data),
+                        ..Sse::default()
+                    })
+                }
+                other => other,
+            };
+            std::future::ready(Some(item))
         })
         .boxed()
 }
@@ -177,9 +166,9 @@ impl StreamableHttpClient for LimitedClient {
             )
             .await;
         match (answer, id) {
-            (Err(StreamableHttpError::ResponseBodyTooLarge { .. }), Some(id)) => Ok(
-                StreamableHttpPostResponse::Json(self.too_large(id), None),
-            ),
+            (Err(StreamableHttpError::ResponseBodyTooLarge { .. }), Some(id)) => {
+                Ok(StreamableHttpPostResponse::Json(self.too_large(id), None))
+            }
             (Ok(StreamableHttpPostResponse::Sse(stream, session)), Some(id)) => Ok(
                 StreamableHttpPostResponse::Sse(guard(stream, id, self.limit), session),
             ),

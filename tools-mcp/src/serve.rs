@@ -214,7 +214,9 @@ impl McpServer {
                 "notifications/cancelled names an id that several calls in flight from one \
                  address carry; none is cancelled"
             ),
-            None => tracing::debug!(client = %ip, "notifications/cancelled for no call in flight here"),
+            None => {
+                tracing::debug!(client = %ip, "notifications/cancelled for no call in flight here")
+            }
         }
     }
 
@@ -444,9 +446,7 @@ fn to_call_result(result: &ToolExecutionResult, structured: bool) -> CallToolRes
 
 /// The client's address when the request came over HTTP without a session.
 fn stateless_caller(context: &RequestContext<RoleServer>) -> Option<IpAddr> {
-    let parts = context
-        .extensions
-        .get::<hyper::http::request::Parts>()?;
+    let parts = context.extensions.get::<hyper::http::request::Parts>()?;
     if parts.headers.contains_key(SESSION_HEADER) {
         return None;
     }

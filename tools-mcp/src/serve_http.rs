@@ -35,9 +35,8 @@ use crate::serve::{HttpOptions, McpServer};
 use crate::wire::{IdScan, Size, error_json, glance, invalid_request, parse_error, too_large};
 
 type Body = BoxBody<Bytes, Infallible>;
-type Rmcp = hyper_util::service::TowerToHyperService<
-    StreamableHttpService<McpServer, LocalSessionManager>,
->;
+type Rmcp =
+    hyper_util::service::TowerToHyperService<StreamableHttpService<McpServer, LocalSessionManager>>;
 
 /// Where an HTTP request came from, in its extensions for the tool call.
 #[derive(Debug, Clone, Copy)]
@@ -137,7 +136,11 @@ impl Front {
                     "McpServer::max_message_size",
                 );
                 let id = found.id.filter(|_| found.method);
-                return Ok(json_error(StatusCode::PAYLOAD_TOO_LARGE, id.as_ref(), &error));
+                return Ok(json_error(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    id.as_ref(),
+                    &error,
+                ));
             }
             Err(e) => {
                 let error = invalid_request(&format!("the request body could not be read: {e}"));

@@ -56,28 +56,28 @@ pub(crate) enum Size {
     OverLimit,
 }
 
-impl Size {
-    fn describe(self, limit: usize) -> String {
-        match self {
-            Size::Exact(n) => format!("{n} bytes"),
-            Size::OverLimit => format!("more than {limit} bytes"),
-        }
-    }
-}
-
 /// The JSON-RPC error for a message over the limit: `-32600`, naming the size and the limit.
-/// `what` says which message ("the request", "the answer to `tools/call`").
+/// `what` says which message ("the request", "the answer").
 pub(crate) fn too_large(what: &str, size: Size, limit: usize, setting: &str) -> ErrorData {
-    let size_json = match size {
-        Size::Exact(n) => json!(n),
-        Size::OverLimit => Value::Null,
+    let (message, size_json) = match size {
+        Size::Exact(n) => (
+            format!(
+                "{what} is {n} bytes, over the limit of {limit} bytes for one MCP message \
+                 ({setting})"
+            ),
+            json!(n),
+        ),
+        Size::OverLimit => (
+            format!(
+                "{what} is larger than the limit of {limit} bytes for one MCP message \
+                 ({setting}; reading stopped at the limit)"
+            ),
+            Value::Null,
+        ),
     };
     ErrorData::new(
         ErrorCode::INVALID_REQUEST,
-        format!(
-            "{what} is {}, over the limit of {limit} bytes for one MCP message ({setting})",
-            size.describe(limit)
-        ),
+        message,
         Some(json!({"reason": REASON_TOO_LARGE, "size": size_json, "limit": limit})),
     )
 }
@@ -728,7 +728,10 @@ mod tests {
         assert_eq!(scan(r#"[{"id":1}]"#, 2).id, None);
         assert_eq!(scan(r#"{"id":null,"method":"m"}"#, 2).id, None);
         assert_eq!(scan(r#"{"id":{"x":1},"method":"m"}"#, 2).id, None);
-        let long = format!(r#"{{"id":"{}","method":"m"}}"#, "y".repeat(MAX_ID_BYTES + 1));
+        let long = format!(
+            r#"{{"id":"{}","method":"m"}}"#,
+            "y".repeat(MAX_ID_BYTES + 1)
+        );
         assert_eq!(scan(&long, 9).id, None);
         assert_eq!(scan("not json at all", 3).id, None);
     }

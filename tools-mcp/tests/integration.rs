@@ -11,5 +11,7 @@ mod http_stateless;
 mod import_everything;
 mod import_python;
 mod inherited_fds;
+mod limits;
+mod malformed;
 mod round_trip;
 mod serve_python;

@@ -13,5 +13,7 @@ mod import_python;
 mod inherited_fds;
 mod limits;
 mod malformed;
+mod probe;
 mod round_trip;
 mod serve_python;
+mod stateless_cancel;

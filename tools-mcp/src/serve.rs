@@ -249,7 +249,7 @@ impl McpServer {
     /// Serves over this process's stdin and stdout until the client closes them, one JSON-RPC
     /// message per line (see [`max_message_size`](Self::max_message_size)).
     pub async fn serve_stdio(self) -> Result<(), McpError> {
-        let (read, write) = rmcp::transport::stdio_pipes();
+        let (read, write) = rmcp::transport::stdio();
         let transport = LineTransport::<RoleServer>::new(
             read,
             write,

@@ -42,6 +42,10 @@ pub(crate) const REASON_TOO_LARGE: &str = "tools-mcp/messageTooLarge";
 /// See [`REASON_TOO_LARGE`].
 pub(crate) const REASON_UNREADABLE: &str = "tools-mcp/unreadableMessage";
 
+/// At most this many error replies wait to be written; past that (a peer that sends garbage and
+/// does not read), the replies are dropped rather than queued without bound.
+const MAX_PENDING_REPLIES: usize = 64;
+
 /// The longest raw `id` value an oversized message may carry and still be answered.
 const MAX_ID_BYTES: usize = 256;
 /// The longest raw key the scanner decodes to compare with `id` and `method`.
@@ -395,6 +399,8 @@ type Reader = Box<dyn AsyncRead + Send + Unpin>;
 pub(crate) struct LineTransport<Role: ServiceRole> {
     read: BufReader<Reader>,
     write: Arc<tokio::sync::Mutex<Option<Writer>>>,
+    /// Error replies spawned and not yet written.
+    pending_replies: Arc<std::sync::atomic::AtomicUsize>,
     limit: usize,
     /// Which setting the limit comes from, for messages.
     setting: &'static str,
@@ -424,6 +430,7 @@ impl<Role: ServiceRole> LineTransport<Role> {
         LineTransport {
             read: BufReader::with_capacity(64 * 1024, Box::new(read)),
             write: Arc::new(tokio::sync::Mutex::new(Some(Box::new(write)))),
+            pending_replies: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
             limit,
             setting,
             serving,
@@ -455,11 +462,19 @@ impl<Role: ServiceRole> LineTransport<Role> {
     /// Writes `bytes` and a newline as one message, in a task of its own, so a `receive` that is
     /// cancelled never leaves half a line on the wire.
     fn reply(&self, bytes: Vec<u8>) {
+        use std::sync::atomic::Ordering;
+        let pending = self.pending_replies.clone();
+        if pending.fetch_add(1, Ordering::SeqCst) >= MAX_PENDING_REPLIES {
+            pending.fetch_sub(1, Ordering::SeqCst);
+            tracing::warn!("the MCP peer does not read its error replies; one was dropped");
+            return;
+        }
         let write = self.write.clone();
         tokio::spawn(async move {
             if let Err(e) = write_line(&write, bytes).await {
                 tracing::debug!(error = %e, "MCP error reply not sent");
             }
+            pending.fetch_sub(1, Ordering::SeqCst);
         });
     }
 

@@ -51,7 +51,8 @@ use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::Value;
 use tools_runtime::schema::ToolSchema;
 use tools_runtime::{
-    ContentBlock, Registration, Scope, ScopeKey, ToolCall, ToolExecutionResult, ToolRuntime,
+    ContentBlock, Registration, Scope, ScopeKey, ToolCall, ToolExecutionResult, ToolOutcome,
+    ToolRuntime,
 };
 
 use crate::error::McpError;
@@ -418,30 +419,37 @@ fn to_mcp_tool(schema: &ToolSchema) -> Option<Tool> {
     Some(tool)
 }
 
-fn content(blocks: &[ContentBlock]) -> Vec<rmcp::model::ContentBlock> {
+/// The MCP form of the result's content, the blocks moved (a large text is not copied).
+fn content(blocks: Vec<ContentBlock>) -> Vec<rmcp::model::ContentBlock> {
     blocks
-        .iter()
+        .into_iter()
         .filter_map(|b| match b {
-            ContentBlock::Text { text } => Some(rmcp::model::ContentBlock::text(text.clone())),
-            ContentBlock::Image { data, mime_type } => Some(rmcp::model::ContentBlock::image(
-                data.clone(),
-                mime_type.clone(),
-            )),
+            ContentBlock::Text { text } => Some(rmcp::model::ContentBlock::text(text)),
+            ContentBlock::Image { data, mime_type } => {
+                Some(rmcp::model::ContentBlock::image(data, mime_type))
+            }
             _ => None,
         })
         .collect()
 }
 
-fn to_call_result(result: &ToolExecutionResult, structured: bool) -> CallToolResult {
-    let blocks = content(&result.content);
-    if result.is_error() {
-        return CallToolResult::error(blocks);
+fn to_call_result(result: ToolExecutionResult, structured: bool) -> CallToolResult {
+    let ToolExecutionResult {
+        outcome,
+        content: blocks,
+        ..
+    } = result;
+    let blocks = content(blocks);
+    match outcome {
+        ToolOutcome::Success { value } => {
+            let mut out = CallToolResult::success(blocks);
+            if structured {
+                out.structured_content = Some(value);
+            }
+            out
+        }
+        _ => CallToolResult::error(blocks),
     }
-    let mut out = CallToolResult::success(blocks);
-    if structured && let Some(value) = result.value() {
-        out.structured_content = Some(value.clone());
-    }
-    out
 }
 
 /// The client's address when the request came over HTTP without a session.
@@ -512,7 +520,7 @@ impl ServerHandler for McpServer {
                 || (name == tools_runtime::RESERVED_RUN_CODE
                     && result.value().is_some_and(Value::is_object));
             Ok(CallToolResponse::Complete(to_call_result(
-                &result, structured,
+                result, structured,
             )))
         }
     }

@@ -389,6 +389,16 @@ fn is_standard_notification(method: &str) -> bool {
 }
 
 type Writer = Box<dyn AsyncWrite + Send + Unpin>;
+
+/// The writing half, with a buffer kept from one message to the next: a fresh buffer for each
+/// large message would cost its page faults every time.
+struct Out {
+    w: Writer,
+    buf: Vec<u8>,
+}
+
+/// A write buffer larger than this is not kept after its message.
+const KEEP_BUFFER: usize = 64 * 1024 * 1024;
 type Reader = Box<dyn AsyncRead + Send + Unpin>;
 
 /// The newline-delimited JSON-RPC transport of stdio, for either role, with a limit on the size
@@ -398,7 +408,7 @@ type Reader = Box<dyn AsyncRead + Send + Unpin>;
 /// is dropped.
 pub(crate) struct LineTransport<Role: ServiceRole> {
     read: BufReader<Reader>,
-    write: Arc<tokio::sync::Mutex<Option<Writer>>>,
+    write: Arc<tokio::sync::Mutex<Option<Out>>>,
     /// Error replies spawned and not yet written.
     pending_replies: Arc<std::sync::atomic::AtomicUsize>,
     limit: usize,
@@ -429,7 +439,10 @@ impl<Role: ServiceRole> LineTransport<Role> {
     ) -> LineTransport<Role> {
         LineTransport {
             read: BufReader::with_capacity(64 * 1024, Box::new(read)),
-            write: Arc::new(tokio::sync::Mutex::new(Some(Box::new(write)))),
+            write: Arc::new(tokio::sync::Mutex::new(Some(Out {
+                w: Box::new(write),
+                buf: Vec::new(),
+            }))),
             pending_replies: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
             limit,
             setting,
@@ -471,7 +484,11 @@ impl<Role: ServiceRole> LineTransport<Role> {
         }
         let write = self.write.clone();
         tokio::spawn(async move {
-            if let Err(e) = write_line(&write, bytes).await {
+            let fill = |buf: &mut Vec<u8>| {
+                buf.extend_from_slice(&bytes);
+                Ok(())
+            };
+            if let Err(e) = write_message(&write, fill).await {
                 tracing::debug!(error = %e, "MCP error reply not sent");
             }
             pending.fetch_sub(1, Ordering::SeqCst);
@@ -599,30 +616,43 @@ impl<Role: ServiceRole> LineTransport<Role> {
     }
 }
 
-async fn write_line(
-    write: &tokio::sync::Mutex<Option<Writer>>,
-    mut bytes: Vec<u8>,
+/// Writes one message, as `fill` puts it in the buffer, and a newline.
+async fn write_message(
+    write: &tokio::sync::Mutex<Option<Out>>,
+    fill: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
-    bytes.push(b'\n');
     let mut guard = write.lock().await;
-    let Some(w) = guard.as_mut() else {
+    let Some(out) = guard.as_mut() else {
         return Err(std::io::Error::new(
             std::io::ErrorKind::NotConnected,
             "the MCP transport is closed",
         ));
     };
-    w.write_all(&bytes).await?;
-    w.flush().await
+    out.buf.clear();
+    fill(&mut out.buf)?;
+    out.buf.push(b'\n');
+    let written = match out.w.write_all(&out.buf).await {
+        Ok(()) => out.w.flush().await,
+        Err(e) => Err(e),
+    };
+    if out.buf.capacity() > KEEP_BUFFER {
+        out.buf = Vec::new();
+    }
+    written
 }
 
-/// The text of an outgoing message; an error without an id gets `"id": null`.
-fn encode<Role: ServiceRole>(item: &TxJsonRpcMessage<Role>) -> std::io::Result<Vec<u8>> {
+/// Puts the text of an outgoing message in `buf`; an error without an id gets `"id": null`.
+fn encode<Role: ServiceRole>(
+    item: &TxJsonRpcMessage<Role>,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<()> {
     if let rmcp::model::JsonRpcMessage::Error(e) = item
         && e.id.is_none()
     {
-        return Ok(error_json(None, &e.error));
+        buf.extend_from_slice(&error_json(None, &e.error));
+        return Ok(());
     }
-    serde_json::to_vec(item).map_err(std::io::Error::other)
+    serde_json::to_writer(buf, item).map_err(std::io::Error::other)
 }
 
 impl<Role: ServiceRole> rmcp::transport::Transport<Role> for LineTransport<Role> {
@@ -633,8 +663,7 @@ impl<Role: ServiceRole> rmcp::transport::Transport<Role> for LineTransport<Role>
         item: TxJsonRpcMessage<Role>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let write = self.write.clone();
-        let bytes = encode::<Role>(&item);
-        async move { write_line(&write, bytes?).await }
+        async move { write_message(&write, |buf| encode::<Role>(&item, buf)).await }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<Role>> {
@@ -693,12 +722,10 @@ impl<Role: ServiceRole> rmcp::transport::Transport<Role> for LineTransport<Role>
     }
 }
 
-/// An emptied line buffer, keeping a modest capacity for the next line.
+/// An emptied line buffer, keeping its capacity (at most the limit) for the next line, as the
+/// write side keeps its own.
 fn reuse(mut line: Vec<u8>) -> Vec<u8> {
     line.clear();
-    if line.capacity() > 1024 * 1024 {
-        line.shrink_to(64 * 1024);
-    }
     line
 }
 

@@ -21,17 +21,20 @@
 //! - Cancellation ([`HttpOptions::cancellation`] says the same on the server's startup line):
 //!   `notifications/cancelled` cancels the call's token on stdio and in an HTTP session. Without
 //!   a session (the default HTTP mode, and every 2026-07-28 request), a closed response stream
-//!   cancels its call, and `notifications/cancelled` cancels the call it names when exactly one
-//!   call in flight without a session came from that client address with that id; it cannot
-//!   reach a call held by another process behind a balancer, nor tell apart two clients behind
-//!   one address that reuse an id (neither is cancelled then). In a 2025-11-25 HTTP session
+//!   cancels its call (2026-07-28's own way to cancel). A 2025-11-25 client without a session
+//!   keeps its stream and sends `notifications/cancelled`: that cancels the call it names when
+//!   exactly one 2025-11-25 call in flight without a session came from that client address with
+//!   that id. It cannot reach a call held by another process behind a balancer, nor tell apart
+//!   two clients behind one address that reuse an id (neither is cancelled then); and a client
+//!   behind the caller's address can cancel its call (turn sessions on where clients that do
+//!   not trust each other share an address, such as one proxy). In a 2025-11-25 HTTP session
 //!   (`HttpOptions::sessions`), a dropped connection does not cancel: the session keeps the
 //!   call, as it keeps the session.
 //! - When the scope's list changes (a registration, a removal, a mask), connected clients get
 //!   `notifications/tools/list_changed`: on a session (stdio, or a stateful HTTP session) when
 //!   they initialized, on a 2026-07-28 `subscriptions/listen` stream when they asked for it.
 //!
-//! A tool whose schema nests deeper than [`MAX_DEPTH`](crate::schema::MAX_DEPTH) levels is left
+//! A tool whose schema nests deeper than [`MAX_DEPTH`] levels is left
 //! out of the list (the wire encoder recurses); it stays callable by name.
 
 use std::collections::HashMap;
@@ -41,7 +44,8 @@ use std::sync::{Arc, Mutex, Weak};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, RequestId, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
+    PaginatedRequestParams, ProtocolVersion, RequestId, ServerCapabilities, ServerConfig,
+    SubscriptionFilter, Tool,
 };
 use rmcp::service::{
     MaybeSendFuture, NotificationContext, Peer, RequestContext, RoleServer, SubscriptionContext,
@@ -314,12 +318,14 @@ impl HttpOptions {
         if self.sessions {
             "cancellation: in a 2025-11-25 session, notifications/cancelled cancels its call and \
              a dropped connection does not (the session keeps the call); without a session, a \
-             closed response stream cancels its call, and notifications/cancelled cancels it \
-             only when no other call in flight from that client address has the same id"
-        } else {
-            "cancellation: a closed response stream cancels its call; notifications/cancelled \
+             closed response stream cancels its call, and a 2025-11-25 notifications/cancelled \
              cancels it only when no other call in flight from that client address has the same \
-             id, and cannot reach a call held by another process behind a balancer"
+             id"
+        } else {
+            "cancellation: a closed response stream cancels its call; a 2025-11-25 \
+             notifications/cancelled cancels it only when no other call in flight from that \
+             client address has the same id, and cannot reach a call held by another process \
+             behind a balancer"
         }
     }
 }
@@ -452,10 +458,21 @@ fn to_call_result(result: ToolExecutionResult, structured: bool) -> CallToolResu
     }
 }
 
-/// The client's address when the request came over HTTP without a session.
+/// The client's address when the request is a 2025-11-25 one that came over HTTP without a
+/// session. A 2026-07-28 request is cancelled by closing its response stream, as that version
+/// says, so `notifications/cancelled` is not looked up for it.
 fn stateless_caller(context: &RequestContext<RoleServer>) -> Option<IpAddr> {
     let parts = context.extensions.get::<hyper::http::request::Parts>()?;
     if parts.headers.contains_key(SESSION_HEADER) {
+        return None;
+    }
+    let modern = parts
+        .headers
+        .get("mcp-protocol-version")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| serde_json::from_value::<ProtocolVersion>(Value::String(v.to_owned())).ok())
+        .is_some_and(|v| !v.has_initialize());
+    if modern {
         return None;
     }
     parts.extensions.get::<HttpCaller>().map(|c| c.ip)

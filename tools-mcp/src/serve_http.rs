@@ -10,9 +10,10 @@
 //!   is JSON but no JSON-RPC message `400` with `-32600`, for its id where it has one (rmcp
 //!   answers both `415` with plain text).
 //! - A `notifications/cancelled` without a session cancels the call it names when that call is
-//!   in flight without a session on this server, came from the same client address, and is the
-//!   only such call with that id (rmcp acknowledges it with `202` and drops it). Two callers
-//!   behind one address that reuse an id cannot be told apart; neither is cancelled. See
+//!   a 2025-11-25 one in flight without a session on this server, came from the same client
+//!   address, and is the only such call with that id (rmcp acknowledges it with `202` and drops
+//!   it). Two callers behind one address that reuse an id cannot be told apart; neither is
+//!   cancelled. A 2026-07-28 call is cancelled by closing its response stream. See
 //!   [`HttpOptions::cancellation`].
 
 use std::convert::Infallible;

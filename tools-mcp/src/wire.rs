@@ -4,11 +4,11 @@
 //! - [`DEFAULT_MAX_MESSAGE_SIZE`] is the one default limit of an incoming message, for serve and
 //!   import, over stdio and over HTTP ([`McpServer::max_message_size`](crate::McpServer::max_message_size),
 //!   [`ImportOptions::max_message_size`](crate::ImportOptions::max_message_size)).
-//! - A message over the limit is never buffered whole: [`IdScan`] reads it as it streams past,
+//! - A message over the limit is never buffered whole: `IdScan` reads it as it streams past,
 //!   keeping only its top-level `id` and whether it has a `method`, so the sender of an oversized
 //!   request still gets a JSON-RPC error for its id, and an oversized answer fails the call it
 //!   answers (with [`codes::MCP_MESSAGE_TOO_LARGE`](crate::codes::MCP_MESSAGE_TOO_LARGE)).
-//! - [`LineTransport`] is the newline-delimited stdio transport of both roles (rmcp's drops an
+//! - `LineTransport` is the newline-delimited stdio transport of both roles (rmcp's drops an
 //!   over-long line without a word, and a malformed one too, so a call waits forever). What it
 //!   does with each line that is not a message:
 //!

@@ -160,6 +160,12 @@ struct InputArgs {
     /// naming rule or a type says less than its schema (typed unknown/Any).
     #[arg(long)]
     deny_warnings: bool,
+    /// The MCP protocol generation: `auto` (2026-07-28 when the server answers `server/discover`
+    /// within 5 seconds, else the 2025-11-25 `initialize` handshake), `initialize` or `discover`.
+    #[cfg(feature = "mcp")]
+    #[arg(long, value_name = "GENERATION", default_value = "auto",
+          value_parser = ["auto", "initialize", "discover"])]
+    mcp_protocol: String,
 }
 
 #[derive(Debug, Args)]
@@ -307,14 +313,17 @@ fn read(catalog: Option<&Path>, stdin: &mut dyn Read) -> Result<(String, String)
 fn read_input(input: &InputArgs, stdin: &mut dyn Read) -> Result<(String, String), CliError> {
     #[cfg(feature = "mcp")]
     {
-        use crate::mcp::{McpServerSource, fetch_catalog};
+        use crate::mcp::{FetchOptions, McpServerSource, fetch_catalog_with};
         let source = match (&input.mcp_stdio, &input.mcp_url) {
             (Some(command), _) => Some(McpServerSource::Stdio(command.clone())),
             (None, Some(url)) => Some(McpServerSource::Url(url.clone())),
             (None, None) => None,
         };
         if let Some(source) = source {
-            return Ok((fetch_catalog(&source)?, source.describe()));
+            // The parser admits only the three names `McpProtocol` reads.
+            let options =
+                FetchOptions::default().protocol(input.mcp_protocol.parse().unwrap_or_default());
+            return Ok((fetch_catalog_with(&source, &options)?, source.describe()));
         }
     }
     read(input.catalog.as_deref(), stdin)

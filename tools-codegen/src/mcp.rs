@@ -5,13 +5,17 @@
 //! `tools/list` shape, which the CLI then reads exactly as it reads a catalog file.
 //!
 //! This is a minimal `rmcp` client of its own rather than `tools-mcp`'s: `tools-mcp` depends on
-//! `tools-runtime`, which depends on this crate, so using it here would make a cycle. It tries
-//! the 2026-07-28 protocol (`server/discover`) first and, if the server refuses it, connects again
-//! with the `initialize` handshake.
+//! `tools-runtime`, which depends on this crate, so using it here would make a cycle. Under
+//! [`McpProtocol::Auto`] it tries the 2026-07-28 protocol (`server/discover`) first, within its
+//! own short bound ([`FetchOptions::probe_timeout`], 5 seconds by default), and, if the server
+//! refuses it or stays silent that long, connects again with the `initialize` handshake (a stdio
+//! server is started a second time). [`McpProtocol::Initialize`] and [`McpProtocol::Discover`]
+//! pin one generation (the CLI's `--mcp-protocol`). The handshake asks for 2025-11-25, the
+//! version it can give.
 
 use std::time::Duration;
 
-use rmcp::model::ProtocolVersion;
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RoleClient, RunningService};
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 
@@ -48,8 +52,82 @@ pub struct McpFetchError {
 /// How long connecting and listing may take in all.
 const TIMEOUT: Duration = Duration::from_secs(120);
 
+/// The default of [`FetchOptions::probe_timeout`].
+pub const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Which protocol generation to speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum McpProtocol {
+    /// 2026-07-28 when the server answers `server/discover` within the probe's bound, else the
+    /// `initialize` handshake on a fresh connection.
+    #[default]
+    Auto,
+    /// The `initialize` handshake, 2025-11-25.
+    Initialize,
+    /// 2026-07-28 only (`server/discover`).
+    Discover,
+}
+
+impl std::str::FromStr for McpProtocol {
+    type Err = String;
+
+    /// `auto`, `initialize` or `discover`.
+    fn from_str(text: &str) -> Result<McpProtocol, String> {
+        match text {
+            "auto" => Ok(McpProtocol::Auto),
+            "initialize" => Ok(McpProtocol::Initialize),
+            "discover" => Ok(McpProtocol::Discover),
+            other => Err(format!(
+                "`{other}` is no MCP protocol generation (auto, initialize or discover)"
+            )),
+        }
+    }
+}
+
+/// How [`fetch_catalog_with`] connects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FetchOptions {
+    /// The protocol generation.
+    pub protocol: McpProtocol,
+    /// How long [`McpProtocol::Auto`] waits for the answer to `server/discover`.
+    pub probe_timeout: Duration,
+}
+
+impl Default for FetchOptions {
+    fn default() -> Self {
+        FetchOptions {
+            protocol: McpProtocol::Auto,
+            probe_timeout: DEFAULT_PROBE_TIMEOUT,
+        }
+    }
+}
+
+impl FetchOptions {
+    /// The same options with this protocol generation.
+    pub fn protocol(mut self, protocol: McpProtocol) -> FetchOptions {
+        self.protocol = protocol;
+        self
+    }
+
+    /// The same options with this bound on the `server/discover` probe.
+    pub fn probe_timeout(mut self, timeout: Duration) -> FetchOptions {
+        self.probe_timeout = timeout;
+        self
+    }
+}
+
 /// Lists every tool of the server (all pages) and returns `{"tools": [...]}` as JSON text.
 pub fn fetch_catalog(source: &McpServerSource) -> Result<String, McpFetchError> {
+    fetch_catalog_with(source, &FetchOptions::default())
+}
+
+/// [`fetch_catalog`] with options: the protocol generation and the probe's bound.
+pub fn fetch_catalog_with(
+    source: &McpServerSource,
+    options: &FetchOptions,
+) -> Result<String, McpFetchError> {
     let fail = |reason: String| McpFetchError {
         server: source.describe(),
         reason,
@@ -59,22 +137,35 @@ pub fn fetch_catalog(source: &McpServerSource) -> Result<String, McpFetchError> 
         .build()
         .map_err(|e| fail(format!("cannot start an async runtime: {e}")))?;
     runtime.block_on(async {
-        match tokio::time::timeout(TIMEOUT, list(source)).await {
+        match tokio::time::timeout(TIMEOUT, list(source, options)).await {
             Ok(result) => result.map_err(fail),
             Err(_) => Err(fail(format!("no complete tools/list within {TIMEOUT:?}"))),
         }
     })
 }
 
-async fn list(source: &McpServerSource) -> Result<String, String> {
-    let modern = ClientLifecycleMode::Discover {
+async fn list(source: &McpServerSource, options: &FetchOptions) -> Result<String, String> {
+    let modern = || ClientLifecycleMode::Discover {
         preferred_versions: vec![ProtocolVersion::V_2026_07_28],
     };
-    let client = match connect(source, modern).await {
-        Ok(client) => client,
-        Err(first) => connect(source, ClientLifecycleMode::Initialize)
+    let legacy = || connect(source, ClientLifecycleMode::Initialize);
+    let client = match options.protocol {
+        McpProtocol::Auto => {
+            let bound = options.probe_timeout;
+            match tokio::time::timeout(bound, connect(source, modern())).await {
+                Ok(Ok(client)) => client,
+                Ok(Err(first)) => legacy()
+                    .await
+                    .map_err(|second| format!("cannot connect ({first}; then {second})"))?,
+                Err(_) => legacy().await.map_err(|second| {
+                    format!("cannot connect (no answer to server/discover within {bound:?}; then {second})")
+                })?,
+            }
+        }
+        McpProtocol::Initialize => legacy().await.map_err(|e| format!("cannot connect: {e}"))?,
+        McpProtocol::Discover => connect(source, modern())
             .await
-            .map_err(|second| format!("cannot connect ({first}; then {second})"))?,
+            .map_err(|e| format!("cannot connect: {e}"))?,
     };
     let tools = client
         .peer()
@@ -87,10 +178,20 @@ async fn list(source: &McpServerSource) -> Result<String, String> {
     serde_json::to_string(&catalog).map_err(|e| e.to_string())
 }
 
+/// What the `initialize` handshake sends: 2025-11-25 (rmcp's default would be the newest
+/// version, which that handshake cannot give).
+fn handler() -> ClientConfig {
+    let mut implementation = Implementation::default();
+    implementation.name = "tools-codegen".to_owned();
+    implementation.version = env!("CARGO_PKG_VERSION").to_owned();
+    ClientConfig::new(ClientCapabilities::default(), implementation)
+        .with_protocol_version(ProtocolVersion::V_2025_11_25)
+}
+
 async fn connect(
     source: &McpServerSource,
     lifecycle: ClientLifecycleMode,
-) -> Result<RunningService<RoleClient, ()>, String> {
+) -> Result<RunningService<RoleClient, ClientConfig>, String> {
     match source {
         McpServerSource::Stdio(line) => {
             let mut words = line.split_whitespace();
@@ -101,13 +202,15 @@ async fn connect(
                 .stderr(std::process::Stdio::null())
                 .spawn()
                 .map_err(|e| format!("cannot start it: {e}"))?;
-            ().serve_with_lifecycle(transport, lifecycle)
+            handler()
+                .serve_with_lifecycle(transport, lifecycle)
                 .await
                 .map_err(|e| e.to_string())
         }
         McpServerSource::Url(url) => {
             let transport = StreamableHttpClientTransport::from_uri(url.as_str());
-            ().serve_with_lifecycle(transport, lifecycle)
+            handler()
+                .serve_with_lifecycle(transport, lifecycle)
                 .await
                 .map_err(|e| e.to_string())
         }

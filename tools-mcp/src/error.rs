@@ -8,8 +8,18 @@ pub mod codes {
     pub const MCP_TOOL_ERROR: &str = "MCP_TOOL_ERROR";
     /// The server is not connected (it exited, or the connection broke); reconnect it.
     pub const MCP_SERVER_GONE: &str = "MCP_SERVER_GONE";
-    /// The server's result does not match its own output schema, or lacks `structuredContent`.
+    /// The server's result does not match its own output schema, lacks `structuredContent`, or
+    /// is not a readable MCP message.
     pub const MCP_INVALID_RESULT: &str = "MCP_INVALID_RESULT";
+    /// The server's answer to the call is larger than the import's limit of one message
+    /// ([`ImportOptions::max_message_size`](crate::ImportOptions::max_message_size)); the
+    /// message names its size and the limit.
+    pub const MCP_MESSAGE_TOO_LARGE: &str = "MCP_MESSAGE_TOO_LARGE";
+    /// The server did not answer the call within its timeout
+    /// ([`ImportOptions::call_timeout`](crate::ImportOptions::call_timeout),
+    /// [`ImportOptions::tool_timeout`](crate::ImportOptions::tool_timeout)); the call was
+    /// cancelled and the server told so.
+    pub const MCP_TIMEOUT: &str = "MCP_TIMEOUT";
 }
 
 /// Why connecting to, importing from or serving over MCP failed.

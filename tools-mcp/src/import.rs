@@ -17,6 +17,24 @@
 //! gone (exited, connection broken), calls fail with [`codes::MCP_SERVER_GONE`] until
 //! [`McpImport::reconnect`] brings it back.
 //!
+//! Every call has a timeout: the tool's own ([`ImportOptions::tool_timeout`]) or the import's
+//! ([`ImportOptions::call_timeout`], 60 seconds by default, as the TypeScript SDK's requests). The
+//! definition declares it ([`ToolDefinition::timeout`]); the call enforces it itself, cancels the
+//! request (the server is told) and fails with [`codes::MCP_TIMEOUT`]. Each `tools/list` page is
+//! held to the import's timeout too.
+//!
+//! An answer over the limit of one message ([`ImportOptions::max_message_size`],
+//! [`DEFAULT_MAX_MESSAGE_SIZE`] by default, on stdio and HTTP alike) is read past without being
+//! kept and fails the call it answers with [`codes::MCP_MESSAGE_TOO_LARGE`], naming its size and
+//! the limit; one that is not a readable MCP message fails it with [`codes::MCP_INVALID_RESULT`].
+//!
+//! Connecting under [`Protocol::Auto`] probes for 2026-07-28 with `server/discover` and gives the
+//! probe its own short bound ([`ImportOptions::probe_timeout`], 5 seconds by default): a server
+//! that refuses it, or stays silent that long, is spoken to with the 2025-11-25 `initialize`
+//! handshake (over stdio on the same process, whose late answer to the probe is dropped; over
+//! HTTP on a fresh connection). The whole of connecting is bounded by
+//! [`ImportOptions::connect_timeout`].
+//!
 //! `notifications/tools/list_changed` (or, on a 2026-07-28 connection, the same notification on
 //! a `subscriptions/listen` stream) makes the import list again: new tools are registered,
 //! changed ones replaced (removed, then registered again under the same name), vanished ones
@@ -26,20 +44,27 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
 
 use rmcp::ClientHandler;
-use rmcp::model::{CallToolRequestParams, ProtocolVersion, SubscriptionFilter, Tool};
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, ClientJsonRpcMessage, ClientRequest,
+    DiscoverRequest, DiscoverRequestParams, Implementation, JsonRpcMessage, ProtocolVersion,
+    RequestId, RequestMetaObject, ServerResult, SubscriptionFilter, Tool,
+};
 use rmcp::service::MaybeSendFuture;
 use rmcp::service::{
     ClientLifecycleMode, ClientServiceExt, NotificationContext, Peer, RoleClient, RunningService,
     ServiceError,
 };
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::transport::{StreamableHttpClientTransport, Transport};
 use serde_json::{Value, json};
 use tools_runtime::{Output, Registration, Scope, ToolDefinition, ToolError, ToolRunContext};
 
 use crate::error::{McpError, codes};
+use crate::import_http::LimitedClient;
 use crate::schema::{FullSchema, cut};
+use crate::wire::{DEFAULT_MAX_MESSAGE_SIZE, LineTransport, REASON_TOO_LARGE, made_up_reason};
 
 /// Where an MCP server is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,9 +150,10 @@ impl McpSource {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum Protocol {
-    /// Try 2026-07-28 (`server/discover`, no session) and, if the server refuses it, connect
-    /// again with the `initialize` handshake (2025-11-25). A stdio server is started a second
-    /// time for that.
+    /// Probe for 2026-07-28 (`server/discover`, no session) within
+    /// [`ImportOptions::probe_timeout`]; if the server refuses it or stays silent that long,
+    /// use the `initialize` handshake (2025-11-25): on the same stdio process (a late answer to
+    /// the probe is dropped), on a fresh HTTP connection.
     #[default]
     Auto,
     /// The `initialize` handshake, 2025-11-25.
@@ -154,14 +180,23 @@ impl Protocol {
 /// Maps a server's tool name to a local one; `None` leaves the tool out.
 pub type NameRule = dyn Fn(&str) -> Option<String> + Send + Sync;
 
-/// How to import: the naming rule and the protocol.
+/// How to import: the naming rule, the protocol, the limits and the timeouts.
 #[derive(Clone)]
 pub struct ImportOptions {
     naming: Arc<NameRule>,
     protocol: Protocol,
     inherit_stderr: bool,
-    connect_timeout: std::time::Duration,
+    connect_timeout: Duration,
+    probe_timeout: Duration,
+    call_timeout: Duration,
+    tool_timeouts: HashMap<String, Duration>,
+    max_message_size: usize,
 }
+
+/// The default of [`ImportOptions::call_timeout`].
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+/// The default of [`ImportOptions::probe_timeout`].
+pub const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl Default for ImportOptions {
     fn default() -> Self {
@@ -169,7 +204,11 @@ impl Default for ImportOptions {
             naming: Arc::new(|name: &str| Some(name.to_owned())),
             protocol: Protocol::Auto,
             inherit_stderr: false,
-            connect_timeout: std::time::Duration::from_secs(60),
+            connect_timeout: Duration::from_secs(60),
+            probe_timeout: DEFAULT_PROBE_TIMEOUT,
+            call_timeout: DEFAULT_CALL_TIMEOUT,
+            tool_timeouts: HashMap::new(),
+            max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
         }
     }
 }
@@ -179,12 +218,18 @@ impl fmt::Debug for ImportOptions {
         f.debug_struct("ImportOptions")
             .field("protocol", &self.protocol)
             .field("inherit_stderr", &self.inherit_stderr)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("probe_timeout", &self.probe_timeout)
+            .field("call_timeout", &self.call_timeout)
+            .field("tool_timeouts", &self.tool_timeouts)
+            .field("max_message_size", &self.max_message_size)
             .finish_non_exhaustive()
     }
 }
 
 impl ImportOptions {
-    /// Names kept as the server gives them, [`Protocol::Auto`], the child's stderr discarded.
+    /// Names kept as the server gives them, [`Protocol::Auto`], the child's stderr discarded,
+    /// calls bounded by [`DEFAULT_CALL_TIMEOUT`], messages by [`DEFAULT_MAX_MESSAGE_SIZE`].
     pub fn new() -> ImportOptions {
         ImportOptions::default()
     }
@@ -213,10 +258,45 @@ impl ImportOptions {
         self
     }
 
-    /// How long one connection attempt may take, start-up included (60 seconds by default; a
-    /// server fetched by `npx` on first use can be slow).
-    pub fn connect_timeout(mut self, timeout: std::time::Duration) -> ImportOptions {
+    /// How long connecting may take, the server's start-up, the probe and the handshake
+    /// included (60 seconds by default; a server fetched by `npx` on first use can be slow).
+    pub fn connect_timeout(mut self, timeout: Duration) -> ImportOptions {
         self.connect_timeout = timeout;
+        self
+    }
+
+    /// How long [`Protocol::Auto`] waits for the answer to its `server/discover` probe before it
+    /// falls back to the `initialize` handshake ([`DEFAULT_PROBE_TIMEOUT`], 5 seconds, by
+    /// default). Over stdio the bound counts from the server's start: a server slower than that
+    /// to start is spoken to with the handshake, which it also answers; raise the bound, or pin
+    /// [`Protocol::Discover`], to wait for it.
+    pub fn probe_timeout(mut self, timeout: Duration) -> ImportOptions {
+        self.probe_timeout = timeout;
+        self
+    }
+
+    /// How long a call of an imported tool may wait for the server's answer
+    /// ([`DEFAULT_CALL_TIMEOUT`], 60 seconds, by default); [`tool_timeout`](Self::tool_timeout)
+    /// sets one tool's own. A call past it is cancelled (the server is told) and fails with
+    /// [`codes::MCP_TIMEOUT`]. Each `tools/list` page is held to it too.
+    pub fn call_timeout(mut self, timeout: Duration) -> ImportOptions {
+        self.call_timeout = timeout;
+        self
+    }
+
+    /// The timeout of the server's tool `name` (the server's name, before renaming), in place of
+    /// [`call_timeout`](Self::call_timeout). The imported definition declares it
+    /// ([`ToolDefinition::timeout`]).
+    pub fn tool_timeout(mut self, name: impl Into<String>, timeout: Duration) -> ImportOptions {
+        self.tool_timeouts.insert(name.into(), timeout);
+        self
+    }
+
+    /// The largest message taken from the server, in bytes ([`DEFAULT_MAX_MESSAGE_SIZE`], 16
+    /// MiB, by default, on stdio and HTTP alike). A larger answer fails the call it answers with
+    /// [`codes::MCP_MESSAGE_TOO_LARGE`], naming its size and the limit.
+    pub fn max_message_size(mut self, bytes: usize) -> ImportOptions {
+        self.max_message_size = bytes;
         self
     }
 
@@ -408,7 +488,22 @@ struct Handler {
     inner: Weak<Inner>,
 }
 
+/// Who this client says it is.
+fn client_implementation() -> Implementation {
+    let mut implementation = Implementation::default();
+    implementation.name = "tools-mcp".to_owned();
+    implementation.version = env!("CARGO_PKG_VERSION").to_owned();
+    implementation
+}
+
 impl ClientHandler for Handler {
+    /// What the `initialize` handshake sends: it is the 2025-11-25 handshake, so it asks for
+    /// 2025-11-25 (rmcp's default would be the newest version, which `initialize` cannot give).
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(ClientCapabilities::default(), client_implementation())
+            .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    }
+
     fn on_tool_list_changed(
         &self,
         _context: NotificationContext<RoleClient>,
@@ -432,41 +527,15 @@ fn spawn_refresh(weak: Weak<Inner>) {
 }
 
 async fn open(inner: &Arc<Inner>) -> Result<(), McpError> {
-    let attempts: &[ClientLifecycleMode] = &match inner.options.protocol {
-        Protocol::Auto => [
-            Protocol::Discover.lifecycle(),
-            Protocol::Initialize.lifecycle(),
-        ]
-        .to_vec(),
-        other => vec![other.lifecycle()],
-    };
-    let mut last_error = None;
-    let mut connected = None;
-    for lifecycle in attempts {
-        match tokio::time::timeout(
-            inner.options.connect_timeout,
-            connect_once(inner, lifecycle.clone()),
-        )
-        .await
-        {
-            Ok(Ok(c)) => {
-                connected = Some(c);
-                break;
-            }
-            Ok(Err(e)) => last_error = Some(e),
-            Err(_) => {
-                last_error = Some(McpError::Connect {
-                    server: inner.source.describe(),
-                    reason: format!("no answer within {:?}", inner.options.connect_timeout),
-                })
-            }
+    let timeout = inner.options.connect_timeout;
+    let (client, pid) = match tokio::time::timeout(timeout, connect(inner)).await {
+        Ok(connected) => connected?,
+        Err(_) => {
+            return Err(McpError::Connect {
+                server: inner.source.describe(),
+                reason: format!("no answer within {timeout:?} (ImportOptions::connect_timeout)"),
+            });
         }
-    }
-    let Some((client, pid)) = connected else {
-        return Err(last_error.unwrap_or_else(|| McpError::Connect {
-            server: inner.source.describe(),
-            reason: "no protocol to try".to_owned(),
-        }));
     };
     let modern = client
         .peer()
@@ -522,56 +591,175 @@ fn only_standard_streams(command: &mut tokio::process::Command) {
 #[cfg(not(target_os = "linux"))]
 fn only_standard_streams(_command: &mut tokio::process::Command) {}
 
-/// One connection attempt with one lifecycle. `Protocol::Auto` makes up to two: 2026-07-28
-/// (`server/discover`) first, then, on a fresh connection, the `initialize` handshake. rmcp's own
-/// `Auto` mode is not used: its probe gives up after a fixed 10 seconds and then fails when a
-/// slow-starting server (a Python or `npx` server on a busy machine) answers the probe late.
-async fn connect_once(
-    inner: &Arc<Inner>,
-    lifecycle: ClientLifecycleMode,
-) -> Result<(Client, Option<u32>), McpError> {
-    let handler = Handler {
-        inner: Arc::downgrade(inner),
-    };
+/// Connects with the options' protocol: over stdio, one process (probed first under
+/// [`Protocol::Auto`]); over HTTP, a `server/discover` attempt bounded by the probe timeout and,
+/// if it fails, the `initialize` handshake on a fresh connection. rmcp's own `Auto` mode is not
+/// used: its probe waits a fixed 10 seconds and then fails when the probe's answer comes late.
+async fn connect(inner: &Arc<Inner>) -> Result<(Client, Option<u32>), McpError> {
     let server = inner.source.describe();
     let connect_error = |e: &dyn fmt::Display| McpError::Connect {
         server: server.clone(),
         reason: cut(&e.to_string()),
     };
+    let handler = || Handler {
+        inner: Arc::downgrade(inner),
+    };
+    let protocol = inner.options.protocol;
     match &inner.source {
-        McpSource::Stdio { program, args, env } => {
-            let mut command = tokio::process::Command::new(program);
-            command.args(args);
-            for (k, v) in env {
-                command.env(k, v);
-            }
-            only_standard_streams(&mut command);
-            let stderr = if inner.options.inherit_stderr {
-                Stdio::inherit()
-            } else {
-                Stdio::null()
+        McpSource::Stdio { .. } => {
+            let mut transport = spawn(inner)?;
+            let pid = transport.child_id();
+            let lifecycle = match protocol {
+                Protocol::Auto => match probe(&mut transport, inner.options.probe_timeout).await {
+                    Ok(Probe::Modern) => Protocol::Discover.lifecycle(),
+                    Ok(Probe::Legacy) => Protocol::Initialize.lifecycle(),
+                    Err(reason) => return Err(connect_error(&reason)),
+                },
+                other => other.lifecycle(),
             };
-            let (transport, _) = TokioChildProcess::builder(command)
-                .stderr(stderr)
-                .spawn()
-                .map_err(|e| McpError::Spawn {
-                    command: server.clone(),
-                    reason: e.to_string(),
-                })?;
-            let pid = transport.id();
-            let client = handler
+            let client = handler()
                 .serve_with_lifecycle(transport, lifecycle)
                 .await
                 .map_err(|e| connect_error(&e))?;
             Ok((client, pid))
         }
         McpSource::Http { url } => {
-            let transport = StreamableHttpClientTransport::from_uri(url.as_str());
-            let client = handler
-                .serve_with_lifecycle(transport, lifecycle)
-                .await
-                .map_err(|e| connect_error(&e))?;
+            let attempt = |lifecycle: ClientLifecycleMode| {
+                let client = LimitedClient::new(inner.options.max_message_size);
+                let config = client.config(url);
+                let transport = StreamableHttpClientTransport::with_client(client, config);
+                handler().serve_with_lifecycle(transport, lifecycle)
+            };
+            let client =
+                match protocol {
+                    Protocol::Auto => {
+                        let probed = tokio::time::timeout(
+                            inner.options.probe_timeout,
+                            attempt(Protocol::Discover.lifecycle()),
+                        )
+                        .await;
+                        match probed {
+                            Ok(Ok(client)) => client,
+                            Ok(Err(first)) => attempt(Protocol::Initialize.lifecycle())
+                                .await
+                                .map_err(|second| {
+                                    connect_error(&format!("{second} (server/discover: {first})"))
+                                })?,
+                            Err(_) => attempt(Protocol::Initialize.lifecycle())
+                                .await
+                                .map_err(|e| connect_error(&e))?,
+                        }
+                    }
+                    other => attempt(other.lifecycle())
+                        .await
+                        .map_err(|e| connect_error(&e))?,
+                };
             Ok((client, None))
+        }
+    }
+}
+
+/// Starts a stdio server, its stdin and stdout the transport's, its other descriptors closed.
+fn spawn(inner: &Inner) -> Result<LineTransport<RoleClient>, McpError> {
+    let McpSource::Stdio { program, args, env } = &inner.source else {
+        return Err(McpError::Spawn {
+            command: inner.source.describe(),
+            reason: "not a stdio server".to_owned(),
+        });
+    };
+    let spawn_error = |reason: String| McpError::Spawn {
+        command: inner.source.describe(),
+        reason,
+    };
+    let mut command = tokio::process::Command::new(program);
+    command
+        .args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(if inner.options.inherit_stderr {
+            Stdio::inherit()
+        } else {
+            Stdio::null()
+        })
+        .kill_on_drop(true);
+    only_standard_streams(&mut command);
+    let mut child = command.spawn().map_err(|e| spawn_error(e.to_string()))?;
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        return Err(spawn_error(
+            "its standard streams were not piped".to_owned(),
+        ));
+    };
+    Ok(LineTransport::new(
+        stdout,
+        stdin,
+        inner.options.max_message_size,
+        "ImportOptions::max_message_size",
+        false,
+    )
+    .with_child(child))
+}
+
+/// What the `server/discover` probe found.
+enum Probe {
+    /// The server offers 2026-07-28.
+    Modern,
+    /// It refused the probe, offers no 2026-07-28, or did not answer in time.
+    Legacy,
+}
+
+/// The id of the probe: a string, which rmcp's own numeric ids never are.
+const PROBE_ID: &str = "tools-mcp-probe";
+
+/// Sends `server/discover` on a stdio transport and waits up to `bound` for the answer. A server
+/// that does not answer in time is taken as legacy, and a late answer is dropped.
+async fn probe(
+    transport: &mut LineTransport<RoleClient>,
+    bound: Duration,
+) -> Result<Probe, String> {
+    let id = RequestId::String(PROBE_ID.into());
+    let meta = RequestMetaObject::with_client_context(
+        ProtocolVersion::V_2026_07_28,
+        client_implementation(),
+        ClientCapabilities::default(),
+    );
+    let mut discover = DiscoverRequest::new(DiscoverRequestParams {});
+    discover.extensions.insert(meta);
+    transport
+        .send(ClientJsonRpcMessage::request(
+            ClientRequest::DiscoverRequest(discover),
+            id.clone(),
+        ))
+        .await
+        .map_err(|e| format!("cannot send server/discover: {e}"))?;
+    let answer = async {
+        loop {
+            match transport.receive().await {
+                None => {
+                    return Err("the server closed its output during server/discover".to_owned());
+                }
+                Some(JsonRpcMessage::Response(r)) if r.id == id => {
+                    let modern = matches!(
+                        &r.result,
+                        ServerResult::DiscoverResult(d)
+                            if d.supported_versions.contains(&ProtocolVersion::V_2026_07_28)
+                    );
+                    return Ok(if modern { Probe::Modern } else { Probe::Legacy });
+                }
+                Some(JsonRpcMessage::Error(e)) if e.id.as_ref().is_none_or(|e| *e == id) => {
+                    return Ok(Probe::Legacy);
+                }
+                // Logging and other traffic before an answer.
+                Some(_) => {}
+            }
+        }
+    };
+    match tokio::time::timeout(bound, answer).await {
+        Ok(outcome) => outcome,
+        Err(_) => {
+            tracing::debug!(?bound, "no answer to server/discover; using initialize");
+            transport.ignore_answers_to(id);
+            Ok(Probe::Legacy)
         }
     }
 }
@@ -609,17 +797,18 @@ pub const MAX_PAGES: usize = 1_000;
 /// At most this many tools are imported from one server.
 pub const MAX_TOOLS: usize = 10_000;
 
-/// Every page of `tools/list`, bounded by [`MAX_PAGES`] and [`MAX_TOOLS`].
-async fn list_tools(peer: &Peer<RoleClient>) -> Result<Vec<Tool>, String> {
+/// Every page of `tools/list`, bounded by [`MAX_PAGES`] and [`MAX_TOOLS`], each page by
+/// `timeout`.
+async fn list_tools(peer: &Peer<RoleClient>, timeout: Duration) -> Result<Vec<Tool>, String> {
     let mut tools = Vec::new();
     let mut cursor: Option<String> = None;
     for _ in 0..MAX_PAGES {
         let params = cursor
             .take()
             .map(|c| rmcp::model::PaginatedRequestParams::default().with_cursor(Some(c)));
-        let page = peer
-            .list_tools(params)
+        let page = tokio::time::timeout(timeout, peer.list_tools(params))
             .await
+            .map_err(|_| format!("no page within {timeout:?} (ImportOptions::call_timeout)"))?
             .map_err(|e| cut(&e.to_string()))?;
         tools.extend(page.tools);
         if tools.len() > MAX_TOOLS {
@@ -645,7 +834,7 @@ async fn refresh(inner: &Arc<Inner>) -> Result<(), McpError> {
             reason: "the server is not connected".to_owned(),
         });
     };
-    let listed = list_tools(&peer)
+    let listed = list_tools(&peer, inner.options.call_timeout)
         .await
         .map_err(|reason| McpError::Request {
             server: server.clone(),
@@ -784,16 +973,27 @@ fn definition(
         .map(str::to_owned)
         .or_else(|| tool.title.clone())
         .unwrap_or_default();
+    let timeout = inner
+        .options
+        .tool_timeouts
+        .get(remote)
+        .copied()
+        .unwrap_or(inner.options.call_timeout);
     let call = Arc::new(RemoteCall {
         inner: Arc::downgrade(inner),
         remote: remote.to_owned(),
         input,
         output: output_check,
+        timeout,
     });
-    ToolDefinition::raw(local)
+    let mut builder = ToolDefinition::raw(local)
         .description(description)
         .input_schema(input_schema)
-        .output(output)
+        .output(output);
+    if !timeout.is_zero() {
+        builder = builder.timeout(timeout);
+    }
+    builder
         .execute(move |args: Arc<Value>, ctx: ToolRunContext| {
             let call = call.clone();
             async move { call.run(&args, &ctx).await }
@@ -808,6 +1008,8 @@ struct RemoteCall {
     remote: String,
     input: FullSchema,
     output: Option<Arc<FullSchema>>,
+    /// How long the server may take to answer.
+    timeout: Duration,
 }
 
 impl RemoteCall {
@@ -842,13 +1044,26 @@ impl RemoteCall {
         drop(inner);
         let mut params = CallToolRequestParams::new(self.remote.clone());
         params.arguments = Some(map.clone());
-        // Dropping the request future on cancellation sends `notifications/cancelled`.
+        // Dropping the request future (cancelled, or past its timeout) sends
+        // `notifications/cancelled`.
         let outcome = tokio::select! {
             biased;
             () = ctx.cancellation().cancelled() => {
                 return Err(ToolError::with_code(
                     tools_runtime::codes::ABORTED,
                     "the call was cancelled; the MCP server was told",
+                ));
+            }
+            () = tokio::time::sleep(self.timeout) => {
+                return Err(ToolError::with_code(
+                    codes::MCP_TIMEOUT,
+                    format!(
+                        "the MCP server did not answer `{}` within {:?} (its timeout; set by \
+                         ImportOptions::call_timeout or tool_timeout); the call was cancelled and \
+                         the server was told",
+                        ctx.name(),
+                        self.timeout
+                    ),
                 ));
             }
             outcome = peer.call_tool(params) => outcome,
@@ -859,10 +1074,28 @@ impl RemoteCall {
                 return Err(gone("it exited or the connection broke during the call"));
             }
             Err(ServiceError::McpError(e)) => {
-                return Err(ToolError::with_code(
-                    codes::MCP_TOOL_ERROR,
-                    format!("the MCP server refused the call: {}", cut(&e.message)),
-                ));
+                return Err(match made_up_reason(&e) {
+                    Some(REASON_TOO_LARGE) => ToolError::with_code(
+                        codes::MCP_MESSAGE_TOO_LARGE,
+                        format!(
+                            "the MCP call of `{}` failed: {}",
+                            ctx.name(),
+                            cut(&e.message)
+                        ),
+                    ),
+                    Some(_) => ToolError::with_code(
+                        codes::MCP_INVALID_RESULT,
+                        format!(
+                            "the MCP call of `{}` failed: {}",
+                            ctx.name(),
+                            cut(&e.message)
+                        ),
+                    ),
+                    None => ToolError::with_code(
+                        codes::MCP_TOOL_ERROR,
+                        format!("the MCP server refused the call: {}", cut(&e.message)),
+                    ),
+                });
             }
             Err(e) => {
                 return Err(ToolError::with_code(

@@ -5,10 +5,14 @@
 //!   registers its tools in a scope as raw definitions that validate their arguments and
 //!   results against the server's full JSON Schema ([`FullSchema`]). They run through the whole
 //!   pipeline like any other tool and appear in SDKs and Code Mode. `list_changed` is followed;
-//!   cancellation is forwarded; a dead server's tools fail with [`codes::MCP_SERVER_GONE`] until
-//!   [`McpImport::reconnect`].
+//!   cancellation is forwarded; every call has a timeout ([`codes::MCP_TIMEOUT`]); an answer
+//!   over the size limit fails its call ([`codes::MCP_MESSAGE_TOO_LARGE`]); a dead server's tools
+//!   fail with [`codes::MCP_SERVER_GONE`] until [`McpImport::reconnect`].
 //! - [`McpServer`] serves what a scope sees over stdio or streamable HTTP, every call through
 //!   [`ToolRuntime::execute`](tools_runtime::ToolRuntime::execute).
+//! - Both sides hold an incoming message to one limit, [`DEFAULT_MAX_MESSAGE_SIZE`] (16 MiB) by
+//!   default on stdio and HTTP alike, and answer what they cannot read with a JSON-RPC error
+//!   ([`wire`]).
 //!
 //! A scope served on loopback HTTP and imported into a second runtime:
 //!
@@ -56,10 +60,14 @@
 
 pub mod error;
 pub mod import;
+mod import_http;
 pub mod schema;
 pub mod serve;
+mod serve_http;
+pub mod wire;
 
 pub use error::{McpError, codes};
 pub use import::{ImportOptions, McpImport, McpSource, Protocol, Skipped, text_output_schema};
 pub use schema::FullSchema;
 pub use serve::{HttpOptions, McpServer};
+pub use wire::DEFAULT_MAX_MESSAGE_SIZE;

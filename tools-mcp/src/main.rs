@@ -1,10 +1,12 @@
 //! `tools-mcp serve`: serves a small demo scope as an MCP server, over stdio (the default) or
 //! streamable HTTP (`--http 127.0.0.1:8080`; `--sessions` keeps 2025-11-25 sessions).
+//! `--max-message-size BYTES` sets the limit of one incoming message (16 MiB by default).
 //!
 //! The scope holds `echo` (a guard refuses the message `forbidden`), `add` (structured output),
 //! `wait` (sleeps, observing cancellation), `enable_extra` (registers `extra`, so clients see
 //! `list_changed`) and `stats` (how many `wait` calls were cancelled). With `--http`, the bound
-//! address is printed on stdout as `listening on ADDR`.
+//! address is printed on stdout as `listening on ADDR (cancellation: ...)`, the parenthesis
+//! saying what cancels a call in that mode ([`HttpOptions::cancellation`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -79,7 +81,7 @@ fn stats() -> Stats {
 }
 
 fn usage() -> ! {
-    eprintln!("usage: tools-mcp serve [--http ADDR] [--sessions]");
+    eprintln!("usage: tools-mcp serve [--http ADDR] [--sessions] [--max-message-size BYTES]");
     std::process::exit(2)
 }
 
@@ -137,27 +139,46 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let mut http = None;
     let mut sessions = false;
+    let mut max_message_size = None;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--http" => http = Some(args.next().unwrap_or_else(|| usage())),
             "--sessions" => sessions = true,
+            "--max-message-size" => {
+                let bytes = args.next().unwrap_or_else(|| usage());
+                match bytes.parse::<usize>() {
+                    Ok(n) => max_message_size = Some(n),
+                    Err(e) => {
+                        eprintln!("--max-message-size {bytes}: not a number of bytes ({e})");
+                        std::process::exit(2)
+                    }
+                }
+            }
             _ => usage(),
         }
     }
     let runtime = ToolRuntime::new();
     let (scope, _keep) = demo_scope(&runtime)?;
-    let server = McpServer::new(&scope, "tools-mcp-demo")?;
+    let mut server = McpServer::new(&scope, "tools-mcp-demo")?;
+    if let Some(bytes) = max_message_size {
+        server = server.max_message_size(bytes);
+    }
     match http {
         None => server.serve_stdio().await?,
         Some(addr) => {
             let listener = tokio::net::TcpListener::bind(&addr).await?;
-            println!("listening on {}", listener.local_addr()?);
+            let options = HttpOptions::new().sessions(sessions);
+            println!(
+                "listening on {} ({})",
+                listener.local_addr()?,
+                options.cancellation()
+            );
             use std::io::Write;
             std::io::stdout().flush()?;
             server
                 .serve_http(
                     listener,
-                    HttpOptions::new().sessions(sessions),
+                    options,
                     tokio_util::sync::CancellationToken::new(),
                 )
                 .await?;

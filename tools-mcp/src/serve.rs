@@ -12,22 +12,40 @@
 //!   pipeline's text (`Error: ...`), which the model can read and act on, as MCP asks for tool
 //!   and argument errors.
 //! - An unknown tool is a JSON-RPC error, `-32602` (invalid params), as MCP specifies.
-//! - `notifications/cancelled` cancels the call's token; on HTTP, a dropped connection does too
-//!   (the request's token is cancelled with it).
+//! - One incoming message may be at most [`McpServer::max_message_size`] bytes
+//!   ([`DEFAULT_MAX_MESSAGE_SIZE`], 16 MiB, on stdio and HTTP alike). A larger request is read
+//!   past, never kept, and answered with a JSON-RPC error for its id (`-32600`, naming its size
+//!   and the limit; on HTTP with status `413`); the connection stays usable. A line or body that
+//!   is not JSON gets the parse error `-32700`, JSON that is no message `-32600`, each with
+//!   `"id": null` when no id can be read (see [`crate::wire`]).
+//! - Cancellation ([`HttpOptions::cancellation`] says the same on the server's startup line):
+//!   `notifications/cancelled` cancels the call's token on stdio and in an HTTP session. Without
+//!   a session (the default HTTP mode, and every 2026-07-28 request), a closed response stream
+//!   cancels its call (2026-07-28's own way to cancel). A 2025-11-25 client without a session
+//!   keeps its stream and sends `notifications/cancelled`: that cancels the call it names when
+//!   exactly one 2025-11-25 call in flight without a session came from that client address with
+//!   that id. It cannot reach a call held by another process behind a balancer, nor tell apart
+//!   two clients behind one address that reuse an id (neither is cancelled then); and a client
+//!   behind the caller's address can cancel its call (turn sessions on where clients that do
+//!   not trust each other share an address, such as one proxy). In a 2025-11-25 HTTP session
+//!   (`HttpOptions::sessions`), a dropped connection does not cancel: the session keeps the
+//!   call, as it keeps the session.
 //! - When the scope's list changes (a registration, a removal, a mask), connected clients get
 //!   `notifications/tools/list_changed`: on a session (stdio, or a stateful HTTP session) when
 //!   they initialized, on a 2026-07-28 `subscriptions/listen` stream when they asked for it.
 //!
-//! A tool whose schema nests deeper than [`MAX_DEPTH`](crate::schema::MAX_DEPTH) levels is left
+//! A tool whose schema nests deeper than [`MAX_DEPTH`] levels is left
 //! out of the list (the wire encoder recurses); it stays callable by name.
 
-use std::net::SocketAddr;
+use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
+    PaginatedRequestParams, ProtocolVersion, RequestId, ServerCapabilities, ServerConfig,
+    SubscriptionFilter, Tool,
 };
 use rmcp::service::{
     MaybeSendFuture, NotificationContext, Peer, RequestContext, RoleServer, SubscriptionContext,
@@ -37,11 +55,17 @@ use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::Value;
 use tools_runtime::schema::ToolSchema;
 use tools_runtime::{
-    ContentBlock, Registration, Scope, ScopeKey, ToolCall, ToolExecutionResult, ToolRuntime,
+    ContentBlock, Registration, Scope, ScopeKey, ToolCall, ToolExecutionResult, ToolOutcome,
+    ToolRuntime,
 };
 
 use crate::error::McpError;
 use crate::schema::MAX_DEPTH;
+use crate::serve_http::{HttpCaller, SESSION_HEADER};
+use crate::wire::{DEFAULT_MAX_MESSAGE_SIZE, LineTransport};
+
+/// A call in flight without a session: the client's address and the request's id.
+type StatelessKey = (IpAddr, RequestId);
 
 struct ServeInner {
     runtime: ToolRuntime,
@@ -57,6 +81,49 @@ struct ServeInner {
     /// The generation at each accepted `subscriptions/listen`, oldest first: a change between
     /// the acknowledgment and the stream's registration is still sent.
     accepted: Mutex<std::collections::VecDeque<u64>>,
+    /// The HTTP calls in flight without a session, by client address and request id, each with
+    /// a serial number and the token that cancels it.
+    stateless: Mutex<HashMap<StatelessKey, Vec<(u64, tokio_util::sync::CancellationToken)>>>,
+    serial: AtomicU64,
+}
+
+impl ServeInner {
+    /// Registers a call in flight without a session until the guard drops.
+    fn register_stateless(
+        self: &Arc<Self>,
+        key: StatelessKey,
+        token: tokio_util::sync::CancellationToken,
+    ) -> StatelessCall {
+        let serial = self.serial.fetch_add(1, Ordering::Relaxed);
+        lock(&self.stateless)
+            .entry(key.clone())
+            .or_default()
+            .push((serial, token));
+        StatelessCall {
+            inner: self.clone(),
+            key,
+            serial,
+        }
+    }
+}
+
+/// Removes a call from the table of calls in flight without a session when it ends.
+struct StatelessCall {
+    inner: Arc<ServeInner>,
+    key: StatelessKey,
+    serial: u64,
+}
+
+impl Drop for StatelessCall {
+    fn drop(&mut self) {
+        let mut table = lock(&self.inner.stateless);
+        if let Some(calls) = table.get_mut(&self.key) {
+            calls.retain(|(serial, _)| *serial != self.serial);
+            if calls.is_empty() {
+                table.remove(&self.key);
+            }
+        }
+    }
 }
 
 impl Drop for ServeInner {
@@ -77,6 +144,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 #[derive(Clone)]
 pub struct McpServer {
     inner: Arc<ServeInner>,
+    limit: usize,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -105,6 +173,8 @@ impl McpServer {
             listener: Mutex::new(None),
             generation: AtomicU64::new(0),
             accepted: Mutex::new(std::collections::VecDeque::new()),
+            stateless: Mutex::new(HashMap::new()),
+            serial: AtomicU64::new(0),
         });
         let weak = Arc::downgrade(&inner);
         let registration = scope
@@ -116,7 +186,43 @@ impl McpServer {
             .map_err(|e| McpError::Service(e.to_string()))?;
         *lock(&inner.listener) = Some(registration);
         handle.spawn(watch_changes(Arc::downgrade(&inner), listed(&inner)));
-        Ok(McpServer { inner })
+        Ok(McpServer {
+            inner,
+            limit: DEFAULT_MAX_MESSAGE_SIZE,
+        })
+    }
+
+    /// The largest incoming message, in bytes, on stdio and HTTP alike
+    /// ([`DEFAULT_MAX_MESSAGE_SIZE`], 16 MiB, by default). A larger request is answered with a
+    /// JSON-RPC error for its id that names its size and the limit. Applies to
+    /// [`serve_stdio`](Self::serve_stdio) and [`serve_http`](Self::serve_http); a transport given
+    /// to [`serve_transport`](Self::serve_transport) keeps its own framing.
+    pub fn max_message_size(mut self, bytes: usize) -> McpServer {
+        self.limit = bytes;
+        self
+    }
+
+    /// The limit of one incoming message.
+    pub(crate) fn message_limit(&self) -> usize {
+        self.limit
+    }
+
+    /// Cancels the call in flight without a session that `ip` made with `id`, if it is the only
+    /// one (see the module doc).
+    pub(crate) fn cancel_stateless(&self, ip: IpAddr, id: &RequestId) {
+        let table = lock(&self.inner.stateless);
+        match table.get(&(ip, id.clone())).map(Vec::as_slice) {
+            Some([(_, token)]) => token.cancel(),
+            Some(calls) => tracing::warn!(
+                client = %ip,
+                calls = calls.len(),
+                "notifications/cancelled names an id that several calls in flight from one \
+                 address carry; none is cancelled"
+            ),
+            None => {
+                tracing::debug!(client = %ip, "notifications/cancelled for no call in flight here")
+            }
+        }
     }
 
     /// The `tools/list` entries: what the scope is presented as, in presentation order.
@@ -145,53 +251,30 @@ impl McpServer {
         Ok(())
     }
 
-    /// Serves over this process's stdin and stdout until the client closes them.
+    /// Serves over this process's stdin and stdout until the client closes them, one JSON-RPC
+    /// message per line (see [`max_message_size`](Self::max_message_size)).
     pub async fn serve_stdio(self) -> Result<(), McpError> {
-        self.serve_transport(rmcp::transport::stdio()).await
+        let (read, write) = rmcp::transport::stdio();
+        let transport = LineTransport::<RoleServer>::new(
+            read,
+            write,
+            self.limit,
+            "McpServer::max_message_size",
+            true,
+        );
+        self.serve_transport(transport).await
     }
 
     /// Serves streamable HTTP on `listener` (every path) until `shutdown` is cancelled. See
-    /// [`HttpOptions`] for sessions and allowed hosts.
+    /// [`HttpOptions`] for sessions and allowed hosts, and [`HttpOptions::cancellation`] for
+    /// what cancels a call.
     pub async fn serve_http(
         self,
         listener: tokio::net::TcpListener,
         options: HttpOptions,
         shutdown: tokio_util::sync::CancellationToken,
     ) -> Result<(), McpError> {
-        use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-        use rmcp::transport::streamable_http_server::{
-            StreamableHttpServerConfig, StreamableHttpService,
-        };
-        let mut config = StreamableHttpServerConfig::default();
-        config.legacy_session_mode = options.sessions;
-        config.cancellation_token = shutdown.child_token();
-        if let Some(hosts) = options.allowed_hosts {
-            config.allowed_hosts = hosts;
-        }
-        let server = self.clone();
-        let service = StreamableHttpService::new(
-            move || Ok(server.clone()),
-            Arc::new(LocalSessionManager::default()),
-            config,
-        );
-        loop {
-            let (stream, _peer): (tokio::net::TcpStream, SocketAddr) = tokio::select! {
-                () = shutdown.cancelled() => return Ok(()),
-                accepted = listener.accept() => accepted?,
-            };
-            let service = hyper_util::service::TowerToHyperService::new(service.clone());
-            let stop = shutdown.clone();
-            tokio::spawn(async move {
-                let io = hyper_util::rt::TokioIo::new(stream);
-                let connection = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(io, service)
-                    .with_upgrades();
-                tokio::select! {
-                    _ = connection => {}
-                    () = stop.cancelled() => {}
-                }
-            });
-        }
+        crate::serve_http::serve(self, listener, options, shutdown).await
     }
 }
 
@@ -227,6 +310,23 @@ impl HttpOptions {
     {
         self.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
         self
+    }
+
+    /// What cancels a call in this mode, in one sentence for a server's startup line (the
+    /// `tools-mcp serve` binary prints it).
+    pub fn cancellation(&self) -> &'static str {
+        if self.sessions {
+            "cancellation: in a 2025-11-25 session, notifications/cancelled cancels its call and \
+             a dropped connection does not (the session keeps the call); without a session, a \
+             closed response stream cancels its call, and a 2025-11-25 notifications/cancelled \
+             cancels it only when no other call in flight from that client address has the same \
+             id"
+        } else {
+            "cancellation: a closed response stream cancels its call; a 2025-11-25 \
+             notifications/cancelled cancels it only when no other call in flight from that \
+             client address has the same id, and cannot reach a call held by another process \
+             behind a balancer"
+        }
     }
 }
 
@@ -325,30 +425,57 @@ fn to_mcp_tool(schema: &ToolSchema) -> Option<Tool> {
     Some(tool)
 }
 
-fn content(blocks: &[ContentBlock]) -> Vec<rmcp::model::ContentBlock> {
+/// The MCP form of the result's content, the blocks moved (a large text is not copied).
+fn content(blocks: Vec<ContentBlock>) -> Vec<rmcp::model::ContentBlock> {
     blocks
-        .iter()
+        .into_iter()
         .filter_map(|b| match b {
-            ContentBlock::Text { text } => Some(rmcp::model::ContentBlock::text(text.clone())),
-            ContentBlock::Image { data, mime_type } => Some(rmcp::model::ContentBlock::image(
-                data.clone(),
-                mime_type.clone(),
-            )),
+            ContentBlock::Text { text } => Some(rmcp::model::ContentBlock::text(text)),
+            ContentBlock::Image { data, mime_type } => {
+                Some(rmcp::model::ContentBlock::image(data, mime_type))
+            }
             _ => None,
         })
         .collect()
 }
 
-fn to_call_result(result: &ToolExecutionResult, structured: bool) -> CallToolResult {
-    let blocks = content(&result.content);
-    if result.is_error() {
-        return CallToolResult::error(blocks);
+fn to_call_result(result: ToolExecutionResult, structured: bool) -> CallToolResult {
+    let ToolExecutionResult {
+        outcome,
+        content: blocks,
+        ..
+    } = result;
+    let blocks = content(blocks);
+    match outcome {
+        ToolOutcome::Success { value } => {
+            let mut out = CallToolResult::success(blocks);
+            if structured {
+                out.structured_content = Some(value);
+            }
+            out
+        }
+        _ => CallToolResult::error(blocks),
     }
-    let mut out = CallToolResult::success(blocks);
-    if structured && let Some(value) = result.value() {
-        out.structured_content = Some(value.clone());
+}
+
+/// The client's address when the request is a 2025-11-25 one that came over HTTP without a
+/// session. A 2026-07-28 request is cancelled by closing its response stream, as that version
+/// says, so `notifications/cancelled` is not looked up for it.
+fn stateless_caller(context: &RequestContext<RoleServer>) -> Option<IpAddr> {
+    let parts = context.extensions.get::<hyper::http::request::Parts>()?;
+    if parts.headers.contains_key(SESSION_HEADER) {
+        return None;
     }
-    out
+    let modern = parts
+        .headers
+        .get("mcp-protocol-version")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| serde_json::from_value::<ProtocolVersion>(Value::String(v.to_owned())).ok())
+        .is_some_and(|v| !v.has_initialize());
+    if modern {
+        return None;
+    }
+    parts.extensions.get::<HttpCaller>().map(|c| c.ip)
 }
 
 impl ServerHandler for McpServer {
@@ -385,8 +512,13 @@ impl ServerHandler for McpServer {
             let n = inner.calls.fetch_add(1, Ordering::Relaxed);
             let name = request.name.to_string();
             let args = Value::Object(request.arguments.unwrap_or_default());
-            let mut call = ToolCall::new(format!("mcp-{n}"), name.clone(), args)
-                .with_cancel(context.ct.clone());
+            let cancel = context.ct.child_token();
+            // Over HTTP without a session, rmcp drops `notifications/cancelled`; the front door
+            // finds the call here instead (see `serve_http`).
+            let _stateless = stateless_caller(&context)
+                .map(|ip| inner.register_stateless((ip, context.id.clone()), cancel.clone()));
+            let mut call =
+                ToolCall::new(format!("mcp-{n}"), name.clone(), args).with_cancel(cancel);
             if !inner.scope.is_global() {
                 call = call.with_agent(inner.scope);
             }
@@ -405,7 +537,7 @@ impl ServerHandler for McpServer {
                 || (name == tools_runtime::RESERVED_RUN_CODE
                     && result.value().is_some_and(Value::is_object));
             Ok(CallToolResponse::Complete(to_call_result(
-                &result, structured,
+                result, structured,
             )))
         }
     }

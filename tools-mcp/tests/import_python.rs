@@ -111,10 +111,14 @@ async fn grows(runtime: &ToolRuntime, import: &McpImport) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stdio_with_2026_07_28() {
     let runtime = ToolRuntime::new();
+    // The probe's bound counts from the server's start; Python takes seconds to import `mcp` on
+    // a busy machine, and a later answer would mean the `initialize` handshake instead.
     let import = McpImport::connect(
         runtime.scope(),
         stdio_source(),
-        ImportOptions::new().prefix("py_"),
+        ImportOptions::new()
+            .prefix("py_")
+            .probe_timeout(Duration::from_secs(60)),
     )
     .await
     .unwrap();

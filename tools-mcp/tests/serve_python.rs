@@ -114,9 +114,11 @@ fn http_server(extra: &[&str]) -> HttpServer {
     let stdout = child.stdout.take().unwrap();
     let mut line = String::new();
     BufReader::new(stdout).read_line(&mut line).unwrap();
+    // `listening on ADDR (cancellation: ...)`
     let addr = line
         .trim()
         .strip_prefix("listening on ")
+        .and_then(|rest| rest.split_whitespace().next())
         .unwrap()
         .to_owned();
     HttpServer {

@@ -58,3 +58,92 @@ pub fn everything_source() -> tools_mcp::McpSource {
         ],
     )
 }
+
+/// The `tools-mcp` binary of this crate.
+pub const SERVER: &str = env!("CARGO_BIN_EXE_tools-mcp");
+
+/// Runs a Python peer script of `tests/peers` with `args`; its last line of output, as JSON.
+pub fn python_json(script: &str, args: &[&str]) -> serde_json::Value {
+    let output = std::process::Command::new(python())
+        .arg(peers().join(script))
+        .args(args)
+        .output()
+        .expect("the Python peer runs");
+    assert!(
+        output.status.success(),
+        "{script} failed:\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = stdout.lines().last().expect("the peer prints its findings");
+    serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"))
+}
+
+/// A child process killed when dropped.
+pub struct Child(pub std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `tools-mcp serve --http 127.0.0.1:0` with `extra` arguments: the process, its URL and its
+/// startup line.
+pub fn serve_http(extra: &[&str]) -> (Child, String, String) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(SERVER)
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .args(extra)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("tools-mcp serve starts");
+    let stdout = child.stdout.take().expect("piped");
+    let mut line = String::new();
+    std::io::BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("the startup line");
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_owned();
+    (Child(child), format!("http://{addr}/mcp"), line)
+}
+
+/// A Python peer of `tests/peers` serving streamable HTTP (`script http`, which prints
+/// `port N`): the process and its URL.
+pub fn python_http(script: &str) -> (Child, String) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(python())
+        .arg(peers().join(script))
+        .arg("http")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the Python peer starts");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("piped"))
+        .read_line(&mut line)
+        .expect("the port line");
+    let port = line
+        .trim()
+        .strip_prefix("port ")
+        .unwrap_or_else(|| panic!("no port in {line:?}"))
+        .to_owned();
+    (Child(child), format!("http://127.0.0.1:{port}/mcp"))
+}
+
+/// A Python peer of `tests/peers` as a stdio import source (`script stdio`).
+pub fn python_stdio(script: &str) -> tools_mcp::McpSource {
+    tools_mcp::McpSource::stdio(
+        python().to_string_lossy().into_owned(),
+        [
+            peers().join(script).to_string_lossy().into_owned(),
+            "stdio".to_owned(),
+        ],
+    )
+}

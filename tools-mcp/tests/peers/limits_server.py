@@ -1,0 +1,63 @@
+"""A Python `mcp` MCPServer for tools-mcp's tests of limits, timeouts and the handshake.
+
+Usage: limits_server.py stdio | limits_server.py http   (http prints `port N` on stdout, then
+serves /mcp)
+
+Tools: `blob` (a text of `size` bytes, as content and as structured content, so the answer is
+about twice that), `sleep` (sleeps `seconds`, counting the sleeps that were cancelled),
+`cancelled` (that count) and `client_version` (the protocol version the client asked for in its
+`initialize` request, or `none` without one).
+"""
+
+import socket
+import sys
+
+import anyio
+
+from mcp.server.mcpserver import Context, MCPServer
+
+server = MCPServer("limits-peer")
+CANCELLED = 0
+
+
+@server.tool()
+def blob(size: int) -> str:
+    """A text of `size` bytes."""
+    return "x" * size
+
+
+@server.tool()
+async def sleep(seconds: float) -> str:
+    """Sleep, then say so."""
+    global CANCELLED
+    try:
+        await anyio.sleep(seconds)
+    except anyio.get_cancelled_exc_class():
+        CANCELLED += 1
+        raise
+    return "slept"
+
+
+@server.tool()
+def cancelled() -> int:
+    """How many sleeps were cancelled."""
+    return CANCELLED
+
+
+@server.tool()
+def client_version(ctx: Context) -> str:
+    """The protocol version the client asked for in `initialize`."""
+    params = ctx.session.client_params
+    return params.protocol_version if params is not None else "none"
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "stdio":
+        server.run("stdio")
+    else:
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()
+        print(f"port {port}", flush=True)
+        server.run("streamable-http", host="127.0.0.1", port=port, stateless_http=False)

@@ -1774,11 +1774,17 @@ def sandboxed_child(sandbox, sock, prctl):
     if not sandbox.on:
         child_main(sock)
         return
+    parent = os.getppid()
     try:
         sandbox.enter_run()
     except SandboxError as error:
         _refuse(sock, error)
+    # A change of user in enter_run (a root host's run children become another user) clears
+    # the parent-death signal: armed again here, and a parent that died in between (the
+    # signal could not come) ends this child now, as `_die_with_parent` does at the fork.
     _set_pdeathsig(prctl)
+    if os.getppid() != parent:
+        os._exit(5)
     pid = os.fork()
     if pid == 0:
         _set_pdeathsig(prctl)

@@ -23,7 +23,7 @@ pub mod workspace;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use tools_runtime::code::CodeMode;
+use tools_code::CodeMode;
 use tools_runtime::{
     Approval, PreDecision, PresentationMode, Registration, Scope, ToolExecution, ToolRuntime,
 };
@@ -62,9 +62,9 @@ pub enum DemoError {
     /// The registry refused a registration.
     #[error(transparent)]
     Registry(#[from] tools_runtime::RegistryError),
-    /// The Code Mode settings were refused.
+    /// The runtime could not be built (Code Mode refused its settings).
     #[error(transparent)]
-    CodeMode(#[from] tools_runtime::code::CodeModeError),
+    Build(#[from] tools_runtime::BuildError),
     /// The prompt could not be assembled.
     #[error(transparent)]
     Assembly(#[from] tools_runtime::AssemblyError),
@@ -86,7 +86,7 @@ impl DemoError {
             DemoError::Output(_) => "OUTPUT",
             DemoError::Definition(e) => e.code(),
             DemoError::Registry(e) => e.code(),
-            DemoError::CodeMode(e) => e.code(),
+            DemoError::Build(e) => e.code(),
             DemoError::Assembly(e) => e.code(),
             DemoError::Catalog(_) => "CATALOG",
             DemoError::Golden(e) => e.code(),
@@ -151,7 +151,7 @@ pub fn setup(
 ) -> Result<Setup, DemoError> {
     let mut builder = ToolRuntime::builder();
     if let Some(code) = code {
-        builder = builder.code_mode(code);
+        builder = builder.extension(code);
     }
     let runtime = builder.build()?;
     if let Some(state) = state {

@@ -7,11 +7,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use tools_code::{CodeMode, PythonRuntime, RecordingSink, SessionEvent, TypeScriptRuntime};
 use tools_codegen::golden::{Golden, GoldenFile};
 use tools_runtime::cards::ResultRecord;
-use tools_runtime::code::{
-    CodeMode, PythonRuntime, RecordingSink, SessionEvent, TypeScriptRuntime,
-};
 use tools_runtime::{
     ContentBlock, ExecutionMode, PresentationMode, ToolCall, ToolDefinition, ToolExecutionResult,
 };

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use serde_json::json;
-use tools_runtime::code::{CODE_NOT_RUN, CodeMode, PythonRuntime, TypeScriptRuntime};
+use tools_code::{CODE_NOT_RUN, CodeMode, PythonRuntime, TypeScriptRuntime};
 use tools_runtime::{
     Assembly, Callers, Output, PresentationMode, Registration, Scope, ToolCall, ToolDefinition,
     ToolRunContext, ToolRuntime, codes, tool,
@@ -71,7 +71,7 @@ struct Setup {
 fn setup(mode: PresentationMode, code: CodeMode) -> Setup {
     let rt = ToolRuntime::builder()
         .mode(mode)
-        .code_mode(code)
+        .extension(code)
         .build()
         .unwrap();
     let plugin = rt.scope();
@@ -402,7 +402,7 @@ fn changing_only_a_tools_callers_changes_the_assembly() {
     // tool set.
     let rt = ToolRuntime::builder()
         .mode(PresentationMode::Both)
-        .code_mode(ts())
+        .extension(ts())
         .build()
         .unwrap();
     let plugin = rt.scope();

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::json;
-use tools_runtime::code::{CodeMode, PythonRuntime, TypeScriptRuntime};
+use tools_code::{CodeMode, PythonRuntime, TypeScriptRuntime};
 use tools_runtime::{
     Assembly, Output, PresentationMode, Registration, Scope, ToolDefinition, ToolRuntime,
     ToolSchema, tool,
@@ -103,7 +103,7 @@ fn definitions() -> Vec<ToolDefinition> {
 fn runtime(lang: Lang, mode: PresentationMode) -> (ToolRuntime, Scope, Vec<Registration>) {
     let rt = ToolRuntime::builder()
         .mode(mode)
-        .code_mode(lang.code_mode())
+        .extension(lang.code_mode())
         .build()
         .unwrap();
     let plugin = rt.scope();
@@ -240,7 +240,7 @@ fn reassembling_an_unchanged_tool_set_gives_byte_identical_text() {
             // Another runtime, the same tools registered in the reverse order: the same bytes.
             let other = ToolRuntime::builder()
                 .mode(mode)
-                .code_mode(lang.code_mode())
+                .extension(lang.code_mode())
                 .build()
                 .unwrap();
             let other_plugin = other.scope();

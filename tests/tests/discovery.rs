@@ -15,11 +15,11 @@ use std::fmt::Write as _;
 
 use codegen_support::{all_catalogs, example, run_mypy, run_tsc};
 use serde_json::{Value, json};
+use tools_code::{CodeMode, Discovery, PythonRuntime, TypeScriptRuntime};
 use tools_codegen::{Language, render_declarations, render_index};
-use tools_runtime::code::{CodeMode, PythonRuntime, TypeScriptRuntime};
 use tools_runtime::{
-    Assembly, Callers, Discovery, Output, PresentationMode, Registration, Scope, ToolCall,
-    ToolDefinition, ToolFilter, ToolRuntime, codes,
+    Assembly, Callers, Output, PresentationMode, Registration, Scope, ToolCall, ToolDefinition,
+    ToolFilter, ToolRuntime, codes,
 };
 
 fn settings() -> insta::Settings {
@@ -246,8 +246,7 @@ fn runtime(
 ) -> (ToolRuntime, Scope, Vec<Registration>) {
     let rt = ToolRuntime::builder()
         .mode(mode)
-        .code_mode(lang.code_mode())
-        .discovery(discovery)
+        .extension(lang.code_mode().discovery(discovery))
         .build()
         .unwrap();
     let plugin = rt.scope();
@@ -353,7 +352,7 @@ fn auto_shows_the_full_sdk_up_to_the_threshold_and_the_index_past_it() {
         // The default threshold keeps a small catalog's full SDK.
         let rt = ToolRuntime::builder()
             .mode(PresentationMode::Code)
-            .code_mode(lang.code_mode())
+            .extension(lang.code_mode())
             .build()
             .unwrap();
         let plugin = rt.scope();
@@ -369,7 +368,7 @@ fn auto_shows_the_full_sdk_up_to_the_threshold_and_the_index_past_it() {
 fn the_default_threshold_indexes_a_large_catalog() {
     let rt = ToolRuntime::builder()
         .mode(PresentationMode::Code)
-        .code_mode(Lang::TypeScript.code_mode())
+        .extension(Lang::TypeScript.code_mode())
         .build()
         .unwrap();
     let plugin = rt.scope();
@@ -474,7 +473,7 @@ async fn describe_tools_names_unknown_names_queries_and_limits() {
     // Nothing asked.
     for args in [json!({}), json!({"names": [], "query": "  "})] {
         let result = rt.execute(describe(args)).await;
-        assert_eq!(result.code(), Some(tools_runtime::DESCRIBE_TOOLS_EMPTY));
+        assert_eq!(result.code(), Some(tools_code::DESCRIBE_TOOLS_EMPTY));
         assert_eq!(
             result.text(),
             "Error: describe_tools needs `names` (exact tool names from the index), `query` (a \

@@ -8,8 +8,8 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
+use tools_code::{CodeMode, TypeScriptRuntime};
 use tools_mcp::{HttpOptions, ImportOptions, McpImport, McpServer, McpSource, text_output_schema};
-use tools_runtime::code::{CodeMode, TypeScriptRuntime};
 use tools_runtime::{
     Output, PresentationMode, ScopeKey, ToolCall, ToolDefinition, ToolRuntime, ToolSchema, tool,
 };
@@ -150,7 +150,7 @@ async fn wait_for(condition: impl Fn() -> bool) {
 async fn under_code_presentation_the_served_list_is_run_code_alone() {
     let a = ToolRuntime::builder()
         .mode(PresentationMode::Code)
-        .code_mode(CodeMode::new(TypeScriptRuntime::new()))
+        .extension(CodeMode::new(TypeScriptRuntime::new()))
         .build()
         .unwrap();
     let plugin = a.scope();
@@ -191,7 +191,7 @@ async fn imported_tools_appear_in_the_sdk_and_run_from_code_mode() {
 
     let b = ToolRuntime::builder()
         .mode(PresentationMode::Code)
-        .code_mode(CodeMode::new(TypeScriptRuntime::new()))
+        .extension(CodeMode::new(TypeScriptRuntime::new()))
         .build()
         .unwrap();
     let _import = McpImport::connect(
@@ -203,7 +203,7 @@ async fn imported_tools_appear_in_the_sdk_and_run_from_code_mode() {
     .unwrap();
     let prompt = b.assemble(ScopeKey::GLOBAL).unwrap();
     assert_eq!(prompt.tool_names(), vec!["run_code"]);
-    let sdk = &prompt.section(tools_runtime::SDK_SECTION).unwrap().text;
+    let sdk = &prompt.section(tools_code::SDK_SECTION).unwrap().text;
     assert!(sdk.contains("remote_add("), "{sdk}");
     let program = "const r = await tools.remote_add({a: 20, b: 22}); return r.sum;";
     let ran = b

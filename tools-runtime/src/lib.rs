@@ -18,65 +18,17 @@
 //! calls: concurrency-safe calls overlap in a bounded pool, others run alone, and results come
 //! back in the model's order. [`wrappers`] ships an opt-in timeout wrapper and call metrics.
 //!
-//! # Code Mode
+//! # Presentation and Code Mode
 //!
 //! Per agent, the model sees the tools as native function definitions, as a typed SDK it
 //! programs against through the reserved `run_code` tool, or both ([`PresentationMode`]: set
 //! on the runtime with [`ToolRuntime::builder`], per agent with [`Scope::present_as`]).
-//! [`ToolRuntime::assemble`] gives what a scope contributes to a model request: the tool
-//! definitions and the prompt sections (`tools:sdk`, the usage and the SDK rendered by
-//! `tools-codegen` in the language of the configured [`code::CodeRuntime`]; `tools:code-only`
-//! under `code`). A `run_code` program's tool calls go through this same pipeline, as nested
-//! calls of the `run_code` call, scheduled by a per-run pool; only what the program prints and
-//! returns comes back to the model. See [`code`] for the runtimes and the bridge.
-//!
-//! ```
-//! # #[cfg(feature = "typescript")]
-//! # {
-//! use serde_json::{json, Value};
-//! use tools_runtime::code::{CodeMode, TypeScriptRuntime};
-//! use tools_runtime::{Output, PresentationMode, ToolCall, ToolDefinition, ToolError, ToolRuntime};
-//!
-//! # #[tokio::main(flavor = "current_thread")]
-//! # async fn main() {
-//! let runtime = ToolRuntime::builder()
-//!     .mode(PresentationMode::Code)
-//!     .code_mode(CodeMode::new(TypeScriptRuntime::new()))
-//!     .build()
-//!     .unwrap();
-//! let plugin = runtime.scope();
-//! let _add = plugin
-//!     .register(
-//!         ToolDefinition::builder("add")
-//!             .description("Add two integers.")
-//!             .input_schema(json!({
-//!                 "type": "object",
-//!                 "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
-//!                 "required": ["a", "b"]
-//!             }))
-//!             .output(Output::json(json!({"type": "integer"})))
-//!             .concurrency_safe(|_| true)
-//!             .execute(|args, _ctx| async move {
-//!                 Ok::<Value, ToolError>(json!(args["a"].as_i64().unwrap_or(0) + args["b"].as_i64().unwrap_or(0)))
-//!             })
-//!             .build()
-//!             .unwrap(),
-//!     )
-//!     .unwrap();
-//!
-//! // Under `code` the model calls `run_code`; a direct call of `add` is refused.
-//! let program = "const [x, y] = await Promise.all([tools.add({a: 1, b: 2}), tools.add({a: 3, b: 4})]);\n\
-//!                console.log('sums', x, y);\n\
-//!                return x + y;";
-//! let result = runtime
-//!     .execute(ToolCall::new("call-1", "run_code", json!({"code": program, "description": "add twice"})))
-//!     .await;
-//! assert_eq!(result.text(), "sums 3 7\n10");
-//! let direct = runtime.execute(ToolCall::new("call-2", "add", json!({"a": 1, "b": 1}))).await;
-//! assert_eq!(direct.code(), Some("UNKNOWN_TOOL"));
-//! # }
-//! # }
-//! ```
+//! [`ToolRuntime::assemble`] gives what a scope contributes to a model request (see
+//! [`presentation`]). Code Mode itself (the `run_code` tool, its TypeScript and Python
+//! runtimes, the SDK section) is the `tools-code` crate, installed through this crate's
+//! [`extension`] seam: a runtime without it compiles no engine. The registry's own rules still
+//! hold for every call: a tool's [`Callers`] and, under `code`, the code-only rule, read from
+//! the call's [`CallOrigin`].
 //!
 //! # Decisions worth knowing
 //!
@@ -159,10 +111,10 @@
 
 mod base;
 pub mod cc_names;
-pub mod code;
 mod pipeline;
 pub mod presentation;
 mod registry;
+pub mod suggest;
 
 #[doc(hidden)]
 #[path = "private/mod.rs"]
@@ -175,40 +127,41 @@ pub use pipeline::wrappers;
 /// [`ToolRuntime::schemas`] returns.
 pub use tools_schema as schema;
 
-pub use base::call::{ExecutionMode, ExecutionToken, ScopeKey, ToolCall};
+/// The seam registry-owned capabilities (Code Mode) plug into when the runtime is built.
+pub mod extension {
+    pub use crate::base::extension::*;
+    pub use crate::base::runtime::{Presenter, SchemaList};
+}
 /// Presentation cards: the render intents a tool gives a UI for its calls and results.
 pub mod cards {
     pub use crate::base::cards::*;
 }
+
+pub use base::assembly::{AssembleHook, AssembleOptions, Assembly, AssemblyError, PromptSection};
+pub use base::call::{
+    CallOrigin, ExecutionMode, ExecutionToken, ProgramOrigin, ScopeKey, ToolCall,
+};
 pub use base::content::{AdditionalContext, ContentBlock};
 pub use base::context::ToolRunContext;
-pub use base::definition::PrepareFn;
 pub use base::definition::{
-    BodyFn, ConcurrencyFn, FinalizeContentFn, Output, PresentationMetaFn, RESERVED_RUN_CODE,
-    RenderFn, SchemaSource, ToolDefinition, ToolDefinitionBuilder, render_json,
+    BodyFn, Callers, ConcurrencyFn, FinalizeContentFn, Output, PrepareFn, PresentationMetaFn,
+    RESERVED_DESCRIBE_TOOLS, RESERVED_NAMES, RESERVED_RUN_CODE, RenderFn, SchemaSource,
+    ToolDefinition, ToolDefinitionBuilder, render_json,
 };
-pub use base::definition::{Callers, RESERVED_DESCRIBE_TOOLS};
 pub use base::error::{
     DefinitionError, ExecutionError, PanicSite, RegistryError, ToolError, ToolFailure, codes,
 };
-pub use base::execution::MayCall;
 pub use base::execution::ToolExecution;
+pub use base::extension::BuildError;
+pub use base::extensions::Extensions;
 pub use base::hooks::{
     Approval, ApprovalService, PostDecision, PostSnapshot, PostView, PreDecision, RegistryChange,
     Replacement,
 };
+pub use base::mode::PresentationMode;
 pub use base::result::{ToolExecutionResult, ToolFailureInfo, ToolOutcome};
-pub use base::runtime::{Dispatch, Next};
-pub use base::runtime::{PresentationMode, ToolFilter, ToolRuntime};
-pub use presentation::{
-    AssembleHook, AssembleOptions, Assembly, AssemblyError, CODE_ONLY_SECTION,
-    CODE_ONLY_SECTION_ORDER, PromptSection, SDK_SECTION, SDK_SECTION_ORDER, TOOL_GUIDANCE_ORDER,
-    ToolRuntimeBuilder,
-};
-pub use presentation::{
-    DEFAULT_DESCRIBE_LIMIT, DEFAULT_DISCOVERY_ABOVE_BYTES, DESCRIBE_TOOLS_EMPTY, Discovery,
-    MAX_DESCRIBE_TOOLS,
-};
+pub use base::runtime::{Dispatch, Next, ToolFilter, ToolRuntime};
+pub use presentation::{TOOL_GUIDANCE_ORDER, ToolRuntimeBuilder};
 pub use registry::{Registration, Scope};
 pub use tokio_util::sync::CancellationToken;
 

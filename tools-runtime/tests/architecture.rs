@@ -1,8 +1,11 @@
 //! The rooms of `tools-runtime/src` import one way (see ARCHITECTURE.md at the repository root):
 //! `base` imports from no other room, `registry` only from `base`, `pipeline` from `base` (and
-//! calls the registry's methods on the runtime handle), `code` and the macros' support
-//! (`private`) from `base`, `presentation` from `base` and `code`. The crate root is the façade: it re-exports from every room, and no
-//! room imports from it. This test reads the source and fails on any import against that order.
+//! calls the registry's methods on the runtime handle), the macros' support (`private`) and
+//! `presentation` from `base`; `cc_names` and `suggest` stand alone. The crate root is the
+//! façade: it re-exports from every room, and no room imports from it. This test reads the
+//! source and fails on any import against that order.
+//!
+//! The crates depend one way too: [`crates_depend_one_way`] reads every crate's manifest.
 
 #![allow(clippy::panic)]
 
@@ -14,11 +17,11 @@ use std::path::{Path, PathBuf};
 const ALLOWED: &[(&str, &[&str])] = &[
     ("base", &[]),
     ("registry", &["base"]),
-    ("pipeline", &["base"]),
-    ("code", &["base"]),
+    ("pipeline", &["base", "suggest"]),
     ("private", &["base"]),
-    ("presentation", &["base", "code"]),
+    ("presentation", &["base"]),
     ("cc_names", &[]),
+    ("suggest", &[]),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -56,7 +59,9 @@ fn room_of(src: &Path, file: &Path) -> String {
 /// The room a `crate::` path names: its first segment, `root` for an item of the façade.
 fn room_named(segment: &str) -> String {
     match segment {
-        "base" | "registry" | "pipeline" | "code" => segment.to_owned(),
+        "base" | "registry" | "pipeline" | "presentation" | "suggest" | "cc_names" => {
+            segment.to_owned()
+        }
         "__private" | "private" => "private".to_owned(),
         _ => "root".to_owned(),
     }
@@ -261,4 +266,133 @@ fn the_checker_sees_a_backward_import() {
         imports("use crate::{ToolError, codes};"),
         BTreeSet::from(["root".to_owned()])
     );
+}
+
+/// The workspace crates each crate may depend on (normal dependencies; dev-dependencies may
+/// reach further, for tests). `tools-runtime` names no Code Mode crate: Code Mode is
+/// `tools-code`, which plugs into the runtime's extension seam.
+const CRATES: &[(&str, &[&str])] = &[
+    ("tools-schema", &[]),
+    ("tools-macros", &[]),
+    ("tools-dialects", &["tools-schema"]),
+    (
+        "tools-codegen",
+        &[
+            "tools-schema",
+            "tools-dialects",
+            "tools-mcp",
+            "tools-runtime",
+        ],
+    ),
+    ("tools-runtime", &["tools-schema", "tools-macros"]),
+    (
+        "tools-code",
+        &["tools-runtime", "tools-schema", "tools-codegen"],
+    ),
+    ("tools-mcp", &["tools-runtime", "tools-schema"]),
+    (
+        "tools-demo",
+        &[
+            "tools-runtime",
+            "tools-code",
+            "tools-codegen",
+            "tools-schema",
+        ],
+    ),
+    (
+        "tools-tests",
+        &[
+            "tools-runtime",
+            "tools-code",
+            "tools-codegen",
+            "tools-schema",
+            "tools-dialects",
+            "tools-mcp",
+            "tools-macros",
+        ],
+    ),
+];
+
+/// Crates no crate of the runtime's core may build: the engines of Code Mode.
+const ENGINES: &[&str] = &["rquickjs", "swc_", "libc", "tools-codegen", "tools-code"];
+
+/// The `[dependencies]` table of a manifest: the names of its entries.
+fn dependencies(manifest: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut inside = false;
+    for line in manifest.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            inside = line == "[dependencies]";
+            continue;
+        }
+        if inside
+            && !line.starts_with('#')
+            && let Some((name, _)) = line.split_once('=')
+        {
+            let name = name.trim().trim_end_matches(".workspace").trim();
+            if !name.is_empty() {
+                out.push(name.to_owned());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn crates_depend_one_way() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap_or_else(|| panic!("the crate has no parent folder"))
+        .to_path_buf();
+    let allowed: BTreeMap<&str, &[&str]> = CRATES.iter().copied().collect();
+    let mut seen = BTreeSet::new();
+    let mut wrong = Vec::new();
+    for entry in fs::read_dir(&root).unwrap_or_else(|e| panic!("{}: {e}", root.display())) {
+        let manifest = entry
+            .unwrap_or_else(|e| panic!("cannot list {}: {e}", root.display()))
+            .path()
+            .join("Cargo.toml");
+        let Ok(text) = fs::read_to_string(&manifest) else {
+            continue;
+        };
+        let Some(name) = text
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("name = "))
+            .map(|n| n.trim_matches('"').to_owned())
+        else {
+            continue;
+        };
+        if name == "tools-benches" || !text.contains("[package]") {
+            continue;
+        }
+        seen.insert(name.clone());
+        let Some(ok) = allowed.get(name.as_str()) else {
+            wrong.push(format!(
+                "crate `{name}` is not in the table of this test; place it"
+            ));
+            continue;
+        };
+        for dep in dependencies(&text) {
+            if dep.starts_with("tools-") && !ok.contains(&dep.as_str()) {
+                wrong.push(format!("`{name}` depends on `{dep}`"));
+            }
+            if name == "tools-runtime" && ENGINES.iter().any(|e| dep.starts_with(e)) {
+                wrong.push(format!(
+                    "`tools-runtime` builds `{dep}`, which is Code Mode's"
+                ));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "crates against the order:\n{}",
+        wrong.join("\n")
+    );
+    for crate_name in ["tools-runtime", "tools-code", "tools-mcp", "tools-codegen"] {
+        assert!(
+            seen.contains(crate_name),
+            "the scan did not find `{crate_name}`"
+        );
+    }
 }

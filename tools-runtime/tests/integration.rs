@@ -5,28 +5,17 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 // Helpers for the modules below, declared once here.
-mod code_support;
 mod tracing_support;
 
 mod architecture;
 mod cancellation_stress;
 mod cards;
 mod cc_names;
-mod code_analysis;
-mod code_mode;
-mod code_mode_e2e;
-mod code_python;
-mod code_typescript;
 mod conformance;
 mod deep_values;
+mod extension_seam;
 mod faults;
-mod python_fence;
-mod python_protocol;
-mod python_sandbox;
 mod scopes;
 mod tool_validated_output;
-mod tracing_run_code;
 mod tracing_span;
-mod typescript_fence;
-mod unprivileged;
 mod wrappers;

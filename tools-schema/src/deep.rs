@@ -68,6 +68,13 @@ pub const PRETTY_LEVELS: usize = 128;
 /// every level makes the text grow with the square of the depth (a value 10,000 levels deep
 /// would take a gigabyte of spaces).
 pub fn to_string_pretty(value: &Value) -> String {
+    to_string_pretty_levels(value, PRETTY_LEVELS)
+}
+
+/// [`to_string_pretty`] that indents only `levels` levels: a container at level `levels` or
+/// deeper is written compactly on one line, members and all (`levels` 0 is
+/// [`to_string`]). Model-facing text uses it to keep deep values readable.
+pub fn to_string_pretty_levels(value: &Value, levels: usize) -> String {
     enum Step<'a> {
         /// A value; with a key, an object entry on its own line.
         Value(Option<&'a str>, &'a Value, usize),
@@ -108,7 +115,7 @@ pub fn to_string_pretty(value: &Value) -> String {
             Step::Value(None, value, level) => (value, level),
         };
         match value {
-            Value::Array(_) | Value::Object(_) if level >= PRETTY_LEVELS => {
+            Value::Array(_) | Value::Object(_) if level >= levels => {
                 push_compact(&mut out, value);
             }
             Value::Array(items) if !items.is_empty() => {
@@ -137,6 +144,13 @@ pub fn to_string_pretty(value: &Value) -> String {
             scalar => push_scalar(&mut out, scalar),
         }
     }
+    out
+}
+
+/// `serde_json::to_string` of a value of any depth, written without recursion.
+pub fn to_string(value: &Value) -> String {
+    let mut out = String::new();
+    push_compact(&mut out, value);
     out
 }
 
@@ -297,6 +311,38 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
     }
 }
 
+/// Drops `value`: a shallow one (at most two container levels, checked without allocating)
+/// as usual, a deeper one with [`drop_value`]. For paths that drop many small values.
+pub fn discard(value: Value) {
+    if !shallow(&value) {
+        drop_value(value);
+    }
+}
+
+/// Whether `value` is at most two container levels deep, so that dropping or cloning it
+/// recursively is harmless.
+fn shallow(value: &Value) -> bool {
+    fn is_container(v: &Value) -> bool {
+        match v {
+            Value::Array(a) => !a.is_empty(),
+            Value::Object(m) => !m.is_empty(),
+            _ => false,
+        }
+    }
+    fn scalars(v: &Value) -> bool {
+        match v {
+            Value::Array(items) => items.iter().all(|i| !is_container(i)),
+            Value::Object(map) => map.values().all(|i| !is_container(i)),
+            _ => true,
+        }
+    }
+    match value {
+        Value::Array(items) => items.iter().all(scalars),
+        Value::Object(map) => map.values().all(scalars),
+        _ => true,
+    }
+}
+
 /// Drops a JSON value of any depth without recursion.
 pub fn drop_value(value: Value) {
     let mut stack = vec![value];
@@ -388,6 +434,9 @@ pub fn deeper_than(value: &Value, limit: usize) -> bool {
 
 /// Clones a JSON value of any depth without recursion. Object key order is kept.
 pub fn clone_value(value: &Value) -> Value {
+    if shallow(value) {
+        return value.clone();
+    }
     enum Step<'a> {
         Enter(&'a Value),
         Array(usize),
@@ -529,5 +578,58 @@ mod tests {
                 );
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod capped_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn compact_json_matches_serde_json() {
+        for v in [
+            json!(null),
+            json!("a \"quoted\" \n string"),
+            json!([1, 2.5, [], {}, [[]]]),
+            json!({"b": {"c": [true, false, null]}, "a": "x", "é": -0.0}),
+        ] {
+            assert_eq!(to_string(&v), v.to_string());
+        }
+    }
+
+    #[test]
+    fn pretty_json_matches_serde_json_within_the_cap_and_goes_compact_past_it() {
+        let v = json!({"a": [1, {"b": []}], "c": {}, "d": "x"});
+        assert_eq!(
+            to_string_pretty_levels(&v, 5),
+            serde_json::to_string_pretty(&v).unwrap()
+        );
+        // Members of the level-5 container would sit at 12 characters: it is compact.
+        let deep = json!({"1": {"2": {"3": {"4": {"5": {"6": [1, 2]}}}}}});
+        let text = to_string_pretty_levels(&deep, 5);
+        assert!(text.contains(r#""5": {"6":[1,2]}"#), "{text}");
+        assert!(
+            text.lines().all(|l| l.len() - l.trim_start().len() <= 10),
+            "{text}"
+        );
+        // A value of any depth is written without recursion.
+        let mut huge = json!(0);
+        for _ in 0..100_000 {
+            huge = Value::Array(vec![huge]);
+        }
+        let text = to_string_pretty_levels(&huge, 5);
+        discard(huge);
+        assert!(text.starts_with("[\n  [\n    [\n"), "{}", &text[..40]);
+        let core = format!("{}0{}", "[".repeat(1000), "]".repeat(1000));
+        assert!(text.contains(&core));
+        assert!(text.ends_with("\n  ]\n]"));
+    }
+
+    #[test]
+    fn shallow_values_are_recognised_without_allocation() {
+        assert!(shallow(&json!({"a": 1, "b": [1, 2], "c": {"d": 1}})));
+        assert!(!shallow(&json!({"a": {"b": {"c": 1}}})));
+        assert!(!shallow(&json!([[[1]]])));
     }
 }

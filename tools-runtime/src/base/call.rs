@@ -52,6 +52,10 @@ pub struct ToolCall {
     pub agent: Option<ScopeKey>,
     /// The token of the execution that made this call, for nested calls.
     pub parent: Option<ExecutionToken>,
+    /// Set on the calls a program makes through a registry-owned tool (a `run_code` program's
+    /// tool calls): the origin the runtime minted for that run. The call's `parent` is then
+    /// the run's token, whatever `parent` says.
+    pub program: Option<ProgramOrigin>,
 }
 
 impl ToolCall {
@@ -68,6 +72,7 @@ impl ToolCall {
             cancel: CancellationToken::new(),
             agent: None,
             parent: None,
+            program: None,
         }
     }
 
@@ -87,6 +92,82 @@ impl ToolCall {
     pub fn with_parent(mut self, parent: ExecutionToken) -> Self {
         self.parent = Some(parent);
         self
+    }
+
+    /// The same call as one a program makes: `origin` comes from
+    /// [`ToolRunContext::program_origin`](crate::ToolRunContext::program_origin) of the
+    /// registry-owned execution that runs the program, and becomes the call's parent too.
+    pub fn with_program(mut self, origin: ProgramOrigin) -> Self {
+        self.parent = Some(origin.run);
+        self.program = Some(origin);
+        self
+    }
+
+    /// Where the call comes from, as the runtime will see it.
+    pub fn origin(&self) -> CallOrigin {
+        match (self.program, self.parent) {
+            (Some(program), _) => CallOrigin::Program(program),
+            (None, Some(parent)) => CallOrigin::Nested { parent },
+            (None, None) => CallOrigin::Direct,
+        }
+    }
+}
+
+/// Where a call comes from: what the registry's rules (Code Mode's code-only rule, a tool's
+/// [`Callers`](crate::Callers)) read, and what tells one call from another in a trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum CallOrigin {
+    /// The caller's own call (a model's turn): it has no parent.
+    Direct,
+    /// A call another execution made in turn (a tool body calling a tool).
+    Nested {
+        /// The execution that made the call.
+        parent: ExecutionToken,
+    },
+    /// A call a program made (a `run_code` program's tool call).
+    Program(ProgramOrigin),
+}
+
+impl CallOrigin {
+    /// Whether a program made the call.
+    pub fn is_program(self) -> bool {
+        matches!(self, CallOrigin::Program(_))
+    }
+
+    /// Whether the caller made the call itself (no parent).
+    pub fn is_direct(self) -> bool {
+        matches!(self, CallOrigin::Direct)
+    }
+
+    /// The execution that made the call, if another one did.
+    pub fn parent(self) -> Option<ExecutionToken> {
+        match self {
+            CallOrigin::Direct => None,
+            CallOrigin::Nested { parent } => Some(parent),
+            CallOrigin::Program(program) => Some(program.run),
+        }
+    }
+}
+
+/// The origin of the calls one program run makes. Only the runtime makes one (there is no
+/// public constructor): [`ToolRunContext::program_origin`](crate::ToolRunContext::program_origin)
+/// gives it to the body of a registry-owned tool, such as Code Mode's `run_code`, which sets it
+/// on each call the program makes ([`ToolCall::with_program`]). A tool registered through a
+/// scope cannot mint one, so a call that says it comes from a program does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ProgramOrigin {
+    run: ExecutionToken,
+}
+
+impl ProgramOrigin {
+    pub(crate) fn mint(run: ExecutionToken) -> Self {
+        ProgramOrigin { run }
+    }
+
+    /// The execution running the program (the `run_code` call).
+    pub fn run(self) -> ExecutionToken {
+        self.run
     }
 }
 

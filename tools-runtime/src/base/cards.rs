@@ -272,7 +272,7 @@ impl CallView {
         CallView::Generic {
             title: tool.to_owned(),
             kind: None,
-            raw_input: Some(super::deep::clone(args)),
+            raw_input: Some(tools_schema::deep::clone_value(args)),
             content: None,
             locations: None,
         }

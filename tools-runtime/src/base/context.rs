@@ -7,7 +7,7 @@ use std::sync::{Arc, PoisonError};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::call::{ExecutionToken, ScopeKey, ToolCall};
+use super::call::{ExecutionToken, ProgramOrigin, ScopeKey, ToolCall};
 use super::content::AdditionalContext;
 use super::execution::ToolExecution;
 use super::runtime::ToolRuntime;
@@ -95,7 +95,20 @@ impl ToolRunContext {
             cancel: self.cancellation().child_token(),
             agent: self.exec.agent(),
             parent: Some(self.exec.token()),
+            program: None,
         }
+    }
+
+    /// The origin of the calls a program run by this execution makes, for the body of a
+    /// registry-owned tool (one an [`Extension`](crate::extension::Extension) installed, such
+    /// as Code Mode's `run_code`); `None` for any other tool. Set it on each of the program's
+    /// calls with [`ToolCall::with_program`]: the registry's rules then know them for a
+    /// program's.
+    pub fn program_origin(&self) -> Option<ProgramOrigin> {
+        self.exec
+            .0
+            .owned
+            .then(|| ProgramOrigin::mint(self.exec.token()))
     }
 }
 

@@ -15,7 +15,8 @@ use super::cards::{CallView, PresentCallFn, PresentResultFn, ResultRecord, Resul
 use super::content::ContentBlock;
 use super::context::ToolRunContext;
 use super::error::{DefinitionError, ToolError};
-use super::execution::{MayCall, ToolExecution};
+use super::execution::ToolExecution;
+use super::extensions::Extensions;
 use super::result::ToolExecutionResult;
 use super::validation::{self, Compiled};
 
@@ -23,10 +24,13 @@ use super::validation::{self, Compiled};
 /// it.
 pub const RESERVED_RUN_CODE: &str = "run_code";
 
-/// The tool name reserved for Code Mode's discovery tool (see
-/// [`Discovery`](crate::Discovery)): like `run_code`, no scope can register, reserve or
-/// restrict it.
+/// The tool name reserved for Code Mode's discovery tool: like `run_code`, no scope can
+/// register, reserve or restrict it.
 pub const RESERVED_DESCRIBE_TOOLS: &str = "describe_tools";
+
+/// Every name the registry reserves for the tools it owns (installed by an
+/// [`Extension`](crate::extension::Extension)).
+pub const RESERVED_NAMES: [&str; 2] = [RESERVED_RUN_CODE, RESERVED_DESCRIBE_TOOLS];
 
 /// Who may call a tool: the model directly (a call of its own, with no parent), a `run_code`
 /// program, or both. It refines the agent's [`PresentationMode`](crate::PresentationMode) for
@@ -105,10 +109,11 @@ pub type FinalizeContentFn =
 /// A definition's prepare hook: runs at admission, after input validation and before the
 /// pre-execute waterfall, with the frozen (valid) arguments and a run context like the body's.
 /// `Err` refuses the call (its code and message become the call's failure; no listener, approval
-/// or body runs); `Ok(Some(set))` records what the call may call in turn, which listeners read
-/// with [`ToolExecution::may_call`]; `Ok(None)` says nothing. `run_code`'s hook is the pre-run
-/// analysis of the program (see [`crate::code::analysis`]).
-pub type PrepareFn = dyn Fn(Arc<Value>, ToolRunContext) -> BoxFuture<'static, Result<Option<MayCall>, ToolError>>
+/// or body runs); `Ok(extensions)` is what the hook computed, kept on the execution: listeners
+/// read it with [`ToolExecution::get`], the body through its context's execution. Code Mode's
+/// `run_code` hook is the pre-run analysis of the program, which leaves what the program may
+/// call and the parse the run reuses.
+pub type PrepareFn = dyn Fn(Arc<Value>, ToolRunContext) -> BoxFuture<'static, Result<Extensions, ToolError>>
     + Send
     + Sync;
 /// Classifies one call's arguments as safe to run concurrently (`true`) or not.
@@ -215,7 +220,7 @@ pub fn render_json(value: &Value) -> ContentBlock {
     match value {
         Value::String(s) => ContentBlock::text(s.clone()),
         Value::Array(_) | Value::Object(_) => {
-            ContentBlock::text(super::deep::to_compact_json(value))
+            ContentBlock::text(tools_schema::deep::to_string(value))
         }
         other => ContentBlock::text(other.to_string()),
     }
@@ -244,8 +249,8 @@ pub(crate) struct DefInner {
 impl Drop for DefInner {
     fn drop(&mut self) {
         // Raw schemas from outside may be deep: dropped without recursion.
-        super::deep::discard(std::mem::take(&mut self.input_schema));
-        super::deep::discard(std::mem::take(&mut self.output_schema));
+        tools_schema::deep::discard(std::mem::take(&mut self.input_schema));
+        tools_schema::deep::discard(std::mem::take(&mut self.output_schema));
     }
 }
 
@@ -281,6 +286,12 @@ impl ToolDefinition {
     /// The input schema, as JSON Schema.
     pub fn input_schema(&self) -> &Value {
         &self.0.input_schema
+    }
+    /// Checks `arguments` against the compiled input schema, as the pipeline does before the
+    /// tool runs: every violation, `; `-separated, each with its JSON pointer. `None` for a raw
+    /// definition, which validates its own input.
+    pub fn check_input(&self, arguments: &Value) -> Option<Result<(), String>> {
+        self.0.input.as_ref().map(|input| input.validate(arguments))
     }
     /// The output schema, as JSON Schema.
     pub fn output_schema(&self) -> &Value {
@@ -318,8 +329,8 @@ impl ToolDefinition {
         ToolSchema {
             name: self.0.name.clone(),
             description: self.0.description.clone(),
-            input_schema: super::deep::clone(&self.0.input_schema),
-            output_schema: Some(super::deep::clone(&self.0.output_schema)),
+            input_schema: tools_schema::deep::clone_value(&self.0.input_schema),
+            output_schema: Some(tools_schema::deep::clone_value(&self.0.output_schema)),
         }
     }
 
@@ -536,12 +547,13 @@ impl ToolDefinitionBuilder {
         self
     }
 
-    /// A prepare hook (see [`PrepareFn`]): checks a call before any policy sees it, and may say
-    /// what the call may call in turn. A panic in it fails the call as a panicking body does.
+    /// A prepare hook (see [`PrepareFn`]): checks a call before any policy sees it and leaves
+    /// what it computed for the listeners and the body. A panic in it fails the call as a
+    /// panicking body does.
     pub fn prepare<F, Fut>(mut self, prepare: F) -> Self
     where
         F: Fn(Arc<Value>, ToolRunContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Option<MayCall>, ToolError>> + Send + 'static,
+        Fut: Future<Output = Result<Extensions, ToolError>> + Send + 'static,
     {
         self.prepare = Some(Arc::new(move |args, ctx| Box::pin(prepare(args, ctx))));
         self

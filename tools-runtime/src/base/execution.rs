@@ -1,6 +1,5 @@
 //! The read-only view of one execution that the pipeline's listeners see ([`ToolExecution`]).
 
-use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -8,8 +7,9 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::call::{ExecutionToken, GLOBAL_LAYER, ScopeKey};
+use super::call::{CallOrigin, ExecutionToken, GLOBAL_LAYER, ScopeKey};
 use super::content::AdditionalContext;
+use super::extensions::Extensions;
 
 pub(crate) struct ExecInner {
     pub(crate) token: ExecutionToken,
@@ -24,15 +24,19 @@ pub(crate) struct ExecInner {
     pub(crate) deferred: Mutex<Vec<AdditionalContext>>,
     /// Set just before the body is invoked.
     pub(crate) body_started: AtomicBool,
-    /// What the call may call, when its definition's prepare hook said (set at admission).
-    pub(crate) may_call: OnceLock<MayCall>,
+    /// Where the call comes from.
+    pub(crate) origin: CallOrigin,
+    /// The call resolved to a registry-owned definition (one an extension installed).
+    pub(crate) owned: bool,
+    /// What the definition's prepare hook computed (set once, at admission).
+    pub(crate) extensions: OnceLock<Extensions>,
 }
 
 impl Drop for ExecInner {
     fn drop(&mut self) {
         // The last owner of very deep arguments drops them without recursion.
         if let Some(args) = Arc::get_mut(&mut self.arguments) {
-            super::deep::discard(std::mem::take(args));
+            tools_schema::deep::discard(std::mem::take(args));
         }
     }
 }
@@ -77,17 +81,28 @@ impl ToolExecution {
         self.0.parent
     }
 
-    /// The tools this call may call in turn, as its definition's prepare hook found them at
-    /// admission, before the pre-execute waterfall: for `run_code`, the tool calls the program
-    /// can make (see [`crate::code::analysis`]). `None` for a call whose definition has no
-    /// prepare hook, or whose hook did not say.
-    pub fn may_call(&self) -> Option<&MayCall> {
-        self.0.may_call.get()
+    /// Where the call comes from: the caller's own, made by another execution, or made by a
+    /// program.
+    pub fn origin(&self) -> CallOrigin {
+        self.0.origin
     }
 
-    /// Records what the call may call; only the first record counts.
-    pub(crate) fn set_may_call(&self, may_call: MayCall) {
-        let _ = self.0.may_call.set(may_call);
+    /// The value of type `T` the definition's prepare hook computed for this call at
+    /// admission, before the pre-execute waterfall (for `run_code`, Code Mode's analysis
+    /// leaves what the program may call). `None` before admission, for a definition without a
+    /// prepare hook, or when the hook left no `T`.
+    pub fn get<T: Send + Sync + 'static>(&self) -> Option<&T> {
+        self.0.extensions.get()?.get::<T>()
+    }
+
+    /// Everything the prepare hook computed (see [`get`](Self::get)).
+    pub fn extensions(&self) -> Option<&Extensions> {
+        self.0.extensions.get()
+    }
+
+    /// Records what the prepare hook computed; only the first record counts.
+    pub(crate) fn set_extensions(&self, extensions: Extensions) {
+        let _ = self.0.extensions.set(extensions);
     }
 
     pub(crate) fn applies(&self, layer: u64) -> bool {
@@ -114,67 +129,5 @@ impl fmt::Debug for ToolExecution {
             .field("agent", &self.0.agent)
             .field("parent", &self.0.parent)
             .finish_non_exhaustive()
-    }
-}
-
-/// The tools one call may call in turn (for `run_code`: what the program may call), as found
-/// before it runs. See [`ToolExecution::may_call`].
-///
-/// ```
-/// use tools_runtime::MayCall;
-///
-/// let closed = MayCall::closed(["read_file", "list_dir"]);
-/// assert!(closed.includes("read_file"));
-/// assert!(!closed.any(|name| name.starts_with("delete_")));
-/// assert!(MayCall::Open.any(|name| name.starts_with("delete_")));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum MayCall {
-    /// Exactly these tools, or fewer (possibly none). For `run_code` the bridge holds the
-    /// program to it: a call outside the set fails in the program.
-    Closed(BTreeSet<String>),
-    /// Any tool the caller can reach: the program reaches tools in a way the analysis does not
-    /// follow (a computed name, `tools` passed around, a rebound name), or was not analysed.
-    Open,
-}
-
-impl MayCall {
-    /// A closed set of `names`.
-    pub fn closed<I, S>(names: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        MayCall::Closed(names.into_iter().map(Into::into).collect())
-    }
-
-    /// Whether the set is open.
-    pub fn is_open(&self) -> bool {
-        matches!(self, MayCall::Open)
-    }
-
-    /// The closed set, or `None` when it is open.
-    pub fn names(&self) -> Option<&BTreeSet<String>> {
-        match self {
-            MayCall::Closed(names) => Some(names),
-            MayCall::Open => None,
-        }
-    }
-
-    /// Whether `name` may be called (always, when the set is open).
-    pub fn includes(&self, name: &str) -> bool {
-        match self {
-            MayCall::Closed(names) => names.contains(name),
-            MayCall::Open => true,
-        }
-    }
-
-    /// Whether any tool that may be called matches `pred` (always, when the set is open: an
-    /// open set may reach any tool).
-    pub fn any(&self, mut pred: impl FnMut(&str) -> bool) -> bool {
-        match self {
-            MayCall::Closed(names) => names.iter().any(|n| pred(n)),
-            MayCall::Open => true,
-        }
     }
 }

@@ -8,15 +8,18 @@
 //! a call is in [`crate::pipeline`]. Nothing here imports from those rooms, so the arrows point
 //! one way: `base` <- `registry` <- `pipeline`, with `code` and the macros' support beside them.
 
+pub(crate) mod assembly;
 pub(crate) mod call;
 pub(crate) mod cards;
 pub(crate) mod content;
 pub(crate) mod context;
-pub(crate) mod deep;
 pub(crate) mod definition;
 pub(crate) mod error;
 pub(crate) mod execution;
+pub(crate) mod extension;
+pub(crate) mod extensions;
 pub(crate) mod hooks;
+pub(crate) mod mode;
 pub(crate) mod result;
 pub(crate) mod runtime;
 pub(crate) mod validation;

@@ -3,8 +3,7 @@
 //! registry room (`crate::registry`) gives it behaviour (scopes, registration, resolution), the
 //! pipeline (`crate::pipeline`) runs calls against it.
 
-use std::any::{Any, TypeId};
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -13,13 +12,18 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::call::{ExecutionToken, GLOBAL_LAYER};
+use tools_schema::catalog::ToolSchema;
+
+use super::assembly::{AssembleHook, Assembly, AssemblyError};
+use super::call::{GLOBAL_LAYER, ScopeKey};
 use super::definition::ToolDefinition;
 use super::error::ToolError;
 use super::execution::ToolExecution;
+use super::extensions::Extensions;
 use super::hooks::{
     ApprovalService, PostDecision, PostSnapshot, PostView, PreDecision, RegistryChange,
 };
+use super::mode::PresentationMode;
 use super::result::ToolExecutionResult;
 
 /// An agent-scoped visibility mask over global tools. Masks are snapshotted when applied and
@@ -51,51 +55,6 @@ impl ToolFilter {
             ToolFilter::Allow(n) => n.contains(name),
             ToolFilter::Deny(n) => !n.contains(name),
         }
-    }
-}
-
-/// How the tools are presented to the model: as native function definitions, as a typed SDK
-/// the model programs against through `run_code` (Code Mode), or both.
-///
-/// The runtime has one (set with [`ToolRuntimeBuilder::mode`](crate::ToolRuntimeBuilder::mode),
-/// `Native` by default); an agent scope may choose its own with
-/// [`Scope::present_as`](crate::Scope::present_as), which nested agent scopes inherit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum PresentationMode {
-    /// The visible tools as function definitions; `run_code` is not offered.
-    #[default]
-    Native,
-    /// Only `run_code` and the SDK of the visible tools. A direct call of any other tool is
-    /// `UNKNOWN_TOOL` before policy runs; calls a `run_code` program makes are not affected.
-    Code,
-    /// The visible tools as function definitions and `run_code` with the SDK; direct calls run.
-    Both,
-}
-
-impl PresentationMode {
-    /// The stable lower-case name: `native`, `code` or `both`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PresentationMode::Native => "native",
-            PresentationMode::Code => "code",
-            PresentationMode::Both => "both",
-        }
-    }
-
-    /// Whether the mode offers `run_code` and the SDK.
-    pub fn offers_code(self) -> bool {
-        !matches!(self, PresentationMode::Native)
-    }
-
-    /// Whether the mode offers the visible tools as function definitions.
-    pub fn offers_native(self) -> bool {
-        !matches!(self, PresentationMode::Code)
-    }
-}
-
-impl fmt::Display for PresentationMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 
@@ -143,37 +102,79 @@ pub(crate) struct State {
     pub(crate) items: HashMap<u64, Item>,
 }
 
+/// The registry-owned definitions by name, with the modes whose scopes they are offered to.
+pub(crate) type OwnedTools = BTreeMap<String, (ToolDefinition, fn(PresentationMode) -> bool)>;
+
+/// Per scope and mode: the generation a list was made at, and the list.
+pub(crate) type NativeCache = HashMap<(ScopeKey, PresentationMode), (u64, Arc<SchemaList>)>;
+
 pub(crate) struct Shared {
     pub(crate) state: RwLock<State>,
     pub(crate) listeners: RwLock<Arc<Listeners>>,
     pub(crate) approval: RwLock<Option<(u64, Arc<dyn ApprovalService>)>>,
-    pub(crate) states: RwLock<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
+    /// The shared state of tool bodies ([`ToolRuntime::insert_state`]), each value an `Arc`.
+    pub(crate) states: RwLock<Extensions>,
     pub(crate) next_id: AtomicU64,
     /// The runtime's presentation mode (agents may choose their own).
     pub(crate) mode: PresentationMode,
-    /// The registry-owned `run_code` definition, when Code Mode is configured.
-    pub(crate) run_code: Option<ToolDefinition>,
-    /// Settings of rooms above `base` (Code Mode), kept type-erased so `base` names no room.
-    pub(crate) extension: Option<Arc<dyn Any + Send + Sync>>,
+    /// The registry-owned definitions the extensions installed, by their reserved names, with
+    /// the modes whose scopes they are offered to.
+    pub(crate) owned: OwnedTools,
+    /// The extensions' presenters, in installation order.
+    pub(crate) presenters: Vec<Arc<dyn Presenter>>,
+    /// The assemble hook.
+    pub(crate) hook: Option<Arc<AssembleHook>>,
+    /// Native definitions per scope and mode, while current (see `presentation`).
+    pub(crate) native_cache: Mutex<NativeCache>,
     /// Counts every change of the registry's tools, reservations, masks and modes, so a view
     /// computed from them can tell it is still current.
     pub(crate) generation: AtomicU64,
-    /// The tokens of the `run_code` executions in flight: a call whose parent is one of them
-    /// comes from a program (the callers rule reads it).
-    pub(crate) programs: Mutex<HashSet<ExecutionToken>>,
-    /// The registry-owned `describe_tools` definition, when Code Mode discovery is configured.
-    pub(crate) describe_tools: Option<ToolDefinition>,
 }
 
-/// Marks a `run_code` execution as in flight (in [`Shared::programs`]) until dropped.
-pub(crate) struct ProgramMark {
-    pub(crate) shared: Arc<Shared>,
-    pub(crate) token: ExecutionToken,
+/// What an extension adds to prompt assembly (see
+/// [`extension`](crate::extension) for the seam).
+pub trait Presenter: Send + Sync + fmt::Debug + 'static {
+    /// Whether this presenter renders what a mode that offers code needs (an SDK). Without one
+    /// that does, assembling a scope whose mode is `code` or `both` fails with
+    /// [`AssemblyError::NoCodeRuntime`](crate::AssemblyError::NoCodeRuntime).
+    fn presents_code(&self) -> bool {
+        false
+    }
+
+    /// Adds this extension's tool definitions and prompt sections to `assembly`, the scope's
+    /// assembly so far (its `mode`, the native definitions in name order). The registry then
+    /// orders the tools (`tool_order`) and the sections, and runs the assemble hook.
+    fn assemble(
+        &self,
+        runtime: &ToolRuntime,
+        scope: ScopeKey,
+        assembly: &mut Assembly,
+    ) -> Result<(), AssemblyError>;
 }
 
-impl Drop for ProgramMark {
+/// A scope's catalog entries, in name order, shared between views of the registry. Raw
+/// schemas from outside may be deep: the entries a list is the last owner of are dropped
+/// without recursion.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct SchemaList(pub Vec<Arc<ToolSchema>>);
+
+impl SchemaList {
+    /// The entries, each shared.
+    pub fn new(entries: Vec<ToolSchema>) -> Self {
+        SchemaList(entries.into_iter().map(Arc::new).collect())
+    }
+}
+
+impl Drop for SchemaList {
     fn drop(&mut self) {
-        lock(&self.shared.programs).remove(&self.token);
+        for entry in &mut self.0 {
+            if let Some(entry) = Arc::get_mut(entry) {
+                tools_schema::deep::discard(std::mem::take(&mut entry.input_schema));
+                if let Some(output) = entry.output_schema.take() {
+                    tools_schema::deep::discard(output);
+                }
+            }
+        }
     }
 }
 
@@ -219,32 +220,20 @@ pub(crate) struct CallSnapshot {
     /// `None` when the calling agent scope is gone.
     pub(crate) chain: Option<Vec<u64>>,
     pub(crate) listeners: Arc<Listeners>,
-    /// The call names a tool other than `run_code`, directly (no parent), from a scope whose
-    /// mode is `code`: it is refused before policy runs.
-    pub(crate) code_only: bool,
-    /// The tool's [`Callers`](super::definition::Callers) refuse this call (before policy,
-    /// ahead of `code_only`).
-    pub(crate) callers: Option<super::error::ExecutionError>,
-    /// Set for a `run_code` execution: its token is marked as a program's while the call runs.
-    pub(crate) program: Option<ProgramMark>,
+    /// The definition is one the registry owns (an extension installed it).
+    pub(crate) owned: bool,
+    /// The registry's admission rules refuse the call before policy (the code-only rule, the
+    /// tool's [`Callers`](super::definition::Callers)).
+    pub(crate) refusal: Option<super::error::ExecutionError>,
 }
 
 impl ToolRuntime {
-    /// An empty registry with its presentation mode, `run_code` definition and Code Mode settings.
+    /// An empty registry with its presentation mode, owned definitions, presenters and hook.
     pub(crate) fn with_parts(
         mode: PresentationMode,
-        run_code: Option<ToolDefinition>,
-        extension: Option<Arc<dyn Any + Send + Sync>>,
-    ) -> Self {
-        Self::with_code_parts(mode, run_code, None, extension)
-    }
-
-    /// [`with_parts`](Self::with_parts) with the registry-owned `describe_tools` definition.
-    pub(crate) fn with_code_parts(
-        mode: PresentationMode,
-        run_code: Option<ToolDefinition>,
-        describe_tools: Option<ToolDefinition>,
-        extension: Option<Arc<dyn Any + Send + Sync>>,
+        owned: OwnedTools,
+        presenters: Vec<Arc<dyn Presenter>>,
+        hook: Option<Arc<AssembleHook>>,
     ) -> Self {
         let mut layers = HashMap::new();
         layers.insert(GLOBAL_LAYER, Layer::new(None));
@@ -255,36 +244,31 @@ impl ToolRuntime {
             }),
             listeners: RwLock::new(Arc::new(Listeners::default())),
             approval: RwLock::new(None),
-            states: RwLock::new(HashMap::new()),
+            states: RwLock::new(Extensions::new()),
             next_id: AtomicU64::new(1),
             mode,
-            run_code,
-            extension,
+            owned,
+            presenters,
+            hook,
+            native_cache: Mutex::new(HashMap::new()),
             generation: AtomicU64::new(0),
-            programs: Mutex::new(HashSet::new()),
-            describe_tools,
         }))
     }
 
     /// Installs shared state reachable from tool bodies through
     /// [`ToolRunContext::state`](crate::ToolRunContext::state); returns the previous value.
-    pub fn insert_state<T: Any + Send + Sync>(&self, value: T) -> Option<Arc<T>> {
+    pub fn insert_state<T: Send + Sync + 'static>(&self, value: T) -> Option<Arc<T>> {
         self.insert_state_arc(Arc::new(value))
     }
 
     /// Like [`insert_state`](Self::insert_state), for a value already shared.
-    pub fn insert_state_arc<T: Any + Send + Sync>(&self, value: Arc<T>) -> Option<Arc<T>> {
-        write(&self.0.states)
-            .insert(TypeId::of::<T>(), value)
-            .and_then(|old| old.downcast::<T>().ok())
+    pub fn insert_state_arc<T: Send + Sync + 'static>(&self, value: Arc<T>) -> Option<Arc<T>> {
+        write(&self.0.states).insert(value)
     }
 
     /// Shared state of type `T`, if installed.
-    pub fn state<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
-        read(&self.0.states)
-            .get(&TypeId::of::<T>())
-            .cloned()
-            .and_then(|v| v.downcast::<T>().ok())
+    pub fn state<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        read(&self.0.states).get::<Arc<T>>().cloned()
     }
 }
 

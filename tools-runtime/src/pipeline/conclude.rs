@@ -7,7 +7,6 @@ use std::sync::atomic::Ordering;
 use futures::FutureExt;
 
 use super::{Draft, Run, error_code};
-use crate::base::deep;
 use crate::base::error::{ExecutionError, PanicSite, panic_message};
 use crate::base::hooks::{PostDecision, PostSnapshot, PostView, Replacement};
 use crate::base::result::{ToolExecutionResult, ToolOutcome};
@@ -45,7 +44,7 @@ impl Run {
                     })),
                     PostListener::Async(f) => {
                         let snapshot = PostSnapshot {
-                            value: deep::clone(value),
+                            value: tools_schema::deep::clone_value(value),
                             content: content.clone(),
                             meta: meta.clone(),
                         };

@@ -11,7 +11,6 @@ use serde_json::Value;
 
 use super::{Draft, Run};
 use crate::base::context::ToolRunContext;
-use crate::base::deep;
 use crate::base::definition::ToolDefinition;
 use crate::base::error::{ExecutionError, PanicSite, ToolError, panicked};
 use crate::base::runtime::ToolRuntime;
@@ -41,7 +40,7 @@ impl Run {
     /// top-level calls, its presentation metadata).
     pub(super) fn normalise(&self, def: &ToolDefinition, value: Value) -> Draft {
         if let Err(violations) = def.0.output.validate(&value) {
-            deep::discard(value);
+            tools_schema::deep::discard(value);
             return Draft::from_error(ExecutionError::InvalidOutput {
                 tool: def.name().to_owned(),
                 violations,
@@ -63,7 +62,7 @@ impl Run {
                 meta,
             },
             Err(p) => {
-                deep::discard(value);
+                tools_schema::deep::discard(value);
                 self.panicked(PanicSite::Render, p)
             }
         }

@@ -34,13 +34,13 @@ use tracing::Instrument;
 
 use crate::base::call::{ExecutionToken, ScopeKey, ToolCall};
 use crate::base::content::ContentBlock;
-use crate::base::deep;
 use crate::base::definition::ToolDefinition;
 use crate::base::error::{ExecutionError, PanicSite, panic_message};
 use crate::base::execution::{ExecInner, ToolExecution};
 use crate::base::result::{ToolExecutionResult, ToolFailureInfo};
+use crate::base::runtime::Listeners;
 use crate::base::runtime::ToolRuntime;
-use crate::base::runtime::{Listeners, ProgramMark};
+use crate::suggest::SUGGEST_AT;
 
 /// A result still being shaped by the pipeline.
 pub(crate) enum Draft {
@@ -69,7 +69,7 @@ impl Draft {
     /// Replaces this draft, dropping a replaced value of any depth without recursion.
     fn replace(&mut self, next: Draft) {
         if let Draft::Success { value, .. } = std::mem::replace(self, next) {
-            deep::discard(value);
+            tools_schema::deep::discard(value);
         }
     }
 }
@@ -80,12 +80,8 @@ pub(crate) struct Run {
     exec: ToolExecution,
     def: Option<ToolDefinition>,
     scope_gone: bool,
-    /// Code Mode's code-only rule refuses this call (see `CallSnapshot::code_only`).
-    code_only: bool,
-    /// The tool's callers refuse this call (see `CallSnapshot::callers`).
-    callers: Option<ExecutionError>,
-    /// Keeps a `run_code` execution marked as a program's while it runs.
-    _program: Option<ProgramMark>,
+    /// The registry's admission rules refuse this call (see `CallSnapshot::refusal`).
+    refusal: Option<ExecutionError>,
     listeners: Arc<Listeners>,
     pub(crate) span: tracing::Span,
 }
@@ -94,16 +90,19 @@ impl Run {
     /// Snapshot and freeze: the arguments become a shared, immutable value; the definition and
     /// the listener lists are read once, so registry changes during the call do not affect it.
     pub(crate) fn enter(rt: &ToolRuntime, call: ToolCall) -> Run {
+        // A program's call has the run as its parent, whatever `parent` said.
+        let origin = call.origin();
         let ToolCall {
             call_id,
             name,
             arguments,
             cancel,
             agent,
-            parent,
+            ..
         } = call;
+        let parent = origin.parent();
         let token = ExecutionToken::fresh();
-        let snapshot = rt.snapshot(&name, agent, parent, token);
+        let snapshot = rt.snapshot(&name, agent, origin);
         let span = tracing::info_span!(
             "tool_call",
             tool = %name,
@@ -124,16 +123,16 @@ impl Run {
             chain: snapshot.chain.unwrap_or_default(),
             deferred: Mutex::new(Vec::new()),
             body_started: std::sync::atomic::AtomicBool::new(false),
-            may_call: std::sync::OnceLock::new(),
+            origin,
+            owned: snapshot.owned,
+            extensions: std::sync::OnceLock::new(),
         }));
         Run {
             rt: rt.clone(),
             exec,
             def: snapshot.def,
             scope_gone,
-            code_only: snapshot.code_only,
-            callers: snapshot.callers,
-            _program: snapshot.program,
+            refusal: snapshot.refusal,
             listeners: snapshot.listeners,
             span,
         }
@@ -167,35 +166,26 @@ impl Run {
     }
 
     fn unknown_tool(&self) -> ExecutionError {
-        if let Some(refusal) = &self.callers {
+        if let Some(refusal) = &self.refusal {
             return refusal.clone();
         }
         let name = self.exec.name().to_owned();
-        if self.code_only {
-            return ExecutionError::CodeOnly { name };
-        }
         if self.scope_gone {
             return ExecutionError::ScopeGone { name };
         }
         let scope = self.exec.agent().unwrap_or(ScopeKey::GLOBAL);
-        let suggestions = closest(&name, self.rt.visible_names(scope));
+        let visible = self.rt.visible_names(scope);
+        let suggestions =
+            crate::suggest::closest(&name, visible.iter().map(String::as_str), SUGGEST_AT)
+                .into_iter()
+                .map(str::to_owned)
+                .collect();
         ExecutionError::UnknownTool { name, suggestions }
     }
 }
 
 fn error_code(error: &ToolFailureInfo) -> &str {
     &error.code
-}
-
-/// Up to three visible names closest to `name`, best first.
-fn closest(name: &str, visible: Vec<String>) -> Vec<String> {
-    let mut scored: Vec<(f64, String)> = visible
-        .into_iter()
-        .map(|n| (strsim::jaro_winkler(name, &n), n))
-        .filter(|(s, _)| *s >= 0.75)
-        .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    scored.into_iter().take(3).map(|(_, n)| n).collect()
 }
 
 impl ToolRuntime {

@@ -51,7 +51,8 @@ impl Run {
             }));
         }
         // The prepare hook: it may refuse the call before anyone observes or approves it, and
-        // records what the call may call (`ToolExecution::may_call`) for the listeners below.
+        // leaves what it computed on the execution (`ToolExecution::get`) for the listeners
+        // below and the body.
         if let Some(prepare) = &def.0.prepare {
             let ctx = ToolRunContext {
                 exec: exec.clone(),
@@ -64,8 +65,7 @@ impl Run {
                 Err(p) => Err(p),
             };
             match prepared {
-                Ok(Ok(Some(may_call))) => exec.set_may_call(may_call),
-                Ok(Ok(None)) => {}
+                Ok(Ok(extensions)) => exec.set_extensions(extensions),
                 Ok(Err(error)) => {
                     let (message, code) = error.into_parts();
                     return Err(Draft::Failure { message, code });

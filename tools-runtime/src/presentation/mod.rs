@@ -3,217 +3,86 @@
 //! The runtime has a [`PresentationMode`] (`native` unless [`ToolRuntimeBuilder::mode`] says
 //! otherwise) and an agent scope may choose its own with
 //! [`Scope::present_as`](crate::Scope::present_as). [`ToolRuntime::assemble`] turns a scope's
-//! view into what a model request carries:
+//! view into what a model request carries, an [`Assembly`]:
 //!
-//! | mode | tool definitions | prompt sections |
-//! | --- | --- | --- |
-//! | `native` | the visible tools | none |
-//! | `code` | `run_code` only | `tools:code-only` (order [`CODE_ONLY_SECTION_ORDER`]) and `tools:sdk` (order [`SDK_SECTION_ORDER`]) |
-//! | `both` | the visible tools and `run_code` | `tools:sdk`, and `tools:code-only` when some tool is code-only |
+//! 1. where the mode offers native definitions (`native`, `both`), the visible tools whose
+//!    [`Callers`](crate::Callers) allow a direct call ([`ToolRuntime::native_schemas`]), in
+//!    name order;
+//! 2. what each installed extension's [`Presenter`] adds: Code
+//!    Mode (`tools-code`) adds `run_code`, the SDK section and the code-only rule where the
+//!    mode offers code. A mode that offers code without a presenter that renders an SDK is
+//!    [`AssemblyError::NoCodeRuntime`];
+//! 3. the sections by ascending order (ties by id), the tools with
+//!    [`AssembleOptions::tool_order`]'s names first;
+//! 4. the assemble hook ([`ToolRuntimeBuilder::on_assemble`]), which may replace the whole.
 //!
-//! A tool's [`Callers`](crate::Callers) narrow this per tool: a code-only tool
-//! (`Callers::Code`) is never a definition, a direct-only tool (`Callers::Direct`) is never in
-//! the SDK ([`ToolRuntime::native_schemas`] and [`ToolRuntime::sdk_schemas`] are the two
-//! sets). Under `both`, a `tools:code-only` section then says that the tools found only in the
-//! SDK are called from programs.
-//!
-//! With [`Discovery`] (see [`ToolRuntimeBuilder::discovery`]) a large SDK is replaced by a
-//! compact index of the tools' names, and `describe_tools` is offered beside `run_code` to give
-//! the declarations of the tools the model names or asks for.
-//!
-//! `tools:sdk` holds the Code Mode instructions and the SDK of the scope's visible tools, in
-//! the language of the configured code runtime, rendered by `tools-codegen`: byte-identical for
-//! an unchanged tool set, tools in lexicographic order. The SDK is rendered once per tool set
-//! and scope, and taken from a cache while nothing the scope sees has changed.
+//! The native list is kept per scope and mode while nothing the registry holds changes
+//! ([`ToolRuntime::generation`]).
 //!
 //! # Example
 //!
 //! ```
-//! # #[cfg(feature = "typescript")]
-//! # {
 //! use serde_json::json;
-//! use tools_runtime::code::{CodeMode, TypeScriptRuntime};
-//! use tools_runtime::{Output, PresentationMode, ToolDefinition, ToolRuntime};
+//! use tools_runtime::{AssembleOptions, Output, ToolDefinition, ToolRuntime};
 //!
-//! let runtime = ToolRuntime::builder()
-//!     .mode(PresentationMode::Code)
-//!     .code_mode(CodeMode::new(TypeScriptRuntime::new()))
-//!     .build()
-//!     .unwrap();
+//! let runtime = ToolRuntime::new();
 //! let plugin = runtime.scope();
-//! let _read = plugin
-//!     .register(
-//!         ToolDefinition::builder("read")
-//!             .description("Read a file.")
-//!             .input_schema(json!({"type": "object", "properties": {"path": {"type": "string"}}}))
-//!             .output(Output::json(json!({"type": "string"})))
-//!             .execute(|_args, _ctx| async { Ok(json!("")) })
-//!             .build()
-//!             .unwrap(),
-//!     )
-//!     .unwrap();
+//! let tool = |name: &str| {
+//!     ToolDefinition::builder(name)
+//!         .description("A tool.")
+//!         .input_schema(json!({"type": "object"}))
+//!         .output(Output::json(json!({"type": "string"})))
+//!         .execute(|_args, _ctx| async { Ok(json!("")) })
+//!         .build()
+//!         .unwrap()
+//! };
+//! let _read = plugin.register(tool("read")).unwrap();
+//! let _write = plugin.register(tool("write")).unwrap();
 //!
 //! let assembly = runtime.assemble(plugin.key()).unwrap();
-//! assert_eq!(assembly.tool_names(), vec!["run_code"]);
-//! let sdk = assembly.section("tools:sdk").unwrap();
-//! assert!(sdk.text.contains("read"));
-//! assert!(assembly.section("tools:code-only").is_some());
-//! # }
+//! assert_eq!(assembly.tool_names(), vec!["read", "write"]);
+//! assert!(assembly.sections.is_empty());
+//!
+//! let options = AssembleOptions { tool_order: vec!["write".to_owned()] };
+//! let ordered = runtime.assemble_with(plugin.key(), &options).unwrap();
+//! assert_eq!(ordered.tool_names(), vec!["write", "read"]);
 //! ```
 
-mod discovery;
-
-pub use discovery::{
-    DEFAULT_DESCRIBE_LIMIT, DEFAULT_DISCOVERY_ABOVE_BYTES, DESCRIBE_TOOLS_EMPTY, Discovery,
-    MAX_DESCRIBE_TOOLS,
-};
-
-use std::any::Any;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::fmt;
 use std::panic::AssertUnwindSafe;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use tools_codegen::Language;
+use crate::base::assembly::{AssembleHook, AssembleOptions, Assembly, AssemblyError};
+use crate::base::call::ScopeKey;
+use crate::base::definition::RESERVED_NAMES;
+use crate::base::extension::{BuildError, Extension};
+use crate::base::mode::PresentationMode;
 use tools_schema::catalog::ToolSchema;
 
-use crate::base::call::ScopeKey;
-use crate::base::definition::{RESERVED_DESCRIBE_TOOLS, RESERVED_RUN_CODE};
-use crate::base::runtime::{PresentationMode, ToolRuntime, lock};
-use crate::code::{CodeLanguage, CodeMode, CodeModeError};
+use crate::base::runtime::{Presenter, SchemaList, ToolRuntime, lock};
 
-/// The order of the `tools:sdk` section.
-pub const SDK_SECTION_ORDER: i32 = 150;
-/// The order of the `tools:code-only` section: ahead of the SDK and of the per-tool guidance
-/// band ([`TOOL_GUIDANCE_ORDER`]), so the model reads which tools it may call before what each
-/// one is for.
-pub const CODE_ONLY_SECTION_ORDER: i32 = 140;
 /// Where a host's per-tool guidance sections start.
 pub const TOOL_GUIDANCE_ORDER: i32 = 200;
-/// The id of the SDK section.
-pub const SDK_SECTION: &str = "tools:sdk";
-/// The id of the code-only rule.
-pub const CODE_ONLY_SECTION: &str = "tools:code-only";
 
-/// One section of the system prompt.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PromptSection {
-    /// A stable id, such as `tools:sdk`.
-    pub id: String,
-    /// Sections are laid out by ascending order (ties by id).
-    pub order: i32,
-    /// The text.
-    pub text: Arc<str>,
-}
-
-/// What a scope contributes to a model request: tool definitions and prompt sections.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Assembly {
-    /// The mode the scope uses.
-    pub mode: PresentationMode,
-    /// The tool definitions, in order: `tool_order`'s names first, then the rest by name.
-    pub tools: Vec<Arc<ToolSchema>>,
-    /// The prompt sections, by ascending order.
-    pub sections: Vec<PromptSection>,
-}
-
-impl Assembly {
-    /// The names of the tool definitions, in order.
-    pub fn tool_names(&self) -> Vec<&str> {
-        self.tools.iter().map(|t| t.name.as_str()).collect()
-    }
-
-    /// The section with this id.
-    pub fn section(&self, id: &str) -> Option<&PromptSection> {
-        self.sections.iter().find(|s| s.id == id)
-    }
-}
-
-/// Options of one assembly.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AssembleOptions {
-    /// Tool names to put first, in this order. Naming a tool the mode does not contribute
-    /// rejects the assembly; a reserved name without a definition yet is allowed and skipped.
-    pub tool_order: Vec<String>,
-}
-
-/// Why a scope could not be assembled.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum AssemblyError {
-    /// The scope has been disposed.
-    #[error("the scope has been disposed")]
-    ScopeDisposed,
-    /// The mode offers Code Mode, but the runtime has no code runtime.
-    #[error(
-        "the scope's presentation mode is `{mode}`, which needs a code runtime to render the SDK \
-         for, and none is configured: build the runtime with \
-         `ToolRuntime::builder().code_mode(CodeMode::new(TypeScriptRuntime::new()))` (or a \
-         Python runtime), or present this scope as `native`"
-    )]
-    NoCodeRuntime {
-        /// The scope's mode.
-        mode: PresentationMode,
-    },
-    /// `tool_order` names a tool the mode does not contribute.
-    #[error(
-        "tool_order names `{name}`, which the `{mode}` presentation does not offer as a tool \
-         definition{}", if *.mode == PresentationMode::Code { " (under `code` only `run_code` is)" } else { "" }
-    )]
-    ToolOrder {
-        /// The name.
-        name: String,
-        /// The scope's mode.
-        mode: PresentationMode,
-    },
-    /// The visible schemas could not form a catalog for the SDK.
-    #[error("cannot render the SDK: {message}")]
-    Catalog {
-        /// What the catalog refused.
-        message: String,
-    },
-    /// The assemble hook panicked.
-    #[error("the assemble hook panicked: {message}")]
-    HookPanicked {
-        /// The panic message.
-        message: String,
-    },
-}
-
-impl AssemblyError {
-    /// The stable code of this error.
-    pub fn code(&self) -> &'static str {
-        match self {
-            AssemblyError::ScopeDisposed => "SCOPE_DISPOSED",
-            AssemblyError::NoCodeRuntime { .. } => "NO_CODE_RUNTIME",
-            AssemblyError::ToolOrder { .. } => "TOOL_ORDER",
-            AssemblyError::Catalog { .. } => "SDK_CATALOG",
-            AssemblyError::HookPanicked { .. } => "ASSEMBLE_HOOK_PANICKED",
-        }
-    }
-}
-
-/// The assemble hook: sees the scope and the registry's assembly and may return a replacement,
-/// which is then the assembly, unchecked. A hook that replaces a Code Mode assembly owns keeping
-/// `run_code` and its SDK usable.
-pub type AssembleHook = dyn Fn(ScopeKey, &Assembly) -> Option<Assembly> + Send + Sync;
-
-/// The runtime's construction: its presentation mode, Code Mode, and the assemble hook.
+/// The runtime's construction: its presentation mode, its extensions (Code Mode) and the
+/// assemble hook.
 #[derive(Default)]
 pub struct ToolRuntimeBuilder {
     mode: PresentationMode,
-    code: Option<CodeMode>,
+    extensions: Vec<Box<dyn Extension>>,
     hook: Option<Arc<AssembleHook>>,
-    discovery: Discovery,
 }
 
 impl fmt::Debug for ToolRuntimeBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolRuntimeBuilder")
             .field("mode", &self.mode)
-            .field("code", &self.code)
+            .field(
+                "extensions",
+                &self.extensions.iter().map(|e| e.name()).collect::<Vec<_>>(),
+            )
             .field("hook", &self.hook.is_some())
-            .field("discovery", &self.discovery)
             .finish()
     }
 }
@@ -226,20 +95,13 @@ impl ToolRuntimeBuilder {
         self
     }
 
-    /// Code Mode: the runtime then owns a `run_code` definition, offered wherever the mode is
-    /// `code` or `both`.
+    /// Installs a registry-owned capability: Code Mode is
+    /// `.extension(tools_code::CodeMode::new(...))`, which gives the runtime its `run_code`
+    /// definition, offered wherever the mode is `code` or `both`. See
+    /// [`extension`](crate::extension).
     #[must_use]
-    pub fn code_mode(mut self, code: CodeMode) -> Self {
-        self.code = Some(code);
-        self
-    }
-
-    /// Whether the SDK section carries the full SDK or, for large catalogs, a compact index
-    /// with the `describe_tools` tool beside `run_code` (default: [`Discovery::Auto`] above
-    /// [`DEFAULT_DISCOVERY_ABOVE_BYTES`]; see [`Discovery`]).
-    #[must_use]
-    pub fn discovery(mut self, discovery: Discovery) -> Self {
-        self.discovery = discovery;
+    pub fn extension(mut self, extension: impl Extension) -> Self {
+        self.extensions.push(Box::new(extension));
         self
     }
 
@@ -253,80 +115,57 @@ impl ToolRuntimeBuilder {
         self
     }
 
-    /// Builds the runtime.
+    /// Builds the runtime, installing each extension in order.
     ///
     /// # Errors
     ///
-    /// When the Code Mode settings are unusable ([`CodeMode::validate`]).
-    pub fn build(self) -> Result<ToolRuntime, CodeModeError> {
-        let code = match self.code {
-            Some(code) => {
-                code.validate()?;
-                Some(Arc::new(code))
+    /// When an extension refuses its settings, owns a name the registry does not reserve, or
+    /// owns a name another extension owns ([`BuildError`]).
+    pub fn build(self) -> Result<ToolRuntime, BuildError> {
+        let mut owned = std::collections::BTreeMap::new();
+        let mut presenters: Vec<Arc<dyn Presenter>> = Vec::new();
+        for extension in self.extensions {
+            let name = extension.name();
+            let installation = extension.install()?;
+            for tool in installation.tools {
+                let tool_name = tool.definition.name().to_owned();
+                if !RESERVED_NAMES.contains(&tool_name.as_str()) {
+                    return Err(BuildError::NotReserved {
+                        extension: name,
+                        name: tool_name,
+                    });
+                }
+                if owned.contains_key(&tool_name) {
+                    return Err(BuildError::Duplicate {
+                        extension: name,
+                        name: tool_name,
+                    });
+                }
+                owned.insert(tool_name, (tool.definition, tool.offered));
             }
-            None => None,
-        };
-        let run_code = match &code {
-            // The definition's schemas are fixed and valid; a failure here is a bug in this
-            // crate, reported rather than panicking.
-            Some(code) => Some(code.definition().map_err(CodeModeError::Definition)?),
-            None => None,
-        };
-        let describe_tools = match (&code, self.discovery) {
-            (Some(code), discovery) if discovery != Discovery::Never => Some(
-                discovery::definition(language_of(code.language()))
-                    .map_err(CodeModeError::Definition)?,
-            ),
-            _ => None,
-        };
-        let settings: Arc<dyn Any + Send + Sync> = Arc::new(Settings {
-            code,
-            run_code_schema: run_code.as_ref().map(|def| Arc::new(def.catalog_entry())),
-            describe_tools_schema: describe_tools
-                .as_ref()
-                .map(|def| Arc::new(def.catalog_entry())),
-            discovery: self.discovery,
-            hook: self.hook,
-            cache: Mutex::new(HashMap::new()),
-        });
-        Ok(ToolRuntime::with_code_parts(
-            self.mode,
-            run_code,
-            describe_tools,
-            Some(settings),
+            presenters.extend(installation.presenter);
+        }
+        Ok(ToolRuntime::with_parts(
+            self.mode, owned, presenters, self.hook,
         ))
     }
 }
 
 impl ToolRuntime {
-    /// An empty registry in `native` mode, without Code Mode (see [`builder`](Self::builder)).
+    /// An empty registry in `native` mode, without extensions (see [`builder`](Self::builder)).
     pub fn new() -> Self {
         Self::with_parts(
             PresentationMode::Native,
+            std::collections::BTreeMap::new(),
+            Vec::new(),
             None,
-            Some(Arc::new(Settings {
-                code: None,
-                run_code_schema: None,
-                describe_tools_schema: None,
-                discovery: Discovery::Never,
-                hook: None,
-                cache: Mutex::new(HashMap::new()),
-            })),
         )
     }
 
-    /// A builder for a runtime with a presentation mode, Code Mode, or an assemble hook.
+    /// A builder for a runtime with a presentation mode, extensions (Code Mode), or an assemble
+    /// hook.
     pub fn builder() -> ToolRuntimeBuilder {
         ToolRuntimeBuilder::default()
-    }
-
-    /// The Code Mode settings, when configured.
-    pub fn code_mode(&self) -> Option<&CodeMode> {
-        self.settings().and_then(|s| s.code.as_deref())
-    }
-
-    fn settings(&self) -> Option<&Settings> {
-        self.0.extension.as_deref()?.downcast_ref::<Settings>()
     }
 
     /// What `scope` contributes to a model request (see [`presentation`](crate::presentation)).
@@ -343,63 +182,27 @@ impl ToolRuntime {
         let mode = self
             .presentation_mode(scope)
             .ok_or(AssemblyError::ScopeDisposed)?;
-        let code = self.settings().and_then(|s| s.code.clone());
-        let language = match (&code, mode.offers_code()) {
-            (_, false) => None,
-            (Some(code), true) => Some(language_of(code.language())),
-            (None, true) => return Err(AssemblyError::NoCodeRuntime { mode }),
+        if mode.offers_code() && !self.0.presenters.iter().any(|p| p.presents_code()) {
+            return Err(AssemblyError::NoCodeRuntime { mode });
+        }
+        let tools = if mode.offers_native() {
+            self.native_list(scope, mode).0.clone()
+        } else {
+            Vec::new()
         };
-        let view = self.view(scope, mode, language)?;
-
-        let mut tools: Vec<Arc<ToolSchema>> = Vec::new();
-        if mode.offers_native() {
-            tools.extend(view.native.0.iter().cloned());
-        }
-        if mode.offers_code()
-            && let Some(schema) = self.settings().and_then(|s| s.run_code_schema.clone())
-        {
-            // The visible tools are in name order; `run_code` takes its place among them.
-            let at = tools.partition_point(|t| t.name.as_str() < RESERVED_RUN_CODE);
-            tools.insert(at, schema);
-        }
-        if view.indexed
-            && let Some(schema) = self
-                .settings()
-                .and_then(|s| s.describe_tools_schema.clone())
-        {
-            let at = tools.partition_point(|t| t.name.as_str() < RESERVED_DESCRIBE_TOOLS);
-            tools.insert(at, schema);
-        }
-        let tools = order_tools(tools, options, mode, || self.reserved_names(scope))?;
-
-        let mut sections = Vec::new();
-        if mode == PresentationMode::Code {
-            sections.push(PromptSection {
-                id: CODE_ONLY_SECTION.to_owned(),
-                order: CODE_ONLY_SECTION_ORDER,
-                text: Arc::from(code_only_text(view.indexed)),
-            });
-        } else if mode == PresentationMode::Both && view.code_only_tools {
-            // Under `both` the rule is needed only for the tools that declare `Callers::Code`.
-            sections.push(PromptSection {
-                id: CODE_ONLY_SECTION.to_owned(),
-                order: CODE_ONLY_SECTION_ORDER,
-                text: Arc::from(code_only_tools_text()),
-            });
-        }
-        if let Some(sdk) = view.sdk {
-            sections.push(PromptSection {
-                id: SDK_SECTION.to_owned(),
-                order: SDK_SECTION_ORDER,
-                text: sdk,
-            });
-        }
-        let assembly = Assembly {
+        let mut assembly = Assembly {
             mode,
             tools,
-            sections,
+            sections: Vec::new(),
         };
-        match self.settings().and_then(|s| s.hook.clone()) {
+        for presenter in &self.0.presenters {
+            presenter.assemble(self, scope, &mut assembly)?;
+        }
+        assembly
+            .sections
+            .sort_by(|a, b| a.order.cmp(&b.order).then_with(|| a.id.cmp(&b.id)));
+        assembly.tools = order_tools(assembly.tools, options, mode, || self.reserved_names(scope))?;
+        match self.0.hook.clone() {
             None => Ok(assembly),
             Some(hook) => {
                 match std::panic::catch_unwind(AssertUnwindSafe(|| hook(scope, &assembly))) {
@@ -413,186 +216,29 @@ impl ToolRuntime {
         }
     }
 
-    /// The scope's tools as `mode` presents them (the definitions it can offer, the SDK's
-    /// tools, both in name order) and, for a code language, its SDK section text; from the
-    /// cache while the tool set is unchanged.
-    fn view(
-        &self,
-        scope: ScopeKey,
-        mode: PresentationMode,
-        language: Option<Language>,
-    ) -> Result<View, AssemblyError> {
+    /// The tools `scope` offers as definitions under `mode`, in name order, from the cache
+    /// while nothing the registry holds has changed.
+    fn native_list(&self, scope: ScopeKey, mode: PresentationMode) -> Arc<SchemaList> {
         let key = (scope, mode);
         let generation = self.generation();
-        let settings = self.settings();
-        if let Some(settings) = settings
-            && let Some(hit) = lock(&settings.cache).get(&key)
-            && hit.generation == generation
+        if let Some((seen, list)) = lock(&self.0.native_cache).get(&key)
+            && *seen == generation
         {
-            return Ok(hit.view.clone());
+            return list.clone();
         }
-        let listed = |list: Vec<ToolSchema>| Schemas(list.into_iter().map(Arc::new).collect());
-        let native = if mode.offers_native() {
-            listed(self.native_schemas(scope))
-        } else {
-            Schemas(Vec::new())
-        };
-        let sdk_tools = if mode.offers_code() {
-            listed(self.sdk_schemas(scope))
-        } else {
-            Schemas(Vec::new())
-        };
-        // Something changed somewhere: an unchanged tool set for this scope keeps its text.
-        if let Some(settings) = settings
-            && let Some(hit) = lock(&settings.cache).get_mut(&key)
-            && hit.view.native.same(&native)
-            && hit.view.sdk_tools.same(&sdk_tools)
-        {
-            hit.generation = generation;
-            return Ok(hit.view.clone());
+        let list = Arc::new(SchemaList::new(self.native_schemas(scope)));
+        let mut cache = lock(&self.0.native_cache);
+        if cache.len() >= CACHE_PRUNE_AT {
+            // Forget the lists of scopes that are gone.
+            cache.retain(|(scope, _), _| self.presentation_mode(*scope).is_some());
         }
-        let mut indexed = false;
-        let sdk = match language {
-            None => None,
-            Some(language) => {
-                let entries = sdk_tools.0.iter().map(|s| ToolSchema::clone(s)).collect();
-                let catalog =
-                    tools_schema::Catalog::new(entries).map_err(|e| AssemblyError::Catalog {
-                        message: e.to_string(),
-                    })?;
-                let discovery = settings.map_or(Discovery::Never, |s| s.discovery);
-                let full = (discovery != Discovery::Always).then(|| {
-                    format!(
-                        "{}\n```{}\n{}```\n",
-                        tools_codegen::usage_text(language).trim_end(),
-                        language.name(),
-                        tools_codegen::render_sdk(&catalog, language)
-                    )
-                });
-                match full {
-                    Some(full) if !discovery.uses_index(full.len()) => Some(Arc::from(full)),
-                    _ => {
-                        indexed = true;
-                        Some(Arc::from(format!(
-                            "{}\n```{}\n{}```\n",
-                            tools_codegen::discovery_usage_text(language).trim_end(),
-                            language.name(),
-                            tools_codegen::render_index(&catalog, language)
-                        )))
-                    }
-                }
-            }
-        };
-        let code_only_tools = mode == PresentationMode::Both
-            && sdk_tools
-                .0
-                .iter()
-                .any(|t| native.0.binary_search_by(|n| n.name.cmp(&t.name)).is_err());
-        let view = View {
-            native: Arc::new(native),
-            sdk_tools: Arc::new(sdk_tools),
-            sdk,
-            code_only_tools,
-            indexed,
-        };
-        if let Some(settings) = settings {
-            let mut cache = lock(&settings.cache);
-            if cache.len() >= CACHE_PRUNE_AT {
-                // Forget the views of scopes that are gone.
-                cache.retain(|(scope, _), _| self.presentation_mode(*scope).is_some());
-            }
-            cache.insert(
-                key,
-                CacheEntry {
-                    generation,
-                    view: view.clone(),
-                },
-            );
-        }
-        Ok(view)
+        cache.insert(key, (generation, list.clone()));
+        list
     }
 }
 
-/// Code Mode and presentation settings, kept in the runtime's type-erased extension slot.
-struct Settings {
-    code: Option<Arc<CodeMode>>,
-    /// The catalog entry of the `run_code` definition, made once.
-    run_code_schema: Option<Arc<ToolSchema>>,
-    /// The catalog entry of the `describe_tools` definition, when discovery is configured.
-    describe_tools_schema: Option<Arc<ToolSchema>>,
-    discovery: Discovery,
-    hook: Option<Arc<AssembleHook>>,
-    cache: Mutex<HashMap<(ScopeKey, PresentationMode), CacheEntry>>,
-}
-
-/// How many cached views trigger forgetting those of disposed scopes.
+/// How many cached lists trigger forgetting those of disposed scopes.
 const CACHE_PRUNE_AT: usize = 64;
-
-struct CacheEntry {
-    generation: u64,
-    view: View,
-}
-
-#[derive(Clone)]
-struct View {
-    /// The tools the mode offers as definitions (empty under `code`).
-    native: Arc<Schemas>,
-    /// The SDK's tools (empty under `native`).
-    sdk_tools: Arc<Schemas>,
-    sdk: Option<Arc<str>>,
-    /// Under `both`: some tool is in the SDK only (it declares `Callers::Code`).
-    code_only_tools: bool,
-    /// The SDK section is the index (discovery): `describe_tools` is offered.
-    indexed: bool,
-}
-
-/// A scope's catalog entries, in name order. Raw schemas from outside may be deep: the entries
-/// this cache is the last owner of are dropped without recursion.
-struct Schemas(Vec<Arc<ToolSchema>>);
-
-impl ToolRuntime {
-    /// The SDK's tools as `scope` sees them (name order), from the assembly cache when it is
-    /// current (what `describe_tools` describes).
-    fn sdk_tools(&self, scope: ScopeKey) -> Arc<Schemas> {
-        let mode = self.presentation_mode(scope).unwrap_or_default();
-        let language = self.code_mode().map(|c| language_of(c.language()));
-        if mode.offers_code()
-            && let Ok(view) = self.view(scope, mode, language)
-        {
-            return view.sdk_tools;
-        }
-        Arc::new(Schemas(
-            self.sdk_schemas(scope).into_iter().map(Arc::new).collect(),
-        ))
-    }
-}
-
-impl Schemas {
-    /// Whether both lists hold equal entries, in the same order.
-    fn same(&self, other: &Schemas) -> bool {
-        self.0.len() == other.0.len() && self.0.iter().zip(&other.0).all(|(a, b)| a == b)
-    }
-}
-
-impl Drop for Schemas {
-    fn drop(&mut self) {
-        for entry in &mut self.0 {
-            if let Some(entry) = Arc::get_mut(entry) {
-                crate::base::deep::discard(std::mem::take(&mut entry.input_schema));
-                if let Some(output) = entry.output_schema.take() {
-                    crate::base::deep::discard(output);
-                }
-            }
-        }
-    }
-}
-
-fn language_of(language: CodeLanguage) -> Language {
-    match language {
-        CodeLanguage::TypeScript => Language::TypeScript,
-        CodeLanguage::Python => Language::Python,
-    }
-}
 
 /// `tools` (in name order) with `tool_order`'s names first.
 fn order_tools(
@@ -630,27 +276,4 @@ fn order_tools(
     }
     first.extend(rest.into_iter().flatten());
     Ok(first)
-}
-
-fn code_only_tools_text() -> String {
-    format!(
-        "## Calling tools\n\nSome tools of the SDK below are not among the tools you can call \
-         directly: call those from inside a `{RESERVED_RUN_CODE}` program; a direct call of one \
-         fails.\n"
-    )
-}
-
-fn code_only_text(indexed: bool) -> String {
-    if indexed {
-        return format!(
-            "## Calling tools\n\nOnly `{RESERVED_RUN_CODE}` and `{RESERVED_DESCRIBE_TOOLS}` can be \
-             called directly. Every other tool below is an async function of the SDK: call it \
-             from inside a `{RESERVED_RUN_CODE}` program; a direct call of it fails.\n"
-        );
-    }
-    format!(
-        "## Calling tools\n\nOnly `{RESERVED_RUN_CODE}` can be called directly. Every other tool \
-         below is an async function of the SDK: call it from inside a `{RESERVED_RUN_CODE}` \
-         program; a direct call of it fails.\n"
-    )
 }

@@ -3,6 +3,7 @@
 //! [`Scope`] handles everything is registered through (in `scope`). Its data is declared in
 //! [`crate::base::runtime`]; this room gives it behaviour.
 
+mod admission;
 mod scope;
 
 pub use scope::{Registration, Scope};
@@ -14,22 +15,18 @@ use std::sync::atomic::Ordering;
 
 use tools_schema::catalog::ToolSchema;
 
-use crate::base::call::{ExecutionToken, GLOBAL_LAYER, ScopeKey};
-use crate::base::definition::{
-    Callers, RESERVED_DESCRIBE_TOOLS, RESERVED_RUN_CODE, ToolDefinition,
-};
-use crate::base::error::{ExecutionError, RegistryError};
+use crate::base::call::{CallOrigin, GLOBAL_LAYER, ScopeKey};
+use crate::base::definition::{Callers, RESERVED_NAMES, ToolDefinition};
+use crate::base::error::RegistryError;
 use crate::base::hooks::{ApprovalService, RegistryChange};
-use crate::base::runtime::{
-    CallSnapshot, Item, ItemKind, Layer, PresentationMode, ProgramMark, State, ToolRuntime, lock,
-    read, write,
-};
+use crate::base::mode::PresentationMode;
+use crate::base::runtime::{CallSnapshot, Item, ItemKind, Layer, State, ToolRuntime, read, write};
 use crate::base::runtime::{ChangeFn, Listeners};
 
 /// Whether `name` is one of the registry's own tools (`run_code`, `describe_tools`): reserved,
 /// never registered, reserved or restricted by a scope, and callable directly under `code`.
 pub(crate) fn is_registry_owned(name: &str) -> bool {
-    name == RESERVED_RUN_CODE || name == RESERVED_DESCRIBE_TOOLS
+    RESERVED_NAMES.contains(&name)
 }
 
 /// The owner of items no scope owns (agent layers made by [`ToolRuntime::agent_scope`]).
@@ -234,16 +231,13 @@ impl ToolRuntime {
     }
 
     /// What a call reads once, at entry: the definition it resolves to, the agent's chain, the
-    /// listener lists, and whether Code Mode's code-only rule or the tool's callers refuse it.
-    /// A call without a `parent` is a model's own (direct) call; one whose parent is a
-    /// `run_code` execution in flight comes from a program. A `run_code` call's `token` is
-    /// marked as a program's while the returned snapshot lives.
+    /// listener lists, and whether the registry's admission rules refuse it (see
+    /// [`admission`]).
     pub(crate) fn snapshot(
         &self,
         name: &str,
         agent: Option<ScopeKey>,
-        parent: Option<ExecutionToken>,
-        token: ExecutionToken,
+        origin: CallOrigin,
     ) -> CallSnapshot {
         let listeners = read(&self.0.listeners).clone();
         let st = read(&self.0.state);
@@ -256,77 +250,39 @@ impl ToolRuntime {
                 def: None,
                 chain: None,
                 listeners,
-                code_only: false,
-                callers: None,
-                program: None,
+                owned: false,
+                refusal: None,
             };
         };
-        let direct = parent.is_none();
         let def = self.resolve_in(&st, name, &chain);
         let mode = st.mode(&chain, self.0.mode);
-        let callers = match def.as_ref().map(ToolDefinition::callers) {
-            Some(Callers::Direct) if direct && mode == PresentationMode::Code => {
-                Some(ExecutionError::DirectCallersOnly {
-                    name: name.to_owned(),
-                    from_program: false,
-                    direct_offered: false,
-                })
-            }
-            Some(Callers::Direct)
-                if parent.is_some_and(|p| lock(&self.0.programs).contains(&p)) =>
-            {
-                Some(ExecutionError::DirectCallersOnly {
-                    name: name.to_owned(),
-                    from_program: true,
-                    direct_offered: mode.offers_native(),
-                })
-            }
-            // Under `code` the code-only rule below refuses every direct call already.
-            Some(Callers::Code) if direct && mode != PresentationMode::Code => {
-                Some(ExecutionError::CodeCallersOnly {
-                    name: name.to_owned(),
-                    code_offered: mode.offers_code(),
-                })
-            }
-            _ => None,
-        };
-        let code_only = callers.is_none()
-            && direct
-            && def.is_some()
-            && !is_registry_owned(name)
-            && mode == PresentationMode::Code;
-        let refused = code_only || callers.is_some();
-        let program = (!refused && name == RESERVED_RUN_CODE && def.is_some()).then(|| {
-            lock(&self.0.programs).insert(token);
-            ProgramMark {
-                shared: self.0.clone(),
-                token,
-            }
+        let refusal = def.as_ref().and_then(|def| {
+            admission::refusal(&admission::CallFacts {
+                name,
+                callers: def.callers(),
+                mode,
+                origin,
+            })
         });
+        let owned = def.is_some() && is_registry_owned(name);
         CallSnapshot {
-            def: if refused { None } else { def },
+            def: if refusal.is_some() { None } else { def },
             chain: Some(chain),
             listeners,
-            code_only,
-            callers,
-            program,
+            owned,
+            refusal,
         }
     }
 
-    /// `name` as `chain` sees it: `run_code` (and `describe_tools`, when discovery is
-    /// configured) is the registry's own definition wherever the mode offers Code Mode; every
-    /// other name resolves through the layers.
+    /// `name` as `chain` sees it: a registry-owned name is the definition an extension
+    /// installed, wherever the scope's mode offers it; every other name resolves through the
+    /// layers.
     fn resolve_in(&self, st: &State, name: &str, chain: &[u64]) -> Option<ToolDefinition> {
-        let owned = match name {
-            RESERVED_RUN_CODE => &self.0.run_code,
-            RESERVED_DESCRIBE_TOOLS => &self.0.describe_tools,
-            _ => return st.resolve(name, chain).cloned(),
-        };
-        if st.mode(chain, self.0.mode).offers_code() {
-            owned.clone()
-        } else {
-            None
+        if !is_registry_owned(name) {
+            return st.resolve(name, chain).cloned();
         }
+        let (def, offered) = self.0.owned.get(name)?;
+        offered(st.mode(chain, self.0.mode)).then(|| def.clone())
     }
 
     /// The names reserved in the global layer and on `scope`'s chain.
@@ -348,15 +304,16 @@ impl ToolRuntime {
         Some(st.mode(&chain, self.0.mode))
     }
 
-    /// The registry's `run_code` definition, when Code Mode is configured (see
-    /// [`ToolRuntime::builder`]).
-    pub fn run_code_definition(&self) -> Option<&ToolDefinition> {
-        self.0.run_code.as_ref()
+    /// The registry-owned definition of `name` (`run_code`, `describe_tools`), when an
+    /// extension installed one (see [`extension`](crate::extension)).
+    pub fn owned_definition(&self, name: &str) -> Option<&ToolDefinition> {
+        self.0.owned.get(name).map(|(def, _)| def)
     }
 
     /// A number that changes whenever the registry's tools, reservations, masks or modes
-    /// change; views computed from them (prompt assembly) compare it to know they are current.
-    pub(crate) fn generation(&self) -> u64 {
+    /// change: a view computed from them (an extension's cached SDK) compares it to know it is
+    /// current.
+    pub fn generation(&self) -> u64 {
         self.0.generation.load(Ordering::Acquire)
     }
 

@@ -15,9 +15,10 @@ use crate::base::execution::ToolExecution;
 use crate::base::hooks::{
     ApprovalService, PostDecision, PostSnapshot, PostView, PreDecision, RegistryChange,
 };
+use crate::base::mode::PresentationMode;
 use crate::base::result::ToolExecutionResult;
 use crate::base::runtime::{Dispatch, Entry, Next, PostListener, PreListener};
-use crate::base::runtime::{ItemKind, PresentationMode, Shared, ToolFilter, ToolRuntime, write};
+use crate::base::runtime::{ItemKind, Shared, ToolFilter, ToolRuntime, write};
 
 /// The handle of one registration (a tool, a reservation, a mask, a listener, the approval
 /// service). Dropping it keeps the registration, which lasts until [`dispose`](Self::dispose)

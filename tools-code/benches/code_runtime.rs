@@ -1,0 +1,353 @@
+//! What a Code Mode run costs, per runtime, against the alternatives.
+//!
+//! Three programs, each a fresh run against a host that answers every call at once with its
+//! arguments:
+//!
+//! - `one_call`: one tool call;
+//! - `sequential_100`: 100 calls, each awaited before the next;
+//! - `concurrent_1000`: 1,000 calls under `Promise.all` / `asyncio.gather`.
+//!
+//! Compared side by side in one run:
+//!
+//! - TypeScript (QuickJS, type stripping included) against a Node.js `worker_threads` worker
+//!   started per run with the same calls bridged over `postMessage`
+//!   (`benches/code-runtime/node-worker.mjs`, or `NODE_WORKER_SCRIPT`, run with `node` from
+//!   `PATH` or `TOOLS_NODE`);
+//! - Python through the zygote, sandboxed (the default, `SandboxPolicy::Require`) and without
+//!   the sandbox (`SandboxPolicy::Off`, the runtime before the sandbox), against a plain
+//!   interpreter process per run (no sandbox).
+//!
+//! After criterion's report the bench prints the medians of its own measurement, the ratios,
+//! the bridge overhead per call (`(sequential_100 - one_call) / 99`), and what the per-run
+//! memory account (a cgroup per run child) costs a one-call Python run: sandboxed and
+//! unsandboxed runs with it and without it (`pretend_missing(SandboxLayer::MemoryAccount)`),
+//! taking turns. Targets on the
+//! reference machine: a one-call TypeScript run at most 0.3 ms, at most 10 µs per call, a
+//! Python run through the zygote at most 5 ms, and a sandboxed one-call Python run at most 1.5x
+//! the unsandboxed one.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::Criterion;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use tools_code::{
+    CodeHost, CodeLimits, CodeRuntime, HostCallFuture, PythonMode, PythonRuntime, SandboxLayer,
+    SandboxPolicy, TypeScriptRuntime,
+};
+
+/// Answers every call at once with its arguments.
+struct Echo;
+
+impl CodeHost for Echo {
+    fn tool_names(&self) -> Vec<String> {
+        vec!["echo".to_owned()]
+    }
+
+    fn call(&self, _name: &str, args: Value) -> HostCallFuture {
+        Box::pin(async move { Ok(args) })
+    }
+}
+
+const TS: [(&str, &str); 3] = [
+    (
+        "one_call",
+        "const r: { n: number } = await tools.echo({ n: 1 });\nreturn r;",
+    ),
+    (
+        "sequential_100",
+        "let s: number = 0;\nfor (let i = 0; i < 100; i++) {\n  const r: { n: number } = await tools.echo({ n: i });\n  s += r.n;\n}\nreturn s;",
+    ),
+    (
+        "concurrent_1000",
+        "const r: unknown[] = await Promise.all(Array.from({ length: 1000 }, (_, i) => tools.echo({ n: i })));\nreturn r.length;",
+    ),
+];
+
+const PY: [(&str, &str); 3] = [
+    ("one_call", "r = await tools.echo({'n': 1})\nreturn r"),
+    (
+        "sequential_100",
+        "s = 0\nfor i in range(100):\n    r = await tools.echo({'n': i})\n    s += r['n']\nreturn s",
+    ),
+    (
+        "concurrent_1000",
+        "import asyncio\nr = await asyncio.gather(*(tools.echo({'n': i}) for i in range(1000)))\nreturn len(r)",
+    ),
+];
+
+fn tokio_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn run_once(rt: &tokio::runtime::Runtime, runtime: &dyn CodeRuntime, program: &str) {
+    let limits = CodeLimits::default();
+    let outcome =
+        rt.block_on(runtime.run(program, Arc::new(Echo), &limits, CancellationToken::new()));
+    assert!(outcome.is_ok(), "{outcome:?}");
+}
+
+fn median_of(
+    rt: &tokio::runtime::Runtime,
+    runtime: &dyn CodeRuntime,
+    program: &str,
+    n: usize,
+) -> Duration {
+    run_once(rt, runtime, program);
+    let mut times: Vec<Duration> = (0..n)
+        .map(|_| {
+            let start = Instant::now();
+            run_once(rt, runtime, program);
+            start.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[times.len() / 2]
+}
+
+fn criterion_benches(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
+    let ts = TypeScriptRuntime::new();
+    let mut group = c.benchmark_group("typescript");
+    for (name, program) in TS {
+        group.bench_function(name, |b| b.iter(|| run_once(rt, &ts, program)));
+    }
+    group.finish();
+
+    let zygote = PythonRuntime::new();
+    rt.block_on(zygote.warm_up()).unwrap();
+    let unsandboxed = PythonRuntime::new().with_sandbox(SandboxPolicy::Off);
+    rt.block_on(unsandboxed.warm_up()).unwrap();
+    let spawn = PythonRuntime::new()
+        .with_mode(PythonMode::SpawnPerRun)
+        .with_sandbox(SandboxPolicy::Off);
+    let mut group = c.benchmark_group("python");
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(5));
+    for (name, program) in PY {
+        group.bench_function(format!("zygote/{name}"), |b| {
+            b.iter(|| run_once(rt, &zygote, program));
+        });
+        group.bench_function(format!("zygote_unsandboxed/{name}"), |b| {
+            b.iter(|| run_once(rt, &unsandboxed, program));
+        });
+        group.bench_function(format!("spawn/{name}"), |b| {
+            b.iter(|| run_once(rt, &spawn, program));
+        });
+    }
+    group.finish();
+}
+
+fn node_medians() -> Result<Value, String> {
+    let script = std::env::var_os("NODE_WORKER_SCRIPT").map_or_else(
+        || {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../benches/code-runtime/node-worker.mjs")
+        },
+        PathBuf::from,
+    );
+    let node = std::env::var_os("TOOLS_NODE").unwrap_or_else(|| "node".into());
+    let output = Command::new(&node)
+        .arg(&script)
+        .arg("30")
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", PathBuf::from(&node).display()))?;
+    if !output.status.success() {
+        return Err(String::from_utf8_lossy(&output.stderr).into_owned());
+    }
+    serde_json::from_slice(&output.stdout).map_err(|e| format!("unreadable node output: {e}"))
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn summary(rt: &tokio::runtime::Runtime) {
+    let n = 60;
+    println!("\n=== Code Mode runtimes: medians of {n} fresh runs each (host answers at once) ===");
+
+    let ts = TypeScriptRuntime::new();
+    let ts_medians: Vec<(&str, Duration)> = TS
+        .iter()
+        .map(|(name, program)| (*name, median_of(rt, &ts, program, n)))
+        .collect();
+    let node = node_medians();
+    println!(
+        "\nTypeScript (QuickJS, fresh engine per run, stripping included) vs a Node.js worker_threads worker per run:"
+    );
+    for (name, ours) in &ts_medians {
+        match &node {
+            Ok(node) => {
+                let theirs = node["median_ms"][name].as_f64().unwrap_or(f64::NAN);
+                println!(
+                    "  {name:<16} quickjs {:>9.3} ms   node worker {:>9.3} ms   node/quickjs = {:>7.1}x",
+                    ms(*ours),
+                    theirs,
+                    theirs / ms(*ours)
+                );
+            }
+            Err(_) => println!("  {name:<16} quickjs {:>9.3} ms", ms(*ours)),
+        }
+    }
+    match &node {
+        Ok(node) => println!("  (node {})", node["node"].as_str().unwrap_or("?")),
+        Err(error) => println!("  node comparison skipped: {error}"),
+    }
+    let one = ts_medians[0].1;
+    let seq = ts_medians[1].1;
+    let conc = ts_medians[2].1;
+    println!(
+        "  bridge overhead per call: sequential {:.2} µs, concurrent {:.2} µs (target <= 10 µs); one-call run {:.3} ms (target <= 0.3 ms)",
+        (seq.as_secs_f64() - one.as_secs_f64()) / 99.0 * 1e6,
+        (conc.as_secs_f64() - one.as_secs_f64()) / 999.0 * 1e6,
+        ms(one)
+    );
+
+    let zygote = PythonRuntime::new();
+    rt.block_on(zygote.warm_up()).unwrap();
+    let unsandboxed = PythonRuntime::new().with_sandbox(SandboxPolicy::Off);
+    rt.block_on(unsandboxed.warm_up()).unwrap();
+    let spawn = PythonRuntime::new()
+        .with_mode(PythonMode::SpawnPerRun)
+        .with_sandbox(SandboxPolicy::Off);
+    let py_n = 30;
+    println!(
+        "\nPython: zygote fork per run, sandboxed and not, vs a plain interpreter process per run ({py_n} runs each):"
+    );
+    println!(
+        "  {}",
+        rt.block_on(zygote.sandbox_report())
+            .unwrap()
+            .to_string()
+            .replace('\n', "\n  ")
+    );
+    let mut zygote_one = Duration::ZERO;
+    let mut unsandboxed_one = Duration::ZERO;
+    for (name, program) in PY {
+        let z = median_of(rt, &zygote, program, py_n);
+        let u = median_of(rt, &unsandboxed, program, py_n);
+        let s = median_of(rt, &spawn, program, py_n);
+        if name == "one_call" {
+            zygote_one = z;
+            unsandboxed_one = u;
+        }
+        println!(
+            "  {name:<16} sandboxed zygote {:>9.3} ms   unsandboxed zygote {:>9.3} ms   sandboxed/unsandboxed = {:>5.2}x   spawn {:>9.3} ms   spawn/unsandboxed zygote = {:>6.1}x",
+            ms(z),
+            ms(u),
+            z.as_secs_f64() / u.as_secs_f64(),
+            ms(s),
+            s.as_secs_f64() / u.as_secs_f64()
+        );
+    }
+    println!(
+        "  one-call run through the sandboxed zygote: {:.3} ms, {:.2}x the unsandboxed {:.3} ms (target <= 1.5x)",
+        ms(zygote_one),
+        zygote_one.as_secs_f64() / unsandboxed_one.as_secs_f64(),
+        ms(unsandboxed_one)
+    );
+    println!(
+        "  one-call run through the zygote: {:.3} ms (target <= 5 ms); interpreter {}",
+        ms(zygote_one),
+        zygote
+            .interpreter_path()
+            .map_or_else(|| "?".to_owned(), |p| p.display().to_string())
+    );
+    account_cost(rt, &zygote, &unsandboxed, py_n * 2);
+}
+
+/// What the memory account costs a one-call run: each runtime against the same runtime
+/// without it (`BestEffort` / `Off` with the layer pretended missing), runs taking turns so
+/// that the machine's load falls on both alike.
+fn account_cost(
+    rt: &tokio::runtime::Runtime,
+    sandboxed: &PythonRuntime,
+    unsandboxed: &PythonRuntime,
+    n: usize,
+) {
+    let program = PY[0].1;
+    let without = |policy| {
+        let runtime = PythonRuntime::new()
+            .with_sandbox(policy)
+            .pretend_missing(SandboxLayer::MemoryAccount);
+        rt.block_on(runtime.warm_up()).unwrap();
+        runtime
+    };
+    let sandboxed_without = without(SandboxPolicy::BestEffort);
+    let unsandboxed_without = without(SandboxPolicy::Off);
+    let pairs = [
+        ("sandboxed", sandboxed, &sandboxed_without),
+        ("unsandboxed", unsandboxed, &unsandboxed_without),
+    ];
+    println!(
+        "\nPython, the memory account (a cgroup per run child) on a one-call run, {n} runs each, taking turns:"
+    );
+    let mut medians = Vec::new();
+    for (label, with, without) in pairs {
+        run_once(rt, with, program);
+        run_once(rt, without, program);
+        let mut times = [Vec::with_capacity(n), Vec::with_capacity(n)];
+        for _ in 0..n {
+            for (i, runtime) in [with, without].into_iter().enumerate() {
+                let start = Instant::now();
+                run_once(rt, runtime, program);
+                times[i].push(start.elapsed());
+            }
+        }
+        let [a, b] = times.map(|mut t| {
+            t.sort();
+            t[t.len() / 2]
+        });
+        println!(
+            "  {label:<12} with the account {:>8.3} ms   without {:>8.3} ms   with/without = {:>5.2}x",
+            ms(a),
+            ms(b),
+            a.as_secs_f64() / b.as_secs_f64()
+        );
+        medians.push((a, b));
+    }
+    let (sandboxed_with, sandboxed_without) = medians[0];
+    let (unsandboxed_with, unsandboxed_without) = medians[1];
+    println!(
+        "  sandboxed/unsandboxed: {:.2}x with the account (both have it), {:.2}x without (target <= 1.5x)",
+        sandboxed_with.as_secs_f64() / unsandboxed_with.as_secs_f64(),
+        sandboxed_without.as_secs_f64() / unsandboxed_without.as_secs_f64()
+    );
+}
+
+/// `CODE_RUNTIME_PROFILE=NAME:N` runs the TypeScript program `NAME` N times and prints the
+/// median and the mean, nothing else: a loop to put under `perf` or `valgrind`.
+fn profile(rt: &tokio::runtime::Runtime, spec: &str) {
+    let (name, n) = spec.split_once(':').unwrap_or((spec, "2000"));
+    let n: usize = n.parse().unwrap();
+    let program = TS.iter().find(|(k, _)| *k == name).unwrap().1;
+    let ts = TypeScriptRuntime::new();
+    let start = Instant::now();
+    let median = median_of(rt, &ts, program, n);
+    println!(
+        "{name}: median {:.3} ms, mean {:.3} ms over {n} runs",
+        ms(median),
+        ms(start.elapsed()) / n as f64
+    );
+}
+
+fn main() {
+    let rt = tokio_runtime();
+    if let Ok(spec) = std::env::var("CODE_RUNTIME_PROFILE") {
+        profile(&rt, &spec);
+        return;
+    }
+    let mut c = Criterion::default().configure_from_args();
+    criterion_benches(&mut c, &rt);
+    summary(&rt);
+    c.final_summary();
+}

@@ -1,0 +1,379 @@
+//! What Code Mode in the registry costs: `run_code` through the whole pipeline against native
+//! calls of the same tool, and the cached prompt assembly of a large scope.
+//!
+//! Measured side by side in one run, on one runtime in `both` mode with a TypeScript code
+//! runtime and one trivial concurrency-safe `#[tool]` (`ping`, which returns its argument):
+//!
+//! - `run_code/N` for N = 1, 100 and 1,000: one `run_code` call whose program makes N sub-calls
+//!   of `ping`, awaiting each before the next (each sub-call goes through the bridge and the
+//!   whole pipeline);
+//! - `native/N`: N `execute` calls of `ping` one after another, on the same tokio runtime;
+//! - `assemble/cached_1000_code` and `cached_1000_both`: `assemble` of a scope of 1,000 tools
+//!   in `code` mode (and of an agent scope of it presented as `both`, which adds the 1,000 tool
+//!   definitions) after a first `assemble` rendered and cached its SDK.
+//!
+//! After criterion's report the bench prints the medians of its own interleaved measurement
+//! (each size on its own): each `run_code` run beside the native calls, the overhead per
+//! sub-call over a native call (the slope between 1 and 1,000 sub-calls, and per N), the
+//! one-call `run_code` median, and the cached re-assembly beside a first (rendering) assembly.
+//! It also prints the one-call run (and one native call) right after a 1,000-call run and
+//! after 20 ms idle: on a machine whose caches another workload or an idle pause has cooled,
+//! every step of the run is slower, native calls too. And the one-call run in the scope of
+//! 1,000 tools, for a program whose set the analysis closed (it binds the one tool it names)
+//! and for an open one (it binds all 1,000). Targets of the issue: a one-call
+//! TypeScript `run_code` at most 0.35 ms (median), at most 5 µs of bridge overhead per sub-call
+//! over a native `execute`, and a cached re-assembly of 1,000 tools at most 50 µs.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::Criterion;
+use serde_json::{Value, json};
+use tools_code::{CodeMode, Discovery, TypeScriptRuntime};
+use tools_runtime::{
+    Output, PresentationMode, Scope, ScopeKey, ToolCall, ToolDefinition, ToolRuntime, tool,
+};
+
+/// Return the number given.
+#[tool(concurrency_safe)]
+fn ping(
+    /// Any integer.
+    n: i64,
+) -> i64 {
+    n
+}
+
+/// How many sub-calls each `run_code` case makes.
+const SIZES: [u64; 3] = [1, 100, 1_000];
+
+/// How many tools the assembled scope has.
+const ASSEMBLY_TOOLS: usize = 1_000;
+
+/// One call in the 1,000-tool scope, by a name the analysis reads (its set is closed)...
+const BIG_CLOSED: &str = "return await tools.tool_0001({ path: 'a' });";
+/// ...and by a computed name (its set is open).
+const BIG_OPEN: &str = "const name = 'tool_' + '0001';\nreturn await tools[name]({ path: 'a' });";
+
+fn program(n: u64) -> String {
+    format!(
+        "let s: number = 0;\nfor (let i = 0; i < {n}; i++) {{\n  s += await tools.ping({{ n: i }});\n}}\nreturn s;"
+    )
+}
+
+fn tokio_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+struct Cases {
+    tokio: tokio::runtime::Runtime,
+    runtime: ToolRuntime,
+    _plugin: Scope,
+    programs: Vec<(u64, String)>,
+    /// The 1,000-tool runtime and its scope, assembled once already.
+    big: ToolRuntime,
+    big_plugin: Scope,
+    /// An agent scope of the same runtime presented as `both` (1,000 tool definitions and
+    /// `run_code`), assembled once already.
+    big_both: Scope,
+}
+
+/// A runtime in `code` mode whose global scope has `n` small tools.
+fn big_runtime(n: usize) -> (ToolRuntime, Scope) {
+    // The full SDK (not the discovery index a catalog this large gets by default): the larger
+    // text to cache.
+    let runtime = ToolRuntime::builder()
+        .mode(PresentationMode::Code)
+        .extension(CodeMode::new(TypeScriptRuntime::new()).discovery(Discovery::Never))
+        .build()
+        .unwrap();
+    let plugin = runtime.scope();
+    for i in 0..n {
+        let def = ToolDefinition::builder(format!("tool_{i:04}"))
+            .description(format!("Tool number {i}."))
+            .input_schema(json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "A path."},
+                    "limit": {"type": "integer", "minimum": 1}
+                },
+                "required": ["path"]
+            }))
+            .output(Output::json(
+                json!({"type": "array", "items": {"type": "string"}}),
+            ))
+            .execute(|_args, _ctx| async { Ok(json!([])) })
+            .build()
+            .unwrap();
+        // Kept for the scope's lifetime (dropping the handle keeps the registration).
+        let _ = plugin.register(def).unwrap();
+    }
+    (runtime, plugin)
+}
+
+impl Cases {
+    fn new() -> Self {
+        let runtime = ToolRuntime::builder()
+            .mode(PresentationMode::Both)
+            .extension(CodeMode::new(TypeScriptRuntime::new()))
+            .build()
+            .unwrap();
+        let plugin = runtime.scope();
+        let _ = plugin.register(ping::definition().unwrap()).unwrap();
+        let (big, big_plugin) = big_runtime(ASSEMBLY_TOOLS);
+        let big_both = big_plugin.agent();
+        // Kept for the scope's lifetime (dropping the handle keeps the registration).
+        let _ = big_both.present_as(PresentationMode::Both).unwrap();
+        let cases = Cases {
+            tokio: tokio_runtime(),
+            runtime,
+            _plugin: plugin,
+            programs: SIZES.iter().map(|&n| (n, program(n))).collect(),
+            big,
+            big_plugin,
+            big_both,
+        };
+        // Check every case once, and render the big scope's SDK (the first assembly).
+        for (n, program) in &cases.programs {
+            let value = cases.run_code(program);
+            assert_eq!(value, json!({"logs": [], "result": n * (n - 1) / 2}));
+            cases.native(*n);
+        }
+        assert_eq!(cases.assemble_cached(&cases.big_plugin), 1);
+        cases.run_big(BIG_CLOSED);
+        cases.run_big(BIG_OPEN);
+        assert_eq!(cases.assemble_cached(&cases.big_both), ASSEMBLY_TOOLS + 1);
+        cases
+    }
+
+    /// One `run_code` call; returns its value.
+    fn run_code(&self, program: &str) -> Value {
+        let call = ToolCall::new(
+            "outer",
+            "run_code",
+            json!({"code": program, "description": "bench"}),
+        );
+        let result = self.tokio.block_on(self.runtime.execute(call));
+        match result.value() {
+            Some(value) => value.clone(),
+            None => panic!("run_code failed: {}", result.text()),
+        }
+    }
+
+    /// `n` native calls of `ping`, one after another.
+    fn native(&self, n: u64) {
+        self.tokio.block_on(async {
+            for i in 0..n {
+                let call = ToolCall::new("native", "ping", json!({"n": i}));
+                let result = self.runtime.execute(call).await;
+                assert!(!result.is_error(), "{}", result.text());
+                black_box(result);
+            }
+        });
+    }
+
+    /// One `run_code` of `program` in the 1,000-tool runtime's scope.
+    fn run_big(&self, program: &str) {
+        let call = ToolCall::new(
+            "outer",
+            "run_code",
+            json!({"code": program, "description": "bench"}),
+        );
+        let result = self.tokio.block_on(self.big.execute(call));
+        assert!(!result.is_error(), "{}", result.text());
+        black_box(result);
+    }
+
+    /// A re-assembly of a scope of the 1,000-tool runtime (cached after the first); returns
+    /// the number of tool definitions.
+    fn assemble_cached(&self, scope: &Scope) -> usize {
+        let assembly = self.big.assemble(scope.key()).unwrap();
+        black_box(&assembly);
+        assembly.tools.len()
+    }
+}
+
+fn criterion_benches(c: &mut Criterion, cases: &Cases) {
+    let mut group = c.benchmark_group("run_code");
+    for (n, program) in &cases.programs {
+        group.bench_function(format!("{n}"), |b| {
+            b.iter(|| black_box(cases.run_code(program)));
+        });
+    }
+    group.finish();
+    let mut group = c.benchmark_group("native");
+    for n in SIZES {
+        group.bench_function(format!("{n}"), |b| b.iter(|| cases.native(n)));
+    }
+    group.finish();
+    let mut group = c.benchmark_group("assemble");
+    group.bench_function("cached_1000_code", |b| {
+        b.iter(|| black_box(cases.assemble_cached(&cases.big_plugin)))
+    });
+    group.bench_function("cached_1000_both", |b| {
+        b.iter(|| black_box(cases.assemble_cached(&cases.big_both)))
+    });
+    group.finish();
+}
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn time(f: impl FnOnce()) -> Duration {
+    let start = Instant::now();
+    f();
+    start.elapsed()
+}
+
+/// Medians over `rounds` interleaved rounds for each size on its own: one `run_code` run and
+/// one batch of native calls in each round, so that both see the same state of a shared
+/// machine. Each size is measured apart, so a figure does not depend on the size measured
+/// before it (a run just after a 1,000-call run finds every cache as that run left it; the
+/// summary prints that case, and the case after an idle pause, on their own lines).
+fn interleaved(cases: &Cases, rounds: usize) -> Vec<(u64, Duration, Duration)> {
+    cases
+        .programs
+        .iter()
+        .map(|(n, program)| {
+            let (mut rc, mut native) = (Vec::new(), Vec::new());
+            for _ in 0..rounds {
+                rc.push(time(|| drop(black_box(cases.run_code(program)))));
+                native.push(time(|| cases.native(*n)));
+            }
+            (*n, median(rc), median(native))
+        })
+        .collect()
+}
+
+/// The pause before each run of [`after`]: long enough for the machine to go idle, as it does
+/// between the turns of an agent.
+const IDLE: Duration = Duration::from_millis(20);
+
+/// Medians over `rounds` rounds of a one-call `run_code` and of one native call, each measured
+/// right after `before` ran.
+fn after(cases: &Cases, rounds: usize, before: impl Fn()) -> (Duration, Duration) {
+    let one = &cases.programs[0].1;
+    let (mut rc, mut native) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        before();
+        rc.push(time(|| drop(black_box(cases.run_code(one)))));
+        before();
+        native.push(time(|| cases.native(1)));
+    }
+    (median(rc), median(native))
+}
+
+fn summary(cases: &Cases) {
+    let rounds = 41;
+    let rows = interleaved(cases, rounds);
+    println!(
+        "\n=== run_code through the registry vs native execute ({rounds} interleaved rounds, medians; TypeScript on QuickJS, tokio 2 workers) ==="
+    );
+    for (n, rc, native) in &rows {
+        let per_call = (us(*rc) - us(*native)) / *n as f64;
+        println!(
+            "  {n:>5} sub-calls: run_code {:>9.3} ms   native execute x{n:<5} {:>9.3} ms   (run_code - native) / {n} = {:>8.2} µs per call",
+            ms(*rc),
+            ms(*native),
+            per_call
+        );
+    }
+    let (n_lo, rc_lo, nat_lo) = rows[0];
+    let (n_hi, rc_hi, nat_hi) = rows[rows.len() - 1];
+    let calls = (n_hi - n_lo) as f64;
+    let rc_slope = (us(rc_hi) - us(rc_lo)) / calls;
+    let native_slope = (us(nat_hi) - us(nat_lo)) / calls;
+    println!(
+        "  per sub-call (slope {n_lo}..{n_hi}): run_code {rc_slope:.2} µs vs native execute {native_slope:.2} µs: bridge overhead {:.2} µs per sub-call (target <= 5 µs)",
+        rc_slope - native_slope
+    );
+    println!(
+        "  one-call run_code end to end: median {:.3} ms (target <= 0.35 ms) vs one native execute {:.3} ms",
+        ms(rc_lo),
+        ms(nat_lo)
+    );
+    let big = &cases.programs[cases.programs.len() - 1].1;
+    let (rc_big, nat_big) = after(cases, rounds, || drop(cases.run_code(big)));
+    let (rc_idle, nat_idle) = after(cases, rounds, || std::thread::sleep(IDLE));
+    println!(
+        "  the same right after a {n_hi}-call run_code: {:.3} ms vs one native execute {:.2} µs",
+        ms(rc_big),
+        us(nat_big)
+    );
+    println!(
+        "  the same after {} ms idle (as between an agent's turns): {:.3} ms vs one native execute {:.2} µs",
+        IDLE.as_millis(),
+        ms(rc_idle),
+        us(nat_idle)
+    );
+    // In a scope of 1,000 tools: a program the analysis closed binds the tools it names; an
+    // open one (a computed name) binds all 1,000.
+    let (mut closed, mut open) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        closed.push(time(|| cases.run_big(BIG_CLOSED)));
+        open.push(time(|| cases.run_big(BIG_OPEN)));
+    }
+    println!(
+        "  one-call run_code in a {ASSEMBLY_TOOLS}-tool scope: {:.3} ms when the analysis closed its set (it binds 1 tool), {:.3} ms when open (it binds all {ASSEMBLY_TOOLS})",
+        ms(median(closed)),
+        ms(median(open))
+    );
+
+    // The cached re-assembly beside a first assembly (which renders the SDK) of a fresh
+    // runtime with the same 1,000 tools.
+    let per_round = 200;
+    let cached = |scope: &Scope| -> Duration {
+        median(
+            (0..rounds)
+                .map(|_| {
+                    time(|| {
+                        for _ in 0..per_round {
+                            black_box(cases.assemble_cached(scope));
+                        }
+                    }) / per_round
+                })
+                .collect(),
+        )
+    };
+    let cached_code = cached(&cases.big_plugin);
+    let cached_both = cached(&cases.big_both);
+    let first: Vec<Duration> = (0..5)
+        .map(|_| {
+            let (runtime, plugin) = big_runtime(ASSEMBLY_TOOLS);
+            let key: ScopeKey = plugin.key();
+            time(|| drop(black_box(runtime.assemble(key).unwrap())))
+        })
+        .collect();
+    println!(
+        "  assemble of a {ASSEMBLY_TOOLS}-tool scope: cached re-assembly in code mode {:.2} µs, in both mode (all {ASSEMBLY_TOOLS} definitions too) {:.2} µs (medians of {rounds} rounds of {per_round}; target <= 50 µs) vs a first assembly in code mode, rendering the SDK, {:.3} ms (median of 5 fresh runtimes)",
+        us(cached_code),
+        us(cached_both),
+        ms(median(first))
+    );
+}
+
+fn main() {
+    let cases = Cases::new();
+    let mut c = Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .configure_from_args();
+    criterion_benches(&mut c, &cases);
+    c.final_summary();
+    summary(&cases);
+}

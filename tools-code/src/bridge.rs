@@ -1,0 +1,555 @@
+//! The dispatch bridge: `run_code`'s body. It runs the model's program on the configured
+//! [`CodeRuntime`](super::CodeRuntime) and turns each call the program makes into a call
+//! through the whole pipeline.
+//!
+//! # A program's calls
+//!
+//! - Each call gets a number `n` (from 1, in the order the program made its calls) and the id
+//!   `<outer call id>:code:<n>`; it is made from the outer call's agent scope with the outer
+//!   execution's token as its `parent`, so Code Mode's code-only rule does not apply to it and
+//!   every listener can tell it from a direct call.
+//! - Calls start strictly in that order through a pool of the run's own: consecutive calls
+//!   whose [`execution_mode`](crate::ToolRuntime::execution_mode) is `Parallel` overlap, at most
+//!   [`CodeMode::max_parallel_sub_calls`] at once; an `Exclusive` call waits for the pool to
+//!   empty, runs alone, and calls after it wait for it.
+//! - A success resolves the program's call to the final value after policy; a failure rejects
+//!   it with a `ToolCallError` carrying the tool's name and the failure's message, never its
+//!   code or its content.
+//! - A call that starts records `code-dispatch-start` as it enters the pipeline and
+//!   `code-dispatch` with its model-facing outcome (see [`super::events`]). Its additional
+//!   contexts are deferred through the outer call in call order, after the run, whether the
+//!   program succeeded or not.
+//!
+//! # Settlement
+//!
+//! Each run has its own cancellation token, a child of the outer call's. It fires when the run
+//! settles for any reason (completion, failure, deadline, cancellation of the outer call), so
+//! calls still running are cancelled cooperatively and calls still queued never start (and
+//! record nothing). The bridge waits for every started call to finish before `run_code`
+//! returns, so each `code-dispatch` is recorded before the outer result. Dropping the outer
+//! call's future drops the calls in flight with it.
+//!
+//! # Where a call runs
+//!
+//! A call first runs inside the runtime's poll of it: a call whose pipeline finishes at once (a
+//! synchronous tool, a denial) answers there, with no task and no thread hop. (For TypeScript
+//! that poll happens on the engine's thread; keep heavy synchronous work in a tool after its
+//! first `.await`, as [`CodeHost`] says.) A call that has to wait moves into a task of the run's
+//! own, so the drain above still covers it.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::SystemTime;
+
+use futures::channel::oneshot;
+use serde_json::{Map, Value};
+use tokio::sync::Notify;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+use tracing::instrument::WithSubscriber;
+
+use super::analysis::bound_tools;
+use super::events::{SessionEvent, SessionEventSink};
+use super::mode::{CODE_RUN_FAILED, CodeMode, SpillRequest};
+use super::{CodeFailure, CodeHost, HostCallFuture, ToolCallFailure};
+use crate::MayCall;
+use crate::lock;
+use crate::may_call::Prepared;
+use tools_runtime::AdditionalContext;
+use tools_runtime::ToolError;
+use tools_runtime::ToolRunContext;
+use tools_runtime::ToolRuntime;
+use tools_runtime::{ExecutionMode, ProgramOrigin, ScopeKey, ToolCall};
+use tools_runtime::{ToolExecutionResult, ToolOutcome};
+
+/// `run_code`'s body: checks the arguments, runs the program with a bridge as its host, drains
+/// the bridge, and returns `{logs, result?}` or a `CODE_RUN_FAILED` failure.
+pub(crate) async fn run(
+    mode: Arc<CodeMode>,
+    args: Arc<Value>,
+    ctx: ToolRunContext,
+) -> Result<Value, ToolError> {
+    // The input schema already requires both strings; this only reads them.
+    let code = args
+        .get("code")
+        .and_then(Value::as_str)
+        .ok_or_else(|| ToolError::with_code(CODE_RUN_FAILED, "`code` must be a string"))?;
+    // Calls that wait are tokio tasks; without a tokio runtime say so instead of panicking.
+    let handle = tokio::runtime::Handle::try_current().map_err(|_| {
+        ToolError::with_code(
+            CODE_RUN_FAILED,
+            "code run failed (internal): run_code must be executed inside a tokio runtime",
+        )
+    })?;
+    // Only a registry-owned tool is given an origin for its program's calls; `run_code` is one.
+    let origin = ctx.program_origin().ok_or_else(|| {
+        ToolError::with_code(
+            CODE_RUN_FAILED,
+            "code run failed (internal): run_code runs only as the registry's own tool",
+        )
+    })?;
+    // What the pre-run analysis found, and the parse it made for the run.
+    let may_call = ctx.execution().get::<MayCall>().cloned();
+    let prepared = ctx.execution().get::<Prepared>().and_then(Prepared::take);
+    let span = tracing::info_span!(
+        "run_code",
+        call_id = %ctx.call_id(),
+        language = %mode.language(),
+        sub_calls = tracing::field::Empty,
+    );
+    let bridge = Arc::new(Bridge {
+        runtime: ctx.runtime().clone(),
+        agent: ctx.agent(),
+        origin,
+        parent_call_id: ctx.call_id().to_owned(),
+        cancel: ctx.cancellation().child_token(),
+        names: bound_tools(
+            ctx.runtime(),
+            ctx.agent().unwrap_or(ScopeKey::GLOBAL),
+            may_call.as_ref(),
+        ),
+        may_call,
+        mode: mode.clone(),
+        pool: Pool::default(),
+        submitted: AtomicU64::new(0),
+        pending: AtomicUsize::new(0),
+        tasks: Mutex::new(JoinSet::new()),
+        contexts: Mutex::new(BTreeMap::new()),
+        handle,
+        span: span.clone(),
+        dispatch: tracing::dispatcher::get_default(tracing::Dispatch::clone),
+    });
+    // Settles the run however this future ends: on drop (the outer call's future dropped), the
+    // token fires and the calls in flight are dropped with the task set.
+    let settle = Settle(bridge.clone());
+    let host: Arc<dyn CodeHost> = Arc::new(Host(bridge.clone()));
+    let outcome = mode
+        .runtime
+        .run_prepared(code, prepared, host, &mode.limits, bridge.cancel.clone())
+        .instrument(span.clone())
+        .await;
+    // The run settled: stop what is still running, forget what is queued, wait for the rest.
+    bridge.cancel.cancel();
+    let mut tasks = std::mem::take(&mut *lock(&bridge.tasks));
+    while tasks.join_next().await.is_some() {}
+    drop(settle);
+    span.record("sub_calls", bridge.submitted.load(Ordering::Relaxed));
+    // Every sub-call's contexts, in call order, kept whatever the program's outcome.
+    let contexts = std::mem::take(&mut *lock(&bridge.contexts));
+    for context in contexts.into_values().flatten() {
+        ctx.defer_context(context);
+    }
+    match outcome {
+        Ok(done) => {
+            let mut out = Map::new();
+            out.insert(
+                "logs".to_owned(),
+                Value::Array(done.logs.into_iter().map(Value::String).collect()),
+            );
+            if let Some(result) = done.result {
+                out.insert("result".to_owned(), result);
+            }
+            Ok(Value::Object(out))
+        }
+        Err(failure) => Err(ToolError::with_code(
+            CODE_RUN_FAILED,
+            failure_message(&failure),
+        )),
+    }
+}
+
+/// `code run failed (<kind>): <message>`, then the captured output when there is any.
+pub(crate) fn failure_message(failure: &CodeFailure) -> String {
+    let mut message = failure.to_string();
+    if let (Some(line), Some(column)) = (failure.line, failure.column) {
+        message.push_str(&format!(" (line {line}, column {column})"));
+    }
+    if !failure.logs.is_empty() {
+        message.push_str("\nCaptured output:");
+        for line in &failure.logs {
+            message.push('\n');
+            message.push_str(line);
+        }
+    }
+    message
+}
+
+/// One run's bridge.
+struct Bridge {
+    runtime: ToolRuntime,
+    agent: Option<ScopeKey>,
+    /// The origin the runtime minted for this run: set on every call the program makes.
+    origin: ProgramOrigin,
+    parent_call_id: String,
+    /// The run's own token: a child of the outer call's, fired when the run settles.
+    cancel: CancellationToken,
+    /// The tools the program's `tools` object binds: what the outer call's scope sees.
+    names: Vec<String>,
+    /// What the pre-run analysis found the program may call; a closed set is enforced.
+    may_call: Option<MayCall>,
+    mode: Arc<CodeMode>,
+    pool: Pool,
+    /// How many calls the program has made.
+    submitted: AtomicU64,
+    /// Calls started (queued or running) and not yet finished.
+    pending: AtomicUsize,
+    tasks: Mutex<JoinSet<()>>,
+    /// Each started call's additional contexts, by call number.
+    contexts: Mutex<BTreeMap<u64, Vec<AdditionalContext>>>,
+    /// The tokio runtime `run_code` runs on; calls are spawned onto it from any thread.
+    handle: tokio::runtime::Handle,
+    span: tracing::Span,
+    /// The `tracing` dispatcher in effect where `run_code` runs.
+    dispatch: tracing::Dispatch,
+}
+
+/// Fires the run's token and drops the calls in flight when dropped.
+struct Settle(Arc<Bridge>);
+
+impl Drop for Settle {
+    fn drop(&mut self) {
+        self.0.cancel.cancel();
+        lock(&self.0.tasks).abort_all();
+    }
+}
+
+/// The bridge as the program's host.
+struct Host(Arc<Bridge>);
+
+impl CodeHost for Host {
+    fn tool_names(&self) -> Vec<String> {
+        self.0.names.clone()
+    }
+
+    fn call(&self, name: &str, args: Value) -> HostCallFuture {
+        let bridge = &self.0;
+        // The analysis closed the set and policy may have approved the program for it: a call
+        // outside it (through a form the analysis did not follow) does not run.
+        if let Some(MayCall::Closed(allowed)) = &bridge.may_call
+            && !allowed.contains(name)
+        {
+            return Box::pin(std::future::ready(Err(ToolCallFailure::new(format!(
+                "`{}` is not among the tools the program was checked for before it ran ({}); \
+                 call tools by name (`tools.name(...)`) so the check sees them",
+                cut(name),
+                list(allowed),
+            )))));
+        }
+        // A program that starts calls without ever awaiting them would otherwise queue tasks
+        // without bound, outside the engine's memory limit.
+        let limit = bridge.mode.max_pending_sub_calls;
+        if bridge.pending.fetch_add(1, Ordering::AcqRel) >= limit {
+            bridge.pending.fetch_sub(1, Ordering::AcqRel);
+            return Box::pin(std::future::ready(Err(ToolCallFailure::new(format!(
+                "too many unfinished tool calls: a program may have at most {limit} calls \
+                 started and not yet finished; await some before starting more"
+            )))));
+        }
+        // Numbered here, synchronously, so the numbers follow the program's order.
+        let n = bridge.submitted.fetch_add(1, Ordering::Relaxed) + 1;
+        let guard = PendingGuard(bridge.clone());
+        let name = name.to_owned();
+        let work = async move {
+            let answer = guard.0.dispatch(n, name, args).await;
+            drop(guard);
+            answer
+        }
+        .instrument(bridge.span.clone())
+        // The engine may poll it on a thread of its own: keep the subscriber `run_code` saw.
+        .with_subscriber(bridge.dispatch.clone());
+        Box::pin(Call::First {
+            work: Box::pin(work),
+            bridge: bridge.clone(),
+        })
+    }
+}
+
+/// Counts a call as unfinished until it is dropped.
+struct PendingGuard(Arc<Bridge>);
+
+impl Drop for PendingGuard {
+    fn drop(&mut self) {
+        self.0.pending.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+type Work = Pin<Box<dyn Future<Output = Result<Value, ToolCallFailure>> + Send>>;
+
+/// The future the program's call resolves with. Its first poll runs the call inline, so a call
+/// whose pipeline finishes at once (a synchronous tool) costs no task and no thread hop. A call
+/// that must wait moves into a task of the run's own, where it keeps running when the runtime
+/// drops this future at settlement: the run's token then cancels it cooperatively and the
+/// bridge drains it, so its `code-dispatch` is still recorded.
+enum Call {
+    First { work: Work, bridge: Arc<Bridge> },
+    Waiting(oneshot::Receiver<Result<Value, ToolCallFailure>>),
+    Done,
+}
+
+impl Future for Call {
+    type Output = Result<Value, ToolCallFailure>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // `Call` is `Unpin`: its fields are boxed futures, a receiver and an `Arc`.
+        let this = self.get_mut();
+        loop {
+            match std::mem::replace(this, Call::Done) {
+                Call::First { mut work, bridge } => {
+                    if let Poll::Ready(answer) = work.as_mut().poll(cx) {
+                        return Poll::Ready(answer);
+                    }
+                    let (tx, rx) = oneshot::channel();
+                    let task = async move {
+                        // The program may have stopped listening; the call's record is complete.
+                        let _ = tx.send(work.await);
+                    };
+                    {
+                        let mut tasks = lock(&bridge.tasks);
+                        // Forget finished calls, so a long program does not accumulate them.
+                        while tasks.try_join_next().is_some() {}
+                        tasks.spawn_on(task, &bridge.handle);
+                    }
+                    *this = Call::Waiting(rx);
+                }
+                Call::Waiting(mut rx) => {
+                    return match Pin::new(&mut rx).poll(cx) {
+                        Poll::Pending => {
+                            *this = Call::Waiting(rx);
+                            Poll::Pending
+                        }
+                        Poll::Ready(Ok(answer)) => Poll::Ready(answer),
+                        Poll::Ready(Err(_)) => Poll::Ready(Err(ToolCallFailure::new(
+                            "the call was abandoned because the program's run ended",
+                        ))),
+                    };
+                }
+                Call::Done => {
+                    return Poll::Ready(Err(ToolCallFailure::new(
+                        "the call's answer was already taken",
+                    )));
+                }
+            }
+        }
+    }
+}
+
+impl Bridge {
+    /// Runs call `n`: waits for its turn in the pool, then the whole pipeline.
+    async fn dispatch(&self, n: u64, name: String, args: Value) -> Result<Value, ToolCallFailure> {
+        let arguments = Arc::new(args);
+        let mut call = ToolCall::new(
+            format!("{}:code:{n}", self.parent_call_id),
+            name,
+            arguments.clone(),
+        )
+        .with_cancel(self.cancel.child_token())
+        .with_program(self.origin);
+        call.agent = self.agent;
+        let exclusive = self.runtime.execution_mode(&call) == ExecutionMode::Exclusive;
+        let Some(_slot) = self
+            .pool
+            .enter(n, exclusive, self.mode.max_parallel_sub_calls, &self.cancel)
+            .await
+        else {
+            // Still queued when the run settled: it never starts and records nothing.
+            return Err(ToolCallFailure::new(
+                "the call did not start because the program's run ended",
+            ));
+        };
+        let Some(sink) = &self.mode.events else {
+            // Nobody records: the call, and nothing else.
+            let ToolExecutionResult {
+                outcome,
+                additional_contexts,
+                ..
+            } = self.runtime.execute(call).await;
+            return self.finish(n, outcome, additional_contexts);
+        };
+        let id = call.call_id.clone();
+        let tool = call.name.clone();
+        let started = SystemTime::now();
+        record(
+            sink.as_ref(),
+            SessionEvent::CodeDispatchStart {
+                id: id.clone(),
+                parent_call_id: self.parent_call_id.clone(),
+                tool: tool.clone(),
+                arguments,
+                time: started,
+            },
+        );
+        let ToolExecutionResult {
+            outcome,
+            content,
+            additional_contexts,
+            ..
+        } = self.runtime.execute(call).await;
+        let is_error = matches!(outcome, ToolOutcome::Failure { .. });
+        let recorded = self
+            .mode
+            .spill
+            .as_ref()
+            .and_then(|spill| {
+                let request = SpillRequest {
+                    id: &id,
+                    tool: &tool,
+                    content: &content,
+                    is_error,
+                };
+                match std::panic::catch_unwind(AssertUnwindSafe(|| spill(request))) {
+                    Ok(replaced) => replaced,
+                    Err(_) => {
+                        tracing::error!(%id, "the spill hook panicked; the content is recorded as it is");
+                        None
+                    }
+                }
+            })
+            .unwrap_or(content);
+        record(
+            sink.as_ref(),
+            SessionEvent::CodeDispatch {
+                id,
+                parent_call_id: self.parent_call_id.clone(),
+                tool,
+                content: recorded,
+                is_error,
+                started,
+                ended: SystemTime::now(),
+            },
+        );
+        self.finish(n, outcome, additional_contexts)
+    }
+
+    /// Keeps call `n`'s contexts for the end of the run and answers the program.
+    fn finish(
+        &self,
+        n: u64,
+        outcome: ToolOutcome,
+        additional_contexts: Vec<AdditionalContext>,
+    ) -> Result<Value, ToolCallFailure> {
+        if !additional_contexts.is_empty() {
+            lock(&self.contexts).insert(n, additional_contexts);
+        }
+        match outcome {
+            ToolOutcome::Success { value } => Ok(value),
+            ToolOutcome::Failure { error } => Err(ToolCallFailure::new(error.message)),
+        }
+    }
+}
+
+/// Hands `event` to `sink`; a panicking sink is logged and skipped.
+fn record(sink: &dyn SessionEventSink, event: SessionEvent) {
+    if std::panic::catch_unwind(AssertUnwindSafe(|| sink.record(event))).is_err() {
+        tracing::error!("a session event sink panicked; the event is lost");
+    }
+}
+
+/// The run's pool: admits calls strictly by number; parallel calls up to the limit, an
+/// exclusive call alone.
+#[derive(Default)]
+struct Pool {
+    state: Mutex<PoolState>,
+    changed: Notify,
+}
+
+struct PoolState {
+    /// The number of the next call allowed to start.
+    next: u64,
+    /// Calls running now.
+    running: usize,
+    /// Whether the running call is exclusive.
+    exclusive: bool,
+}
+
+impl Default for PoolState {
+    fn default() -> Self {
+        PoolState {
+            next: 1,
+            running: 0,
+            exclusive: false,
+        }
+    }
+}
+
+/// A place in the pool; leaving it (on drop) lets the next call in.
+struct Slot<'a>(&'a Pool);
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        {
+            let mut st = lock(&self.0.state);
+            st.running = st.running.saturating_sub(1);
+            if st.running == 0 {
+                st.exclusive = false;
+            }
+        }
+        self.0.changed.notify_waiters();
+    }
+}
+
+impl Pool {
+    /// Waits until call `n` may start, or returns `None` when `cancel` fires first.
+    async fn enter(
+        &self,
+        n: u64,
+        exclusive: bool,
+        max: usize,
+        cancel: &CancellationToken,
+    ) -> Option<Slot<'_>> {
+        loop {
+            let notified = self.changed.notified();
+            let mut notified = std::pin::pin!(notified);
+            notified.as_mut().enable();
+            if cancel.is_cancelled() {
+                return None;
+            }
+            {
+                let mut st = lock(&self.state);
+                let fits = if exclusive {
+                    st.running == 0
+                } else {
+                    !st.exclusive && st.running < max
+                };
+                if st.next == n && fits {
+                    st.next += 1;
+                    st.running += 1;
+                    st.exclusive = exclusive;
+                    drop(st);
+                    // The next call may be able to start beside this one.
+                    self.changed.notify_waiters();
+                    return Some(Slot(self));
+                }
+            }
+            tokio::select! {
+                () = &mut notified => {}
+                () = cancel.cancelled() => return None,
+            }
+        }
+    }
+}
+
+/// `name` cut to 200 characters, with the marker the runtimes use.
+fn cut(name: &str) -> String {
+    match name.char_indices().nth(200) {
+        None => name.to_owned(),
+        Some((at, _)) => format!("{}\u{2026} ({} more bytes)", &name[..at], name.len() - at),
+    }
+}
+
+/// The names of a closed set, as a message lists them.
+fn list(names: &std::collections::BTreeSet<String>) -> String {
+    if names.is_empty() {
+        return "none".to_owned();
+    }
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}

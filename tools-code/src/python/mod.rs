@@ -1,0 +1,1654 @@
+//! The Python runtime: CPython in a child process, forked per run from a warm zygote.
+//!
+//! **On Linux each run is sandboxed** (unless [`SandboxPolicy::Off`]): the program runs as real
+//! CPython, but in its own PID and IPC namespaces, in a network namespace with no interface
+//! but a loopback that is down, in a mount namespace that shows a read-only view of the
+//! interpreter, its standard library and the shared libraries it loaded, a `/proc` of the
+//! run's own processes and an empty private `/tmp` and `/dev/shm`, under Landlock rules
+//! matching that view, a seccomp filter, `no_new_privs`, no capabilities and a process limit,
+//! with one memory account (a cgroup) for all its processes, besides the resource limits
+//! (memory ceiling, wall-clock deadline, output cap, call-size cap, empty environment).
+//! [`PythonRuntime::sandbox_report`] says which layers hold on this machine;
+//! [`SandboxPolicy::Require`] (the default) refuses to start when one does not. The program
+//! can still reach the runner's own objects and its protocol socket, so the host treats every
+//! message from the child as untrusted (see "How a run goes"). The README's "Security of Code
+//! Mode" says what each layer prevents and what it does not.
+//!
+//! # The sandbox: where each layer is set up, and why there
+//!
+//! The run children are forked from a Python zygote, so the per-child work is done by the
+//! runner in Python, through `ctypes` calls into libc (`unshare`, `mount`, `prctl`, `capset`,
+//! the Landlock system calls; CPython 3.11 has no `os.unshare`). The host builds the seccomp
+//! program (classic BPF, in `sandbox.rs`, from the target's own system call numbers) and hands
+//! it to the runner as bytes, which installs it with `prctl(PR_SET_SECCOMP)`. No layer costs a
+//! run's critical path: the spares are forked with every layer already in place.
+//!
+//! - **In the zygote, once** (paid at start): a user namespace (root inside is the host's user
+//!   outside, with no capability over the host; when the host runs as root, a helper left
+//!   outside maps a second user, `nobody` outside, that run children switch to, since the
+//!   kernel exempts root's processes from `RLIMIT_NPROC`), a network namespace, IPC and UTS
+//!   namespaces, and a mount namespace whose root becomes, by `pivot_root`, a read-only `tmpfs` holding bind mounts of the view
+//!   (each read-only) plus the host's `/proc` for the zygote's own bookkeeping of its children.
+//!   The view is made once and shared by every run; it holds no secret.
+//! - **In each run child (A), per spare**: a user namespace of its own (so the process limit
+//!   counts this run's processes only), a PID namespace, a mount namespace and an IPC
+//!   namespace (owned by that user namespace: the run's System V objects and POSIX message
+//!   queues die with its last process, and the next run starts with none), and
+//!   `RLIMIT_NPROC`. A process cannot enter a PID namespace itself, only its children can
+//!   (and `unshare(CLONE_NEWPID)` works once per process), so A forks B, the first process
+//!   (PID 1) of the new namespace, and waits for it, ending the way it ended. When B exits or
+//!   is killed, the kernel kills every process of the namespace: nothing the program started
+//!   survives, `setsid` or double fork or not, and the zygote's release of A (which kills A's
+//!   tree) reaches B.
+//! - **In B, before it waits for its program**: a fresh `proc` over `/proc` (only the run's
+//!   processes), a `tmpfs` on `/tmp` (its working directory) and one on `/dev/shm` (POSIX
+//!   shared memory), each capped in bytes and in files, all gone with the mount namespace
+//!   when the run ends; `no_new_privs`; Landlock; every capability
+//!   dropped; last the seccomp filter (it refuses `mount`, so it comes after the mounts).
+//!   Landlock and seccomp bind only the calling thread, and B has one. The zygote works out
+//!   once what B needs for them (the Landlock rules' paths and accesses, the seccomp program,
+//!   the arguments of the capability calls); B still makes its own Landlock ruleset, because a
+//!   rule on the `/tmp` or `/proc` directory that a run's own file system covers does not
+//!   reach that file system (Landlock skips covered mount points).
+//! - **In the run child (A), first, under every policy**: it joins the run's cgroup (the
+//!   memory account: the host made it and passed its `cgroup.procs` with the fork request), so
+//!   A, B and everything the program starts are counted together, then closes every
+//!   descriptor but its socket.
+//! - At start the zygote forks one throwaway run child that joins a cgroup made for it, sets
+//!   up every per-run layer and reports what held; with the zygote's own layers and the host's
+//!   search for a cgroup that is the report. Under
+//!   [`SandboxPolicy::Require`] a run child that cannot set up a layer refuses (an `internal`
+//!   failure) instead of running the program. [`PythonMode::SpawnPerRun`] sets up the same
+//!   layers in the spawned interpreter (the zygote's, then a run child's).
+//!
+//! What a spare costs more than without the sandbox: a second fork (B), the per-run user, PID,
+//! mount and IPC namespaces (made in B's time, and torn down when B exits), about 1.5 ms of
+//! system calls through `ctypes`. None of it is on a run's critical path, but on a machine
+//! whose cores are busy it competes with the runs (see the `code_runtime` bench).
+//!
+//! Why not a Rust helper that execs Python: the zygote's warm start (a forked, preloaded
+//! interpreter) is what makes a run take milliseconds; an exec per run throws it away. Why no
+//! `landlock`/`seccompiler` crates: both apply rules to the calling Rust process, while the
+//! rules must be applied in a forked Python child; the seccomp program is 60-odd instructions,
+//! built here without a dependency.
+//!
+//! # Processes a run starts
+//!
+//! On Linux, each run child is a *child subreaper* (`PR_SET_CHILD_SUBREAPER`): a process the
+//! program starts stays in the run child's process tree even if it leaves the process group
+//! (`setsid()`) and its parent exits (a double fork), because orphans are reparented to the run
+//! child rather than to `init`. A run child that finishes its run kills its own tree before it
+//! exits. When the run ends (completion, failure, deadline, cancellation,
+//! output overflow, a dropped future), every live process in that tree is killed with
+//! `SIGKILL` (the tree is read from `/proc/PID/task/TID/children` again until it is empty), then
+//! the run child's process group and the run child. In [`PythonMode::Zygote`] the zygote is a
+//! subreaper too: processes whose run child died before them (the program ended its own
+//! process) are reparented to the zygote, which kills them whenever it releases or reaps a run
+//! child.
+//!
+//! What is **not** contained:
+//! - a program can kill the zygote (it runs as the same user): the run children die with it
+//!   (`PR_SET_PDEATHSIG`), but their other descendants are reparented to `init` (or to the
+//!   nearest subreaper above the host) and survive;
+//! - in [`PythonMode::SpawnPerRun`], a process orphaned because the run child exited without
+//!   finishing its run (the program called `os._exit`, or the child was killed) or cleared its
+//!   own subreaper flag is reparented to `init` and survives;
+//! - processes started on the program's behalf by other services (`cron`, `at`, `systemd-run`,
+//!   a container runtime, `ssh`) are not its descendants;
+//! - without `/proc/PID/task/TID/children` (a kernel built without `CONFIG_PROC_CHILDREN`), or
+//!   where `prctl` is unavailable (no `ctypes`, not Linux), only the process group is killed, so
+//!   a process that called `setsid()` survives;
+//! - anything that is not a process: files written, connections opened, shared memory, and
+//!   changes made through other services all outlive the run.
+//!
+//! Under the sandbox the PID namespace replaces this best effort with a guarantee: every process
+//! a run starts is in its PID namespace, which dies with the run's first process. What is left
+//! is for [`SandboxPolicy::Off`] and machines without PID namespaces.
+//!
+//! # How a run goes
+//!
+//! - The interpreter is `python3 -I -S` (isolated, no `site`), resolved once to the real
+//!   executable through `sys.executable`, so a version-manager shim is not paid on every run.
+//!   `TOOLS_PYTHON` or [`PythonRuntime::with_interpreter`] choose another interpreter.
+//! - [`PythonMode::Zygote`] (the default) starts one interpreter that preloads the runner and
+//!   `asyncio`, rehearses one run of a fixed program (so what CPython builds lazily on first
+//!   use is built once, there) and calls `gc.freeze()` (so a collection in a child does not
+//!   copy the zygote's heap). It then forks a fresh child for every run; each child runs
+//!   exactly one program and exits. [`PythonMode::SpawnPerRun`] starts a new interpreter per
+//!   run instead (slower; kept for comparison and for hosts that cannot keep a helper process).
+//! - No fork is on a run's critical path: the runtime keeps two **spare** children, forked
+//!   ahead, that have built their event loop and bridge and wait for their program. A run
+//!   takes the oldest spare (one non-blocking `recv` with `MSG_PEEK` checks that it still waits:
+//!   nothing is pending but, perhaps, its `ready` frame, see below); once the
+//!   run's program has ended, new spares are forked in the background (not while the program
+//!   runs, where a fork competed with it for the CPU); a run that finds no spare ready waits
+//!   for a fork under way rather than forking another child. Two, so that runs that come back
+//!   to back find a spare ready while the next is being forked. A spare that has waited 5 ms
+//!   without a program rehearses a run (stopping as soon as its program arrives), which
+//!   copies ahead the pages a run would otherwise copy on write, one page fault each, while
+//!   the program waits. A spare is a child of the zygote like any other: it dies with the
+//!   zygote (`PR_SET_PDEATHSIG`), is killed when the runtime is dropped, and gets its limits
+//!   from its run's first frame. [`PythonRuntime::warm_up`] forks the first spares;
+//!   [`PythonRuntime::spare_pids`] shows them.
+//! - A child that reported its outcome, or that the host stopped, is **released**: the run
+//!   returns at once, and the zygote kills the child's process tree and group (see "Processes
+//!   a run starts") and reaps the child as soon as it has died (child exit and reaping are off the critical path). Only a child that
+//!   died without an outcome is waited for, to report its exit status. One thread per zygote
+//!   serves its control socket, so a released child is reaped even if the run's future is
+//!   dropped outside a tokio runtime, and the zygote reaps only children the host released, so
+//!   a pid is never reused while the host refers to it.
+//! - Nothing the host holds is handed to a run: the zygote when it starts, each run child right
+//!   after its fork, and a spawned run process when it starts close every descriptor but
+//!   `/dev/null` (0, 1, 2) and the run's (or control) socket (`close_range`), so a descriptor
+//!   the host holds without close-on-exec (inherited from its own parent, or opened by a
+//!   library without `O_CLOEXEC`) never reaches a program. Under every policy, `Off`
+//!   included: Landlock and the mount namespace do not apply to a file already open.
+//! - Host and child speak length-prefixed JSON frames over a private socket (file descriptor 3
+//!   or one passed to the zygote), never stdin/stdout, so nothing the program prints or writes
+//!   can corrupt the protocol. Everything written to `sys.stdout` / `sys.stderr` (so `print`)
+//!   becomes log lines, one per line of text. The run's own task reads and writes the socket
+//!   (no reader or writer task, no channel hop per frame) and never blocks on a child that does
+//!   not read: what the socket does not take waits until it is writable. Every frame from the
+//!   child is bounded before it is read: a header announcing more than the run's limits allow
+//!   (`max_output_bytes`, or `max_call_bytes` for a call, plus room for the frame itself) fails
+//!   the run as [`CodeFailureKind::OutputLimit`] at once, and buffer space grows only with the
+//!   bytes that arrive. A call frame naming a tool the run does not bind is answered by the
+//!   host without reaching [`CodeHost::call`].
+//! - **What the child says, and whose words they are.** The program can reach the runner's
+//!   objects and write raw frames to the socket, so the host believes a frame only for what the
+//!   program could bring about anyway, and never lets program text pass for its own:
+//!   - A run child's first frame is `ready`: its sandbox is in place and it has not read its
+//!     program (a spare's is already waiting in the socket when the run takes it, so this adds
+//!     no round trip; [`SandboxPolicy`]'s refusal is sent instead of it). A sandbox refusal,
+//!     which tells the operator to change the policy, is believed only before `ready`; after
+//!     it, like a second `ready`, it is the program's protocol error.
+//!   - A program's failure (`syntax`, `runtime`, `memory`, `invalid_result`, `output_limit`)
+//!     and its result and logs are the program's, whoever wrote the frame: a forged one says
+//!     nothing the program could not say by failing. An error kind the runner never sends
+//!     (`internal`, anything unknown), a frame that does not parse, or a call id that is not an
+//!     integer from 0 to 2^64 - 1 is a protocol error.
+//!   - A protocol error ends the run as a [`CodeFailureKind::Runtime`] failure, "the program
+//!     broke the runner's protocol ...", which quotes at most what it names (an id, a kind),
+//!     never a message the program wrote.
+//!   - **Call ids.** The child's id for a call is only a token the reply echoes: the host gives
+//!     every call an id of its own to match its answer, and a call frame whose child id names
+//!     a call still running ends the run at once as a protocol error naming the id, before the
+//!     second call reaches [`CodeHost::call`]. An id may be used again once its call ended.
+//!   - **Settlement.** When the run ends, for any reason, every call still running is aborted
+//!     and awaited before the run returns, and no frame after the one that ended it is read: a
+//!     call frame sent after the outcome is never started. (The `run_code` bridge runs its own
+//!     settlement on top: it cancels and drains the pipeline calls, see `bridge.rs`.)
+//! - **What a run makes the host hold.** Besides the frame being read (bounded above) and a log
+//!   line being assembled (bounded by `max_output_bytes`), the host holds, for each run, the
+//!   replies the child has not read yet, the arguments of the calls still running (held by
+//!   their [`CodeHost::call`] futures) and an entry per captured log line (an empty line uses
+//!   no output bytes, yet costs the host a line). These are memory spent on the run's behalf,
+//!   so together, counted as the frames' bytes and 24 bytes a line, they are held to the run's
+//!   `memory_bytes`: past it the run fails at once as [`CodeFailureKind::Memory`], saying how
+//!   much the host held of each. A program that starts calls and never lets its event loop read
+//!   (it never awaits, or busy-waits) is stopped there, not at the deadline. The host does not
+//!   apply backpressure instead: a child blocked writing a call while the host waits for it to
+//!   read its replies would be a deadlock that ends only at the deadline. Replies wait
+//!   frame by frame (never copied together), so what is counted is what is held.
+//! - The program is the body of an `async def`: top-level `await` and `return` work and line
+//!   numbers are the model's own. `await tools.name(args)` and `tools["odd-name"](args)` call the
+//!   host; a call starts when it is made (as in TypeScript), so `asyncio.gather` overlaps calls.
+//!   Arguments and the result are converted strictly to JSON (`dict` with `str` keys, `list`,
+//!   `tuple`, `str`, finite `float` except `-0.0`, `int` within 64 bits, `bool`, `None`, each of
+//!   exactly that type: a subclass is refused, so none of its methods runs; anything else, a
+//!   cycle, or nesting deeper than 100 levels is a `TypeError` naming the path). The runner
+//!   writes the JSON text itself, with string quoting captured from the `json` module before
+//!   the program starts, so a program that replaces parts of `json` does not change what
+//!   crosses. The text is counted as it is written and the conversion stops as soon as it
+//!   passes the limit, so a value whose expansion is huge (a list that repeats a list that
+//!   repeats a list: 10^9 items from three lists of 1,000) costs about the limit's worth of
+//!   work: arguments past `max_call_bytes` raise `ValueError` ("args is at least N bytes of
+//!   JSON text, more than the M bytes one call may send (max_call_bytes); it passed that at
+//!   args[...]"), a result past `max_output_bytes` is a [`CodeFailureKind::OutputLimit`]
+//!   failure. A refused call (`TypeError`, `ValueError`) never reaches the host and the
+//!   program can catch it and go on. A failed call raises `ToolCallError` with `tool_name` and
+//!   `message`. Returning `None` (or nothing) means no result.
+//! - Limits: see the table below. At the deadline, on cancellation, on an output overflow and
+//!   whenever a run ends, the child's process tree and group are killed and the child reaped
+//!   (see "released" above).
+//!
+//! # The limits of a run
+//!
+//! | limit | what it counts | default | enforced by | when exceeded |
+//! | --- | --- | --- | --- | --- |
+//! | `memory_bytes`, the run's account | every process of the run together: anonymous memory, shared memory (`memfd`, System V, `/dev/shm`), the pages of its `tmpfs` files (`/tmp`), the kernel memory its files and processes use; no swap | 256 MiB beyond what the run child holds when its run starts (a spawned run: beyond nothing, plus 32 MiB for the interpreter's own start) | a cgroup per run child, made by the host, which sets the limit when the run starts (v2 `memory.max` and `memory.swap.max` = 0; v1 `memory.limit_in_bytes` and `memory.memsw.limit_in_bytes`) | the kernel's out-of-memory killer ends a process of the run (under cgroup v2 every process of it); the program's own process: a [`CodeFailureKind::Memory`] failure ("the run exceeded its memory limit ..."); another: the program sees it killed by `SIGKILL` |
+//! | `memory_bytes`, per process | one process's address space beyond what it held when the run started | 256 MiB | `RLIMIT_AS`, set by the runner (a ceiling past any address space is no limit; one above the hard limit the host passed down is a [`CodeFailureKind::Memory`] failure saying so) | a `MemoryError` in the program; escaping, or caught after the process came within 5% (at least 2 MiB) of its ceiling: a [`CodeFailureKind::Memory`] failure |
+//! | `memory_bytes`, held by the host | what the host holds for the run: replies the child has not read, the arguments of calls still running, 24 bytes per captured log line | the same `memory_bytes` | the host, as each frame comes and goes | a [`CodeFailureKind::Memory`] failure saying how much of each was held |
+//! | processes | processes and threads of the run | [`PROCESS_LIMIT`] (64) | `RLIMIT_NPROC` in the run's user namespace (sandbox), and the cgroup's `pids.max` | `fork` fails (`BlockingIOError`, `EAGAIN`) |
+//! | `/tmp` | bytes and files | [`TMP_BYTES`] (64 MiB), [`TMP_INODES`] (16,384) | the run's `tmpfs` (`size`, `nr_inodes`; sandbox) | `ENOSPC` |
+//! | `/dev/shm` | bytes and files | [`SHM_BYTES`] (16 MiB), [`TMP_INODES`] | the run's `tmpfs` (sandbox) | `ENOSPC` |
+//! | `timeout` | wall-clock time from the moment the program starts | 30 s | the host | a [`CodeFailureKind::Timeout`] failure; the run's processes are killed |
+//! | `max_output_bytes` | log lines, the result and the failure message together | 64 MiB | the host (each frame bounded before it is read) | a [`CodeFailureKind::OutputLimit`] failure |
+//! | `max_call_bytes` | the JSON text of one call's arguments | 16 MiB | the runner (and the host's frame bound) | a `ValueError` in the program |
+//! | `stack_bytes` | recursion depth: one frame per 512 bytes | 1 MiB | the runner (`sys.setrecursionlimit`) | a `RecursionError` in the program ([`CodeFailureKind::Runtime`] when uncaught) |
+//!
+//! The run's account is [`SandboxLayer::MemoryAccount`]; it applies under every policy where
+//! the machine gives the host a cgroup (`cgroup.rs` says how it is found: cgroup v2 where a
+//! delegated cgroup gives its children memory and pids, else the v1 `memory` and `pids`
+//! hierarchies as root; this project's machines and CI have v1, swap accounted). Without it
+//! ([`SandboxPolicy::BestEffort`] with the layer missing, or [`SandboxPolicy::Off`] where no
+//! cgroup can be had) `memory_bytes` is `RLIMIT_AS` per process only: the memory of the run's
+//! other processes, shared memory (`memfd`, `/dev/shm`), `tmpfs` pages and kernel memory are
+//! not counted, and the report says so. Its cost: a spare's cgroup is made (two `mkdir`s, a
+//! `pids.max` write, two opens) by the zygote's control thread before the fork and removed in
+//! the background once the run's processes are gone; the spare's join is a cgroup migration,
+//! which can wait for an RCU grace period (about 15 ms here when spares are made far apart;
+//! the `favordynmods` mount option avoids it), so a run right after another may wait for its
+//! spare; on the run's critical path it is one read and two writes (the limit).
+//!
+//! # Example
+//!
+//! ```
+//! use std::sync::Arc;
+//! use serde_json::{json, Value};
+//! use tokio_util::sync::CancellationToken;
+//! use tools_code::{CodeHost, CodeLimits, CodeRuntime, HostCallFuture, PythonRuntime};
+//!
+//! /// A host with one tool, `echo`, that answers at once with its arguments.
+//! struct Echo;
+//!
+//! impl CodeHost for Echo {
+//!     fn tool_names(&self) -> Vec<String> {
+//!         vec!["echo".to_owned()]
+//!     }
+//!     fn call(&self, _name: &str, args: Value) -> HostCallFuture {
+//!         Box::pin(async move { Ok(args) })
+//!     }
+//! }
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let runtime = PythonRuntime::new();
+//! // Start the zygote and fork the spares now, so the first run does not wait for them.
+//! runtime.warm_up().await.unwrap();
+//! let program = "import os\nr = await tools.echo({'n': 1})\nprint('got', r)\nreturn [r['n'] + 1, os.getpid(), os.path.exists('/etc/passwd')]";
+//! let done = runtime
+//!     .run(program, Arc::new(Echo), &CodeLimits::default(), CancellationToken::new())
+//!     .await
+//!     .unwrap();
+//! assert_eq!(done.logs, vec!["got {'n': 1}"]);
+//! // The program ran as PID 1 of its own PID namespace, in a view without /etc.
+//! assert_eq!(done.result, Some(json!([2, 1, false])));
+//! # });
+//! ```
+
+mod analysis;
+mod cgroup;
+mod process;
+mod sandbox;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::FutureExt;
+use serde::Deserialize;
+use serde_json::Value;
+use tokio::io::AsyncReadExt;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use self::cgroup::Account;
+use self::process::{Interpreter, RunProcess, Spare, Zygote};
+pub use self::sandbox::{
+    LayerStatus, PROCESS_LIMIT, SHM_BYTES, SandboxLayer, SandboxPolicy, SandboxReport, TMP_BYTES,
+    TMP_INODES,
+};
+use super::output::Output;
+use super::{AnalyseFuture, PreparedProgram};
+use super::{
+    CodeFailure, CodeFailureKind, CodeHost, CodeLanguage, CodeLimits, CodeOutcome, CodeRunFuture,
+    CodeRuntime, HostCallFuture,
+};
+use tools_schema::excerpt::cut;
+
+/// The runner script every child runs (embedded).
+const RUNNER: &str = include_str!("runner.py");
+
+/// Room in a frame beyond what the run's limits count: the frame's own JSON around the value,
+/// and a log piece (the runner sends long lines in pieces of 64 Ki characters, at most 6 bytes
+/// each once escaped).
+const FRAME_SLACK: usize = 512 * 1024;
+
+/// The largest frame a child may send in a run with these limits and tool names: a result,
+/// a log piece or a failure message fits `max_output_bytes` (more would fail the run as
+/// `output_limit` anyway), and a call's arguments fit `max_call_bytes` (the runner refuses
+/// larger ones in the program). A header announcing more fails the run before its body is read.
+fn frame_limit(limits: &CodeLimits, tool_names: &[String]) -> usize {
+    let longest_name = tool_names.iter().map(String::len).max().unwrap_or(0);
+    let call = limits
+        .max_call_bytes
+        .saturating_add(longest_name.saturating_mul(6));
+    limits
+        .max_output_bytes
+        .max(call)
+        .saturating_add(FRAME_SLACK)
+}
+
+/// How the Python runtime gets a fresh interpreter for a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PythonMode {
+    /// Fork a child from a warm, pre-started interpreter (a few milliseconds a run).
+    #[default]
+    Zygote,
+    /// Start a new interpreter process for every run (tens of milliseconds a run).
+    SpawnPerRun,
+}
+
+/// The Python runtime. Cheap to clone; clones share one interpreter path and one zygote.
+#[derive(Clone)]
+pub struct PythonRuntime {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    configured: Option<PathBuf>,
+    mode: PythonMode,
+    sandbox: Settings,
+    /// The report of the last zygote started (or probe), once there is one.
+    report: std::sync::Mutex<Option<SandboxReport>>,
+    interpreter: tokio::sync::OnceCell<Result<Interpreter, String>>,
+    /// Where its run cgroups are made (or why there are none), once looked for.
+    account: std::sync::OnceLock<Result<Arc<Account>, String>>,
+    zygote: tokio::sync::Mutex<Option<Arc<Zygote>>>,
+    /// The children forked ahead for the next runs.
+    spares: Arc<Spares>,
+}
+
+/// The sandbox settings of a runtime.
+#[derive(Debug, Clone, Default)]
+struct Settings {
+    policy: SandboxPolicy,
+    /// Layers the runner skips and reports missing (for tests).
+    skip: Vec<SandboxLayer>,
+}
+
+impl Settings {
+    fn runner_config(&self) -> String {
+        sandbox::runner_config(self.policy, &self.skip)
+    }
+}
+
+/// How many spare children the runtime keeps. Two, so that when runs come back to back the
+/// next one finds a spare ready while the one forked after the previous run is still being
+/// made; one spare alone made such runs wait for a fork each.
+const SPARES: usize = 2;
+
+/// The spare children: forked by the zygote ahead of time, each waiting for one program.
+#[derive(Default)]
+struct Spares {
+    ready: std::sync::Mutex<std::collections::VecDeque<Spare>>,
+    /// Held while spares are being forked, so that a run that finds none ready waits for that
+    /// fork rather than forking another child, and [`PythonRuntime::spare_pids`] sees them.
+    forking: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl Spares {
+    /// The oldest spare of `zygote` that still waits; the others that do not (their zygote
+    /// died, they were killed) are released as they drop.
+    fn pop_ready(&self, zygote: &Zygote) -> Option<Spare> {
+        let mut ready = self
+            .ready
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        while let Some(spare) = ready.pop_front() {
+            if spare.is_ready(zygote) {
+                return Some(spare);
+            }
+        }
+        None
+    }
+
+    fn len(&self) -> usize {
+        self.ready
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .len()
+    }
+
+    /// Keeps `spare` unless there are enough already (then it drops and is released).
+    fn push(&self, spare: Spare) {
+        let mut ready = self
+            .ready
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if ready.len() < SPARES {
+            ready.push_back(spare);
+        }
+    }
+
+    /// A child for a run: a spare if one is ready, else the one being forked, else a fresh fork.
+    async fn take(&self, zygote: &Zygote) -> Result<Spare, String> {
+        if let Some(spare) = self.pop_ready(zygote) {
+            return Ok(spare);
+        }
+        let _forking = self.forking.lock().await;
+        if let Some(spare) = self.pop_ready(zygote) {
+            return Ok(spare);
+        }
+        zygote.spare().await
+    }
+
+    /// Forks spares until there are [`SPARES`], in the background. The fork lock is taken
+    /// before this returns when it is free (so the next run and [`PythonRuntime::spare_pids`]
+    /// wait for these forks rather than miss them). The task holds only the pool and the
+    /// zygote: if the runtime is dropped meanwhile, the new spares drop with the task and are
+    /// released.
+    fn refill(self: &Arc<Self>, zygote: Arc<Zygote>) {
+        if self.len() >= SPARES {
+            return;
+        }
+        let locked = self.forking.clone().try_lock_owned().ok();
+        let spares = self.clone();
+        tokio::spawn(async move {
+            let _forking = match locked {
+                Some(locked) => locked,
+                None => spares.forking.clone().lock_owned().await,
+            };
+            while spares.len() < SPARES && zygote.is_alive() {
+                match zygote.spare().await {
+                    Ok(spare) => spares.push(spare),
+                    Err(_) => break,
+                }
+            }
+        });
+    }
+}
+
+impl fmt::Debug for PythonRuntime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PythonRuntime")
+            .field("configured", &self.inner.configured)
+            .field("mode", &self.inner.mode)
+            .field("sandbox", &self.inner.sandbox)
+            .field("interpreter", &self.inner.interpreter.get())
+            .finish()
+    }
+}
+
+impl Default for PythonRuntime {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PythonRuntime {
+    /// A zygote-backed runtime using `TOOLS_PYTHON`, or `python3` from `PATH`.
+    pub fn new() -> Self {
+        Self::build(None, PythonMode::Zygote, Settings::default())
+    }
+
+    /// A runtime using the given interpreter (resolved once to the real executable).
+    pub fn with_interpreter(path: impl Into<PathBuf>) -> Self {
+        Self::build(Some(path.into()), PythonMode::Zygote, Settings::default())
+    }
+
+    /// The same interpreter choice with another [`PythonMode`].
+    #[must_use]
+    pub fn with_mode(self, mode: PythonMode) -> Self {
+        Self::build(
+            self.inner.configured.clone(),
+            mode,
+            self.inner.sandbox.clone(),
+        )
+    }
+
+    /// The same runtime with another [`SandboxPolicy`] ([`SandboxPolicy::Require`] unless
+    /// set).
+    #[must_use]
+    pub fn with_sandbox(self, policy: SandboxPolicy) -> Self {
+        let mut settings = self.inner.sandbox.clone();
+        settings.policy = policy;
+        Self::build(self.inner.configured.clone(), self.inner.mode, settings)
+    }
+
+    /// **For tests only**: the runner skips `layer` and reports it missing ("disabled for a
+    /// test"), as on a machine without it, so the policies' handling of a missing layer can be
+    /// checked on a machine that has every layer. Never use it to weaken a real deployment:
+    /// use [`SandboxPolicy`] for that.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn pretend_missing(self, layer: SandboxLayer) -> Self {
+        let mut settings = self.inner.sandbox.clone();
+        settings.skip.push(layer);
+        Self::build(self.inner.configured.clone(), self.inner.mode, settings)
+    }
+
+    /// The sandbox policy runs follow.
+    pub fn sandbox_policy(&self) -> SandboxPolicy {
+        self.inner.sandbox.policy
+    }
+
+    /// What the sandbox holds on this machine: each [`SandboxLayer`] and whether it is
+    /// active, as the runner found it when it set up a zygote and one throwaway run child
+    /// (started for this if no zygote ran yet; not refused under
+    /// [`SandboxPolicy::Require`], so the report can say what is missing). Under
+    /// [`SandboxPolicy::Off`] every layer is reported inactive without starting anything.
+    pub async fn sandbox_report(&self) -> Result<SandboxReport, CodeFailure> {
+        if self.inner.sandbox.policy == SandboxPolicy::Off {
+            return Ok(SandboxReport::off());
+        }
+        if let Some(report) = self.cached_report() {
+            return Ok(report);
+        }
+        let interpreter = self.interpreter().await?;
+        let probe = Zygote::start(
+            &interpreter,
+            RUNNER,
+            &self.inner.sandbox.runner_config(),
+            self.account(),
+        )
+        .await
+        .map_err(internal)?;
+        let report = SandboxReport::from_runner(self.inner.sandbox.policy, probe.sandbox());
+        self.cache_report(&report);
+        Ok(report)
+    }
+
+    fn cached_report(&self) -> Option<SandboxReport> {
+        self.inner
+            .report
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    fn cache_report(&self, report: &SandboxReport) {
+        *self
+            .inner
+            .report
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(report.clone());
+    }
+
+    /// Where this runtime's run cgroups are made, or why there are none (see `cgroup.rs`).
+    fn account(&self) -> Result<Arc<Account>, String> {
+        self.inner
+            .account
+            .get_or_init(|| {
+                if self
+                    .inner
+                    .sandbox
+                    .skip
+                    .contains(&SandboxLayer::MemoryAccount)
+                {
+                    return Err("disabled for a test (pretend_missing)".to_owned());
+                }
+                let strict = self.inner.sandbox.policy == SandboxPolicy::Require;
+                cgroup::hierarchy().map(|hierarchy| Arc::new(Account::new(hierarchy, strict)))
+            })
+            .clone()
+    }
+
+    fn build(configured: Option<PathBuf>, mode: PythonMode, sandbox: Settings) -> Self {
+        PythonRuntime {
+            inner: Arc::new(Inner {
+                configured,
+                mode,
+                sandbox,
+                report: std::sync::Mutex::new(None),
+                interpreter: tokio::sync::OnceCell::new(),
+                account: std::sync::OnceLock::new(),
+                zygote: tokio::sync::Mutex::new(None),
+                spares: Arc::new(Spares::default()),
+            }),
+        }
+    }
+
+    /// The mode runs use.
+    pub fn mode(&self) -> PythonMode {
+        self.inner.mode
+    }
+
+    /// Resolves the interpreter and, in zygote mode, starts the zygote and forks the spare
+    /// children now instead of on the first run. Must be called inside a tokio runtime.
+    pub async fn warm_up(&self) -> Result<(), CodeFailure> {
+        let interpreter = self.interpreter().await?;
+        if self.inner.mode == PythonMode::Zygote {
+            let zygote = self.zygote(&interpreter).await?;
+            let spares = &self.inner.spares;
+            let _forking = spares.forking.lock().await;
+            while spares.len() < SPARES {
+                spares.push(zygote.spare().await.map_err(internal)?);
+            }
+        }
+        Ok(())
+    }
+
+    /// The process ids of the spare children waiting for the next runs, the next run's first
+    /// (for diagnostics and leak checks). Waits for spares that are being forked.
+    pub async fn spare_pids(&self) -> Vec<u32> {
+        let _forking = self.inner.spares.forking.lock().await;
+        self.inner
+            .spares
+            .ready
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .filter_map(Spare::pid)
+            .collect()
+    }
+
+    /// The process id of the zygote, if it is running (for diagnostics and leak checks: once a
+    /// finished run's child has been reaped, the zygote's only children are the spares).
+    pub async fn zygote_pid(&self) -> Option<u32> {
+        self.inner.zygote.lock().await.as_ref().map(|z| z.pid())
+    }
+
+    /// The resolved interpreter path, once a run or [`PythonRuntime::warm_up`] resolved it.
+    pub fn interpreter_path(&self) -> Option<PathBuf> {
+        self.inner
+            .interpreter
+            .get()
+            .and_then(|r| r.as_ref().ok())
+            .map(|i| i.path().to_path_buf())
+    }
+
+    async fn interpreter(&self) -> Result<Interpreter, CodeFailure> {
+        let configured = self.inner.configured.clone();
+        self.inner
+            .interpreter
+            .get_or_init(|| async move { Interpreter::resolve(configured).await })
+            .await
+            .clone()
+            .map_err(internal)
+    }
+
+    async fn zygote(&self, interpreter: &Interpreter) -> Result<Arc<Zygote>, CodeFailure> {
+        let mut slot = self.inner.zygote.lock().await;
+        if let Some(zygote) = slot.as_ref().filter(|z| z.is_alive()) {
+            return Ok(zygote.clone());
+        }
+        let zygote = Zygote::start(
+            interpreter,
+            RUNNER,
+            &self.inner.sandbox.runner_config(),
+            self.account(),
+        )
+        .await
+        .map_err(internal)?;
+        let policy = self.inner.sandbox.policy;
+        if policy != SandboxPolicy::Off {
+            let report = SandboxReport::from_runner(policy, zygote.sandbox());
+            self.cache_report(&report);
+            if !report.is_complete() {
+                if policy == SandboxPolicy::Require {
+                    // Fail closed: the zygote drops here and exits.
+                    return Err(internal(report.refusal()));
+                }
+                let missing: Vec<&str> = report.missing().iter().map(|l| l.code()).collect();
+                tracing::warn!(
+                    missing = ?missing,
+                    "the Python sandbox runs without some layers (SandboxPolicy::BestEffort): {}",
+                    missing.join(", ")
+                );
+            }
+        }
+        let zygote = Arc::new(zygote);
+        *slot = Some(zygote.clone());
+        Ok(zygote)
+    }
+
+    /// A forked child for a run, and the zygote that forked it: a spare if one is ready, else
+    /// a fresh fork. A zygote that died is replaced once, so the run after a crash of the
+    /// zygote still works.
+    async fn zygote_child(
+        &self,
+        interpreter: &Interpreter,
+    ) -> Result<(Spare, Arc<Zygote>), CodeFailure> {
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let zygote = self.zygote(interpreter).await?;
+            match self.inner.spares.take(&zygote).await {
+                Ok(child) => {
+                    return Ok((child, zygote));
+                }
+                Err(error) => {
+                    // The zygote may have died: start a new one.
+                    {
+                        let mut slot = self.inner.zygote.lock().await;
+                        if slot.as_ref().is_some_and(|z| Arc::ptr_eq(z, &zygote)) {
+                            *slot = None;
+                        }
+                    }
+                    if attempts >= 2 {
+                        return Err(internal(error));
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl CodeRuntime for PythonRuntime {
+    fn language(&self) -> CodeLanguage {
+        CodeLanguage::Python
+    }
+
+    /// The pre-run analysis with the interpreter's own `ast`, in the warm zygote (see
+    /// [`crate::analysis`]); `None` in [`PythonMode::SpawnPerRun`], which has no zygote.
+    fn analyse(&self, program: &str) -> AnalyseFuture {
+        let runtime = self.clone();
+        let program = program.to_owned();
+        Box::pin(async move { analysis::analyse(&runtime, &program).await })
+    }
+
+    fn run(
+        &self,
+        program: &str,
+        host: Arc<dyn CodeHost>,
+        limits: &CodeLimits,
+        cancel: CancellationToken,
+    ) -> CodeRunFuture {
+        self.run_prepared(program, None, host, limits, cancel)
+    }
+
+    fn run_prepared(
+        &self,
+        program: &str,
+        prepared: Option<PreparedProgram>,
+        host: Arc<dyn CodeHost>,
+        limits: &CodeLimits,
+        cancel: CancellationToken,
+    ) -> CodeRunFuture {
+        let runtime = self.clone();
+        let program = program.to_owned();
+        // Compiled by the zygote when the pre-run analysis read the program.
+        let code = prepared.and_then(|p| p.into_work(CodeLanguage::Python));
+        let limits = limits.clone();
+        Box::pin(async move {
+            // tokio panics when its I/O or time driver is missing; report that as a failure.
+            AssertUnwindSafe(runtime.run_inner(program, code, host, limits, cancel))
+                .catch_unwind()
+                .await
+                .unwrap_or_else(|panic| {
+                    let reason = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| (*s).to_owned())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "unknown panic".to_owned());
+                    Err(internal(format!(
+                        "the Python runtime failed ({reason}); it needs a tokio runtime with I/O \
+                         and time enabled (Builder::enable_all)"
+                    )))
+                })
+        })
+    }
+}
+
+/// The runner's first frame on a run's socket, whole (header and body): the child's sandbox is
+/// in place and it has not read its program yet (`runner.py` `Channel.ready`).
+pub(crate) const READY_FRAME: [u8; 17] = *b"\0\0\0\x0d{\"t\":\"ready\"}";
+
+/// A frame from the child.
+#[derive(Deserialize)]
+#[serde(tag = "t", rename_all = "lowercase")]
+enum ChildMessage {
+    /// The child's sandbox is in place; what follows may be the program's.
+    Ready,
+    Call {
+        /// The child's token for the call, echoed in the reply; checked, never trusted.
+        id: Value,
+        name: String,
+        args: Value,
+    },
+    Log {
+        text: String,
+        end: bool,
+    },
+    Done {
+        #[serde(default)]
+        result: Option<Value>,
+    },
+    Error {
+        kind: String,
+        message: String,
+        #[serde(default)]
+        line: Option<u32>,
+        #[serde(default)]
+        column: Option<u32>,
+    },
+}
+
+/// How a run ended, as the host saw it.
+enum Ended {
+    /// An outcome to report as it is.
+    Completed(CodeOutcome),
+    /// The host stopped the run (deadline, cancellation).
+    Stopped(CodeFailureKind, String),
+    /// The child went away without an outcome; the failure still lacks the exit status.
+    ChildGone(CodeFailure),
+}
+
+impl PythonRuntime {
+    async fn run_inner(
+        &self,
+        program: String,
+        code: Option<String>,
+        host: Arc<dyn CodeHost>,
+        limits: CodeLimits,
+        cancel: CancellationToken,
+    ) -> CodeOutcome {
+        limits.validate().map_err(|e| internal(e.to_string()))?;
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Err(internal(
+                "PythonRuntime::run must be polled inside a tokio runtime".to_owned(),
+            ));
+        }
+        if cancel.is_cancelled() {
+            return Err(CodeFailure::new(
+                CodeFailureKind::Aborted,
+                "the run was cancelled before it started",
+                Vec::new(),
+            ));
+        }
+        let interpreter = self.interpreter().await?;
+        let mut zygote = None;
+        let (mut process, host_socket) = match self.inner.mode {
+            PythonMode::Zygote => {
+                let (child, forked_by) = self.zygote_child(&interpreter).await?;
+                zygote = Some(forked_by);
+                // The spare holds what it has built; the run may add `memory_bytes`. One read
+                // and one or two writes: the only cost of the account on the critical path.
+                if let Some(cgroup) = child.process.cgroup() {
+                    self.limit(cgroup, limits.memory_bytes, 0)?;
+                }
+                (child.process, child.socket)
+            }
+            PythonMode::SpawnPerRun => {
+                let (host_socket, child_socket) = std::os::unix::net::UnixStream::pair()
+                    .map_err(|e| internal(format!("cannot create the run socket: {e}")))?;
+                let cgroup = self.spawn_cgroup(&limits)?;
+                let process = RunProcess::spawn(
+                    &interpreter,
+                    RUNNER,
+                    &self.inner.sandbox.runner_config(),
+                    child_socket,
+                    cgroup,
+                    self.inner.sandbox.policy == SandboxPolicy::Require,
+                )
+                .map_err(internal)?;
+                (process, host_socket)
+            }
+        };
+
+        let outcome = drive(host_socket, &program, code, host, &limits, &cancel).await;
+        // New spares are forked once this run's program has ended, not while it runs: a fork
+        // (and the new child's preparation) beside a running program slowed it down by about
+        // a millisecond here, two cores shared by host, zygote and children.
+        if let Some(zygote) = zygote {
+            self.inner.spares.refill(zygote);
+        }
+        let ended = match outcome {
+            Ended::Completed(outcome) => Ok(outcome),
+            Ended::Stopped(kind, message) => Ok(Err(CodeFailure::new(kind, message, Vec::new()))),
+            Ended::ChildGone(failure) => Err(failure),
+        };
+        match ended {
+            // A forked child that reported its outcome (or was stopped) is released: the
+            // zygote kills its process group now and reaps it once it has died, off the run's
+            // critical path. A spawned child is waited for.
+            Ok(outcome) => {
+                if self.inner.mode == PythonMode::SpawnPerRun {
+                    process.finish().await;
+                }
+                let outcome = match outcome {
+                    // The socket broke under the host: the kernel may have ended the run.
+                    Err(failure) if failure.kind == CodeFailureKind::Internal => {
+                        Err(gone_failure(failure, &process, &limits, None))
+                    }
+                    other => other,
+                };
+                drop(process);
+                outcome
+            }
+            Err(failure) => {
+                let status = process.finish().await;
+                let status = status.unwrap_or_else(|| "exit status unknown".to_owned());
+                Err(gone_failure(failure, &process, &limits, Some(&status)))
+            }
+        }
+    }
+
+    /// The cgroup of a spawned run, its memory limit set (no spare holds anything yet: the
+    /// interpreter's own start-up is counted, within [`SPAWN_START_BYTES`]). `None` where
+    /// there is no account and the policy allows that.
+    fn spawn_cgroup(&self, limits: &CodeLimits) -> Result<Option<cgroup::RunCgroup>, CodeFailure> {
+        let refusal =
+            |reason: String| internal(sandbox::child_refusal(&format!("memory_account: {reason}")));
+        let cgroup = match self.account() {
+            Ok(account) => account.for_run().map_err(refusal)?,
+            Err(reason) if self.inner.sandbox.policy == SandboxPolicy::Require => {
+                return Err(refusal(reason));
+            }
+            Err(_) => None,
+        };
+        if let Some(cgroup) = &cgroup {
+            self.limit(cgroup, limits.memory_bytes, SPAWN_START_BYTES)?;
+        }
+        Ok(cgroup)
+    }
+
+    /// Sets the memory limit of a run's cgroup to what it holds plus `memory_bytes` and
+    /// `extra`. A limit the cgroup refuses fails the run under [`SandboxPolicy::Require`];
+    /// otherwise the run goes on with its per-process limits, and a warning says so.
+    fn limit(
+        &self,
+        cgroup: &cgroup::RunCgroup,
+        memory_bytes: usize,
+        extra: usize,
+    ) -> Result<(), CodeFailure> {
+        match cgroup.limit_memory(memory_bytes.saturating_add(extra)) {
+            Ok(_) => Ok(()),
+            Err(error) if self.inner.sandbox.policy == SandboxPolicy::Require => {
+                Err(limit_failure(memory_bytes, &error))
+            }
+            Err(error) => {
+                tracing::warn!(
+                    "a Python run goes without its memory limit ({}); {}",
+                    limit_failure(memory_bytes, &error).message,
+                    sandbox::NOT_COUNTED
+                );
+                Ok(())
+            }
+        }
+    }
+}
+
+/// What the memory account of a spawned run ([`PythonMode::SpawnPerRun`]) allows beyond
+/// `memory_bytes` for the interpreter's own start (the runner, `asyncio`, the sandbox's
+/// set-up), which a forked spare has already paid when its run starts.
+const SPAWN_START_BYTES: usize = 32 << 20;
+
+/// `failure`, a run that ended without an outcome, as a memory failure when the kernel ended
+/// the run's process for its memory account (its cgroup counts an out-of-memory kill); else
+/// as it is, with the process's `status` added when known.
+fn gone_failure(
+    mut failure: CodeFailure,
+    process: &RunProcess,
+    limits: &CodeLimits,
+    status: Option<&str>,
+) -> CodeFailure {
+    let status = status.map(|s| format!(" ({s})")).unwrap_or_default();
+    let kills = process.cgroup().and_then(cgroup::RunCgroup::oom_kills);
+    if kills.is_some_and(|k| k > 0) {
+        failure.kind = CodeFailureKind::Memory;
+        failure.message = format!(
+            "the run exceeded its memory limit (memory_bytes = {} bytes, counting every process \
+             of the run, shared memory, temporary files and the kernel memory they use), and the \
+             kernel ended it{status}",
+            limits.memory_bytes
+        );
+    } else {
+        failure.message.push_str(&status);
+    }
+    failure
+}
+
+/// The failure of a run whose memory limit could not be set on its cgroup.
+fn limit_failure(memory_bytes: usize, error: &cgroup::LimitError) -> CodeFailure {
+    internal(format!(
+        "the run's memory limit (memory_bytes = {memory_bytes}) could not be set on its \
+         cgroup: {error}"
+    ))
+}
+
+/// Talks to one child until the run ends; never leaves a task behind.
+async fn drive(
+    socket: std::os::unix::net::UnixStream,
+    program: &str,
+    code: Option<String>,
+    host: Arc<dyn CodeHost>,
+    limits: &CodeLimits,
+    cancel: &CancellationToken,
+) -> Ended {
+    let deadline = tokio::time::Instant::now() + limits.timeout;
+    if let Err(error) = socket.set_nonblocking(true) {
+        return Ended::Completed(Err(internal(format!("run socket: {error}"))));
+    }
+    let stream = match tokio::net::UnixStream::from_std(socket) {
+        Ok(stream) => stream,
+        Err(error) => return Ended::Completed(Err(internal(format!("run socket: {error}")))),
+    };
+    let (mut reader, writer) = stream.into_split();
+    let mut outbox = Outbox::default();
+
+    let tool_names = host.tool_names();
+    let frame_limit = frame_limit(limits, &tool_names);
+    let mut start = serde_json::json!({
+        "program": program,
+        "tools": tool_names,
+        "limits": {
+            "memory_bytes": limits.memory_bytes,
+            "stack_bytes": limits.stack_bytes,
+            "max_call_bytes": limits.max_call_bytes,
+            "max_output_bytes": limits.max_output_bytes,
+        },
+    });
+    // Compiled by the zygote when the pre-run analysis read the program.
+    if let Some(code) = code {
+        start["code"] = Value::String(code);
+    }
+    // Only the run's tools are callable: a call frame naming anything else (only a program
+    // that writes to the protocol socket itself can send one) is answered here.
+    let tool_names: std::collections::HashSet<String> = tool_names.into_iter().collect();
+    outbox.send(&writer, frame(&start));
+
+    let (done_tx, mut done_rx) = mpsc::unbounded_channel::<Answer>();
+    let mut calls = Calls::default();
+    let mut held = Held::new(limits.memory_bytes);
+    let mut inbox = Inbox::default();
+    let mut output = Output::new(limits.max_output_bytes);
+    let mut partial = String::new();
+    // Until the child's ready frame, only the runner writes to the socket.
+    let mut ready = false;
+
+    let ended = loop {
+        inbox.make_room();
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => {
+                break Ended::Stopped(CodeFailureKind::Aborted, "the run was cancelled".to_owned());
+            }
+            () = tokio::time::sleep_until(deadline) => {
+                break Ended::Stopped(
+                    CodeFailureKind::Timeout,
+                    format!("the program did not finish within {} ms", limits.timeout.as_millis()),
+                );
+            }
+            Ok(()) = writer.writable(), if outbox.is_waiting() => {
+                outbox.flush(&writer);
+            }
+            Some(answer) = done_rx.recv() => {
+                // Only the call the host started under that id (it is still running: a
+                // duplicate id ends the run).
+                match calls.finish(&answer) {
+                    Some(bytes) => {
+                        held.args -= bytes;
+                        outbox.send(&writer, reply_frame(answer.child, answer.result));
+                        if let Some(ended) = held.check(&outbox, &mut output) {
+                            break ended;
+                        }
+                    }
+                    None => {
+                        if let Ok(value) = answer.result {
+                            tools_schema::deep::discard(value);
+                        }
+                    }
+                }
+            }
+            read = reader.read_buf(&mut inbox.buffer) => {
+                match read {
+                    Ok(0) => {
+                        let failure = output.fail(
+                            CodeFailureKind::Internal,
+                            "the Python process ended without reporting an outcome".to_owned(),
+                            None,
+                            None,
+                        );
+                        break Ended::ChildGone(failure);
+                    }
+                    Ok(_) => {}
+                    Err(error) => break Ended::Completed(Err(internal(format!(
+                        "reading from the Python process: {error}"
+                    )))),
+                }
+                let mut ended = None;
+                while ended.is_none() {
+                    let body = match inbox.next_frame(frame_limit) {
+                        Ok(Some(body)) => body,
+                        Ok(None) => break,
+                        Err(announced) => {
+                            let message = format!(
+                                "the Python process announced a {announced}-byte message, more \
+                                 than this run's limits allow ({frame_limit} bytes, from \
+                                 max_output_bytes and max_call_bytes); it was not read"
+                            );
+                            let failure =
+                                output.fail(CodeFailureKind::OutputLimit, message, None, None);
+                            ended = Some(Ended::Completed(Err(failure)));
+                            break;
+                        }
+                    };
+                    let frame_bytes = body.len();
+                    let message = match serde_json::from_slice::<ChildMessage>(&inbox.buffer[body]) {
+                        Ok(message) => message,
+                        Err(error) => {
+                            ended = Some(protocol_error(
+                                &mut output,
+                                &format!(
+                                    "it wrote a message the runner does not send ({})",
+                                    cut(&error.to_string())
+                                ),
+                            ));
+                            break;
+                        }
+                    };
+                    ended = match message {
+                        ChildMessage::Ready if ready => Some(protocol_error(
+                            &mut output,
+                            "it wrote a frame the runner only sends before the program starts \
+                             (ready)",
+                        )),
+                        ChildMessage::Ready => {
+                            ready = true;
+                            None
+                        }
+                        ChildMessage::Call { id, name, args } => {
+                            let Some(id) = id.as_u64() else {
+                                tools_schema::deep::discard(args);
+                                let what = format!(
+                                    "it sent a call with the id {}; a call id is an integer \
+                                     from 0 to {}",
+                                    cut(&id.to_string()),
+                                    u64::MAX
+                                );
+                                ended = Some(protocol_error(&mut output, &what));
+                                break;
+                            };
+                            if let Some(running) = calls.running.get(&id) {
+                                tools_schema::deep::discard(args);
+                                let what = format!(
+                                    "it sent call id {id} while call {id} was still running (to \
+                                     {:?}); a call id names one call until its reply",
+                                    cut(&running.tool)
+                                );
+                                ended = Some(protocol_error(&mut output, &what));
+                                break;
+                            }
+                            if tool_names.contains(&name) {
+                                // A call that answers on its first poll is answered without a
+                                // task hop; one that waits runs as its own task, so waiting
+                                // calls overlap.
+                                let mut call = host.call(&name, args);
+                                let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+                                match call.as_mut().poll(&mut cx) {
+                                    std::task::Poll::Ready(result) => {
+                                        let result = result.map_err(|f| f.message().to_owned());
+                                        outbox.send(&writer, reply_frame(id, result));
+                                    }
+                                    std::task::Poll::Pending => {
+                                        held.args += frame_bytes;
+                                        calls.start(id, name, frame_bytes, call, &done_tx);
+                                    }
+                                }
+                            } else {
+                                tools_schema::deep::discard(args);
+                                let message = format!(
+                                    "no tool named {:?} is bound in this run",
+                                    cut(&name)
+                                );
+                                outbox.send(&writer, reply_frame(id, Err(message)));
+                            }
+                            held.check(&outbox, &mut output)
+                        }
+                        ChildMessage::Log { text, end } => {
+                            partial.push_str(&text);
+                            if !end {
+                                (!output.fits(partial.len()))
+                                    .then(|| Ended::Completed(Err(output.output_limit())))
+                            } else if output.push(std::mem::take(&mut partial)) {
+                                held.lines += 1;
+                                held.check(&outbox, &mut output)
+                            } else {
+                                Some(Ended::Completed(Err(output.output_limit())))
+                            }
+                        }
+                        ChildMessage::Done { result } => {
+                            let outcome = match result {
+                                None => output.complete(None),
+                                Some(value) => {
+                                    let len =
+                                        serde_json::to_vec(&value).map_or(usize::MAX, |v| v.len());
+                                    output.complete(Some((value, len)))
+                                }
+                            };
+                            Some(Ended::Completed(outcome))
+                        }
+                        ChildMessage::Error { kind, message, line, column } => {
+                            Some(child_error(&mut output, ready, &kind, message, line, column))
+                        }
+                    };
+                }
+                if let Some(ended) = ended {
+                    break ended;
+                }
+                inbox.compact();
+            }
+        }
+    };
+
+    // Settlement: abort every call still running and wait until each has ended, so none
+    // outlives the run. (Frames after the one that ended the run are never read: a call the
+    // program sent after its outcome never starts.)
+    calls.settle().await;
+
+    match ended {
+        Ended::Stopped(kind, message) => {
+            if !partial.is_empty() {
+                let _ = output.push(std::mem::take(&mut partial));
+            }
+            Ended::Completed(Err(output.fail(kind, message, None, None)))
+        }
+        other => other,
+    }
+}
+
+/// The failure a child's `error` frame reports. A sandbox refusal is the host's own words (it
+/// tells the operator to change the policy), so it is believed only before the child's ready
+/// frame, when nothing of the program has run; the other kinds are failures the program can
+/// bring about itself, so a forged one says nothing the program could not. A kind the runner
+/// never sends is the program's protocol error.
+fn child_error(
+    output: &mut Output,
+    ready: bool,
+    kind: &str,
+    message: String,
+    line: Option<u32>,
+    column: Option<u32>,
+) -> Ended {
+    let (kind, message) = match kind {
+        "sandbox" if !ready => (CodeFailureKind::Internal, sandbox::child_refusal(&message)),
+        "sandbox" => {
+            return protocol_error(
+                output,
+                "it wrote a frame the runner only sends before the program starts (a sandbox \
+                 refusal); the sandbox was in place when the program started",
+            );
+        }
+        "syntax" => (CodeFailureKind::Syntax, message),
+        "runtime" => (CodeFailureKind::Runtime, message),
+        "memory" => (CodeFailureKind::Memory, message),
+        "invalid_result" => (
+            CodeFailureKind::InvalidResult,
+            format!("the program returned a value that is not JSON: {message}"),
+        ),
+        // The result's JSON text passed max_output_bytes: the host words it.
+        "output_limit" => return Ended::Completed(Err(output.output_limit())),
+        other => {
+            let what = format!(
+                "it wrote an error of kind {:?}, which the runner does not send",
+                cut(other)
+            );
+            return protocol_error(output, &what);
+        }
+    };
+    Ended::Completed(Err(output.fail(kind, message, line, column)))
+}
+
+/// A run that ends because the program wrote to the runner's socket what the runner would not:
+/// a [`CodeFailureKind::Runtime`] failure of the program, never in the host's own words.
+fn protocol_error(output: &mut Output, what: &str) -> Ended {
+    let message = format!(
+        "the program broke the runner's protocol (only the runner writes to its socket): {what}"
+    );
+    Ended::Completed(Err(output.fail(
+        CodeFailureKind::Runtime,
+        message,
+        None,
+        None,
+    )))
+}
+
+/// A call's answer, from its task.
+struct Answer {
+    /// The id the host gave the call.
+    host: u64,
+    /// The child's id for it, which the reply carries.
+    child: u64,
+    result: Result<Value, String>,
+}
+
+/// The program's calls still running, by the child's id for them. The child's id is only a
+/// token to echo in the reply: the host gives each call an id of its own, so an answer is
+/// matched to the call it started, and a child id that is still running cannot name a second
+/// call (the run ends). Dropping it (the run's future dropped) aborts every call.
+#[derive(Default)]
+struct Calls {
+    running: HashMap<u64, Running>,
+    /// The host's id for the next call.
+    next: u64,
+}
+
+/// A call still running.
+struct Running {
+    /// The host's id for it.
+    id: u64,
+    tool: String,
+    /// The size of its frame: its arguments' JSON text, held until the call ends.
+    bytes: usize,
+    task: JoinHandle<()>,
+}
+
+impl Calls {
+    /// Runs `call` (child id `child`) as a task that answers through `done`.
+    fn start(
+        &mut self,
+        child: u64,
+        tool: String,
+        bytes: usize,
+        call: HostCallFuture,
+        done: &mpsc::UnboundedSender<Answer>,
+    ) {
+        self.next += 1;
+        let host = self.next;
+        let done = done.clone();
+        let task = tokio::spawn(async move {
+            let result = call.await.map_err(|f| f.message().to_owned());
+            let _ = done.send(Answer {
+                host,
+                child,
+                result,
+            });
+        });
+        let running = Running {
+            id: host,
+            tool,
+            bytes,
+            task,
+        };
+        self.running.insert(child, running);
+    }
+
+    /// Forgets the call `answer` answers and returns the bytes it held, if it is the one
+    /// running under that id.
+    fn finish(&mut self, answer: &Answer) -> Option<usize> {
+        match self.running.get(&answer.child) {
+            Some(running) if running.id == answer.host => {
+                self.running.remove(&answer.child).map(|r| r.bytes)
+            }
+            _ => None,
+        }
+    }
+
+    /// Aborts every call still running and waits until each task has ended.
+    async fn settle(&mut self) {
+        for running in self.running.values() {
+            running.task.abort();
+        }
+        for (_, running) in self.running.drain() {
+            let _ = running.task.await;
+        }
+    }
+}
+
+impl Drop for Calls {
+    fn drop(&mut self) {
+        for running in self.running.values() {
+            running.task.abort();
+        }
+    }
+}
+
+/// What the host holds on one run's behalf that grows with what the program does and that no
+/// other limit bounds, held to the run's `memory_bytes`: they are memory spent for the run,
+/// outside the child where its own limit counts. The run fails as
+/// [`CodeFailureKind::Memory`] as soon as together they pass it:
+/// - the replies the child has not read (a program that calls without ever letting its event
+///   loop read would otherwise pile them up in the host without end);
+/// - the arguments of the calls still running (their frames' bytes), which the host's calls
+///   hold until they end;
+/// - one `String` per captured log line (the lines' text counts in `max_output_bytes`, but an
+///   empty line costs the host a line all the same).
+///
+/// Backpressure is no answer here: a child blocked writing a call while the host waits for it
+/// to read its replies is a deadlock that ends only at the deadline. The frame being read is
+/// bounded by the frame limit, a partial log line by `max_output_bytes`.
+struct Held {
+    limit: usize,
+    /// Bytes of the frames of the calls still running.
+    args: usize,
+    /// Log lines captured.
+    lines: usize,
+}
+
+impl Held {
+    fn new(limit: usize) -> Self {
+        Held {
+            limit,
+            args: 0,
+            lines: 0,
+        }
+    }
+
+    /// The run's end, a [`CodeFailureKind::Memory`] failure, once the host holds more than the
+    /// limit (with the replies still in `outbox`).
+    fn check(&self, outbox: &Outbox, output: &mut Output) -> Option<Ended> {
+        let message = self.exceeded(outbox.waiting())?;
+        Some(Ended::Completed(Err(output.fail(
+            CodeFailureKind::Memory,
+            message,
+            None,
+            None,
+        ))))
+    }
+
+    /// The failure message when, with `replies` bytes of replies not written to the child,
+    /// the host holds more than the limit.
+    fn exceeded(&self, replies: usize) -> Option<String> {
+        let per_line = std::mem::size_of::<String>();
+        let lines = self.lines.saturating_mul(per_line);
+        let total = replies.saturating_add(self.args).saturating_add(lines);
+        if total <= self.limit {
+            return None;
+        }
+        let advice = if replies >= self.args && replies >= lines {
+            "a program must read the replies of its calls (await them) as they come"
+        } else if self.args >= lines {
+            "a program must let its calls end (await them) before it starts more"
+        } else {
+            "the program printed too many lines"
+        };
+        Some(format!(
+            "the host held {total} bytes for this run, more than its memory limit \
+             (memory_bytes = {}): {replies} bytes of tool replies the program has not read, {} \
+             bytes of arguments of calls still running, {} log lines ({per_line} bytes each; \
+             their text counts in max_output_bytes); {advice}",
+            self.limit, self.args, self.lines
+        ))
+    }
+}
+
+/// Frames for the child not written yet. A frame is written at once when the socket takes
+/// it (no writer task, no channel hop); what the socket does not take waits here, frame by
+/// frame (never copied into one buffer, so what it holds is what is waiting), until the socket
+/// is writable again, which the run's `select!` watches: the host never blocks on a child that
+/// does not read. What waits here counts against the run's `memory_bytes` ([`Held`]).
+#[derive(Default)]
+struct Outbox {
+    frames: std::collections::VecDeque<Vec<u8>>,
+    /// How much of the first frame is written.
+    start: usize,
+    /// The bytes not written yet.
+    waiting: usize,
+    /// The socket failed: the child is gone, and the read side reports it.
+    broken: bool,
+}
+
+impl Outbox {
+    /// The most frames one write hands the socket.
+    const SLICES: usize = 64;
+
+    fn send(&mut self, writer: &tokio::net::unix::OwnedWriteHalf, frame: Vec<u8>) {
+        if self.broken {
+            return;
+        }
+        self.waiting += frame.len();
+        self.frames.push_back(frame);
+        if self.frames.len() == 1 {
+            self.flush(writer);
+        }
+    }
+
+    fn is_waiting(&self) -> bool {
+        !self.frames.is_empty()
+    }
+
+    /// The bytes not written yet.
+    fn waiting(&self) -> usize {
+        self.waiting
+    }
+
+    /// Writes what the socket takes without blocking.
+    fn flush(&mut self, writer: &tokio::net::unix::OwnedWriteHalf) {
+        while !self.frames.is_empty() {
+            let mut slices = [std::io::IoSlice::new(&[]); Self::SLICES];
+            let mut count = 0;
+            for (i, frame) in self.frames.iter().take(Self::SLICES).enumerate() {
+                let from = if i == 0 { self.start } else { 0 };
+                slices[i] = std::io::IoSlice::new(&frame[from..]);
+                count = i + 1;
+            }
+            match writer.try_write_vectored(&slices[..count]) {
+                Ok(written) if written > 0 => self.advance(written),
+                Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => break,
+                // Nothing taken of a non-empty write, or an error: the child is gone.
+                Ok(_) | Err(_) => {
+                    self.broken = true;
+                    self.frames.clear();
+                    self.start = 0;
+                    self.waiting = 0;
+                }
+            }
+        }
+    }
+
+    /// Drops `written` bytes from the front.
+    fn advance(&mut self, mut written: usize) {
+        self.waiting -= written;
+        while let Some(front) = self.frames.front() {
+            let left = front.len() - self.start;
+            if written < left {
+                self.start += written;
+                return;
+            }
+            written -= left;
+            self.frames.pop_front();
+            self.start = 0;
+        }
+    }
+}
+
+/// The reply frame for call `id`, serializing the value once.
+fn reply_frame(id: u64, result: Result<Value, String>) -> Vec<u8> {
+    let mut body = format!("{{\"id\":{id},\"ok\":").into_bytes();
+    match result {
+        Ok(value) => {
+            body.extend_from_slice(b"true,\"value\":");
+            if serde_json::to_writer(&mut body, &value).is_err() {
+                body.extend_from_slice(b"null");
+            }
+            tools_schema::deep::discard(value);
+        }
+        Err(message) => {
+            body.extend_from_slice(b"false,\"message\":");
+            let _ = serde_json::to_writer(&mut body, &message);
+        }
+    }
+    body.push(b'}');
+    let len = u32::try_from(body.len()).unwrap_or(u32::MAX);
+    let mut out = Vec::with_capacity(body.len() + 4);
+    out.extend_from_slice(&len.to_be_bytes());
+    out.extend_from_slice(&body);
+    out
+}
+
+fn frame(value: &Value) -> Vec<u8> {
+    let body = serde_json::to_vec(value).unwrap_or_default();
+    let len = u32::try_from(body.len()).unwrap_or(u32::MAX);
+    let mut out = Vec::with_capacity(body.len() + 4);
+    out.extend_from_slice(&len.to_be_bytes());
+    out.extend_from_slice(&body);
+    out
+}
+
+/// The bytes read from a child, parsed into frames in place. Reading into it with `read_buf`
+/// is cancel-safe (what was read stays here), so the run's `select!` reads the socket itself,
+/// without a reader task and a channel hop per frame.
+#[derive(Default)]
+struct Inbox {
+    buffer: Vec<u8>,
+    /// Where the next frame starts in `buffer`.
+    start: usize,
+}
+
+impl Inbox {
+    /// Frames are read in chunks of at least this many bytes.
+    const CHUNK: usize = 64 * 1024;
+    /// The most a header makes the buffer reserve ahead of the bytes that arrived.
+    const MAX_RESERVE: usize = 4 * 1024 * 1024;
+
+    /// Makes room for the next read (a full `Vec` would otherwise read 64 bytes at a time).
+    fn make_room(&mut self) {
+        if self.buffer.capacity() - self.buffer.len() < Self::CHUNK / 4 {
+            self.buffer.reserve(Self::CHUNK);
+        }
+    }
+
+    /// The range of the next whole frame's body in `buffer`, if one has arrived; `Err(length)`
+    /// as soon as a header announces more than `limit` bytes, before any of the body is kept.
+    fn next_frame(&mut self, limit: usize) -> Result<Option<std::ops::Range<usize>>, usize> {
+        let available = &self.buffer[self.start..];
+        let Some(header) = available.first_chunk::<4>() else {
+            return Ok(None);
+        };
+        let len = u32::from_be_bytes(*header) as usize;
+        if len > limit {
+            return Err(len);
+        }
+        if available.len() < 4 + len {
+            // Room for what is announced, a bounded step at a time: memory follows the bytes
+            // that really arrive, not the header's promise.
+            let missing = 4 + len - available.len();
+            self.buffer.reserve(missing.min(Self::MAX_RESERVE));
+            return Ok(None);
+        }
+        let body = self.start + 4..self.start + 4 + len;
+        self.start = body.end;
+        Ok(Some(body))
+    }
+
+    /// Drops the frames already handled.
+    fn compact(&mut self) {
+        if self.start > 0 {
+            self.buffer.drain(..self.start);
+            self.start = 0;
+        }
+    }
+}
+
+fn internal(message: String) -> CodeFailure {
+    CodeFailure::new(CodeFailureKind::Internal, message, Vec::new())
+}
+
+/// How long the host waits for the zygote to answer one control request.
+pub(crate) const CONTROL_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ready_frame_is_the_one_the_runner_sends() {
+        let (header, body) = READY_FRAME.split_at(4);
+        assert_eq!(
+            u32::from_be_bytes(header.try_into().unwrap()) as usize,
+            body.len()
+        );
+        let body = std::str::from_utf8(body).unwrap();
+        assert!(RUNNER.contains(&format!("self.send_text('{body}')")));
+        assert!(matches!(
+            serde_json::from_str::<ChildMessage>(body),
+            Ok(ChildMessage::Ready)
+        ));
+    }
+}

@@ -1,0 +1,1351 @@
+//! One run of one program in a fresh QuickJS runtime and context, on the calling (worker) thread.
+//!
+//! An [`Engine`] (runtime, context, prelude evaluated) is built before its run is known, while
+//! the worker is idle, and torn down after the run's reply was sent, so neither cost is on the
+//! caller's path. No program ever runs in an engine another program used: each engine serves
+//! exactly one run (a run refused by the type stripper never touched it and leaves it unused).
+//!
+//! The event loop is ours: QuickJS has no timers, so the only things that settle promises
+//! asynchronously are tool calls. A call's future is polled once on this thread (inside the
+//! caller's tokio runtime context): an answer ready at once is handed straight back to the
+//! calling JavaScript; otherwise the future is spawned onto that runtime. The loop runs
+//! pending jobs, then waits for the next finished call (or a wake-up from cancellation) until
+//! the wall-clock deadline, so a call that never settles still ends the run on time. The interrupt handler stops running JavaScript at the
+//! same deadline, on cancellation, and once the memory or output limit was hit, so a program
+//! that catches the out-of-memory error still ends as a `memory` failure.
+//!
+//! Rust never keeps a JavaScript value: the native functions capture only Rust state, and
+//! everything that crosses is a string, a number, or (for a call that failed at once) a
+//! fresh object holding the message.
+
+use std::cell::{Cell, RefCell};
+use std::collections::{HashMap, VecDeque};
+use std::ffi::CString;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, OnceLock};
+use std::task::Poll;
+use std::time::{Duration, Instant};
+
+use rquickjs::allocator::{Allocator, RustAllocator};
+use rquickjs::context::{EvalOptions, intrinsic};
+use rquickjs::{Context, Ctx, Function, Object, Runtime, Value, qjs};
+use serde::Deserialize;
+use tokio::task::JoinHandle;
+
+use super::strip::{PREFIX, StripError, strip_program};
+use crate::output::Output;
+use crate::{CodeFailure, CodeFailureKind, CodeHost, CodeLimits, CodeOutcome};
+
+const PRELUDE: &str = include_str!("prelude.js");
+const HOST: &str = "__codeModeHost";
+const PROGRAM_FILE: &str = "program.ts";
+const PRELUDE_FILE: &str = "code-mode-prelude.js";
+
+/// A message to a running program's event loop.
+#[derive(Debug)]
+pub(crate) enum Event {
+    /// A tool call finished: `Ok(json text)` or `Err(failure message)`; `held` is what the
+    /// host's account counts for it until it is delivered.
+    Done {
+        id: u64,
+        result: Result<String, String>,
+        held: usize,
+    },
+    /// Look at the abort flag (the run was cancelled).
+    Wake,
+}
+
+/// Everything a worker needs to run one program.
+pub(crate) struct Job {
+    pub(crate) program: String,
+    /// The program with its types stripped, when the pre-run analysis did it.
+    pub(crate) stripped: Option<String>,
+    pub(crate) host: Arc<dyn CodeHost>,
+    pub(crate) tool_names: Vec<String>,
+    pub(crate) limits: CodeLimits,
+    pub(crate) handle: tokio::runtime::Handle,
+    pub(crate) abort: Arc<AtomicBool>,
+    pub(crate) events_tx: mpsc::Sender<Event>,
+    pub(crate) events_rx: mpsc::Receiver<Event>,
+    pub(crate) reply: tokio::sync::oneshot::Sender<Reply>,
+}
+
+/// What a worker sends back: the outcome and the (already aborted) calls to drain.
+pub(crate) struct Reply {
+    pub(crate) outcome: CodeOutcome,
+    pub(crate) in_flight: Vec<JoinHandle<()>>,
+}
+
+/// Why JavaScript must stop, shared by the allocator, the interrupt handler and the loop.
+///
+/// The run's abort flag, deadline and memory limit are set when the run starts; an engine
+/// waiting for its run has a flag nobody sets, a distant deadline and the default limit.
+struct Flags {
+    oom: Cell<bool>,
+    output: Cell<bool>,
+    timed_out: Cell<bool>,
+    abort: RefCell<Arc<AtomicBool>>,
+    deadline: Cell<Instant>,
+    memory_limit: Cell<usize>,
+    /// Bytes the engine's heap uses now.
+    used: Cell<usize>,
+    /// Bytes the host holds for the run's tool calls (see [`CALL_BYTES`]), shared with the
+    /// tasks of the calls in flight, which add each answer as it arrives.
+    held: Arc<AtomicUsize>,
+    /// What the host held when the memory limit was passed (for the failure's message).
+    held_at_oom: Cell<usize>,
+}
+
+impl Flags {
+    fn should_stop(&self) -> bool {
+        if self.oom.get() || self.output.get() || self.abort.borrow().load(Ordering::Relaxed) {
+            return true;
+        }
+        if !self.fits(0) {
+            self.out_of_memory();
+            return true;
+        }
+        if Instant::now() >= self.deadline.get() {
+            self.timed_out.set(true);
+            return true;
+        }
+        false
+    }
+
+    /// Whether `extra` more bytes fit the memory limit beside the heap and what the host holds.
+    fn fits(&self, extra: usize) -> bool {
+        self.used
+            .get()
+            .checked_add(self.held.load(Ordering::Relaxed))
+            .and_then(|total| total.checked_add(extra))
+            .is_some_and(|total| total <= self.memory_limit.get())
+    }
+
+    /// Records that the memory limit was passed: the run ends as a `memory` failure.
+    fn out_of_memory(&self) {
+        if !self.oom.get() {
+            self.held_at_oom.set(self.held.load(Ordering::Relaxed));
+        }
+        self.oom.set(true);
+    }
+}
+
+/// What the host is counted to hold for each call it is still working on or whose answer waits
+/// for the program, beside the call's arguments and answer: an estimate of the call's task, its
+/// place in the map of calls in flight and in the channel, and the host's own bookkeeping.
+const CALL_BYTES: usize = 1024;
+
+/// An estimate of the bytes a `serde_json` value holds on the heap and inline: each node, each
+/// string's and array's capacity, each object entry's key and slot.
+fn held_size(value: &serde_json::Value) -> usize {
+    use serde_json::Value;
+    const NODE: usize = std::mem::size_of::<Value>();
+    const ENTRY: usize = std::mem::size_of::<String>() + 2 * std::mem::size_of::<usize>();
+    let mut size = NODE;
+    let mut stack = vec![value];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::String(text) => size += text.capacity(),
+            Value::Array(items) => {
+                size += items.capacity() * NODE;
+                stack.extend(items);
+            }
+            Value::Object(map) => {
+                for (key, item) in map {
+                    size += ENTRY + key.capacity() + NODE;
+                    stack.push(item);
+                }
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
+    }
+    size
+}
+
+/// How the program ended, as the prelude reported it.
+enum Finish {
+    Nothing,
+    Json(String),
+    Invalid(String),
+    /// An uncaught error: the JSON of `{name, stack, toolName}` and the message.
+    Thrown(String, String),
+}
+
+/// The longest description of a thrown value (its name and tool name cut, its position) the
+/// host reads; the message comes apart and counts against the output limit.
+const MAX_DESCRIPTION_BYTES: usize = 16 * 1024;
+
+/// Rust-side state the native functions share. Holds no JavaScript value.
+struct State {
+    output: Output,
+    finish: Option<Finish>,
+    /// The first rejection nobody handled, reported when the program finished.
+    unhandled: Option<(String, String)>,
+    next_id: u64,
+    in_flight: HashMap<u64, JoinHandle<()>>,
+    /// Calls answered on their first poll, waiting to be delivered.
+    ready: VecDeque<Event>,
+    /// The run's host, set while the engine serves its run.
+    link: Option<Link>,
+    /// The run's cap on one call's arguments (JSON text bytes).
+    max_call_bytes: usize,
+}
+
+/// What connects an engine to its run's host.
+struct Link {
+    host: Arc<dyn CodeHost>,
+    handle: tokio::runtime::Handle,
+    events_tx: mpsc::Sender<Event>,
+}
+
+/// The allocator of one run: counts bytes against the memory limit (beside what the host holds
+/// for the run) and records a refusal.
+struct LimitedAllocator {
+    flags: Rc<Flags>,
+}
+
+impl LimitedAllocator {
+    fn admit(&mut self, extra: usize) -> bool {
+        if self.flags.fits(extra) {
+            true
+        } else {
+            self.flags.out_of_memory();
+            false
+        }
+    }
+
+    fn account(&mut self, ptr: *mut u8) -> *mut u8 {
+        if ptr.is_null() {
+            self.flags.out_of_memory();
+        } else {
+            // SAFETY: `ptr` was just returned by `RustAllocator`.
+            let size = unsafe { RustAllocator::usable_size(ptr) };
+            self.flags
+                .used
+                .set(self.flags.used.get().saturating_add(size));
+        }
+        ptr
+    }
+
+    fn release(&mut self, size: usize) {
+        self.flags
+            .used
+            .set(self.flags.used.get().saturating_sub(size));
+    }
+}
+
+// SAFETY: every block comes from `RustAllocator` and goes back to it; this wrapper only counts.
+unsafe impl Allocator for LimitedAllocator {
+    fn alloc(&mut self, size: usize) -> *mut u8 {
+        if !self.admit(size) {
+            return std::ptr::null_mut();
+        }
+        let ptr = RustAllocator.alloc(size);
+        self.account(ptr)
+    }
+
+    fn calloc(&mut self, count: usize, size: usize) -> *mut u8 {
+        let Some(total) = count.checked_mul(size) else {
+            self.flags.out_of_memory();
+            return std::ptr::null_mut();
+        };
+        if !self.admit(total) {
+            return std::ptr::null_mut();
+        }
+        let ptr = if total == 0 {
+            RustAllocator.calloc(1, 1)
+        } else {
+            RustAllocator.calloc(1, total)
+        };
+        self.account(ptr)
+    }
+
+    unsafe fn dealloc(&mut self, ptr: *mut u8) {
+        if ptr.is_null() {
+            return;
+        }
+        // SAFETY: the caller passes a block this allocator returned.
+        unsafe {
+            self.release(RustAllocator::usable_size(ptr));
+            RustAllocator.dealloc(ptr);
+        }
+    }
+
+    unsafe fn realloc(&mut self, ptr: *mut u8, new_size: usize) -> *mut u8 {
+        if ptr.is_null() {
+            return self.alloc(new_size);
+        }
+        // SAFETY: the caller passes a block this allocator returned.
+        let old = unsafe { RustAllocator::usable_size(ptr) };
+        if new_size > old && !self.admit(new_size - old) {
+            return std::ptr::null_mut();
+        }
+        // SAFETY: as above; on failure the old block stays valid and counted.
+        let new_ptr = unsafe { RustAllocator.realloc(ptr, new_size) };
+        if new_ptr.is_null() {
+            self.flags.out_of_memory();
+            return new_ptr;
+        }
+        self.release(old);
+        self.account(new_ptr)
+    }
+
+    unsafe fn usable_size(ptr: *mut u8) -> usize {
+        // SAFETY: forwarded from the caller.
+        unsafe { RustAllocator::usable_size(ptr) }
+    }
+}
+
+/// How long an engine waiting for its run may spend in JavaScript: only the prelude runs there.
+const IDLE_DEADLINE: Duration = Duration::from_secs(60);
+
+/// A fresh QuickJS runtime and context with the prelude evaluated, for exactly one run.
+pub(crate) struct Engine {
+    // Field order is drop order: the context goes before its runtime.
+    context: Context,
+    runtime: Runtime,
+    flags: Rc<Flags>,
+    state: Rc<RefCell<State>>,
+}
+
+impl Engine {
+    /// Builds an engine for a run not known yet (default memory limit, no host).
+    pub(crate) fn new() -> Result<Engine, String> {
+        let defaults = CodeLimits::default();
+        let flags = Rc::new(Flags {
+            oom: Cell::new(false),
+            output: Cell::new(false),
+            timed_out: Cell::new(false),
+            abort: RefCell::new(Arc::new(AtomicBool::new(false))),
+            deadline: Cell::new(Instant::now() + IDLE_DEADLINE),
+            memory_limit: Cell::new(defaults.memory_bytes),
+            used: Cell::new(0),
+            held: Arc::new(AtomicUsize::new(0)),
+            held_at_oom: Cell::new(0),
+        });
+        let state = Rc::new(RefCell::new(State {
+            output: Output::new(defaults.max_output_bytes),
+            finish: None,
+            unhandled: None,
+            next_id: 0,
+            in_flight: HashMap::new(),
+            ready: VecDeque::new(),
+            link: None,
+            max_call_bytes: defaults.max_call_bytes,
+        }));
+        let allocator = LimitedAllocator {
+            flags: flags.clone(),
+        };
+        let runtime = Runtime::new_with_alloc(allocator)
+            .map_err(|error| format!("cannot create a QuickJS runtime: {error}"))?;
+        let interrupt_flags = flags.clone();
+        runtime.set_interrupt_handler(Some(Box::new(move || interrupt_flags.should_stop())));
+        runtime.set_host_promise_rejection_tracker(Some(Box::new(
+            |ctx: Ctx<'_>, promise: Value<'_>, reason: Value<'_>, handled: bool| {
+                let tracked = host_object(&ctx)
+                    .and_then(|host| host.get::<_, Function<'_>>("track"))
+                    .and_then(|track| track.call::<_, ()>((promise, reason, handled)));
+                if tracked.is_err() {
+                    // The exception (an interrupt) stays pending; the loop sees the flags.
+                    let _ = ctx.catch();
+                }
+            },
+        )));
+        let context = new_context(&runtime)
+            .map_err(|error| format!("cannot create a QuickJS context: {error}"))?;
+        context
+            .with(|ctx| install(&ctx, &state, &flags))
+            .map_err(|failure| failure.message)?;
+        Ok(Engine {
+            context,
+            runtime,
+            flags,
+            state,
+        })
+    }
+
+    /// Ties the engine to its run: limits, abort flag, deadline, host.
+    fn begin(&self, limits: &CodeLimits, abort: Arc<AtomicBool>, deadline: Instant, link: Link) {
+        *self.flags.abort.borrow_mut() = abort;
+        self.flags.deadline.set(deadline);
+        self.flags.memory_limit.set(limits.memory_bytes);
+        let stack_bytes = qjs::size_t::try_from(limits.stack_bytes).unwrap_or(qjs::size_t::MAX);
+        self.context.with(|ctx| {
+            // SAFETY: `ctx` is live and belongs to this thread. The stack limit is measured
+            // from here (the run's frame), not from where the engine was built. It is set
+            // directly: `Runtime::set_max_stack_size` turns limits above 16 MiB into "no
+            // check", and a run may ask for up to `MAX_STACK_BYTES`. The worker thread's stack
+            // is `MAX_STACK_BYTES` plus headroom, so `stack top - limit` stays inside it.
+            unsafe {
+                let rt = qjs::JS_GetRuntime(ctx.as_raw().as_ptr());
+                qjs::JS_UpdateStackTop(rt);
+                qjs::JS_SetMaxStackSize(rt, stack_bytes);
+            }
+        });
+        // Fewer collections for the small heaps most programs have (the default is 256 KiB);
+        // the allocator still enforces the memory limit.
+        self.runtime
+            .set_gc_threshold((limits.memory_bytes / 16).clamp(256 * 1024, 4 * 1024 * 1024));
+        let mut state = self.state.borrow_mut();
+        state.output = Output::new(limits.max_output_bytes);
+        state.max_call_bytes = limits.max_call_bytes;
+        state.link = Some(link);
+    }
+
+    /// Frees the engine: the context, then the runtime (freeing the runtime collects the
+    /// cycles left, so no separate collection is run first).
+    pub(crate) fn tear_down(self) {
+        let Engine {
+            context,
+            runtime,
+            flags,
+            state,
+        } = self;
+        drop(context);
+        drop(runtime);
+        drop((flags, state));
+    }
+}
+
+/// Runs one job to its end and answers on its reply channel.
+///
+/// `spare` is an engine built in advance (or `None`, then one is built now). Returns the
+/// engine the run used, for the caller to tear down after the reply is on its way (and never
+/// to use again); an engine the run never touched (the program was refused before it reached
+/// the engine) stays in `spare`.
+#[must_use = "the used engine must be torn down"]
+pub(crate) fn run_job(job: Job, spare: &mut Option<Engine>) -> Option<Engine> {
+    let Job {
+        program,
+        stripped,
+        host,
+        tool_names,
+        limits,
+        handle,
+        abort,
+        events_tx,
+        events_rx,
+        reply,
+    } = job;
+    let deadline = Instant::now() + limits.timeout;
+    // Stripped already when the pre-run analysis read the program (on the caller's thread).
+    let js = match stripped.map_or_else(|| strip_program(&program), Ok) {
+        Ok(js) => js,
+        Err(StripError {
+            message,
+            line,
+            column,
+        }) => {
+            let failure =
+                CodeFailure::new(CodeFailureKind::Syntax, message, Vec::new()).at(line, column);
+            let _ = reply.send(Reply {
+                outcome: Err(failure),
+                in_flight: Vec::new(),
+            });
+            return None;
+        }
+    };
+    let engine = match spare.take() {
+        Some(engine) => engine,
+        None => match Engine::new() {
+            Ok(engine) => engine,
+            Err(message) => {
+                let _ = reply.send(Reply {
+                    outcome: Err(internal(message)),
+                    in_flight: Vec::new(),
+                });
+                return None;
+            }
+        },
+    };
+    engine.begin(
+        &limits,
+        abort,
+        deadline,
+        Link {
+            host,
+            handle,
+            events_tx,
+        },
+    );
+    let outcome = drive(&engine, &js, &program, &tool_names, &limits, &events_rx);
+
+    // Settlement: abort every call still in flight; the async side waits for them.
+    let in_flight: Vec<JoinHandle<()>> = {
+        let mut state = engine.state.borrow_mut();
+        state.link = None;
+        state
+            .in_flight
+            .drain()
+            .map(|(_, handle)| {
+                handle.abort();
+                handle
+            })
+            .collect()
+    };
+    let _ = reply.send(Reply { outcome, in_flight });
+    Some(engine)
+}
+
+/// Where the loop stopped.
+enum Stop {
+    Finished,
+    Interrupted,
+    Stalled,
+    Failed(CodeFailure),
+}
+
+/// The intrinsics a program gets: the standard library without typed arrays and
+/// `performance` (creating those is about a third of a fresh context's cost, and tool
+/// orchestration code has no use for them).
+type Intrinsics = (
+    intrinsic::Date,
+    intrinsic::Eval,
+    intrinsic::RegExpCompiler,
+    intrinsic::RegExp,
+    intrinsic::Json,
+    intrinsic::Proxy,
+    intrinsic::MapSet,
+    intrinsic::Promise,
+    intrinsic::WeakRef,
+);
+
+fn new_context(runtime: &Runtime) -> rquickjs::Result<Context> {
+    let context = Context::custom::<Intrinsics>(runtime)?;
+    context.with(|ctx| {
+        // SAFETY: adds the `atob`/`btoa` globals to a live context we own.
+        if unsafe { qjs::JS_AddIntrinsicAToB(ctx.as_raw().as_ptr()) } < 0 {
+            return Err(rquickjs::Error::Allocation);
+        }
+        Ok(())
+    })?;
+    Ok(context)
+}
+
+fn drive(
+    engine: &Engine,
+    js: &str,
+    program: &str,
+    tool_names: &[String],
+    limits: &CodeLimits,
+    events_rx: &mpsc::Receiver<Event>,
+) -> CodeOutcome {
+    let Engine {
+        context,
+        runtime,
+        flags,
+        state,
+    } = engine;
+    let started = context.with(|ctx| start(&ctx, js, program, tool_names, limits));
+    if let Err(failure) = started {
+        if let Some(outcome) = finish_interrupted(flags, state, limits) {
+            return outcome;
+        }
+        return Err(with_logs(state, failure));
+    }
+
+    let stop = event_loop(runtime, context, flags, state, events_rx);
+    if let Some(outcome) = finish_interrupted(flags, state, limits) {
+        return outcome;
+    }
+    match stop {
+        Stop::Interrupted => Err(internal("the program was interrupted".into())),
+        Stop::Failed(failure) => Err(with_logs(state, failure)),
+        Stop::Stalled => {
+            let mut output = take_output(state);
+            Err(output.fail(
+                CodeFailureKind::Runtime,
+                "the program is waiting on a promise that nothing can settle (no tool call is \
+                 in flight, and this runtime has no timers)"
+                    .into(),
+                None,
+                None,
+            ))
+        }
+        Stop::Finished => {
+            // An uncaught error wins over a rejection nobody handled: only without one is
+            // the first such rejection described.
+            let thrown_already = matches!(state.borrow().finish, Some(Finish::Thrown(..)));
+            context.with(|ctx| {
+                if thrown_already {
+                    return;
+                }
+                let reported = host_object(&ctx)
+                    .and_then(|host| host.get::<_, Function<'_>>("reportUnhandled"))
+                    .and_then(|report| report.call::<_, ()>(()));
+                if reported.is_err() {
+                    // An interrupt (a limit was hit): the flags below say which.
+                    let _ = ctx.catch();
+                }
+            });
+            if let Some(outcome) = finish_interrupted(flags, state, limits) {
+                return outcome;
+            }
+            let (finish, unhandled) = {
+                let mut state = state.borrow_mut();
+                (state.finish.take(), state.unhandled.take())
+            };
+            let mut output = take_output(state);
+            match (finish, unhandled) {
+                (Some(Finish::Thrown(text, message)), _) => {
+                    Err(thrown(output, &text, message, program, false))
+                }
+                (_, Some((text, message))) => Err(thrown(output, &text, message, program, true)),
+                (Some(Finish::Nothing) | None, None) => output.complete(None),
+                (Some(Finish::Invalid(message)), None) => Err(output.fail(
+                    CodeFailureKind::InvalidResult,
+                    format!("the program returned a value that is not JSON: {message}"),
+                    None,
+                    None,
+                )),
+                (Some(Finish::Json(text)), None) => {
+                    match serde_json::from_str::<serde_json::Value>(&text) {
+                        Ok(value) => output.complete(Some((value, text.len()))),
+                        Err(error) => Err(output.fail(
+                            CodeFailureKind::InvalidResult,
+                            format!("the returned value could not be read as JSON: {error}"),
+                            None,
+                            None,
+                        )),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Installs the host functions and evaluates the prelude (before the run is known).
+fn install<'js>(
+    ctx: &Ctx<'js>,
+    state: &Rc<RefCell<State>>,
+    flags: &Rc<Flags>,
+) -> Result<(), CodeFailure> {
+    let call_state = state.clone();
+    let call_flags = flags.clone();
+    let host_call = Function::new(
+        ctx.clone(),
+        move |ctx: Ctx<'js>,
+              name: String,
+              args: rquickjs::String<'js>|
+              -> rquickjs::Result<Value<'js>> {
+            let max = call_state.borrow().max_call_bytes;
+            // The arguments are parsed straight from the engine's text (no copy in Rust).
+            let answer = match with_bounded_text(args, max, |args| {
+                host_call(&call_state, &call_flags, &name, args)
+            })? {
+                Ok(answer) => answer,
+                Err(len) => Answer::TooLarge(format!(
+                    "args is {len} bytes of JSON text, more than the {max} bytes one call may \
+                     send (max_call_bytes)"
+                )),
+            };
+            match answer {
+                Answer::Now(text) => {
+                    rquickjs::String::from_str(ctx, &text).map(rquickjs::String::into_value)
+                }
+                Answer::Failed(message) => {
+                    let failure = Object::new(ctx)?;
+                    failure.set("failure", message)?;
+                    Ok(failure.into_value())
+                }
+                Answer::TooLarge(message) => {
+                    let failure = Object::new(ctx)?;
+                    failure.set("tooLarge", message)?;
+                    Ok(failure.into_value())
+                }
+                // Small integers (not doubles) on the JavaScript side: QuickJS hashes doubles
+                // with small integer values badly, which made the pending-call map slow.
+                Answer::Later(id) => Ok(Value::new_int(ctx, id)),
+                // As the engine does when an allocation fails; the run's next check of its
+                // limits ends it.
+                Answer::OutOfMemory => {
+                    Err(rquickjs::Exception::throw_internal(&ctx, "out of memory"))
+                }
+            }
+        },
+    )
+    .map_err(|e| setup_error(ctx, e))?;
+    // Log lines and the program's ending are measured before they are copied into Rust: what
+    // cannot fit the output budget is refused uncopied, and the run ends as `output_limit`.
+    // The prelude refuses (`null`) a line whose length alone passes the limit before building
+    // it.
+    let log_state = state.clone();
+    let log_flags = flags.clone();
+    let host_log = Function::new(
+        ctx.clone(),
+        move |line: Value<'js>| -> rquickjs::Result<()> {
+            let room = log_state.borrow().output.room();
+            let fits = match line.into_string() {
+                Some(line) => match bounded_text(line, room)? {
+                    Ok(line) => log_state.borrow_mut().output.push(line),
+                    Err(_) => false,
+                },
+                None => false,
+            };
+            if !fits {
+                log_state.borrow_mut().output.refuse();
+                log_flags.output.set(true);
+            }
+            Ok(())
+        },
+    )
+    .map_err(|e| setup_error(ctx, e))?;
+    let finish_state = state.clone();
+    let finish_flags = flags.clone();
+    let host_finish = Function::new(
+        ctx.clone(),
+        move |kind: i32,
+              text: rquickjs::String<'js>,
+              message: rquickjs::String<'js>|
+              -> rquickjs::Result<()> {
+            let room = finish_state.borrow().output.room();
+            // A result counts as its JSON text, an invalid result's or an error's message as
+            // its text; the description beside a message is short (cut name, position).
+            let finish = match kind {
+                0 => Some(Finish::Nothing),
+                1 => bounded_text(text, room)?.ok().map(Finish::Json),
+                2 => bounded_text(text, room)?.ok().map(Finish::Invalid),
+                3 | 5 => match (
+                    bounded_text(text, MAX_DESCRIPTION_BYTES)?,
+                    bounded_text(message, room)?,
+                ) {
+                    (Ok(text), Ok(message)) => Some(Finish::Thrown(text, message)),
+                    _ => None,
+                },
+                // 4: the prelude found the text past the output limit before building it.
+                _ => None,
+            };
+            let mut state = finish_state.borrow_mut();
+            match finish {
+                None => {
+                    state.output.refuse();
+                    finish_flags.output.set(true);
+                }
+                Some(Finish::Thrown(text, message)) if kind == 5 => {
+                    if state.unhandled.is_none() {
+                        state.unhandled = Some((text, message));
+                    }
+                }
+                Some(finish) => {
+                    if state.finish.is_none() {
+                        state.finish = Some(finish);
+                    }
+                }
+            }
+            Ok(())
+        },
+    )
+    .map_err(|e| setup_error(ctx, e))?;
+
+    // Asked without touching the value's traps: the conversions refuse proxies.
+    let is_proxy = Function::new(ctx.clone(), |value: Value<'js>| value.is_proxy())
+        .map_err(|e| setup_error(ctx, e))?;
+    // The UTF-8 size of a string's JSON text, read in place: the conversions measure each
+    // string before they copy it.
+    let json_size = Function::new(
+        ctx.clone(),
+        |text: rquickjs::String<'js>| -> rquickjs::Result<f64> {
+            with_bounded_text(text, usize::MAX, json_text_size).map(|size| size.unwrap_or(-1.0))
+        },
+    )
+    .map_err(|e| setup_error(ctx, e))?;
+
+    // A string's size in UTF-8 bytes, read in place: a message that cuts a long string says
+    // how much it left out without the prelude walking the rest.
+    let utf8_size = Function::new(
+        ctx.clone(),
+        |text: rquickjs::String<'js>| -> rquickjs::Result<f64> {
+            // A size the engine could hold is far below 2^53.
+            #[allow(clippy::cast_precision_loss)]
+            with_bounded_text(text, usize::MAX, |bytes| bytes.len() as f64)
+                .map(|size| size.unwrap_or(0.0))
+        },
+    )
+    .map_err(|e| setup_error(ctx, e))?;
+
+    let prelude = prelude_function(ctx).map_err(|e| setup_error(ctx, e))?;
+    prelude
+        .call::<_, ()>((
+            host_call,
+            host_log,
+            host_finish,
+            is_proxy,
+            json_size,
+            utf8_size,
+        ))
+        .map_err(|e| setup_error(ctx, e))
+}
+
+/// Hands the UTF-8 text of a JavaScript string to `read`, or gives `Err(its length)` when it
+/// is longer than `max` bytes: the length is known before anything is copied into Rust, and
+/// QuickJS hands out ASCII text in place (other text is converted in the engine's heap, where
+/// the memory limit counts it). An unpaired surrogate (which the prelude never sends to the
+/// host) is in the bytes as WTF-8.
+fn with_bounded_text<R>(
+    text: rquickjs::String<'_>,
+    max: usize,
+    read: impl FnOnce(&[u8]) -> R,
+) -> rquickjs::Result<Result<R, usize>> {
+    let text = text.to_cstring()?;
+    let len = text.len();
+    if len > max {
+        return Ok(Err(len));
+    }
+    // SAFETY: `as_ptr` points at the `len` bytes QuickJS wrote for this string; `text` owns
+    // them until it drops at the end of this function.
+    let bytes = unsafe { std::slice::from_raw_parts(text.as_ptr().cast::<u8>(), len) };
+    Ok(Ok(read(bytes)))
+}
+
+/// The UTF-8 text of a JavaScript string, or `Err(its length)` when it is longer than `max`
+/// bytes (see [`with_bounded_text`]). Unpaired surrogates become U+FFFD.
+fn bounded_text(text: rquickjs::String<'_>, max: usize) -> rquickjs::Result<Result<String, usize>> {
+    with_bounded_text(text, max, |bytes| {
+        String::from_utf8_lossy(bytes).into_owned()
+    })
+}
+
+/// The size in UTF-8 bytes of the JSON text `JSON.stringify` writes for a string whose UTF-8
+/// (WTF-8) text is `bytes`: its quotes, and each escaped character's escape (`\"`, `\\` and
+/// the short control escapes take 2 bytes, other control characters 6). -1 when the string
+/// has an unpaired surrogate (WTF-8 writes one as `ED A0..BF ..`, which UTF-8 never has).
+fn json_text_size(bytes: &[u8]) -> f64 {
+    let mut size: usize = 2;
+    for (i, &byte) in bytes.iter().enumerate() {
+        size += match byte {
+            b'"' | b'\\' | 0x08 | 0x0c | b'\n' | b'\r' | b'\t' => 2,
+            0x00..=0x1f => 6,
+            0xed if bytes.get(i + 1).is_some_and(|next| *next >= 0xa0) => return -1.0,
+            _ => 1,
+        };
+    }
+    // A size the engine could hold is far below 2^53.
+    #[allow(clippy::cast_precision_loss)]
+    let size = size as f64;
+    size
+}
+
+/// Evaluates the program and starts it with the run's tools bound.
+fn start(
+    ctx: &Ctx<'_>,
+    js: &str,
+    program: &str,
+    tool_names: &[String],
+    limits: &CodeLimits,
+) -> Result<(), CodeFailure> {
+    let main: Value<'_> = match ctx.eval_with_options(js, options(PROGRAM_FILE)) {
+        Ok(main) => main,
+        Err(rquickjs::Error::Exception) => {
+            let exception = ctx.catch();
+            let text = describe_exception(ctx, exception);
+            let output = Output::new(usize::MAX);
+            let mut failure = thrown(output, &text, String::new(), program, false);
+            if failure.message.starts_with("SyntaxError") {
+                failure.kind = CodeFailureKind::Syntax;
+            }
+            return Err(failure);
+        }
+        Err(error) => return Err(setup_error(ctx, error)),
+    };
+    let run: Function<'_> = host_object(ctx)
+        .and_then(|host| host.get("run"))
+        .map_err(|e| setup_error(ctx, e))?;
+    // Numbers the prelude compares sizes with; above 2^53 the precision lost is irrelevant.
+    #[allow(clippy::cast_precision_loss)]
+    let (max_call_bytes, max_output_bytes) =
+        (limits.max_call_bytes as f64, limits.max_output_bytes as f64);
+    run.call::<_, ()>((main, tool_names.to_vec(), max_call_bytes, max_output_bytes))
+        .map_err(|e| setup_error(ctx, e))?;
+    Ok(())
+}
+
+/// The prelude compiled once per process; each run loads the bytecode instead of parsing it.
+static PRELUDE_BYTECODE: OnceLock<Vec<u8>> = OnceLock::new();
+
+/// The prelude's function, from cached bytecode (compiled on first use).
+fn prelude_function<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Function<'js>> {
+    let bytes = match PRELUDE_BYTECODE.get() {
+        Some(bytes) => bytes,
+        None => {
+            let compiled = compile_prelude(ctx)?;
+            PRELUDE_BYTECODE.get_or_init(|| compiled)
+        }
+    };
+    let raw = ctx.as_raw().as_ptr();
+    // SAFETY: `bytes` is bytecode this binary's QuickJS wrote; JS_ReadObject validates its
+    // framing and reports errors as exceptions. JS_EvalFunction takes ownership of `object`,
+    // and `Value::from_raw` takes ownership of the returned value.
+    unsafe {
+        let object = qjs::JS_ReadObject(
+            raw,
+            bytes.as_ptr(),
+            bytes.len() as qjs::size_t,
+            qjs::JS_READ_OBJ_BYTECODE as i32,
+        );
+        if qjs::JS_IsException(object) {
+            return Err(rquickjs::Error::Exception);
+        }
+        let value = qjs::JS_EvalFunction(raw, object);
+        if qjs::JS_IsException(value) {
+            return Err(rquickjs::Error::Exception);
+        }
+        Value::from_raw(ctx.clone(), value)
+            .into_function()
+            .ok_or(rquickjs::Error::FromJs {
+                from: "value",
+                to: "function",
+                message: Some("the prelude did not evaluate to a function".into()),
+            })
+    }
+}
+
+/// Compiles the prelude without running it and serializes the bytecode.
+fn compile_prelude(ctx: &Ctx<'_>) -> rquickjs::Result<Vec<u8>> {
+    let raw = ctx.as_raw().as_ptr();
+    let source = CString::new(PRELUDE)?;
+    let file = CString::new(PRELUDE_FILE)?;
+    // SAFETY: `source` and `file` are NUL-terminated and outlive the calls; every JSValue is
+    // freed exactly once and the written buffer is released with js_free.
+    unsafe {
+        let compiled = qjs::JS_Eval(
+            raw,
+            source.as_ptr(),
+            PRELUDE.len() as qjs::size_t,
+            file.as_ptr(),
+            (qjs::JS_EVAL_TYPE_GLOBAL | qjs::JS_EVAL_FLAG_STRICT | qjs::JS_EVAL_FLAG_COMPILE_ONLY)
+                as i32,
+        );
+        if qjs::JS_IsException(compiled) {
+            return Err(rquickjs::Error::Exception);
+        }
+        let mut size: qjs::size_t = 0;
+        let buffer = qjs::JS_WriteObject(
+            raw,
+            &raw mut size,
+            compiled,
+            // No source and no debug information (names, line tables): loading is faster, and
+            // positions are only ever mapped for the program's own frames.
+            (qjs::JS_WRITE_OBJ_BYTECODE
+                | qjs::JS_WRITE_OBJ_STRIP_SOURCE
+                | qjs::JS_WRITE_OBJ_STRIP_DEBUG) as i32,
+        );
+        qjs::JS_FreeValue(raw, compiled);
+        if buffer.is_null() {
+            return Err(rquickjs::Error::Exception);
+        }
+        let bytes = std::slice::from_raw_parts(buffer, size as usize).to_vec();
+        qjs::js_free(raw, buffer.cast());
+        Ok(bytes)
+    }
+}
+
+fn options(file: &str) -> EvalOptions {
+    let mut options = EvalOptions::default();
+    options.global = true;
+    options.strict = true;
+    options.filename = Some(file.to_owned());
+    options
+}
+
+fn host_object<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
+    ctx.globals().get(HOST)
+}
+
+/// What `hostCall` gives the prelude back.
+enum Answer {
+    /// The call answered successfully at once: its result as JSON text. The prelude resolves
+    /// the call's promise with it right away, without a trip through the event loop.
+    Now(String),
+    /// The call failed at once, with this message: the prelude rejects the call's promise
+    /// right away (so an unhandled one is seen like any other).
+    Failed(String),
+    /// The arguments are larger than `max_call_bytes`: the prelude rejects the call with a
+    /// `RangeError` carrying this message, and the host never sees it.
+    TooLarge(String),
+    /// The call's id: the answer (or a failure) comes later through `settle`.
+    Later(i32),
+    /// The host has no room for the call in the run's memory limit: the run ends.
+    OutOfMemory,
+}
+
+/// Starts one tool call.
+///
+/// The host's future is polled once right here (inside the caller's tokio runtime context): a
+/// call that succeeds at once is answered directly, without any thread hop. A call that has
+/// to wait is spawned onto the caller's tokio runtime and continues there, so calls that wait
+/// overlap. Only calls answered later get an id, so ids stay dense.
+///
+/// What the host holds for the run counts against its memory limit with the engine's heap: a
+/// call that waits is counted [`CALL_BYTES`] and its arguments (as parsed) until it is
+/// answered, then [`CALL_BYTES`] and its answer (as JSON text) until the answer is delivered
+/// into the engine. A call the account has no room for never reaches the host: the run ends as
+/// a `memory` failure. An answer that arrives while the account is over the limit is dropped
+/// (the run is ending) and wakes the run, whose next check of its limits ends it.
+fn host_call(state: &Rc<RefCell<State>>, flags: &Flags, name: &str, args: &[u8]) -> Answer {
+    let mut guard = state.borrow_mut();
+    let state = &mut *guard;
+    let Some(link) = &state.link else {
+        state.next_id += 1;
+        let id = state.next_id;
+        state.ready.push_back(Event::Done {
+            id,
+            result: Err("no run is in progress".to_owned()),
+            held: 0,
+        });
+        return Answer::Later(js_id(id));
+    };
+    let args = match serde_json::from_slice::<serde_json::Value>(args) {
+        Ok(args) => args,
+        Err(error) => {
+            return Answer::Failed(format!("the arguments could not be read as JSON: {error}"));
+        }
+    };
+    let args_bytes = held_size(&args);
+    if !flags.fits(CALL_BYTES.saturating_add(args_bytes)) {
+        tools_schema::deep::discard(args);
+        flags.out_of_memory();
+        return Answer::OutOfMemory;
+    }
+    let mut call = link.host.call(name, args);
+    let first = {
+        let _entered = link.handle.enter();
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        call.as_mut().poll(&mut cx)
+    };
+    match first {
+        Poll::Ready(result) => match encode(result) {
+            Ok(text) => Answer::Now(text),
+            Err(message) => Answer::Failed(message),
+        },
+        Poll::Pending => {
+            state.next_id += 1;
+            let id = state.next_id;
+            let events_tx = link.events_tx.clone();
+            let held = flags.held.clone();
+            let limit = flags.memory_limit.get();
+            held.fetch_add(CALL_BYTES + args_bytes, Ordering::Relaxed);
+            let task = link.handle.spawn(async move {
+                let result = encode(call.await);
+                // The arguments went with the call; the answer waits for the program.
+                let answer = match &result {
+                    Ok(text) | Err(text) => text.len(),
+                };
+                held.fetch_sub(args_bytes, Ordering::Relaxed);
+                let now = held.fetch_add(answer, Ordering::Relaxed) + answer;
+                if now > limit {
+                    // Over the run's memory limit: the run ends, the answer is not kept.
+                    drop(result);
+                    let _ = events_tx.send(Event::Wake);
+                    return;
+                }
+                let held = CALL_BYTES + answer;
+                let _ = events_tx.send(Event::Done { id, result, held });
+            });
+            state.in_flight.insert(id, task);
+            Answer::Later(js_id(id))
+        }
+    }
+}
+
+/// A call id as the prelude sees it. A run cannot make 2^31 calls within its memory limit; the
+/// id saturates rather than wraps if it ever did.
+fn js_id(id: u64) -> i32 {
+    i32::try_from(id).unwrap_or(i32::MAX)
+}
+
+/// A host answer as the text the prelude settles with.
+fn encode(result: Result<serde_json::Value, crate::ToolCallFailure>) -> Result<String, String> {
+    match result {
+        Ok(value) => {
+            let text = serde_json::to_string(&value)
+                .map_err(|error| format!("the tool's result is not JSON: {error}"));
+            tools_schema::deep::discard(value);
+            text
+        }
+        Err(failure) => Err(failure.message().to_owned()),
+    }
+}
+
+/// Runs jobs and delivers finished calls until the program finishes, stalls or must stop.
+fn event_loop(
+    runtime: &Runtime,
+    context: &Context,
+    flags: &Rc<Flags>,
+    state: &Rc<RefCell<State>>,
+    events_rx: &mpsc::Receiver<Event>,
+) -> Stop {
+    loop {
+        loop {
+            match runtime.execute_pending_job() {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(_) => {
+                    if flags.should_stop() {
+                        return Stop::Interrupted;
+                    }
+                }
+            }
+            if flags.should_stop() {
+                return Stop::Interrupted;
+            }
+        }
+        if flags.should_stop() || state.borrow().output.exceeded() {
+            return Stop::Interrupted;
+        }
+        if state.borrow().finish.is_some() {
+            return Stop::Finished;
+        }
+        if !state.borrow().ready.is_empty() {
+            if let Err(stop) = deliver(context, flags, state, None, events_rx) {
+                return stop;
+            }
+            continue;
+        }
+        if state.borrow().in_flight.is_empty() && !runtime.is_job_pending() {
+            return Stop::Stalled;
+        }
+        let now = Instant::now();
+        let deadline = flags.deadline.get();
+        if now >= deadline {
+            flags.timed_out.set(true);
+            return Stop::Interrupted;
+        }
+        match events_rx.recv_timeout(deadline - now) {
+            Ok(event) => {
+                if let Err(stop) = deliver(context, flags, state, Some(event), events_rx) {
+                    return stop;
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                flags.timed_out.set(true);
+                return Stop::Interrupted;
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Stop::Failed(internal("the run lost its event channel".into()));
+            }
+        }
+    }
+}
+
+/// Delivers the calls answered at once, then `first` and every other event already queued,
+/// in one entry into the engine.
+fn deliver(
+    context: &Context,
+    flags: &Rc<Flags>,
+    state: &Rc<RefCell<State>>,
+    first: Option<Event>,
+    events_rx: &mpsc::Receiver<Event>,
+) -> Result<(), Stop> {
+    context.with(|ctx| {
+        let settle: Function<'_> = host_object(&ctx)
+            .and_then(|host| host.get("settle"))
+            .map_err(|_| Stop::Failed(internal("the prelude's settle function is gone".into())))?;
+        let mut first = first;
+        loop {
+            let local = state.borrow_mut().ready.pop_front();
+            let event = match local {
+                Some(event) => event,
+                None => match first.take() {
+                    Some(event) => event,
+                    None => match events_rx.try_recv() {
+                        Ok(event) => event,
+                        Err(_) => break,
+                    },
+                },
+            };
+            if let Event::Done { id, result, held } = event {
+                state.borrow_mut().in_flight.remove(&id);
+                // Delivered: the answer is in the engine's heap from here on.
+                flags.held.fetch_sub(held, Ordering::Relaxed);
+                let (ok, text) = match result {
+                    Ok(text) => (true, text),
+                    Err(message) => (false, message),
+                };
+                if settle.call::<_, ()>((js_id(id), ok, text)).is_err() {
+                    let _ = ctx.catch();
+                    if flags.should_stop() {
+                        return Err(Stop::Interrupted);
+                    }
+                }
+            }
+            if flags.should_stop() {
+                return Err(Stop::Interrupted);
+            }
+        }
+        Ok(())
+    })
+}
+
+/// The failure for a run stopped by a limit or cancellation, if one was hit.
+fn finish_interrupted(
+    flags: &Flags,
+    state: &Rc<RefCell<State>>,
+    limits: &CodeLimits,
+) -> Option<CodeOutcome> {
+    let output_exceeded = flags.output.get() || state.borrow().output.exceeded();
+    let (kind, message) = if flags.oom.get() {
+        let held = flags.held_at_oom.get();
+        let mut message = format!(
+            "the program exceeded its memory limit of {} bytes",
+            limits.memory_bytes
+        );
+        if held > 0 {
+            message.push_str(&format!(
+                ", counting {held} bytes the host held for its tool calls (the arguments of \
+                 calls not answered yet and the answers the program had not taken yet)"
+            ));
+        }
+        (CodeFailureKind::Memory, message)
+    } else if output_exceeded {
+        let mut output = take_output(state);
+        return Some(Err(output.output_limit()));
+    } else if flags.abort.borrow().load(Ordering::Relaxed) {
+        (CodeFailureKind::Aborted, "the run was cancelled".to_owned())
+    } else if flags.timed_out.get() || Instant::now() >= flags.deadline.get() {
+        (
+            CodeFailureKind::Timeout,
+            format!(
+                "the program did not finish within {} ms",
+                limits.timeout.as_millis()
+            ),
+        )
+    } else {
+        return None;
+    };
+    let mut output = take_output(state);
+    Some(Err(output.fail(kind, message, None, None)))
+}
+
+fn take_output(state: &Rc<RefCell<State>>) -> Output {
+    let mut state = state.borrow_mut();
+    let limit = usize::MAX;
+    std::mem::replace(&mut state.output, Output::new(limit))
+}
+
+fn with_logs(state: &Rc<RefCell<State>>, failure: CodeFailure) -> CodeFailure {
+    let mut output = take_output(state);
+    output.fail(failure.kind, failure.message, failure.line, failure.column)
+}
+
+fn internal(message: String) -> CodeFailure {
+    CodeFailure::new(CodeFailureKind::Internal, message, Vec::new())
+}
+
+fn setup_error(ctx: &Ctx<'_>, error: rquickjs::Error) -> CodeFailure {
+    if matches!(error, rquickjs::Error::Exception) {
+        let exception = ctx.catch();
+        let text = describe_exception(ctx, exception);
+        return internal(format!("the Code Mode prelude failed: {text}"));
+    }
+    internal(format!("the Code Mode prelude failed: {error}"))
+}
+
+/// The prelude's JSON description of a thrown value.
+fn describe_exception<'js>(ctx: &Ctx<'js>, exception: Value<'js>) -> String {
+    let described = host_object(ctx)
+        .and_then(|host| host.get::<_, Function<'_>>("errorText"))
+        .and_then(|describe| describe.call::<_, String>((exception.clone(),)));
+    match described {
+        Ok(text) => text,
+        Err(_) => {
+            let _ = ctx.catch();
+            let message = exception
+                .as_object()
+                .and_then(|object| object.get::<_, String>("message").ok())
+                .unwrap_or_else(|| "an exception".to_owned());
+            let stack = exception
+                .as_object()
+                .and_then(|object| object.get::<_, String>("stack").ok())
+                .unwrap_or_default();
+            let name = exception
+                .as_object()
+                .and_then(|object| object.get::<_, String>("name").ok())
+                .unwrap_or_else(|| "Error".to_owned());
+            serde_json::json!({ "name": name, "message": message, "stack": stack, "toolName": null })
+                .to_string()
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct Thrown {
+    name: String,
+    #[serde(default)]
+    message: String,
+    #[serde(default)]
+    stack: String,
+    #[serde(rename = "toolName", default)]
+    tool_name: Option<String>,
+}
+
+/// A `runtime` failure from the prelude's description of a thrown value and its message (the
+/// message in the description, if any, when `message` is empty).
+fn thrown(
+    mut output: Output,
+    text: &str,
+    message: String,
+    program: &str,
+    unhandled: bool,
+) -> CodeFailure {
+    let (mut message, position) = match serde_json::from_str::<Thrown>(text) {
+        Ok(mut thrown) => {
+            if thrown.message.is_empty() {
+                thrown.message = message;
+            }
+            let message = match &thrown.tool_name {
+                Some(tool) => format!("ToolCallError from tool {tool:?}: {}", thrown.message),
+                None if thrown.name == "Uncaught" => thrown.message.clone(),
+                None => format!("{}: {}", thrown.name, thrown.message),
+            };
+            (message, position_in(&thrown.stack, program))
+        }
+        Err(_) => (text.to_owned(), None),
+    };
+    if unhandled {
+        message = format!("unhandled promise rejection: {message}");
+    }
+    let (line, column) = position.map_or((None, None), |(l, c)| (Some(l), Some(c)));
+    output.fail(CodeFailureKind::Runtime, message, line, column)
+}
+
+/// The first `program.ts:LINE:COL` in a stack trace, mapped into the model's text.
+fn position_in(stack: &str, program: &str) -> Option<(u32, u32)> {
+    let marker = format!("{PROGRAM_FILE}:");
+    let start = stack.find(&marker)? + marker.len();
+    let rest = &stack[start..];
+    let mut parts = rest.splitn(3, ':');
+    let line: u32 = parts.next()?.parse().ok()?;
+    let column: u32 = parts
+        .next()
+        .map(|c| {
+            c.chars()
+                .take_while(char::is_ascii_digit)
+                .collect::<String>()
+        })
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(1);
+    let column = if line == 1 {
+        let prefix = u32::try_from(PREFIX.chars().count()).unwrap_or(0);
+        column.saturating_sub(prefix).max(1)
+    } else {
+        column
+    };
+    let lines = u32::try_from(program.split('\n').count()).unwrap_or(u32::MAX);
+    Some((line.min(lines), column))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stack_positions_map_into_the_program() {
+        let stack = "    at f (program.ts:3:9)\n    at <anonymous> (program.ts:5:1)\n";
+        assert_eq!(position_in(stack, "a\nb\nc\nd\ne"), Some((3, 9)));
+        let first = format!("    at <anonymous> (program.ts:1:{})\n", PREFIX.len() + 7);
+        assert_eq!(position_in(&first, "x"), Some((1, 7)));
+        assert_eq!(position_in("no frames", "x"), None);
+    }
+}

@@ -1,0 +1,481 @@
+//! The TypeScript runtime: QuickJS (through `rquickjs`) in-process, with types stripped first.
+//!
+//! # How a run goes
+//!
+//! 1. The program is wrapped as the body of an async arrow function on its own first line, and
+//!    its types are stripped by `swc_ts_fast_strip` in strip-only mode, which keeps every line
+//!    and column. The resulting JavaScript is parsed again: it must be that one function, with
+//!    the program as its whole body. A program that closes the function early (a `}` it never
+//!    opened, such as `return 1; }); more(); (async () => {`) is a
+//!    [`CodeFailureKind::Syntax`] failure at that bracket; nothing of it runs. Syntax that would need code generation (`enum`, `namespace`, parameter
+//!    properties) and every parse error is a [`CodeFailureKind::Syntax`] failure with the line
+//!    and column in the model's own text. Programs longer than 1 MiB, or nested deeper than
+//!    1,000 levels (brackets, operator chains, `else if` chains, type arguments), are refused
+//!    before parsing, so no recursive parser can overflow the stack.
+//! 2. A pooled worker thread gives the run a fresh QuickJS runtime and context that no other
+//!    program ever touched (nothing survives into the next run): the worker builds the engine
+//!    for its next run (runtime, context, `console`, `ToolCallError`, the bridge) while it has
+//!    nothing to do, and frees the used one after the reply was sent, so neither cost is on
+//!    the caller's path. The run sets the engine's limits, binds `tools` and `callTool`, and
+//!    starts the program. Top-level `await` and `return` work.
+//! 3. `tools.name(args)` (or `tools["odd-name"](args)`, or `callTool("name", args)`) converts `args` to strict JSON (calling
+//!    with no argument sends `{}`); `undefined`, `BigInt`, cycles, sparse arrays, `-0`, `NaN`,
+//!    `Infinity`, functions, symbols, proxies, non-plain objects (class instances, `Date`,
+//!    `Map`, ...) and strings with unpaired surrogates reject that one call with a `TypeError`
+//!    naming the path, such as `args.items[2]` (each key in a path is cut to 200 characters).
+//!    The conversion uses only built-ins captured before the program exists and reads only
+//!    own properties: whatever the program patched (`toJSON` anywhere, getters or setters on
+//!    `Object.prototype` or `Array.prototype`, a replaced `JSON`, `Array.isArray`,
+//!    `Object.keys`, ...) is never consulted, at any depth, and a proxy is refused without
+//!    running any of its traps. An own getter is called once and its value converted;
+//!    properties keyed by symbols and non-enumerable ones are left out. The returned value
+//!    goes through the same conversion. The
+//!    host's future is polled once on the worker thread (inside the caller's tokio runtime
+//!    context): an answer that is ready at once settles the call's promise right there,
+//!    without a thread hop or a trip through the event loop; otherwise the future is spawned
+//!    onto the tokio runtime that polls [`CodeRuntime::run`], so calls made together
+//!    (`Promise.all`) overlap. The trade-off: work a host future does synchronously before its
+//!    first `.await` runs on the worker thread, one call after another; a host with heavy
+//!    synchronous work should move it off the polling path (`spawn_blocking`, or after a
+//!    yield). A [`ToolCallFailure`](crate::ToolCallFailure) rejects the call with a
+//!    `ToolCallError` (an `Error` subclass with `toolName` and `message`). A tool named `then` is reachable through `callTool` only, as the generated
+//!    SDK declares it: a `then` member would make `tools` a thenable.
+//! 4. `console.log`, `info`, `warn`, `error`, `debug` and `trace` each append one log line:
+//!    strings as they are, other values as compact JSON (errors as `Name: message` and their
+//!    stack).
+//! 5. The run ends when the program's promise settles. The returned value goes through the
+//!    same strict JSON conversion ([`CodeFailureKind::InvalidResult`] otherwise, also when a
+//!    getter throws); `undefined` means no result. An uncaught error, or a promise rejection nobody handled, is a
+//!    [`CodeFailureKind::Runtime`] failure with the message and the program's line. So is a
+//!    program left waiting on a promise that nothing can settle (no call in flight, and there
+//!    are no timers): it fails at once instead of at the deadline. Calls still in flight are
+//!    aborted, and the run's future resolves after they have ended.
+//!
+//! # Limits and isolation
+//!
+//! The context has the standard JavaScript library (without typed arrays and `performance`,
+//! plus `atob`/`btoa`) and nothing else: no file system, network, environment, process,
+//! `require`, `import` or timers. Memory is counted by a per-run
+//! allocator; once a program passes the limit the run ends as [`CodeFailureKind::Memory`] even
+//! if the program catches the error. The deadline stops busy loops (and catastrophic regular
+//! expressions) through the engine's interrupt handler, and waiting calls through the event
+//! loop's timer. Stack depth is bounded by the engine (deep recursion is a catchable
+//! `RangeError`).
+//!
+//! Worker threads are long-lived (a run does not pay for a thread spawn) but every run gets a
+//! new engine; an idle worker holds one engine built in advance (the built-ins and the
+//! prelude, nothing of any program). The pool grows on demand up to
+//! [`TypeScriptRuntime::with_max_threads`] threads (default: twice the available parallelism,
+//! at least 4); further runs wait for a free thread, and their deadline starts when they start. Dropping the last handle to the runtime
+//! cancels the runs still going (they fail as [`CodeFailureKind::Aborted`]) and joins every
+//! worker thread.
+//!
+//! # What a run makes the host hold
+//!
+//! The memory limit ([`CodeLimits::memory_bytes`](crate::CodeLimits::memory_bytes)) is
+//! one account for the engine's heap and what the host holds for the run outside it, so a
+//! program cannot make the host hold more than its own limit by handing data over instead of
+//! keeping it:
+//!
+//! | what the host holds | counted | until |
+//! | --- | --- | --- |
+//! | a call the host is still working on | its arguments as the host's `serde_json` value (an estimate of its nodes, strings and entries) and 1 KiB for the call's task and bookkeeping | the host answers |
+//! | an answer the program has not taken yet (it arrives while the program runs without waiting) | its JSON text and the same 1 KiB | the event loop delivers it into the engine, where the heap counts it |
+//! | log lines, the result, the failure message | `max_output_bytes` (apart) | the run ends |
+//!
+//! A call that does not fit the account never reaches the host, and an answer that arrives
+//! when the account is full is dropped: either way the run ends as a `memory` failure whose
+//! message says how much the host held. A program that takes its answers as they come (it
+//! awaits them) holds each in its heap only while it uses it, so it can receive any volume in
+//! total; one that starts calls without awaiting them while it keeps running (a busy loop
+//! after them) is stopped once their answers no longer fit its limit, not at the deadline.
+//!
+//! # Sizes
+//!
+//! What a call's arguments or the result become is counted in UTF-8 bytes of JSON text as it is
+//! written, each string measured in place before it is copied, so nothing is built past the
+//! limit it is for and no limit is reached as a memory failure instead:
+//!
+//! - Arguments past [`CodeLimits::max_call_bytes`](crate::CodeLimits::max_call_bytes)
+//!   reject that one call with a `RangeError` that says how many bytes at least, the limit, and
+//!   the path where the text passed it (`args is at least 16777300 bytes of JSON text, more
+//!   than the 16777216 bytes one call may send (max_call_bytes); it passes the limit at
+//!   args.s`); the host never sees the call and the program can catch the error and go on.
+//!   Arguments of exactly `max_call_bytes` bytes cross (whatever the characters: a `"`, a `\`
+//!   or a newline take 2 bytes, other control characters 6, `é` 2, `€` 3, an emoji 4).
+//! - A value nested deeper than 100 levels, or that contains itself, rejects its call with a
+//!   `TypeError` naming the path (in the result, it is an [`CodeFailureKind::InvalidResult`]
+//!   failure). An object met more than once (a graph that is not a tree) is
+//!   written out in full each time, but read once: its text is reused, so the work a value costs
+//!   follows its objects and references, not its text (ten arrays of ten that refer to each
+//!   other nine levels deep, 10^10 elements of text, are refused at the cap at once).
+//! - A result, a log line or an uncaught error's message past what is left of
+//!   [`CodeLimits::max_output_bytes`](crate::CodeLimits::max_output_bytes) is the run's
+//!   [`CodeFailureKind::OutputLimit`] failure, at every size: a text whose length alone passes
+//!   the limit is refused before it is built (a log line that describes an object stops once
+//!   its description is sure to be too long; nested values are shown down to 100 levels).
+//!
+//! A call of `max_call_bytes` makes these copies: the program's string, its JSON text in the
+//! engine, the host's `serde_json` value parsed straight from the engine's bytes (ASCII text is
+//! read in place), and for the reply the host's JSON text and the value parsed from it in the
+//! engine. The engine's are counted by the memory limit, and so are the host's while the call
+//! waits or its answer is not taken (above). Under the default limits (256 MiB of memory) a
+//! 16 MiB argument crosses and its 16 MiB reply comes back.
+
+mod engine;
+pub(crate) mod strip;
+
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError, mpsc};
+use std::thread::JoinHandle;
+
+use tokio_util::sync::CancellationToken;
+
+use self::engine::{Engine, Event, Job, Reply};
+use super::{
+    CodeFailure, CodeFailureKind, CodeHost, CodeLanguage, CodeLimits, CodeRunFuture, CodeRuntime,
+    MAX_STACK_BYTES, PreparedProgram,
+};
+
+/// Numbers worker threads across all pools, so their names are unique in the process.
+static NEXT_WORKER: AtomicUsize = AtomicUsize::new(0);
+
+/// Stack size of a worker thread: the largest engine stack plus room for the type stripper.
+const WORKER_STACK_BYTES: usize = MAX_STACK_BYTES + 64 * 1024 * 1024;
+
+/// The embedded TypeScript runtime. Cheap to clone; clones share one worker pool.
+#[derive(Clone)]
+pub struct TypeScriptRuntime {
+    pool: Arc<Pool>,
+}
+
+impl fmt::Debug for TypeScriptRuntime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = self.pool.shared.lock();
+        f.debug_struct("TypeScriptRuntime")
+            .field("threads", &state.threads)
+            .field("idle", &state.idle)
+            .field("max_threads", &self.pool.max_threads)
+            .finish()
+    }
+}
+
+impl Default for TypeScriptRuntime {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TypeScriptRuntime {
+    /// A runtime whose pool grows up to twice the available parallelism (at least 4 threads).
+    pub fn new() -> Self {
+        let parallelism = std::thread::available_parallelism().map_or(2, usize::from);
+        Self::with_max_threads((parallelism * 2).max(4))
+    }
+
+    /// A runtime whose pool grows up to `max_threads` threads (at least 1).
+    pub fn with_max_threads(max_threads: usize) -> Self {
+        TypeScriptRuntime {
+            pool: Arc::new(Pool {
+                shared: Arc::new(Shared::default()),
+                handles: Mutex::new(Vec::new()),
+                max_threads: max_threads.max(1),
+            }),
+        }
+    }
+
+    /// The number of worker threads alive now (idle or busy).
+    pub fn threads(&self) -> usize {
+        self.pool.shared.lock().threads
+    }
+
+    /// The names of the worker threads this runtime started (`code-ts-N`, unique in the
+    /// process), for diagnostics and leak checks.
+    pub fn worker_names(&self) -> Vec<String> {
+        self.pool.shared.lock().names.clone()
+    }
+}
+
+impl CodeRuntime for TypeScriptRuntime {
+    fn language(&self) -> CodeLanguage {
+        CodeLanguage::TypeScript
+    }
+
+    fn run(
+        &self,
+        program: &str,
+        host: Arc<dyn CodeHost>,
+        limits: &CodeLimits,
+        cancel: CancellationToken,
+    ) -> CodeRunFuture {
+        self.run_prepared(program, None, host, limits, cancel)
+    }
+
+    fn run_prepared(
+        &self,
+        program: &str,
+        prepared: Option<PreparedProgram>,
+        host: Arc<dyn CodeHost>,
+        limits: &CodeLimits,
+        cancel: CancellationToken,
+    ) -> CodeRunFuture {
+        let program = program.to_owned();
+        // Stripped already when the pre-run analysis read the program.
+        let stripped = prepared.and_then(|p| p.into_work(CodeLanguage::TypeScript));
+        let limits = limits.clone();
+        let pool = self.pool.clone();
+        Box::pin(async move {
+            if let Err(error) = limits.validate() {
+                return Err(CodeFailure::new(
+                    CodeFailureKind::Internal,
+                    error.to_string(),
+                    Vec::new(),
+                ));
+            }
+            let Ok(handle) = tokio::runtime::Handle::try_current() else {
+                return Err(CodeFailure::new(
+                    CodeFailureKind::Internal,
+                    "TypeScriptRuntime::run must be polled inside a tokio runtime",
+                    Vec::new(),
+                ));
+            };
+            if cancel.is_cancelled() {
+                return Err(CodeFailure::new(
+                    CodeFailureKind::Aborted,
+                    "the run was cancelled before it started",
+                    Vec::new(),
+                ));
+            }
+            let tool_names = host.tool_names();
+            let (events_tx, events_rx) = mpsc::channel();
+            let abort = Arc::new(AtomicBool::new(false));
+            let (reply_tx, mut reply_rx) = tokio::sync::oneshot::channel::<Reply>();
+            let mut guard = AbortOnDrop {
+                abort: abort.clone(),
+                events_tx: events_tx.clone(),
+                armed: true,
+            };
+            let job = Job {
+                program,
+                stripped,
+                host,
+                tool_names,
+                limits,
+                handle,
+                abort,
+                events_tx,
+                events_rx,
+                reply: reply_tx,
+            };
+            if let Err(message) = pool.submit(job) {
+                guard.armed = false;
+                return Err(CodeFailure::new(
+                    CodeFailureKind::Internal,
+                    message,
+                    Vec::new(),
+                ));
+            }
+            drop(pool);
+            let reply = tokio::select! {
+                reply = &mut reply_rx => reply,
+                () = cancel.cancelled() => {
+                    guard.fire();
+                    reply_rx.await
+                }
+            };
+            guard.armed = false;
+            match reply {
+                Ok(Reply { outcome, in_flight }) => {
+                    for task in in_flight {
+                        // Aborted by the worker already; wait until each has really ended.
+                        let _ = task.await;
+                    }
+                    outcome
+                }
+                Err(_) => Err(CodeFailure::new(
+                    CodeFailureKind::Internal,
+                    "the worker thread ended without reporting the run's outcome",
+                    Vec::new(),
+                )),
+            }
+        })
+    }
+}
+
+/// Stops the run when the run's future is dropped or cancelled.
+struct AbortOnDrop {
+    abort: Arc<AtomicBool>,
+    events_tx: mpsc::Sender<Event>,
+    armed: bool,
+}
+
+impl AbortOnDrop {
+    fn fire(&self) {
+        self.abort.store(true, Ordering::Relaxed);
+        let _ = self.events_tx.send(Event::Wake);
+    }
+}
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        if self.armed {
+            self.fire();
+        }
+    }
+}
+
+/// Queue and bookkeeping shared with the worker threads.
+#[derive(Default)]
+struct Shared {
+    state: Mutex<PoolState>,
+    ready: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, PoolState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[derive(Default)]
+struct PoolState {
+    queue: VecDeque<Job>,
+    idle: usize,
+    threads: usize,
+    names: Vec<String>,
+    /// How to stop the run each busy worker is on, by worker number.
+    running: HashMap<usize, AbortOnDrop>,
+    closed: bool,
+}
+
+/// Long-lived worker threads, each creating a fresh engine per run.
+struct Pool {
+    shared: Arc<Shared>,
+    handles: Mutex<Vec<JoinHandle<()>>>,
+    max_threads: usize,
+}
+
+impl Pool {
+    fn submit(&self, job: Job) -> Result<(), String> {
+        let mut state = self.shared.lock();
+        if state.closed {
+            return Err("the TypeScript runtime was shut down".to_owned());
+        }
+        state.queue.push_back(job);
+        let spawn = state.queue.len() > state.idle && state.threads < self.max_threads;
+        if spawn {
+            state.threads += 1;
+            let number = NEXT_WORKER.fetch_add(1, Ordering::Relaxed) + 1;
+            let name = format!("code-ts-{number}");
+            state.names.push(name.clone());
+            drop(state);
+            let shared = self.shared.clone();
+            let spawned = std::thread::Builder::new()
+                .name(name)
+                .stack_size(WORKER_STACK_BYTES)
+                .spawn(move || worker(&shared, number));
+            match spawned {
+                Ok(handle) => {
+                    let mut handles = self.handles.lock().unwrap_or_else(PoisonError::into_inner);
+                    handles.retain(|h| !h.is_finished());
+                    handles.push(handle);
+                }
+                Err(error) => {
+                    let mut state = self.shared.lock();
+                    state.threads -= 1;
+                    if state.threads == 0 {
+                        // No thread will ever pick the job up: give it back as a failure.
+                        let jobs: Vec<Job> = state.queue.drain(..).collect();
+                        drop(state);
+                        for job in jobs {
+                            let _ = job.reply.send(Reply {
+                                outcome: Err(CodeFailure::new(
+                                    CodeFailureKind::Internal,
+                                    format!("cannot start a worker thread: {error}"),
+                                    Vec::new(),
+                                )),
+                                in_flight: Vec::new(),
+                            });
+                        }
+                    }
+                }
+            }
+        } else {
+            drop(state);
+        }
+        self.shared.ready.notify_one();
+        Ok(())
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        {
+            let mut state = self.shared.lock();
+            state.closed = true;
+            // Runs still going are cancelled: the runtime that owns them is going away.
+            for stop in state.running.values() {
+                stop.fire();
+            }
+        }
+        self.shared.ready.notify_all();
+        let handles =
+            std::mem::take(&mut *self.handles.lock().unwrap_or_else(PoisonError::into_inner));
+        let current = std::thread::current().id();
+        for handle in handles {
+            if handle.thread().id() != current {
+                let _ = handle.join();
+            }
+        }
+    }
+}
+
+fn worker(shared: &Shared, number: usize) {
+    // The engine for the next run, built while no run waits for this thread.
+    let mut spare: Option<Engine> = None;
+    loop {
+        if spare.is_none() && !shared.lock().closed {
+            // A failure here is retried (and reported) when a run needs the engine.
+            spare = Engine::new().ok();
+        }
+        let job = {
+            let mut state = shared.lock();
+            loop {
+                if let Some(job) = state.queue.pop_front() {
+                    let stop = AbortOnDrop {
+                        abort: job.abort.clone(),
+                        events_tx: job.events_tx.clone(),
+                        armed: false,
+                    };
+                    state.running.insert(number, stop);
+                    break Some(job);
+                }
+                if state.closed {
+                    break None;
+                }
+                state.idle += 1;
+                state = shared
+                    .ready
+                    .wait(state)
+                    .unwrap_or_else(PoisonError::into_inner);
+                state.idle -= 1;
+            }
+        };
+        match job {
+            Some(job) => {
+                let used = engine::run_job(job, &mut spare);
+                shared.lock().running.remove(&number);
+                // The reply is on its way: freeing the used engine is off the caller's path.
+                if let Some(used) = used {
+                    used.tear_down();
+                }
+            }
+            None => {
+                shared.lock().threads -= 1;
+                return;
+            }
+        }
+    }
+}

@@ -1,0 +1,1218 @@
+//! The Python Code Mode runtime: ordinary behaviour and the hostile-program suite.
+//!
+//! The interpreter comes from `TOOLS_PYTHON` or `python3` on `PATH`; without one these tests fail
+//! (the runtime reports an `internal` failure naming the interpreter). Every hostile test
+//! asserts the exact failure kind and then that the runtime is healthy: the next run works and
+//! the zygote has no child left.
+#![cfg(feature = "python")]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use crate::code_support;
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use code_support::{
+    BARRIER_SIZE, Shared, TestHost, deadline_limits, hostile_limits, ordinary_limits,
+};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use tools_code::{
+    CodeCompletion, CodeFailure, CodeFailureKind, CodeLanguage, CodeLimits, CodeOutcome,
+    CodeRuntime, PythonMode, PythonRuntime, SandboxPolicy,
+};
+
+fn runtime() -> PythonRuntime {
+    PythonRuntime::new()
+}
+
+/// A runtime without the sandbox, for the tests that watch a program's processes from the
+/// host by the pids the program sees, or run host binaries (`sleep`, `setsid`): under the
+/// sandbox the program is PID 1 of its own PID namespace and sees no host binary
+/// (`python_sandbox.rs` tests the same escapes there).
+fn unsandboxed() -> PythonRuntime {
+    PythonRuntime::new().with_sandbox(SandboxPolicy::Off)
+}
+
+async fn run_with(
+    rt: &PythonRuntime,
+    host: &Arc<TestHost>,
+    program: &str,
+    limits: &CodeLimits,
+) -> CodeOutcome {
+    let run = rt.run(
+        program,
+        Arc::new(Shared(host.clone())),
+        limits,
+        CancellationToken::new(),
+    );
+    tokio::time::timeout(Duration::from_secs(60), run)
+        .await
+        .expect("the run did not end")
+}
+
+async fn ok(rt: &PythonRuntime, program: &str) -> CodeCompletion {
+    let host = TestHost::new();
+    match run_with(rt, &host, program, &ordinary_limits()).await {
+        Ok(done) => done,
+        Err(failure) => panic!("expected a completion, got {failure:?}"),
+    }
+}
+
+async fn fail(rt: &PythonRuntime, program: &str, limits: &CodeLimits) -> CodeFailure {
+    let host = TestHost::new();
+    match run_with(rt, &host, program, limits).await {
+        Ok(done) => panic!("expected a failure, got {done:?}"),
+        Err(failure) => failure,
+    }
+}
+
+/// The child processes of `pid` (threads included).
+fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("children")).ok())
+        .flat_map(|text| {
+            text.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
+}
+
+/// Whether `pid` is gone (or only a zombie waiting for init).
+fn is_gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+/// Waits (up to 5 s) for a killed process to disappear; a SIGKILL is delivered asynchronously.
+async fn eventually_gone(pid: u32) -> bool {
+    for _ in 0..500 {
+        if is_gone(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    false
+}
+
+/// The next run works and the zygote has no child left behind: its only children are the
+/// spares waiting for the next runs. A finished run's child is released at once and reaped by
+/// the zygote as soon as it has died, so this waits (up to 5 s) for that.
+async fn assert_healthy(rt: &PythonRuntime) {
+    let done = ok(rt, "x: int = 20\nreturn x + 22").await;
+    assert_eq!(done.result, Some(json!(42)));
+    if rt.mode() == PythonMode::Zygote {
+        let zygote = rt.zygote_pid().await.expect("the zygote is running");
+        let mut left = Vec::new();
+        for _ in 0..500 {
+            let spares = rt.spare_pids().await;
+            assert!(!spares.is_empty(), "no spare waits for the next run");
+            let children = children_of(zygote);
+            for spare in &spares {
+                assert!(
+                    children.contains(spare),
+                    "the spare {spare} is not a child of the zygote: {children:?}"
+                );
+            }
+            left = children
+                .into_iter()
+                .filter(|p| !spares.contains(p))
+                .collect();
+            if left.is_empty() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("a run child was left behind: {left:?}");
+    }
+}
+
+// --- ordinary behaviour -------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logs_and_return_value() {
+    let rt = runtime();
+    assert_eq!(rt.language(), CodeLanguage::Python);
+    let done = ok(
+        &rt,
+        "import sys\nprint('point', {'x': 1}, [1, 'two'], None)\nprint('a\\nb')\nsys.stderr.write('err line\\n')\nprint('no newline', end='')\nreturn {'sum': 3, 'list': [True, None, 's'], 'pair': (1, 2)}",
+    )
+    .await;
+    assert_eq!(
+        done.logs,
+        vec![
+            "point {'x': 1} [1, 'two'] None",
+            "a",
+            "b",
+            "err line",
+            "no newline"
+        ]
+    );
+    assert_eq!(
+        done.result,
+        Some(json!({ "sum": 3, "list": [true, null, "s"], "pair": [1, 2] }))
+    );
+    let path = rt.interpreter_path().expect("resolved");
+    assert!(path.is_absolute(), "{path:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn returning_nothing_means_no_result() {
+    let rt = runtime();
+    assert_eq!(ok(&rt, "print('x')").await.result, None);
+    assert_eq!(ok(&rt, "return None").await.result, None);
+    assert_eq!(ok(&rt, "return 'text'").await.result, Some(json!("text")));
+    assert_eq!(ok(&rt, "").await.result, None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_results_arrive_as_values() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let done = run_with(
+        &rt,
+        &host,
+        "r = await tools.echo({'a': [1, {'b': 'c'}]})\nempty = await tools.echo()\nreturn [r, empty]",
+        &ordinary_limits(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        done.result,
+        Some(json!([
+            { "tool": "echo", "args": { "a": [1, { "b": "c" }] } },
+            { "tool": "echo", "args": {} }
+        ]))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_call_error_can_be_caught() {
+    let rt = runtime();
+    let done = ok(
+        &rt,
+        "try:\n    await tools.fail({})\nexcept ToolCallError as e:\n    return [isinstance(e, Exception), e.tool_name, e.message, str(e)]\nreturn 'not reached'",
+    )
+    .await;
+    assert_eq!(done.result, Some(json!([true, "fail", "boom", "boom"])));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uncaught_tool_call_error_fails_with_its_line() {
+    let rt = runtime();
+    let failure = fail(
+        &rt,
+        "print('before')\nx = 1\nawait tools.fail({'x': x})\n",
+        &ordinary_limits(),
+    )
+    .await;
+    assert_eq!(failure.kind, CodeFailureKind::Runtime);
+    assert!(failure.message.contains("boom"), "{}", failure.message);
+    assert!(failure.message.contains("fail"), "{}", failure.message);
+    assert_eq!(failure.line, Some(3));
+    assert_eq!(failure.logs, vec!["before"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn asyncio_gather_calls_overlap_on_the_host() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let program = format!(
+        "import asyncio\nr = await asyncio.gather(*[tools.barrier({{}}) for _ in range({BARRIER_SIZE})])\nreturn r"
+    );
+    let done = run_with(&rt, &host, &program, &ordinary_limits())
+        .await
+        .unwrap();
+    assert_eq!(done.result, Some(json!(vec![true; BARRIER_SIZE])));
+    assert_eq!(host.peak.load(Ordering::SeqCst), BARRIER_SIZE);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_start_when_made_not_when_awaited() {
+    let rt = runtime();
+    let host = TestHost::new();
+    // Neither call is awaited before both are made; each waits for the other at the barrier
+    // only if both were sent before the first await.
+    let program = format!(
+        "calls = [tools.barrier({{}}) for _ in range({BARRIER_SIZE})]\nreturn [await c for c in calls]"
+    );
+    let done = run_with(&rt, &host, &program, &ordinary_limits())
+        .await
+        .unwrap();
+    assert_eq!(done.result, Some(json!(vec![true; BARRIER_SIZE])));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancellation_mid_call_aborts_the_run_and_the_call() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let cancel = CancellationToken::new();
+    let run = rt.run(
+        "print('waiting')\nawait tools.never({})\nreturn 1",
+        Arc::new(Shared(host.clone())),
+        &ordinary_limits(),
+        cancel.clone(),
+    );
+    let task = tokio::spawn(run);
+    host.never_started.notified().await;
+    cancel.cancel();
+    let failure = task.await.unwrap().unwrap_err();
+    assert_eq!(failure.kind, CodeFailureKind::Aborted);
+    assert_eq!(failure.logs, vec!["waiting"]);
+    assert_eq!(host.never_dropped.load(Ordering::SeqCst), 1);
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spawn_per_run_mode_works_and_leaves_nothing() {
+    let rt = unsandboxed().with_mode(PythonMode::SpawnPerRun);
+    assert_eq!(rt.mode(), PythonMode::SpawnPerRun);
+    let done = ok(&rt, "import os\nprint('hi')\nreturn os.getpid()").await;
+    assert_eq!(done.logs, vec!["hi"]);
+    let pid = u32::try_from(done.result.unwrap().as_u64().unwrap()).unwrap();
+    assert!(
+        is_gone(pid),
+        "the spawned interpreter {pid} is still running"
+    );
+    let failure = fail(&rt, "while True:\n    pass", &deadline_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::Timeout);
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_interpreter_is_an_internal_failure() {
+    let rt = PythonRuntime::with_interpreter("/nonexistent/python3");
+    let failure = fail(&rt, "return 1", &ordinary_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::Internal);
+    assert!(
+        failure.message.contains("/nonexistent/python3"),
+        "{}",
+        failure.message
+    );
+}
+
+#[test]
+fn a_tokio_runtime_without_io_is_reported_not_a_panic() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let python = runtime();
+    let host = TestHost::new();
+    let outcome = rt.block_on(python.run(
+        "return 1",
+        Arc::new(Shared(host)),
+        &ordinary_limits(),
+        CancellationToken::new(),
+    ));
+    let failure = outcome.unwrap_err();
+    assert_eq!(failure.kind, CodeFailureKind::Internal);
+    assert!(
+        failure.message.contains("enable_all"),
+        "{}",
+        failure.message
+    );
+}
+
+// --- hostile programs -----------------------------------------------------------------------
+
+async fn hostile(program: &str, kind: CodeFailureKind) -> CodeFailure {
+    let limits = if kind == CodeFailureKind::Timeout {
+        deadline_limits()
+    } else {
+        hostile_limits()
+    };
+    hostile_with(program, kind, &limits).await
+}
+
+async fn hostile_with(program: &str, kind: CodeFailureKind, limits: &CodeLimits) -> CodeFailure {
+    let rt = runtime();
+    let failure = fail(&rt, program, limits).await;
+    assert_eq!(
+        failure.kind,
+        kind,
+        "{}: {} ({} log lines)",
+        failure.kind,
+        failure.message,
+        failure.logs.len()
+    );
+    assert_healthy(&rt).await;
+    failure
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn busy_loop_times_out() {
+    hostile("while True:\n    pass", CodeFailureKind::Timeout).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loop_that_swallows_every_exception_times_out() {
+    hostile(
+        "while True:\n    try:\n        while True:\n            pass\n    except BaseException:\n        pass",
+        CodeFailureKind::Timeout,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn catastrophic_regex_times_out() {
+    hostile(
+        "import re\nreturn bool(re.match(r'^(a+)+$', 'a' * 40 + '!'))",
+        CodeFailureKind::Timeout,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uncaught_memory_bomb_is_a_memory_failure() {
+    hostile(
+        "keep = []\nwhile True:\n    keep.append(bytearray(1 << 20))",
+        CodeFailureKind::Memory,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn caught_memory_bomb_is_still_a_memory_failure() {
+    hostile(
+        "keep = []\ntry:\n    while True:\n        keep.append(bytearray(1 << 20))\nexcept MemoryError:\n    pass\nreturn len(keep)",
+        CodeFailureKind::Memory,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deep_recursion_is_a_runtime_error() {
+    let failure = hostile(
+        "def f(n):\n    return f(n + 1) + 1\nreturn f(0)",
+        CodeFailureKind::Runtime,
+    )
+    .await;
+    assert!(
+        failure.message.contains("RecursionError"),
+        "{}",
+        failure.message
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn output_flood_hits_the_output_limit() {
+    // The output limit, not the deadline, must stop it, even on a slow machine.
+    let limits = ordinary_limits().with_max_output_bytes(64 * 1024);
+    let failure = hostile_with(
+        "while True:\n    print('flooding the log')",
+        CodeFailureKind::OutputLimit,
+        &limits,
+    )
+    .await;
+    let kept: usize = failure.logs.iter().map(String::len).sum();
+    assert!(!failure.logs.is_empty());
+    assert!(kept <= 64 * 1024);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_huge_log_line_hits_the_output_limit() {
+    let limits = ordinary_limits().with_max_output_bytes(1024 * 1024);
+    let failure = hostile_with(
+        "print('small')\nprint('x' * (2 << 20))\nreturn 1",
+        CodeFailureKind::OutputLimit,
+        &limits,
+    )
+    .await;
+    assert_eq!(failure.logs, vec!["small"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_never_settling_call_times_out_and_is_aborted() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let failure = run_with(&rt, &host, "await tools.never({})", &deadline_limits())
+        .await
+        .unwrap_err();
+    assert_eq!(failure.kind, CodeFailureKind::Timeout);
+    assert_eq!(host.never_dropped.load(Ordering::SeqCst), 1);
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_concurrent_calls() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let done = run_with(
+        &rt,
+        &host,
+        "import asyncio\nr = await asyncio.gather(*(tools.echo({'i': i}) for i in range(10000)))\nreturn len(r) + r[9999]['args']['i']",
+        &ordinary_limits(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(done.result, Some(json!(19999)));
+    assert_eq!(host.calls(), 10000);
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_calls_and_replies_both_ways_at_once_do_not_block() {
+    // 200 calls of 100 kB each, all sent before any reply is read, each answered with its
+    // 100 kB: both directions fill their socket buffers at the same time.
+    let rt = runtime();
+    let done = ok(
+        &rt,
+        "import asyncio\nr = await asyncio.gather(*(tools.echo({'s': str(i) * 100000}) for i in range(200)))\nreturn sum(len(x['args']['s']) for x in r)",
+    )
+    .await;
+    let expected: usize = (0..200).map(|i: usize| i.to_string().len() * 100_000).sum();
+    assert_eq!(done.result, Some(json!(expected)));
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_state_survives_into_the_next_run() {
+    let rt = runtime();
+    ok(
+        &rt,
+        "import builtins, json\nbuiltins.leak = 42\njson.dumps = None\nglobal g\ng = 1\nreturn 1",
+    )
+    .await;
+    let done = ok(
+        &rt,
+        "import builtins, json\nreturn [hasattr(builtins, 'leak'), json.dumps({'a': 1}), 'g' in globals()]",
+    )
+    .await;
+    assert_eq!(done.result, Some(json!([false, "{\"a\": 1}", false])));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn environment_is_empty_and_started_processes_do_not_survive() {
+    // Python is resource-limited, not sandboxed: the program can start processes, but they
+    // die with the run, and it sees none of the host's environment.
+    let rt = unsandboxed();
+    let done = ok(
+        &rt,
+        "import os, subprocess\nchild = subprocess.Popen(['sleep', '30'])\nreturn {'env': sorted(k for k in os.environ if k != 'LC_CTYPE'), 'child': child.pid, 'cwd': os.getcwd()}",
+    )
+    .await;
+    let result = done.result.unwrap();
+    assert_eq!(result["env"], json!([]));
+    assert_eq!(result["cwd"], json!("/"));
+    let pid = u32::try_from(result["child"].as_u64().unwrap()).unwrap();
+    assert!(
+        eventually_gone(pid).await,
+        "the program's subprocess {pid} survived the run: {:?}",
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+    );
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_protocol_cannot_be_corrupted_by_writes() {
+    let rt = runtime();
+    let done = ok(
+        &rt,
+        "import os, sys\nos.write(1, b'\\x00\\x00\\x00\\x05junk')\nos.write(2, b'more junk')\nsys.__stdout__.write('raw')\nprint('fine')\nreturn 'ok'",
+    )
+    .await;
+    assert_eq!(done.logs, vec!["fine"]);
+    assert_eq!(done.result, Some(json!("ok")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn raising_unusual_values() {
+    let rt = runtime();
+    for (program, needle) in [
+        (
+            "raise 'a plain string'",
+            "exceptions must derive from BaseException",
+        ),
+        ("raise SystemExit(3)", "SystemExit"),
+        ("raise KeyboardInterrupt()", "KeyboardInterrupt"),
+        (
+            "class Odd(Exception):\n    def __str__(self):\n        return 'odd text'\nraise Odd()",
+            "Odd: odd text",
+        ),
+    ] {
+        let failure = fail(&rt, program, &hostile_limits()).await;
+        assert_eq!(failure.kind, CodeFailureKind::Runtime, "{program}");
+        assert!(
+            failure.message.contains(needle),
+            "{program}: {}",
+            failure.message
+        );
+    }
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn returning_values_that_are_not_json() {
+    let rt = runtime();
+    for (program, needle) in [
+        ("return lambda: 1", "result is a function"),
+        (
+            "a = {}\na['self'] = a\nreturn a",
+            "result[\"self\"] is a cycle",
+        ),
+        (
+            "import datetime\nreturn datetime.date(2020, 1, 1)",
+            "result is a date",
+        ),
+        ("return 2 ** 70", "result is an integer too large"),
+        ("return {'a': {1, 2}}", "result[\"a\"] is a set"),
+        ("return float('nan')", "result is NaN"),
+        ("return -0.0", "result is -0.0"),
+        ("return {1: 'x'}", "result has a key that is not a string"),
+        ("return b'bytes'", "result is a bytes"),
+    ] {
+        let failure = fail(&rt, program, &hostile_limits()).await;
+        assert_eq!(failure.kind, CodeFailureKind::InvalidResult, "{program}");
+        assert!(
+            failure.message.contains(needle),
+            "{program}: {}",
+            failure.message
+        );
+    }
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arguments_that_are_not_json_reject_only_that_call() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let done = run_with(
+        &rt,
+        &host,
+        r#"
+cyclic = {'n': 1}
+cyclic['me'] = cyclic
+deep = 1
+for _ in range(1000):
+    deep = [deep]
+bad = [
+    ('set', {'s': {1}}),
+    ('cycle', cyclic),
+    ('nan', {'x': float('nan')}),
+    ('function', {'f': print}),
+    ('object', {'o': object()}),
+    ('deep', {'v': deep}),
+]
+messages = []
+for label, args in bad:
+    try:
+        await tools.echo(args)
+        messages.append(label + ': sent')
+    except TypeError as e:
+        messages.append(label + ': ' + str(e))
+fine = await tools.echo({'ok': [0, 1.5, '', False, None]})
+return {'messages': messages, 'fine': fine['args']}
+"#,
+        &ordinary_limits(),
+    )
+    .await
+    .unwrap();
+    let result = done.result.unwrap();
+    let messages: Vec<&str> = result["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap())
+        .collect();
+    let expected = [
+        "set: args[\"s\"] is a set",
+        "cycle: args[\"me\"] is a cycle",
+        "nan: args[\"x\"] is NaN",
+        "function: args[\"f\"] is a builtin_function_or_method",
+        "object: args[\"o\"] is a object",
+        "deep: args[\"v\"]",
+    ];
+    for (message, expected) in messages.iter().zip(expected) {
+        assert!(message.starts_with(expected), "{message} vs {expected}");
+    }
+    assert!(
+        messages[5].contains("nests deeper than 100"),
+        "{}",
+        messages[5]
+    );
+    assert_eq!(messages.len(), expected.len());
+    assert_eq!(result["fine"], json!({ "ok": [0, 1.5, "", false, null] }));
+    assert_eq!(host.calls(), 1, "only the valid call reached the host");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn syntax_errors_report_their_position() {
+    let rt = runtime();
+    let failure = fail(&rt, "x = 1\ny = (1 +\nz = 2\n", &hostile_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::Syntax);
+    assert!(failure.line.is_some());
+    let failure = fail(&rt, "ok = 1\n  bad_indent = 2\n", &hostile_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::Syntax);
+    assert_eq!(failure.line, Some(2));
+    let failure = fail(&rt, "x = 1\nreturn x +* 2", &hostile_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::Syntax);
+    assert_eq!(failure.line, Some(2));
+    assert!(failure.column.is_some());
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unicode_in_logs_and_tool_names() {
+    let rt = runtime();
+    let host = TestHost::with_names(&["émoji-🚀", "日本語"]);
+    let done = run_with(
+        &rt,
+        &host,
+        "print('héllo 🌍', '日本')\na = await tools['émoji-🚀']({'s': '✓'})\nb = await tools.日本語({})\nreturn [a['tool'], a['args']['s'], b['tool']]",
+        &ordinary_limits(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(done.logs, vec!["héllo 🌍 日本"]);
+    assert_eq!(done.result, Some(json!(["émoji-🚀", "✓", "日本語"])));
+    let failure = fail(&rt, "print('\\ud800')\nreturn '\\ud800'", &hostile_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::InvalidResult);
+    assert_eq!(failure.logs, vec!["?"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_named_then_constructor_and_proto() {
+    let rt = runtime();
+    let host = TestHost::with_names(&["then", "constructor", "__proto__", "__class__"]);
+    let done = run_with(
+        &rt,
+        &host,
+        "a = await tools.then({})\nb = await tools.constructor({})\nc = await tools['__proto__']({})\nd = await tools['__class__']({})\nreturn [a['tool'], b['tool'], c['tool'], d['tool'], len(dir(tools))]",
+        &ordinary_limits(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        done.result,
+        Some(json!(["then", "constructor", "__proto__", "__class__", 8]))
+    );
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_runtime_stops_the_zygote_and_its_spares() {
+    let rt = runtime();
+    rt.warm_up().await.unwrap();
+    let zygote = rt.zygote_pid().await.unwrap();
+    assert_healthy(&rt).await;
+    let spares = rt.spare_pids().await;
+    assert!(!spares.is_empty());
+    drop(rt);
+    for spare in spares {
+        assert!(
+            eventually_gone(spare).await,
+            "the spare {spare} outlived its runtime"
+        );
+    }
+    assert!(
+        eventually_gone(zygote).await,
+        "the zygote {zygote} outlived its runtime"
+    );
+}
+
+// --- the spare children ---------------------------------------------------------------------
+
+fn kill9(pid: u32) {
+    let status = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill -9 {pid} failed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spares_run_the_next_programs_and_new_spares_follow() {
+    let rt = unsandboxed();
+    rt.warm_up().await.unwrap();
+    let spares = rt.spare_pids().await;
+    assert_eq!(spares.len(), 2, "warm_up forks two spares: {spares:?}");
+    let zygote = rt.zygote_pid().await.unwrap();
+    for spare in &spares {
+        assert!(children_of(zygote).contains(spare));
+    }
+    let done = ok(&rt, "import os\nreturn os.getpid()").await;
+    assert_eq!(
+        done.result,
+        Some(json!(spares[0])),
+        "the run did not use the oldest spare"
+    );
+    let next = rt.spare_pids().await;
+    assert_eq!(next.len(), 2, "{next:?}");
+    assert_eq!(next[0], spares[1]);
+    assert!(!next.contains(&spares[0]));
+    assert!(
+        eventually_gone(spares[0]).await,
+        "the used child {} was not reaped",
+        spares[0]
+    );
+    // Each run gets its own process: no two runs share one.
+    let again = ok(&rt, "import os\nreturn os.getpid()").await;
+    assert_eq!(again.result, Some(json!(spares[1])));
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spares_that_died_are_replaced() {
+    let rt = unsandboxed();
+    rt.warm_up().await.unwrap();
+    let spares = rt.spare_pids().await;
+    for spare in &spares {
+        kill9(*spare);
+        assert!(eventually_gone(*spare).await);
+    }
+    let done = ok(&rt, "import os\nreturn os.getpid()").await;
+    let pid = u32::try_from(done.result.unwrap().as_u64().unwrap()).unwrap();
+    assert!(!spares.contains(&pid), "the run used a dead spare");
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_zygote_that_died_is_replaced_and_its_spares_die_with_it() {
+    let rt = runtime();
+    rt.warm_up().await.unwrap();
+    let zygote = rt.zygote_pid().await.unwrap();
+    let spares = rt.spare_pids().await;
+    kill9(zygote);
+    for spare in &spares {
+        assert!(
+            eventually_gone(*spare).await,
+            "the spare {spare} outlived its zygote"
+        );
+    }
+    let done = ok(&rt, "return 7").await;
+    assert_eq!(done.result, Some(json!(7)));
+    let replaced = rt.zygote_pid().await.unwrap();
+    assert_ne!(replaced, zygote);
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn limits_hold_in_a_spare_that_rehearsed() {
+    // A spare that waited rehearses a run before its program comes; the limits of the real
+    // run still apply in full.
+    let rt = runtime();
+    rt.warm_up().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let failure = fail(
+        &rt,
+        "x = []\nwhile True:\n    x.append(' ' * 1000000)",
+        &hostile_limits(),
+    )
+    .await;
+    assert_eq!(failure.kind, CodeFailureKind::Memory, "{}", failure.message);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let failure = fail(&rt, "while True:\n    pass", &deadline_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::Timeout);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let failure = fail(
+        &rt,
+        "def f(n):\n    return f(n + 1)\nf(0)",
+        &hostile_limits(),
+    )
+    .await;
+    assert_eq!(
+        failure.kind,
+        CodeFailureKind::Runtime,
+        "{}",
+        failure.message
+    );
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_whose_future_is_dropped_leaves_nothing() {
+    let rt = runtime();
+    rt.warm_up().await.unwrap();
+    let host = TestHost::new();
+    let run = rt.run(
+        "await tools.never({})",
+        Arc::new(Shared(host.clone())),
+        &ordinary_limits(),
+        CancellationToken::new(),
+    );
+    let task = tokio::spawn(run);
+    host.never_started.notified().await;
+    task.abort();
+    assert!(task.await.unwrap_err().is_cancelled());
+    assert_healthy(&rt).await;
+}
+
+#[test]
+fn a_runtime_dropped_outside_tokio_leaves_nothing() {
+    // The spare is released by the zygote's control thread, which needs no tokio runtime.
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let rt = runtime();
+    tokio.block_on(rt.warm_up()).unwrap();
+    let zygote = tokio.block_on(rt.zygote_pid()).unwrap();
+    let spares = tokio.block_on(rt.spare_pids());
+    assert!(!spares.is_empty());
+    drop(tokio);
+    drop(rt);
+    let gone = |pid: u32| {
+        (0..500).any(|_| {
+            std::thread::sleep(Duration::from_millis(10));
+            is_gone(pid)
+        })
+    };
+    for spare in spares {
+        assert!(gone(spare), "the spare {spare} outlived its runtime");
+    }
+    assert!(gone(zygote), "the zygote {zygote} outlived its runtime");
+}
+
+// --- conversions ignore what the program patched (issue 18, item 6) --------------------------
+
+const PATCH_JSON: &str = "import json, json.encoder, json.decoder
+json.dumps = lambda *a, **k: '\"forged\"'
+json.loads = lambda *a, **k: 'forged'
+json.JSONEncoder = None
+json.JSONDecoder = None
+json.encoder.encode_basestring = lambda s: '\"forged\"'
+json.encoder.encode_basestring_ascii = lambda s: '\"forged\"'
+json.encoder.c_make_encoder = None
+json.encoder.float = None
+json._default_decoder = None
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_patched_json_module_does_not_change_arguments_or_results() {
+    let rt = runtime();
+    let program = format!(
+        "{PATCH_JSON}
+value = {{'list': [1, [2, {{'deep': (3, 'x')}}], []], 'o': {{'a': {{}}, 'b': [None, True, 1.5, -2]}}, 's': 'q\"\\u00e9\\n'}}
+r = await tools.echo(value)
+return {{'sent': r['args'], 'nested': [value]}}"
+    );
+    let done = ok(&rt, &program).await;
+    let value = json!({ "list": [1, [2, { "deep": [3, "x"] }], []], "o": { "a": {}, "b": [null, true, 1.5, -2] }, "s": "q\"é\n" });
+    assert_eq!(
+        done.result,
+        Some(json!({ "sent": value, "nested": [value] }))
+    );
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subclasses_and_odd_values_are_refused_at_depth() {
+    // Each value sits two levels deep, in arguments and in the result; none of the methods the
+    // program overrode runs (each would raise).
+    let rt = runtime();
+    let classes = "def boom(*a, **k):
+    raise RuntimeError('an overridden method ran')
+class D(dict):
+    items = keys = values = __iter__ = __getitem__ = __len__ = boom
+class L(list):
+    __iter__ = __getitem__ = __len__ = boom
+class S(str):
+    encode = __str__ = __repr__ = __len__ = boom
+class F(float):
+    __repr__ = __str__ = __float__ = boom
+class I(int):
+    __repr__ = __str__ = __index__ = __int__ = boom
+class K:
+    __reduce__ = __reduce_ex__ = __repr__ = boom
+class Meta(type):
+    __name__ = property(boom)
+class Named(metaclass=Meta):
+    pass
+class Key:
+    __repr__ = __str__ = boom
+    def __hash__(self):
+        return 1
+";
+    for (expr, needle) in [
+        ("D(a=1)", "is a D, not a JSON value"),
+        ("L([1])", "is a L, not a JSON value"),
+        ("S('x')", "is a S, not a JSON value"),
+        ("F(1.0)", "is a F, not a JSON value"),
+        ("I(1)", "is a I, not a JSON value"),
+        ("K()", "is a K, not a JSON value"),
+        ("Named()", "is a Named, not a JSON value"),
+        ("float('nan')", "is NaN"),
+        ("float('-inf')", "is infinite"),
+        ("{Key(): 1}", "has a key that is not a string (a Key)"),
+    ] {
+        let program = format!(
+            "{PATCH_JSON}{classes}
+bad = lambda: {{'a': [{{'b': {expr}}}]}}
+try:
+    await tools.echo(bad())
+    print('sent')
+except TypeError as e:
+    print(str(e))
+return bad()"
+        );
+        let host = TestHost::new();
+        let failure = match run_with(&rt, &host, &program, &ordinary_limits()).await {
+            Ok(done) => panic!("{expr}: {done:?}"),
+            Err(failure) => failure,
+        };
+        assert_eq!(
+            failure.kind,
+            CodeFailureKind::InvalidResult,
+            "{expr}: {failure:?}"
+        );
+        let path = if expr.starts_with('{') {
+            "result[\"a\"][0][\"b\"] has"
+        } else {
+            "result[\"a\"][0][\"b\"] is"
+        };
+        assert!(
+            failure.message.contains(path),
+            "{expr}: {}",
+            failure.message
+        );
+        assert!(
+            failure.message.contains(needle),
+            "{expr}: {}",
+            failure.message
+        );
+        assert_eq!(failure.logs.len(), 1, "{expr}: {failure:?}");
+        assert!(
+            failure.logs[0].starts_with("args[\"a\"][0][\"b\"]"),
+            "{expr}: {:?}",
+            failure.logs
+        );
+        assert!(
+            failure.logs[0].contains(needle),
+            "{expr}: {:?}",
+            failure.logs
+        );
+        assert_eq!(host.calls(), 0, "{expr}");
+    }
+    assert_healthy(&rt).await;
+}
+
+// --- bounded messages and frames (issue 18, items 7 and 8) ------------------------------------
+
+/// The marker a cut string ends with, and the longest quote with it.
+fn assert_cut(message: &str, left_out: usize) {
+    assert!(
+        message.contains(&format!("\u{2026} ({left_out} more bytes)")),
+        "{}",
+        &message[..message.len().min(600)]
+    );
+    assert!(message.len() < 1200, "{} bytes", message.len());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn program_controlled_text_in_messages_is_cut() {
+    let rt = runtime();
+    let mb = 1024 * 1024;
+    let done = ok(
+        &rt,
+        "name = 'n' * (1 << 20)
+out = []
+try:
+    getattr(tools, name)
+except AttributeError as e:
+    out.append(str(e))
+try:
+    tools[name]
+except KeyError as e:
+    out.append(e.args[0])
+try:
+    await tools.echo({'k' * (1 << 20): float('nan')})
+except TypeError as e:
+    out.append(str(e))
+return out",
+    )
+    .await;
+    let result = done.result.unwrap();
+    let messages = result.as_array().unwrap();
+    assert_eq!(messages.len(), 3);
+    for message in messages {
+        assert_cut(message.as_str().unwrap(), mb - 200);
+    }
+    assert!(messages[2].as_str().unwrap().starts_with("args[\"kkk"));
+    for program in [
+        "raise ToolCallError('t' * (1 << 20), 'made up')",
+        "raise type('E' * (1 << 20), (Exception,), {})('short')",
+        "return {type('C' * (1 << 20), (), {})(): 1}",
+        "return [type('C' * (1 << 20), (), {})()]",
+    ] {
+        let failure = fail(&rt, program, &ordinary_limits()).await;
+        assert_cut(&failure.message, mb - 200);
+    }
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arguments_larger_than_max_call_bytes_never_reach_the_host() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let limits = ordinary_limits().with_max_call_bytes(1000);
+    let done = run_with(
+        &rt,
+        &host,
+        "out = []
+for args in [{'s': 'x' * 2000}, {'s': '\\u20ac' * 400}]:
+    try:
+        await tools.echo(args)
+        out.append('sent')
+    except ValueError as e:
+        out.append(str(e))
+fine = await tools.echo({'s': 'x' * 900})
+return [out, len(fine['args']['s'])]",
+        &limits,
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        done.result,
+        Some(json!([
+            [
+                "args is at least 2008 bytes of JSON text, more than the 1000 bytes one call may send (max_call_bytes); it passed that at args[\"s\"]",
+                "args is 1208 bytes of JSON text, more than the 1000 bytes one call may send (max_call_bytes)"
+            ],
+            900
+        ]))
+    );
+    assert_eq!(host.calls(), 1, "only the call that fits reached the host");
+}
+
+/// Finds the run's bridge through a binding's closure (nothing stops a program from doing so).
+const FIND_BRIDGE: &str = "bridge = next(c.cell_contents for c in tools.echo.__closure__ if type(c.cell_contents).__name__ == 'Bridge')\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frame_larger_than_the_limits_allow_fails_the_run_before_it_is_read() {
+    let rt = runtime();
+    // 200 MiB announced, 1 KiB sent: the host must not wait for (or buffer) the rest.
+    let program = format!(
+        "{FIND_BRIDGE}import struct, asyncio\nprint('before')\nbridge.channel.sendall(struct.pack('>I', 200 << 20) + b'x' * 1024)\nawait asyncio.sleep(30)"
+    );
+    let limits = ordinary_limits().with_max_output_bytes(1024 * 1024);
+    let failure = fail(&rt, &program, &limits).await;
+    assert_eq!(failure.kind, CodeFailureKind::OutputLimit, "{failure:?}");
+    assert!(
+        failure
+            .message
+            .contains("announced a 209715200-byte message"),
+        "{failure:?}"
+    );
+    assert_eq!(failure.logs, vec!["before"]);
+    // The bound follows the limits: with the defaults, 200 MiB is still too much.
+    let failure = fail(&rt, &program, &ordinary_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::OutputLimit, "{failure:?}");
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forged_call_to_an_unbound_tool_never_reaches_the_host() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let program = format!(
+        "{FIND_BRIDGE}import asyncio, struct
+future = asyncio.get_running_loop().create_future()
+bridge.pending[999] = (future, 'forged')
+body = ('{{\"t\":\"call\",\"id\":999,\"name\":\"' + 'n' * (1 << 20) + '\",\"args\":{{}}}}').encode()
+bridge.channel.sendall(struct.pack('>I', len(body)) + body)
+try:
+    await future
+except ToolCallError as e:
+    return e.message"
+    );
+    let done = run_with(&rt, &host, &program, &ordinary_limits())
+        .await
+        .unwrap();
+    let message = done.result.unwrap();
+    let message = message.as_str().unwrap();
+    assert!(message.starts_with("no tool named \"nnn"), "{message}");
+    assert!(message.ends_with(" is bound in this run"), "{message}");
+    assert_cut(message, 1024 * 1024 - 200);
+    assert_eq!(host.calls(), 0);
+}
+
+// --- what a run starts does not outlive it (issue 18, item 9) ---------------------------------
+
+/// Starts a process that leaves the run's process group (setsid) and one that also loses its
+/// parent (a double fork), and returns their pids.
+const ESCAPE: &str = "import os, subprocess, time
+leader = subprocess.Popen(['setsid', 'sleep', '30'])
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.setsid()
+    if os.fork() == 0:
+        os.write(w, str(os.getpid()).encode())
+        time.sleep(30)
+    os._exit(0)
+os.close(w)
+daemon = int(os.read(r, 100))
+os.waitpid(pid, 0)
+time.sleep(0.2)
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn processes_that_leave_the_process_group_do_not_survive_the_run() {
+    let rt = unsandboxed();
+    for ending in [
+        "return [leader.pid, daemon]",
+        "raise RuntimeError([leader.pid, daemon])",
+    ] {
+        let program = format!("{ESCAPE}{ending}");
+        let host = TestHost::new();
+        let pids: Vec<u32> = match run_with(&rt, &host, &program, &ordinary_limits()).await {
+            Ok(done) => serde_json::from_value(done.result.unwrap()).unwrap(),
+            Err(failure) => {
+                let list = failure
+                    .message
+                    .trim_start_matches("RuntimeError: ")
+                    .to_owned();
+                serde_json::from_str(&list).unwrap_or_else(|_| panic!("{failure:?}"))
+            }
+        };
+        assert_eq!(pids.len(), 2);
+        for pid in pids {
+            assert!(
+                eventually_gone(pid).await,
+                "{ending}: the process {pid} survived the run: {:?}",
+                std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            );
+        }
+    }
+    // A program that exits its own process after starting them: they hold the run's socket
+    // open, so the run ends at its deadline, and the zygote (their new parent) kills them.
+    let program = format!("{ESCAPE}print([leader.pid, daemon])\nos._exit(0)");
+    let limits = ordinary_limits().with_timeout(Duration::from_millis(1500));
+    let failure = fail(&rt, &program, &limits).await;
+    assert_eq!(failure.kind, CodeFailureKind::Timeout, "{failure:?}");
+    let pids: Vec<u32> = serde_json::from_str(&failure.logs[0]).unwrap();
+    for pid in pids {
+        assert!(
+            eventually_gone(pid).await,
+            "the process {pid} survived its run child: {:?}",
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        );
+    }
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spawn_per_run_also_kills_processes_that_left_the_group() {
+    let rt = unsandboxed().with_mode(PythonMode::SpawnPerRun);
+    let program = format!("{ESCAPE}return [leader.pid, daemon]");
+    let done = ok(&rt, &program).await;
+    let pids: Vec<u32> = serde_json::from_value(done.result.unwrap()).unwrap();
+    for pid in pids {
+        assert!(
+            eventually_gone(pid).await,
+            "the process {pid} survived the run: {:?}",
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        );
+    }
+}

@@ -1,0 +1,118 @@
+//! A scripted [`CodeHost`] shared by the Code Mode runtime tests.
+#![allow(dead_code)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::{Barrier, Notify};
+use tools_code::{CodeHost, CodeLimits, HostCallFuture, ToolCallFailure};
+
+/// Tools, by name:
+/// - `fail` fails with the message `boom`;
+/// - `never` never answers (dropping its future, polled or not, counts in `never_dropped`);
+/// - `barrier` waits until `BARRIER_SIZE` calls are waiting together (so it only answers if
+///   the calls overlap), counting the peak of calls waiting in `peak`, then answers `true`;
+/// - every other name answers `{"tool": name, "args": args}` at once.
+#[derive(Debug)]
+pub struct TestHost {
+    pub names: Vec<String>,
+    pub calls: AtomicUsize,
+    pub never_started: Notify,
+    pub never_dropped: Arc<AtomicUsize>,
+    pub barrier: Barrier,
+    pub in_flight: Arc<AtomicUsize>,
+    pub peak: Arc<AtomicUsize>,
+}
+
+/// How many `barrier` calls must wait together.
+pub const BARRIER_SIZE: usize = 50;
+
+impl TestHost {
+    pub fn new() -> Arc<Self> {
+        Self::with_names(&[])
+    }
+
+    pub fn with_names(extra: &[&str]) -> Arc<Self> {
+        let mut names: Vec<String> = ["echo", "fail", "never", "barrier"]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
+        names.extend(extra.iter().map(|s| (*s).to_owned()));
+        Arc::new(TestHost {
+            names,
+            calls: AtomicUsize::new(0),
+            never_started: Notify::new(),
+            never_dropped: Arc::new(AtomicUsize::new(0)),
+            barrier: Barrier::new(BARRIER_SIZE),
+            in_flight: Arc::new(AtomicUsize::new(0)),
+            peak: Arc::new(AtomicUsize::new(0)),
+        })
+    }
+
+    pub fn calls(&self) -> usize {
+        self.calls.load(Ordering::SeqCst)
+    }
+}
+
+struct CountDrop(Arc<AtomicUsize>);
+
+impl Drop for CountDrop {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// Holds `Arc<TestHost>` so futures can borrow the barrier for `'static`.
+pub struct Shared(pub Arc<TestHost>);
+
+impl CodeHost for Shared {
+    fn tool_names(&self) -> Vec<String> {
+        self.0.names.clone()
+    }
+
+    fn call(&self, name: &str, args: Value) -> HostCallFuture {
+        let host = self.0.clone();
+        host.calls.fetch_add(1, Ordering::SeqCst);
+        let name = name.to_owned();
+        let guard = (name == "never").then(|| CountDrop(host.never_dropped.clone()));
+        Box::pin(async move {
+            let _guard = guard;
+            match name.as_str() {
+                "fail" => Err(ToolCallFailure::new("boom")),
+                "never" => {
+                    host.never_started.notify_one();
+                    std::future::pending::<()>().await;
+                    Ok(Value::Null)
+                }
+                "barrier" => {
+                    let now = host.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+                    host.peak.fetch_max(now, Ordering::SeqCst);
+                    host.barrier.wait().await;
+                    host.in_flight.fetch_sub(1, Ordering::SeqCst);
+                    Ok(Value::Bool(true))
+                }
+                _ => Ok(json!({ "tool": name, "args": args })),
+            }
+        })
+    }
+}
+
+/// Limits for hostile programs that some other limit (memory, output, syntax, ...) must stop:
+/// a small memory limit and a deadline long enough never to fire first on a loaded machine.
+pub fn hostile_limits() -> CodeLimits {
+    CodeLimits::default()
+        .with_timeout(Duration::from_secs(20))
+        .with_memory_bytes(32 * 1024 * 1024)
+}
+
+/// Limits for hostile programs the deadline must stop: a short deadline keeps the suite fast.
+pub fn deadline_limits() -> CodeLimits {
+    hostile_limits().with_timeout(Duration::from_millis(300))
+}
+
+/// Generous limits for ordinary programs (long enough never to fire on a loaded CI machine).
+pub fn ordinary_limits() -> CodeLimits {
+    CodeLimits::default().with_timeout(Duration::from_secs(20))
+}

@@ -1,0 +1,1420 @@
+//! The TypeScript Code Mode runtime: ordinary behaviour and the hostile-program suite.
+//!
+//! Every hostile test asserts the exact failure kind and then that the runtime is healthy: the
+//! next run on the same one-thread pool works and no worker thread was added or left stuck.
+#![cfg(feature = "typescript")]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use crate::code_support;
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use code_support::{
+    BARRIER_SIZE, Shared, TestHost, deadline_limits, hostile_limits, ordinary_limits,
+};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use tools_code::{
+    CodeCompletion, CodeFailure, CodeFailureKind, CodeLanguage, CodeLimits, CodeOutcome,
+    CodeRuntime, MAX_STACK_BYTES, TypeScriptRuntime,
+};
+
+fn runtime() -> TypeScriptRuntime {
+    TypeScriptRuntime::with_max_threads(1)
+}
+
+async fn run_with(
+    rt: &TypeScriptRuntime,
+    host: &Arc<TestHost>,
+    program: &str,
+    limits: &CodeLimits,
+) -> CodeOutcome {
+    let run = rt.run(
+        program,
+        Arc::new(Shared(host.clone())),
+        limits,
+        CancellationToken::new(),
+    );
+    // A hang is a failure, not a stuck test.
+    tokio::time::timeout(Duration::from_secs(60), run)
+        .await
+        .expect("the run did not end")
+}
+
+async fn ok(rt: &TypeScriptRuntime, program: &str) -> CodeCompletion {
+    let host = TestHost::new();
+    match run_with(rt, &host, program, &ordinary_limits()).await {
+        Ok(done) => done,
+        Err(failure) => panic!("expected a completion, got {failure:?}"),
+    }
+}
+
+async fn fail(rt: &TypeScriptRuntime, program: &str, limits: &CodeLimits) -> CodeFailure {
+    let host = TestHost::new();
+    match run_with(rt, &host, program, limits).await {
+        Ok(done) => panic!("expected a failure, got {done:?}"),
+        Err(failure) => failure,
+    }
+}
+
+/// The next run works and the pool still has its single worker.
+async fn assert_healthy(rt: &TypeScriptRuntime) {
+    let done = ok(rt, "const x: number = 20; return x + 22;").await;
+    assert_eq!(done.result, Some(json!(42)));
+    assert_eq!(
+        rt.threads(),
+        1,
+        "the pool should still have exactly one worker"
+    );
+}
+
+// --- ordinary behaviour -------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logs_and_return_value() {
+    let rt = runtime();
+    assert_eq!(rt.language(), CodeLanguage::TypeScript);
+    let done = ok(
+        &rt,
+        r#"
+        interface Point { x: number; y: number }
+        const p: Point = { x: 1, y: 2 };
+        console.log("point", p, [1, "two"], null, undefined, 3n, -0);
+        console.info("info");
+        console.warn("warn");
+        console.error(new TypeError("bad"));
+        return { sum: p.x + p.y, list: [true, null, "s"] };
+        "#,
+    )
+    .await;
+    assert_eq!(
+        done.logs[0],
+        r#"point {"x":1,"y":2} [1,"two"] null undefined 3n -0"#
+    );
+    assert_eq!(done.logs[1], "info");
+    assert_eq!(done.logs[2], "warn");
+    assert!(
+        done.logs[3].starts_with("TypeError: bad"),
+        "{}",
+        done.logs[3]
+    );
+    assert_eq!(
+        done.result,
+        Some(json!({ "sum": 3, "list": [true, null, "s"] }))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_return_means_no_result_and_null_is_kept() {
+    let rt = runtime();
+    assert_eq!(ok(&rt, "console.log('x')").await.result, None);
+    assert_eq!(ok(&rt, "return undefined;").await.result, None);
+    assert_eq!(ok(&rt, "return null;").await.result, Some(Value::Null));
+    assert_eq!(ok(&rt, "return 'text';").await.result, Some(json!("text")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_results_arrive_as_values() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let done = run_with(
+        &rt,
+        &host,
+        "const r = await tools.echo({ a: [1, { b: 'c' }] }); return r;",
+        &ordinary_limits(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        done.result,
+        Some(json!({ "tool": "echo", "args": { "a": [1, { "b": "c" }] } }))
+    );
+    let done = run_with(&rt, &host, "return await tools.echo();", &ordinary_limits())
+        .await
+        .unwrap();
+    assert_eq!(done.result, Some(json!({ "tool": "echo", "args": {} })));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_call_error_can_be_caught() {
+    let rt = runtime();
+    let done = ok(
+        &rt,
+        r#"
+        try {
+            await tools.fail({});
+            return "not reached";
+        } catch (e) {
+            return [e instanceof ToolCallError, e instanceof Error, e.name, e.toolName, e.message];
+        }
+        "#,
+    )
+    .await;
+    assert_eq!(
+        done.result,
+        Some(json!([true, true, "ToolCallError", "fail", "boom"]))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uncaught_tool_call_error_fails_with_its_line() {
+    let rt = runtime();
+    let failure = fail(
+        &rt,
+        "console.log('before');\nconst x = 1;\nawait tools.fail({ x });\n",
+        &ordinary_limits(),
+    )
+    .await;
+    assert_eq!(failure.kind, CodeFailureKind::Runtime);
+    assert!(failure.message.contains("boom"), "{}", failure.message);
+    assert!(failure.message.contains("fail"), "{}", failure.message);
+    assert_eq!(failure.logs, vec!["before"]);
+    // A call that fails at once is rejected while the program's frame is on the stack.
+    assert_eq!(failure.line, Some(3));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runtime_errors_carry_the_program_line() {
+    let rt = runtime();
+    let failure = fail(
+        &rt,
+        "const a: number = 1;\n\nnull.boom();\n",
+        &ordinary_limits(),
+    )
+    .await;
+    assert_eq!(failure.kind, CodeFailureKind::Runtime);
+    assert!(
+        failure.message.starts_with("TypeError"),
+        "{}",
+        failure.message
+    );
+    assert_eq!(failure.line, Some(3));
+    // QuickJS places a `new Error(...)` frame at the constructor's name.
+    let failure = fail(&rt, "throw new Error('first line')", &ordinary_limits()).await;
+    assert_eq!(failure.line, Some(1));
+    assert_eq!(failure.column, Some(11));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn promise_all_calls_overlap_on_the_host() {
+    let rt = runtime();
+    let host = TestHost::new();
+    // Each `barrier` call waits until BARRIER_SIZE calls wait together: the run can only
+    // finish if the calls are in flight at the same time.
+    let program = format!(
+        "const r = await Promise.all(Array.from({{ length: {BARRIER_SIZE} }}, () => tools.barrier({{}})));\nreturn r;"
+    );
+    let done = run_with(&rt, &host, &program, &ordinary_limits())
+        .await
+        .unwrap();
+    assert_eq!(done.result, Some(json!(vec![true; BARRIER_SIZE])));
+    assert_eq!(host.peak.load(Ordering::SeqCst), BARRIER_SIZE);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancellation_mid_call_aborts_the_run_and_the_call() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let cancel = CancellationToken::new();
+    let run = rt.run(
+        "console.log('waiting'); await tools.never({}); return 1;",
+        Arc::new(Shared(host.clone())),
+        &ordinary_limits(),
+        cancel.clone(),
+    );
+    let task = tokio::spawn(run);
+    host.never_started.notified().await;
+    cancel.cancel();
+    let failure = task.await.unwrap().unwrap_err();
+    assert_eq!(failure.kind, CodeFailureKind::Aborted);
+    assert_eq!(failure.logs, vec!["waiting"]);
+    assert_eq!(host.never_dropped.load(Ordering::SeqCst), 1);
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancellation_stops_a_busy_program() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let cancel = CancellationToken::new();
+    let run = rt.run(
+        "await tools.echo({}); while (true) {}",
+        Arc::new(Shared(host.clone())),
+        &ordinary_limits(),
+        cancel.clone(),
+    );
+    let task = tokio::spawn(run);
+    while host.calls() == 0 {
+        tokio::task::yield_now().await;
+    }
+    cancel.cancel();
+    let failure = task.await.unwrap().unwrap_err();
+    assert_eq!(failure.kind, CodeFailureKind::Aborted);
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invalid_limits_are_reported() {
+    let rt = runtime();
+    let failure = fail(
+        &rt,
+        "return 1",
+        &CodeLimits::default().with_timeout(Duration::ZERO),
+    )
+    .await;
+    assert_eq!(failure.kind, CodeFailureKind::Internal);
+    assert!(failure.message.contains("timeout"), "{}", failure.message);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_runtime_ends_its_threads() {
+    let rt = runtime();
+    assert_healthy(&rt).await;
+    let names = rt.worker_names();
+    assert_eq!(names.len(), 1);
+    drop(rt);
+    let alive = std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|entry| std::fs::read_to_string(entry.unwrap().path().join("comm")).ok())
+        .any(|comm| names.contains(&comm.trim().to_owned()));
+    assert!(
+        !alive,
+        "worker {names:?} still alive after the runtime was dropped"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_runtime_cancels_runs_in_flight() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let run = rt.run(
+        "await tools.never({});",
+        Arc::new(Shared(host.clone())),
+        &ordinary_limits(),
+        CancellationToken::new(),
+    );
+    let task = tokio::spawn(run);
+    host.never_started.notified().await;
+    drop(rt);
+    let failure = task.await.unwrap().unwrap_err();
+    assert_eq!(failure.kind, CodeFailureKind::Aborted);
+    assert_eq!(host.never_dropped.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_share_a_pool_but_not_state() {
+    let rt = TypeScriptRuntime::with_max_threads(2);
+    let host = TestHost::new();
+    let runs: Vec<_> = (0..8)
+        .map(|i| {
+            rt.run(
+                &format!("(globalThis as any).seen = (globalThis as any).seen ?? {i};\nreturn (globalThis as any).seen;"),
+                Arc::new(Shared(host.clone())),
+                &ordinary_limits(),
+                CancellationToken::new(),
+            )
+        })
+        .collect();
+    let results = futures::future::join_all(runs).await;
+    for (i, result) in results.into_iter().enumerate() {
+        assert_eq!(result.unwrap().result, Some(json!(i)));
+    }
+    assert!(rt.threads() <= 2);
+}
+
+// --- hostile programs -----------------------------------------------------------------------
+
+async fn hostile(program: &str, kind: CodeFailureKind) -> CodeFailure {
+    let limits = if kind == CodeFailureKind::Timeout {
+        deadline_limits()
+    } else {
+        hostile_limits()
+    };
+    hostile_with(program, kind, &limits).await
+}
+
+async fn hostile_with(program: &str, kind: CodeFailureKind, limits: &CodeLimits) -> CodeFailure {
+    let rt = runtime();
+    let failure = fail(&rt, program, limits).await;
+    assert_eq!(
+        failure.kind,
+        kind,
+        "{}: {} ({} log lines)",
+        failure.kind,
+        failure.message,
+        failure.logs.len()
+    );
+    assert_healthy(&rt).await;
+    failure
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn busy_loop_times_out() {
+    hostile("while (true) {}", CodeFailureKind::Timeout).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loop_that_swallows_every_exception_times_out() {
+    hostile(
+        "for (;;) { try { while (true) {} } catch (e) {} finally { continue; } }",
+        CodeFailureKind::Timeout,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn catastrophic_regex_times_out() {
+    hostile(
+        r#"return /^(a+)+$/.test("a".repeat(40) + "!");"#,
+        CodeFailureKind::Timeout,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uncaught_memory_bomb_is_a_memory_failure() {
+    hostile(
+        "const keep = []; while (true) keep.push(new Array(100000).fill(keep.length));",
+        CodeFailureKind::Memory,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn caught_memory_bomb_is_still_a_memory_failure() {
+    let failure = hostile(
+        r#"
+        let caught = 0;
+        for (let round = 0; round < 3; round++) {
+            try {
+                const keep: number[][] = [];
+                while (true) keep.push(new Array(100000).fill(round));
+            } catch (e) {
+                caught++;
+            }
+        }
+        return caught;
+        "#,
+        CodeFailureKind::Memory,
+    )
+    .await;
+    assert!(failure.message.contains("memory"), "{}", failure.message);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deep_recursion_is_a_runtime_error() {
+    let failure = hostile(
+        "function f(n: number): number { return f(n + 1) + 1; }\nreturn f(0);",
+        CodeFailureKind::Runtime,
+    )
+    .await;
+    assert!(failure.message.contains("stack"), "{}", failure.message);
+    // Caught, it is an ordinary error the program can recover from.
+    let rt = runtime();
+    let done = ok(
+        &rt,
+        "function f(n: number): number { return f(n + 1) + 1; }\ntry { f(0) } catch (e) { return e.name }",
+    )
+    .await;
+    assert_eq!(done.result, Some(json!("RangeError")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deep_recursion_is_stopped_at_every_stack_limit() {
+    // The smallest and the largest stack a run may ask for, and one in between: the engine's
+    // stack check must hold at each (a missing check would overflow the thread's stack).
+    for stack in [64 * 1024, 32 * 1024 * 1024, MAX_STACK_BYTES] {
+        let limits = hostile_limits().with_stack_bytes(stack);
+        let failure = hostile_with(
+            "function f(n: number): number { return f(n + 1) + 1; }\nreturn f(0);",
+            CodeFailureKind::Runtime,
+            &limits,
+        )
+        .await;
+        assert!(
+            failure.message.contains("stack"),
+            "{stack}: {}",
+            failure.message
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn output_flood_hits_the_output_limit() {
+    // The output limit, not the deadline, must stop it, even on a slow machine.
+    let limits = ordinary_limits().with_max_output_bytes(64 * 1024);
+    let failure = hostile_with(
+        "while (true) console.log('flooding the log');",
+        CodeFailureKind::OutputLimit,
+        &limits,
+    )
+    .await;
+    let kept: usize = failure.logs.iter().map(String::len).sum();
+    assert!(!failure.logs.is_empty());
+    assert!(kept <= 64 * 1024);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_huge_log_line_hits_the_output_limit() {
+    let limits = ordinary_limits().with_max_output_bytes(1024 * 1024);
+    let failure = hostile_with(
+        "console.log('small'); console.log('x'.repeat(2 * 1024 * 1024)); return 1;",
+        CodeFailureKind::OutputLimit,
+        &limits,
+    )
+    .await;
+    assert_eq!(failure.logs, vec!["small"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_result_hits_the_output_limit() {
+    let limits = hostile_limits().with_max_output_bytes(1024);
+    hostile_with(
+        "return 'x'.repeat(4096);",
+        CodeFailureKind::OutputLimit,
+        &limits,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_never_settling_call_times_out_and_is_aborted() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let failure = run_with(&rt, &host, "await tools.never({});", &deadline_limits())
+        .await
+        .unwrap_err();
+    assert_eq!(failure.kind, CodeFailureKind::Timeout);
+    assert_eq!(
+        host.never_dropped.load(Ordering::SeqCst),
+        1,
+        "the call was not aborted"
+    );
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_promise_nothing_can_settle_fails_at_once() {
+    let failure = hostile("await new Promise(() => {});", CodeFailureKind::Runtime).await;
+    assert!(
+        failure.message.contains("nothing can settle"),
+        "{}",
+        failure.message
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_concurrent_calls() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let done = run_with(
+        &rt,
+        &host,
+        "const r = await Promise.all(Array.from({ length: 10000 }, (_, i) => tools.echo({ i })));\nreturn r.length + r[9999].args.i;",
+        &ordinary_limits(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(done.result, Some(json!(19999)));
+    assert_eq!(host.calls(), 10000);
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unawaited_calls_are_aborted_when_the_run_settles() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let done = run_with(
+        &rt,
+        &host,
+        "tools.never({}); tools.never({}); return 'done';",
+        &ordinary_limits(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(done.result, Some(json!("done")));
+    assert_eq!(host.never_dropped.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unhandled_rejection_fails_the_run() {
+    let failure = hostile(
+        "tools.fail({}); await tools.echo({}); return 1;",
+        CodeFailureKind::Runtime,
+    )
+    .await;
+    assert!(failure.message.contains("unhandled"), "{}", failure.message);
+    assert!(failure.message.contains("boom"), "{}", failure.message);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_state_survives_into_the_next_run() {
+    let rt = runtime();
+    ok(
+        &rt,
+        r#"
+        (globalThis as any).leak = 42;
+        (Object.prototype as any).polluted = 1;
+        (Array.prototype as any).push = null;
+        JSON.stringify = () => "hijacked";
+        return 1;
+        "#,
+    )
+    .await;
+    let done = ok(
+        &rt,
+        "return [typeof (globalThis as any).leak, ({} as any).polluted === undefined, typeof [].push, JSON.stringify({a: 1})];",
+    )
+    .await;
+    assert_eq!(
+        done.result,
+        Some(json!(["undefined", true, "function", "{\"a\":1}"]))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_program_cannot_break_the_bridge_by_patching_builtins() {
+    let rt = runtime();
+    let done = ok(
+        &rt,
+        r#"
+        JSON.stringify = () => "{}";
+        Array.isArray = () => false;
+        Object.getPrototypeOf = () => null;
+        RegExp.prototype.test = () => true;
+        RegExp.prototype.exec = () => [""];
+        (Promise as any).withResolvers = () => ({});
+        const r = await tools.echo({ list: [1, 2] });
+        const flat = await tools.echo({ quote: 'a","injected":"x', n: 1 });
+        return [r.args, flat.args];
+        "#,
+    )
+    .await;
+    assert_eq!(
+        done.result,
+        Some(json!([{ "list": [1, 2] }, { "quote": "a\",\"injected\":\"x", "n": 1 }]))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flat_arguments_and_results_keep_every_value() {
+    // Flat objects of scalars take a shortcut to JSON text; whatever needs escaping (or is not
+    // a scalar) takes the general path. Both must give the same values.
+    let rt = runtime();
+    let program = r#"
+        const args = {
+            plain: "abc", quote: 'say "hi"', backslash: "a\\b", control: "tab\tnew\nline\u0001",
+            astral: "\u{1F600}", bmp: "caf\u00e9 \u2028", empty: "",
+            int: 42, neg: -7, frac: 0.1, big: 1e21, small: 5e-324, max: 1.7976931348623157e308,
+            t: true, f: false, nothing: null,
+            "key \"quoted\"": 1, "10": "ten", "2": "two", "\u00fc": 3, "": 4,
+        };
+        const r = await tools.echo(args);
+        return { sent: JSON.stringify(args), got: r.args, back: args };
+    "#;
+    let done = ok(&rt, program).await;
+    let result = done.result.unwrap();
+    let sent: Value = serde_json::from_str(result["sent"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        result["got"], sent,
+        "the host got other values than JSON.stringify gives"
+    );
+    assert_eq!(
+        result["back"], sent,
+        "the result differs from JSON.stringify's text"
+    );
+    assert_eq!(sent["quote"], json!("say \"hi\""));
+    assert_eq!(sent["control"], json!("tab\tnew\nline\u{1}"));
+    assert_eq!(sent["astral"], json!("\u{1F600}"));
+    assert_eq!(sent["big"], json!(1e21));
+    assert_eq!(sent["key \"quoted\""], json!(1));
+    // Keys keep the order JSON.stringify uses (integer-like keys first).
+    let text = serde_json::to_string(&result["got"]).unwrap();
+    assert!(
+        text.find("\"10\"").unwrap() > text.find("\"2\"").unwrap(),
+        "{text}"
+    );
+
+    // A getter is read once, and its value is what crosses.
+    let done = ok(
+        &rt,
+        r#"
+        let reads = 0;
+        const args = { get n() { reads++; return reads; } };
+        const r = await tools.echo(args);
+        return [r.args, reads];
+        "#,
+    )
+    .await;
+    assert_eq!(done.result, Some(json!([{ "n": 1 }, 1])));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_run_gets_its_own_limits_and_a_program_cannot_restart_itself() {
+    // Engines are built before their run is known: the run's limits must still apply.
+    let rt = runtime();
+    let bomb = "const keep: number[][] = []; for (let i = 0; i < 40; i++) keep.push(new Array(100000).fill(i)); return keep.length;";
+    let small = CodeLimits::default()
+        .with_timeout(Duration::from_secs(20))
+        .with_memory_bytes(8 * 1024 * 1024);
+    for _ in 0..2 {
+        assert_eq!(ok(&rt, bomb).await.result, Some(json!(40)));
+        assert_eq!(fail(&rt, bomb, &small).await.kind, CodeFailureKind::Memory);
+    }
+    let short = CodeLimits::default().with_timeout(Duration::from_millis(200));
+    assert_eq!(
+        fail(&rt, "while (true) {}", &short).await.kind,
+        CodeFailureKind::Timeout
+    );
+    assert_eq!(ok(&rt, "return 1;").await.result, Some(json!(1)));
+    // A program refused by the type stripper never touches an engine; the next run works.
+    let failure = fail(&rt, "enum E { A }", &ordinary_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::Syntax);
+    assert_healthy(&rt).await;
+
+    // The prelude's `run` starts the program once; a second start is refused.
+    let done = ok(
+        &rt,
+        r#"
+        try {
+            (globalThis as any).__codeModeHost.run(async () => 1, ["echo"]);
+            return "restarted";
+        } catch (e) {
+            return (e as Error).name;
+        }
+        "#,
+    )
+    .await;
+    assert_eq!(done.result, Some(json!("TypeError")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_files_network_environment_process_or_modules() {
+    let rt = runtime();
+    let done = ok(
+        &rt,
+        r#"
+        const g = globalThis as any;
+        return [typeof require, typeof process, typeof fetch, typeof XMLHttpRequest,
+                typeof WebSocket, typeof std, typeof os, typeof Deno, typeof Bun,
+                typeof setTimeout, typeof g.__codeModeHost.settle,
+                btoa("hi"), typeof Uint8Array];
+        "#,
+    )
+    .await;
+    let mut expected = vec![json!("undefined"); 10];
+    expected.push(json!("function"));
+    expected.push(json!("aGk="));
+    expected.push(json!("undefined"));
+    assert_eq!(done.result, Some(Value::Array(expected)));
+
+    for program in [
+        "return require('fs').readFileSync('/etc/passwd', 'utf8');",
+        "return process.env.HOME;",
+        "return await fetch('http://127.0.0.1/');",
+        "return std.loadFile('/etc/passwd');",
+        "return await import('fs');",
+        "return await import('/etc/passwd');",
+    ] {
+        let failure = fail(&rt, program, &hostile_limits()).await;
+        assert_eq!(
+            failure.kind,
+            CodeFailureKind::Runtime,
+            "{program}: {failure:?}"
+        );
+    }
+    for program in ["import fs from 'fs';\nreturn fs;", "export const x = 1;"] {
+        let failure = fail(&rt, program, &hostile_limits()).await;
+        assert_eq!(
+            failure.kind,
+            CodeFailureKind::Syntax,
+            "{program}: {failure:?}"
+        );
+        assert_eq!(failure.line, Some(1), "{program}: {failure:?}");
+    }
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn throwing_non_error_values() {
+    let rt = runtime();
+    for (program, needle) in [
+        ("throw 'a plain string';", "a plain string"),
+        ("throw { code: 7 };", "{\"code\":7}"),
+        ("throw null;", "null"),
+        ("throw undefined;", "undefined"),
+        ("await Promise.reject(42);", "42"),
+    ] {
+        let failure = fail(&rt, program, &hostile_limits()).await;
+        assert_eq!(failure.kind, CodeFailureKind::Runtime, "{program}");
+        assert!(
+            failure.message.contains(needle),
+            "{program}: {}",
+            failure.message
+        );
+    }
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn returning_values_that_are_not_json() {
+    let rt = runtime();
+    assert_eq!(ok(&rt, "return undefined;").await.result, None);
+    for (program, needle) in [
+        ("return () => 1;", "result is a function"),
+        (
+            "const a: any = {}; a.self = a; return a;",
+            "result.self is a cycle",
+        ),
+        ("return new Date(0);", "result is Date object"),
+        ("return 10n;", "result is a BigInt"),
+        ("return { a: undefined };", "result.a is undefined"),
+        ("return [1, , 3];", "result[1] is a hole"),
+        ("return NaN;", "result is NaN"),
+        ("return { m: new Map() };", "result.m is Map object"),
+        ("return Symbol('s');", "result is a symbol"),
+    ] {
+        let failure = fail(&rt, program, &hostile_limits()).await;
+        assert_eq!(failure.kind, CodeFailureKind::InvalidResult, "{program}");
+        assert!(
+            failure.message.contains(needle),
+            "{program}: {}",
+            failure.message
+        );
+    }
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arguments_that_are_not_json_reject_only_that_call() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let done = run_with(
+        &rt,
+        &host,
+        r#"
+        const cyclic: any = { n: 1 }; cyclic.me = cyclic;
+        const bad: [string, any][] = [
+            ["undefined", { a: undefined }],
+            ["bigint", { n: 1n }],
+            ["cycle", cyclic],
+            ["sparse", { list: [1, , 3] }],
+            ["negzero", { z: -0 }],
+            ["nan", { x: NaN }],
+            ["inf", { x: [Infinity] }],
+            ["function", { f() {} }],
+            ["symbol", { s: Symbol("s") }],
+            ["date", { when: new Date() }],
+            ["odd key", { "odd key": { deep: new Set() } }],
+        ];
+        const messages: string[] = [];
+        for (const [label, args] of bad) {
+            try { await tools.echo(args); messages.push(label + ": sent"); }
+            catch (e) { messages.push(label + ": " + (e instanceof TypeError) + " " + e.message); }
+        }
+        const fine = await tools.echo({ ok: [0, 1.5, "", false, null] });
+        return { messages, fine: fine.args };
+        "#,
+        &ordinary_limits(),
+    )
+    .await
+    .unwrap();
+    let result = done.result.unwrap();
+    let messages: Vec<&str> = result["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap())
+        .collect();
+    let expected = [
+        "undefined: true args.a is undefined",
+        "bigint: true args.n is a BigInt",
+        "cycle: true args.me is a cycle",
+        "sparse: true args.list[1] is a hole",
+        "negzero: true args.z is -0",
+        "nan: true args.x is NaN",
+        "inf: true args.x[0] is Infinity",
+        "function: true args.f is a function",
+        "symbol: true args.s is a symbol",
+        "date: true args.when is Date object",
+        "odd key: true args[\"odd key\"].deep is Set object",
+    ];
+    for (message, expected) in messages.iter().zip(expected) {
+        assert!(message.starts_with(expected), "{message} vs {expected}");
+    }
+    assert_eq!(messages.len(), expected.len());
+    assert_eq!(result["fine"], json!({ "ok": [0, 1.5, "", false, null] }));
+    assert_eq!(host.calls(), 1, "only the valid call reached the host");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deeply_nested_values_are_refused_not_overflowed() {
+    let rt = runtime();
+    let done = ok(
+        &rt,
+        r#"
+        let v: any = 1;
+        for (let i = 0; i < 100000; i++) v = [v];
+        try { await tools.echo({ v }); return "sent"; } catch (e) { return e.message; }
+        "#,
+    )
+    .await;
+    let message = done.result.unwrap();
+    assert!(
+        message.as_str().unwrap().contains("nests deeper than 100"),
+        "{message}"
+    );
+    let failure = fail(
+        &rt,
+        "let v: any = 1; for (let i = 0; i < 100000; i++) v = { v }; return v;",
+        &ordinary_limits(),
+    )
+    .await;
+    assert_eq!(failure.kind, CodeFailureKind::InvalidResult);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn syntax_errors_report_their_position() {
+    let rt = runtime();
+    let failure = fail(&rt, "const ok = 1;\nconst x = ;\n", &hostile_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::Syntax);
+    assert_eq!((failure.line, failure.column), (Some(2), Some(11)));
+    let failure = fail(&rt, "return (1 +;", &hostile_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::Syntax);
+    assert_eq!(failure.line, Some(1));
+    let failure = fail(&rt, "if (true) {\n  console.log('open'", &hostile_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::Syntax);
+    assert_eq!(failure.line, Some(2));
+    let deep = format!("return {}1{};", "[".repeat(5000), "]".repeat(5000));
+    let failure = fail(&rt, &deep, &hostile_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::Syntax);
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn enums_namespaces_and_parameter_properties_are_syntax_failures() {
+    let rt = runtime();
+    for (program, line, column) in [
+        (
+            "const a = 1;\n\nenum Color { Red, Green }\nreturn Color.Red;",
+            3,
+            1,
+        ),
+        ("namespace Space { export const x = 1; }", 1, 1),
+        (
+            "const b = 2;\n  class P { constructor(private x: number) {} }",
+            2,
+            33,
+        ),
+    ] {
+        let failure = fail(&rt, program, &hostile_limits()).await;
+        assert_eq!(failure.kind, CodeFailureKind::Syntax, "{program}");
+        assert_eq!(failure.line, Some(line), "{program}: {failure:?}");
+        assert_eq!(failure.column, Some(column), "{program}: {failure:?}");
+    }
+    // Erasable syntax is fine.
+    let done = ok(
+        &rt,
+        "type T = { a: number };\ndeclare const never: string;\nconst t = { a: 1 } satisfies T;\nfunction id<X>(x: X): X { return x }\nreturn id<number>(t.a as number)!;",
+    )
+    .await;
+    assert_eq!(done.result, Some(json!(1)));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unicode_in_logs_and_tool_names() {
+    let rt = runtime();
+    let host = TestHost::with_names(&["émoji-🚀", "日本語"]);
+    let done = run_with(
+        &rt,
+        &host,
+        "console.log('héllo 🌍', '日本');\nconst a = await tools['émoji-🚀']({ s: '✓' });\nconst b = await tools['日本語']({});\nreturn [a.tool, a.args.s, b.tool];",
+        &ordinary_limits(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(done.logs, vec!["héllo 🌍 日本"]);
+    assert_eq!(done.result, Some(json!(["émoji-🚀", "✓", "日本語"])));
+    // A lone surrogate cannot be JSON: a log line gets U+FFFD, a result is refused.
+    let failure = fail(
+        &rt,
+        "console.log('\\uD800'); return '\\uD800';",
+        &hostile_limits(),
+    )
+    .await;
+    assert_eq!(failure.kind, CodeFailureKind::InvalidResult);
+    assert_eq!(failure.logs, vec!["\u{FFFD}"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_named_then_constructor_and_proto() {
+    let rt = runtime();
+    let host = TestHost::with_names(&["then", "constructor", "__proto__", "hasOwnProperty"]);
+    let done = run_with(
+        &rt,
+        &host,
+        r#"
+        // `then` is reachable through callTool only, so `tools` is not a thenable.
+        if ((await tools) !== tools || "then" in tools) throw new Error("tools is a thenable");
+        const a = await callTool("then", { n: 1 });
+        const b = await tools.constructor({ n: 2 });
+        const c = await tools["__proto__"]({ n: 3 });
+        const d = await tools.hasOwnProperty({ n: 4 });
+        const e = await callTool("constructor", { n: 5 });
+        let unknown = "";
+        try { await callTool("missing", {}); } catch (err) {
+          unknown = err instanceof ToolCallError ? err.toolName : "wrong error";
+        }
+        return [a.tool, b.tool, c.tool, d.tool, e.tool, unknown, Object.keys(tools).length];
+        "#,
+        &ordinary_limits(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        done.result,
+        Some(json!([
+            "then",
+            "constructor",
+            "__proto__",
+            "hasOwnProperty",
+            "constructor",
+            "missing",
+            7
+        ]))
+    );
+    let done = run_with(
+        &rt,
+        &host,
+        "return await tools.echo({ ['__proto__']: { polluted: true }, constructor: 1 });",
+        &ordinary_limits(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        done.result.unwrap()["args"],
+        json!({ "__proto__": { "polluted": true }, "constructor": 1 })
+    );
+    assert_healthy(&rt).await;
+}
+
+// --- the program is exactly the body of its function (issue 18, item 5) ---------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_program_cannot_close_the_function_it_runs_in() {
+    let rt = runtime();
+    for (program, line, column) in [
+        // Closes the wrapper, runs code outside it, and opens a new function to end in.
+        (
+            "return 1; }); console.log('outside'); (async () => {",
+            1,
+            11,
+        ),
+        ("const a = 1;\nreturn a;\n})();\n", 3, 1),
+        ("}) + (async () => {", 1, 1),
+        ("  return 2;\n  }), (async () => {", 2, 3),
+        (
+            "const x = { a: 1 };\nif (x.a) {\n  console.log('in');\n}}\n(async () => {",
+            4,
+            2,
+        ),
+    ] {
+        let host = TestHost::new();
+        let failure = match run_with(&rt, &host, program, &hostile_limits()).await {
+            Ok(done) => panic!("{program:?} ran: {done:?}"),
+            Err(failure) => failure,
+        };
+        assert_eq!(
+            failure.kind,
+            CodeFailureKind::Syntax,
+            "{program:?}: {failure:?}"
+        );
+        assert_eq!(
+            (failure.line, failure.column),
+            (Some(line), Some(column)),
+            "{program:?}: {failure:?}"
+        );
+        assert!(failure.logs.is_empty(), "{program:?} ran code: {failure:?}");
+        assert!(
+            failure.message.contains("would close the function"),
+            "{program:?}: {}",
+            failure.message
+        );
+        assert_eq!(host.calls(), 0);
+    }
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn braces_in_comments_strings_and_templates_still_run() {
+    let rt = runtime();
+    let program = "// }); (async () => {\n\
+        /* }) */ const s: string = \"}); (async () => {\";\n\
+        const t = `})${'{'}(async () => {${s.length}}`;\n\
+        const re = /\\}\\)/;\n\
+        return [s, t, re.test('})')]; // })";
+    let done = ok(&rt, program).await;
+    assert_eq!(
+        done.result,
+        Some(json!(["}); (async () => {", "}){(async () => {18}", true]))
+    );
+    // A trailing line comment cannot swallow the end of the function.
+    assert_eq!(ok(&rt, "return 3; // }").await.result, Some(json!(3)));
+    // An unterminated comment or template is a syntax error in the program.
+    for program in ["return 1; /* })", "return `})"] {
+        let failure = fail(&rt, program, &hostile_limits()).await;
+        assert_eq!(failure.kind, CodeFailureKind::Syntax, "{program}");
+        assert_eq!(failure.line, Some(1), "{program}: {failure:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engine_syntax_errors_point_into_the_program() {
+    // The type stripper accepts a redeclared `const`; the engine refuses it. Its position must
+    // be the program's own.
+    let rt = runtime();
+    let failure = fail(
+        &rt,
+        "const a = 1;\nconst a = 2;\nreturn a;",
+        &hostile_limits(),
+    )
+    .await;
+    assert_eq!(failure.kind, CodeFailureKind::Syntax, "{failure:?}");
+    assert_eq!(failure.line, Some(2), "{failure:?}");
+    let failure = fail(&rt, "let b = 1; let b = 2;", &hostile_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::Syntax, "{failure:?}");
+    assert_eq!(failure.line, Some(1), "{failure:?}");
+    assert_healthy(&rt).await;
+}
+
+// --- conversions ignore what the program patched (issue 18, item 6) --------------------------
+
+/// Patches every built-in a JSON conversion could consult, on prototypes and globals.
+const PATCH_EVERYTHING: &str = r#"
+    const P: any = Object.prototype, A: any = Array.prototype;
+    P.toJSON = function () { return "toJSON of an object"; };
+    Object.defineProperty(A, "toJSON", { get() { return () => "toJSON of an array"; }, configurable: true });
+    Object.defineProperty(P, "parent", { get() { return null; }, configurable: true });
+    Object.defineProperty(A, "1", { get() { return "index from the prototype"; }, set(_v) {}, configurable: true });
+    // Last: once these exist, every descriptor literal inherits them.
+    Object.defineProperty(P, "get", { get() { return () => "get from the prototype"; }, configurable: true });
+    Object.defineProperty(P, "value", { get() { return "value from the prototype"; }, configurable: true });
+    A.push = function () { throw new Error("push was called"); };
+    A.pop = function () { throw new Error("pop was called"); };
+    A.slice = function () { throw new Error("slice was called"); };
+    (Set.prototype as any).has = () => true;
+    (Set.prototype as any).add = function () { throw new Error("add was called"); };
+    (String.prototype as any).slice = () => "sliced";
+    (Map.prototype as any).set = function () { throw new Error("map set was called"); };
+    (Map.prototype as any).delete = () => true;
+    (Map.prototype as any).forEach = () => undefined;
+    (Map.prototype as any).values = () => [][Symbol.iterator]();
+    Array.isArray = () => false;
+    Object.keys = () => ["forged"];
+    (Object as any).entries = () => [["forged", 1]];
+    Object.getPrototypeOf = () => null;
+    Object.getOwnPropertyDescriptor = () => ({ value: "forged" });
+    JSON.stringify = () => '"forged"';
+    JSON.parse = () => "forged";
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn patched_prototypes_do_not_change_arguments_or_results() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let program = format!(
+        "{PATCH_EVERYTHING}
+        const value = {{ list: [1, [2, {{ deep: [3, 'x'] }}], []], o: {{ a: {{}}, b: [null, true] }}, s: 'q\"' }};
+        const r = await tools.echo(value);
+        const flat = await tools.echo({{ n: 1, s: 'plain' }});
+        return {{ sent: r.args, flat: flat.args, nested: [value] }};"
+    );
+    let done = run_with(&rt, &host, &program, &ordinary_limits())
+        .await
+        .unwrap();
+    let value = json!({ "list": [1, [2, { "deep": [3, "x"] }], []], "o": { "a": {}, "b": [null, true] }, "s": "q\"" });
+    assert_eq!(
+        done.result,
+        Some(json!({ "sent": value, "flat": { "n": 1, "s": "plain" }, "nested": [value] }))
+    );
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn values_that_cannot_cross_are_refused_at_depth_even_when_patched() {
+    // Each value sits two levels deep, in arguments and in the result, with the prototypes
+    // patched; the message names its path and nothing the program installed runs.
+    let rt = runtime();
+    let cases: [(&str, &str); 8] = [
+        ("new Proxy({}, traps)", "is a Proxy"),
+        ("new Proxy([], traps)", "is a Proxy"),
+        ("cyclic", "is a cycle"),
+        ("10n", "is a BigInt"),
+        ("undefined", "is undefined"),
+        ("[1, , 3]", "[1] is a hole"),
+        ("new Map()", "is Map object"),
+        ("new (class Point { x = 1 })()", "is an instance of a class"),
+    ];
+    for (expr, needle) in cases {
+        let program = format!(
+            "{PATCH_EVERYTHING}
+            let trapped = 0;
+            const traps = {{
+                get() {{ trapped++; return 1; }}, ownKeys() {{ trapped++; return []; }},
+                getPrototypeOf() {{ trapped++; return Object.prototype; }},
+                getOwnPropertyDescriptor() {{ trapped++; return undefined; }}, has() {{ trapped++; return false; }},
+            }};
+            const cyclic: any = {{ n: 1 }}; cyclic.me = [cyclic];
+            const bad = () => ({{ a: [{{ b: {expr} }}] }});
+            let message = 'sent';
+            try {{ await tools.echo(bad()); }} catch (e) {{ message = (e instanceof TypeError) + ' ' + e.message; }}
+            if (trapped !== 0) throw new Error('a trap ran ' + trapped + ' times');
+            if (message === 'sent') throw new Error('the call was sent');
+            console.log(message);
+            return bad();"
+        );
+        let host = TestHost::new();
+        let failure = match run_with(&rt, &host, &program, &ordinary_limits()).await {
+            Ok(done) => panic!("{expr}: {done:?}"),
+            Err(failure) => failure,
+        };
+        assert_eq!(
+            failure.kind,
+            CodeFailureKind::InvalidResult,
+            "{expr}: {failure:?}"
+        );
+        assert!(
+            failure.message.contains(needle),
+            "{expr}: {}",
+            failure.message
+        );
+        assert!(
+            failure.message.contains("result.a[0].b"),
+            "{expr}: {}",
+            failure.message
+        );
+        assert_eq!(failure.logs.len(), 1, "{expr}: {failure:?}");
+        assert!(
+            failure.logs[0].starts_with("true args.a[0].b"),
+            "{expr}: {:?}",
+            failure.logs
+        );
+        assert!(
+            failure.logs[0].contains(needle),
+            "{expr}: {:?}",
+            failure.logs
+        );
+        assert_eq!(host.calls(), 0, "{expr}");
+    }
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn own_getters_symbol_keys_and_non_enumerable_properties() {
+    // Documented conversions: an own getter is called once and its value crosses; properties
+    // keyed by symbols, and non-enumerable ones, are left out (as JSON.stringify does).
+    let rt = runtime();
+    let done = ok(
+        &rt,
+        r#"
+        let reads = 0;
+        const make = () => {
+            const o: any = { plain: 1, get counted() { reads++; return [reads]; } };
+            o[Symbol("hidden")] = 2;
+            Object.defineProperty(o, "quiet", { value: 3, enumerable: false });
+            return { nested: [o] };
+        };
+        const r = await tools.echo(make());
+        return { sent: r.args, back: make(), reads };
+        "#,
+    )
+    .await;
+    assert_eq!(
+        done.result,
+        Some(json!({
+            "sent": { "nested": [{ "plain": 1, "counted": [1] }] },
+            "back": { "nested": [{ "plain": 1, "counted": [2] }] },
+            // Read when the result object was built, before its conversion called the getter.
+            "reads": 1
+        }))
+    );
+    // A getter that deletes a later property: the deleted one is left out, and no prototype
+    // getter stands in for it.
+    let done = ok(
+        &rt,
+        r#"
+        Object.defineProperty(Object.prototype, "later", { get() { return "from the prototype"; }, configurable: true });
+        const o: any = { get first() { delete o.later; return 1; }, later: 2 };
+        const r = await tools.echo({ o: [o] });
+        return r.args;
+        "#,
+    )
+    .await;
+    assert_eq!(done.result, Some(json!({ "o": [{ "first": 1 }] })));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failures_are_reported_when_everything_is_patched() {
+    let rt = runtime();
+    let program = format!("{PATCH_EVERYTHING}\nthrow new TypeError('plain');");
+    let failure = fail(&rt, &program, &hostile_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::Runtime, "{failure:?}");
+    assert_eq!(failure.message, "TypeError: plain");
+    assert_eq!(failure.line, Some(program.lines().count() as u32));
+    let program = format!("{PATCH_EVERYTHING}\nPromise.reject(new Error('lost'));\nreturn 1;");
+    let failure = fail(&rt, &program, &hostile_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::Runtime, "{failure:?}");
+    assert_eq!(failure.message, "unhandled promise rejection: Error: lost");
+    let program = format!("{PATCH_EVERYTHING}\nthrow {{ odd: [1] }};");
+    let failure = fail(&rt, &program, &hostile_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::Runtime, "{failure:?}");
+    assert!(
+        failure
+            .message
+            .starts_with("the program threw a non-Error value"),
+        "{failure:?}"
+    );
+    assert_healthy(&rt).await;
+}
+
+// --- bounded messages and sizes (issue 18, items 7 and 8) ------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arguments_larger_than_max_call_bytes_never_reach_the_host() {
+    let rt = runtime();
+    let host = TestHost::new();
+    let limits = ordinary_limits().with_max_call_bytes(1000);
+    let done = run_with(
+        &rt,
+        &host,
+        r#"
+        const out: string[] = [];
+        for (const args of [{ s: "x".repeat(2000) }, { s: "\u20ac".repeat(400) }]) {
+            try { await tools.echo(args); out.push("sent"); }
+            catch (e) { out.push((e instanceof RangeError) + " " + e.message); }
+        }
+        const fine = await tools.echo({ s: "x".repeat(900) });
+        return [out, fine.args.s.length];
+        "#,
+        &limits,
+    )
+    .await
+    .unwrap();
+    let result = done.result.unwrap();
+    assert_eq!(result[1], json!(900));
+    let messages = result[0].as_array().unwrap();
+    assert_eq!(messages.len(), 2);
+    assert!(
+        messages[0]
+            .as_str()
+            .unwrap()
+            .starts_with("true args is at least 2008 bytes of JSON text, more than the 1000"),
+        "{messages:?}"
+    );
+    // 400 euro signs are 400 UTF-16 units but 1200 UTF-8 bytes: counted in UTF-8 bytes.
+    assert!(
+        messages[1]
+            .as_str()
+            .unwrap()
+            .starts_with("true args is at least 1208 bytes of JSON text, more than the 1000"),
+        "{messages:?}"
+    );
+    assert_eq!(host.calls(), 1, "only the call that fits reached the host");
+    let failure = fail(&rt, "return 1;", &ordinary_limits().with_max_call_bytes(1)).await;
+    assert_eq!(failure.kind, CodeFailureKind::Internal);
+    assert!(failure.message.contains("max_call_bytes"), "{failure:?}");
+}
+
+/// The marker a cut string ends with, and the longest quote with it.
+fn assert_cut(message: &str, left_out: usize) {
+    assert!(
+        message.contains(&format!("\u{2026} ({left_out} more bytes)")),
+        "{}",
+        &message[..message.len().min(600)]
+    );
+    assert!(message.len() < 1200, "{} bytes", message.len());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn program_controlled_text_in_messages_is_cut() {
+    let rt = runtime();
+    let mb = 1024 * 1024;
+    // An unknown tool's name, caught and uncaught.
+    let done = ok(
+        &rt,
+        "const name = 'n'.repeat(1024 * 1024);\ntry { await callTool(name, {}); } catch (e) { return [e.message, e.toolName.length]; }",
+    )
+    .await;
+    let result = done.result.unwrap();
+    assert_cut(result[0].as_str().unwrap(), mb - 200);
+    assert_eq!(
+        result[1],
+        json!(mb),
+        "the error object keeps the whole name"
+    );
+    let failure = fail(
+        &rt,
+        "await callTool('n'.repeat(1024 * 1024), {});",
+        &ordinary_limits(),
+    )
+    .await;
+    assert_eq!(failure.kind, CodeFailureKind::Runtime);
+    assert!(failure.message.starts_with("ToolCallError from tool \"nnn"));
+    assert_cut(&failure.message, mb - 200);
+    // A property name in a conversion path, in arguments and in the result.
+    let program = "const key = 'k'.repeat(1024 * 1024);\nlet m = '';\ntry { await tools.echo({ [key]: undefined }); } catch (e) { m = e.message; }\nconsole.log(m);\nreturn { a: { [key + '-']: undefined } };";
+    let failure = fail(&rt, program, &ordinary_limits()).await;
+    assert_eq!(failure.kind, CodeFailureKind::InvalidResult);
+    assert_cut(&failure.message, mb + 1 - 200);
+    assert!(
+        failure.message.contains("result.a[\"kkk"),
+        "{}",
+        &failure.message[..100]
+    );
+    assert_cut(&failure.logs[0], mb - 200);
+    assert!(failure.logs[0].starts_with("args.kkk"));
+    // A thrown value that is not an Error, an error's name, and a tool name the program made up.
+    for program in [
+        "throw 'v'.repeat(1024 * 1024);",
+        "const e = new Error('short'); e.name = 'N'.repeat(1024 * 1024); throw e;",
+        "throw new ToolCallError('t'.repeat(1024 * 1024), 'made up');",
+    ] {
+        let failure = fail(&rt, program, &ordinary_limits()).await;
+        assert_eq!(failure.kind, CodeFailureKind::Runtime, "{program}");
+        assert_cut(&failure.message, mb - 200);
+    }
+    assert_healthy(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn html_comments_and_type_syntax_next_to_brackets_open_no_way_out() {
+    // HTML-like comments are comments for both the parser and the engine: what follows them on
+    // the line never runs.
+    let rt = runtime();
+    for program in [
+        "let y = 1, z = 5; let x: any = y <!--z; }); console.log('escaped'); (async () => {",
+        "let z = 5;\n--> }); console.log('escaped'); (async () => {",
+    ] {
+        let done = ok(&rt, program).await;
+        assert_eq!(done, CodeCompletion::default(), "{program:?}");
+    }
+    // Type syntax stripped next to a `/` does not turn a regular expression into a division
+    // that lets a `}` through.
+    for program in [
+        "const f: any = (x: any) => x; const re = 1; let a: any = f<number> / re}/; console.log('escaped'); (async () => {",
+        "const f: any = (x: any) => x; let a: any = f<number>\n/1}/; console.log('escaped'); (async () => {",
+        "let a: any = 1 as any\n/1}/; console.log('escaped'); (async () => {",
+        "let a: any = <any>1\n/1}/; console.log('escaped'); (async () => {",
+    ] {
+        let failure = fail(&rt, program, &hostile_limits()).await;
+        assert_eq!(
+            failure.kind,
+            CodeFailureKind::Syntax,
+            "{program:?}: {failure:?}"
+        );
+        assert!(failure.logs.is_empty(), "{program:?}: {failure:?}");
+    }
+    assert_healthy(&rt).await;
+}

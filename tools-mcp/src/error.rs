@@ -239,3 +239,68 @@ impl McpError {
         report(self)
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_message_says_where_and_the_report_says_why() {
+        let error = McpError::Spawn {
+            command: "`nope --stdio`".to_owned(),
+            source: SpawnError::Io(std::io::Error::from(std::io::ErrorKind::NotFound)),
+        };
+        assert_eq!(error.code(), "MCP_SPAWN_FAILED");
+        assert_eq!(
+            error.to_string(),
+            "cannot start the MCP server ``nope --stdio``"
+        );
+        let source = std::error::Error::source(&error).unwrap();
+        assert!(source.downcast_ref::<SpawnError>().is_some());
+        assert_eq!(
+            error.report(),
+            format!(
+                "cannot start the MCP server ``nope --stdio``: {}",
+                std::io::Error::from(std::io::ErrorKind::NotFound)
+            )
+        );
+
+        let error = McpError::Request {
+            server: "http://127.0.0.1:1/mcp".to_owned(),
+            method: "tools/list",
+            source: RequestError::Timeout {
+                timeout: Duration::from_secs(2),
+            },
+        };
+        assert_eq!(
+            report(&error),
+            "the MCP server http://127.0.0.1:1/mcp failed `tools/list`: no page within 2s \
+             (ImportOptions::call_timeout)"
+        );
+    }
+
+    /// An error that shows its source's words in its own message, as some of rmcp's do.
+    #[derive(Debug, Error)]
+    #[error("transport error: {0}")]
+    struct Repeats(#[source] std::io::Error);
+
+    #[test]
+    fn a_source_already_in_the_message_is_not_repeated_and_long_words_are_cut() {
+        let repeats = Repeats(std::io::Error::other("broken pipe"));
+        assert_eq!(report(&repeats), "transport error: broken pipe");
+
+        let long = "x".repeat(300);
+        let error = McpError::Io(std::io::Error::other(long));
+        let text = report(&error);
+        assert!(text.starts_with("MCP server I/O failed: xxx"), "{text}");
+        assert!(text.ends_with("... (100 more characters)"), "{text}");
+    }
+
+    #[test]
+    fn errors_cross_threads_and_stay_small() {
+        fn send_sync<T: Send + Sync + 'static>() {}
+        send_sync::<McpError>();
+        assert!(std::mem::size_of::<McpError>() <= 128);
+    }
+}

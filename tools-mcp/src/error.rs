@@ -1,6 +1,17 @@
 //! The errors of `tools-mcp`, each with a stable code.
+//!
+//! An [`McpError`] says what failed and where; the error underneath (an I/O error, rmcp's
+//! handshake or request error, a registry error, or one of this module's enums where several
+//! kinds meet: [`SpawnError`], [`ConnectError`], [`RequestError`], [`ServeError`]) is its
+//! [`source`](std::error::Error::source). [`report`] (or [`McpError::report`]) joins an error
+//! and its sources with `": "` for a message a person or a model reads.
 
+use std::time::Duration;
+
+use rmcp::service::{ClientInitializeError, ServerInitializeError};
 use thiserror::Error;
+
+use crate::schema::cut;
 
 /// Stable codes of the failures `tools-mcp` gives imported tools' calls.
 pub mod codes {
@@ -23,34 +34,39 @@ pub mod codes {
 }
 
 /// Why connecting to, importing from or serving over MCP failed.
+///
+/// Each variant's message says what failed and where (which server, command, method or tool);
+/// the error underneath, when there is one, is its [`source`](std::error::Error::source), not a
+/// part of its message. [`report`] renders the whole chain in one line, as
+/// [`McpImport::last_refresh_error`](crate::McpImport::last_refresh_error) does.
 #[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum McpError {
     /// The command line of a stdio server is empty or could not be started.
-    #[error("cannot start the MCP server `{command}`: {reason}")]
+    #[error("cannot start the MCP server `{command}`")]
     Spawn {
         /// The command as given.
         command: String,
         /// Why.
-        reason: String,
+        source: SpawnError,
     },
     /// The connection could not be established (handshake, transport).
-    #[error("cannot connect to the MCP server {server}: {reason}")]
+    #[error("cannot connect to the MCP server {server}")]
     Connect {
         /// The server (command or URL).
         server: String,
         /// Why.
-        reason: String,
+        source: ConnectError,
     },
     /// A request to the server failed.
-    #[error("the MCP server {server} failed `{method}`: {reason}")]
+    #[error("the MCP server {server} failed `{method}`")]
     Request {
         /// The server (command or URL).
         server: String,
         /// The MCP method.
         method: &'static str,
         /// Why.
-        reason: String,
+        source: RequestError,
     },
     /// Two of the server's tools map to one local name, or a mapped name is already taken in the
     /// scope.
@@ -61,7 +77,7 @@ pub enum McpError {
     },
     /// The naming rule produced a name that is not a valid tool name.
     #[error(
-        "the naming rule maps MCP tool `{remote}` to `{local}`, which is not a valid tool name: {reason}"
+        "the naming rule maps MCP tool `{remote}` to `{local}`, which is not a valid tool name"
     )]
     InvalidName {
         /// The server's name.
@@ -69,22 +85,138 @@ pub enum McpError {
         /// The mapped name.
         local: String,
         /// Why it is invalid.
-        reason: String,
+        source: tools_schema::NameError,
     },
     /// Registering into the scope failed.
-    #[error("cannot register MCP tool `{name}`: {reason}")]
+    #[error("cannot register MCP tool `{name}`")]
     Register {
         /// The local name.
         name: String,
         /// Why.
-        reason: String,
+        source: tools_runtime::RegistryError,
     },
     /// Binding or serving a listener failed.
-    #[error("MCP server I/O failed: {0}")]
+    #[error("MCP server I/O failed")]
     Io(#[from] std::io::Error),
-    /// The MCP service stopped with an error.
-    #[error("the MCP service failed: {0}")]
-    Service(String),
+    /// The MCP service could not start, or stopped with an error.
+    #[error("the MCP service failed")]
+    Service(#[source] ServeError),
+}
+
+/// Why a stdio server could not be started ([`McpError::Spawn`]).
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum SpawnError {
+    /// The command line has no program.
+    #[error("the command line is empty")]
+    EmptyCommandLine,
+    /// The source is not a stdio server.
+    #[error("not a stdio server")]
+    NotStdio,
+    /// The program could not be started.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// The child's stdin or stdout was not piped.
+    #[error("its standard streams were not piped")]
+    NotPiped,
+}
+
+/// Why the connection could not be established ([`McpError::Connect`]).
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum ConnectError {
+    /// Connecting took longer than
+    /// [`ImportOptions::connect_timeout`](crate::ImportOptions::connect_timeout).
+    #[error("no answer within {timeout:?} (ImportOptions::connect_timeout)")]
+    Timeout {
+        /// The bound.
+        timeout: Duration,
+    },
+    /// The `server/discover` probe could not be sent to a stdio server.
+    #[error("cannot send server/discover")]
+    ProbeSend(#[source] std::io::Error),
+    /// A stdio server closed its output before it answered the `server/discover` probe.
+    #[error("the server closed its output during server/discover")]
+    ProbeClosed,
+    /// The handshake (`initialize` or `server/discover`) failed.
+    #[error(transparent)]
+    Handshake(Box<ClientInitializeError>),
+    /// Over HTTP under [`Protocol::Auto`](crate::Protocol::Auto): `server/discover` failed, and
+    /// then the `initialize` handshake (the source) failed too.
+    #[error("server/discover failed ({}), then initialize", cut(&.discover.to_string()))]
+    Fallback {
+        /// Why `server/discover` failed.
+        discover: Box<ClientInitializeError>,
+        /// Why `initialize` failed.
+        #[source]
+        initialize: Box<ClientInitializeError>,
+    },
+}
+
+/// Why a request to the server failed ([`McpError::Request`]).
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum RequestError {
+    /// The server is not connected (it exited, or the connection broke).
+    #[error("the server is not connected")]
+    NotConnected,
+    /// A page of the answer did not come within
+    /// [`ImportOptions::call_timeout`](crate::ImportOptions::call_timeout).
+    #[error("no page within {timeout:?} (ImportOptions::call_timeout)")]
+    Timeout {
+        /// The bound.
+        timeout: Duration,
+    },
+    /// The request failed: an error answer, or the transport.
+    #[error(transparent)]
+    Service(Box<rmcp::service::ServiceError>),
+    /// The server lists more than [`MAX_TOOLS`](crate::import::MAX_TOOLS) tools.
+    #[error("the server lists more than {} tools", crate::import::MAX_TOOLS)]
+    TooManyTools,
+    /// The server's `tools/list` did not end within [`MAX_PAGES`](crate::import::MAX_PAGES)
+    /// pages.
+    #[error(
+        "the server's tools/list did not end within {} pages",
+        crate::import::MAX_PAGES
+    )]
+    TooManyPages,
+}
+
+/// Why the MCP service could not start or stopped ([`McpError::Service`]).
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// [`McpServer::new`](crate::McpServer::new) was called outside a tokio runtime.
+    #[error("McpServer::new needs a tokio runtime")]
+    NoRuntime(#[source] tokio::runtime::TryCurrentError),
+    /// The server could not follow the scope's changes.
+    #[error("cannot follow the scope's changes")]
+    Listen(#[source] tools_runtime::RegistryError),
+    /// The client's handshake failed.
+    #[error(transparent)]
+    Initialize(Box<ServerInitializeError>),
+    /// The service's task ended abnormally.
+    #[error(transparent)]
+    Task(#[from] tokio::task::JoinError),
+}
+
+/// `error` and its sources, joined with `": "`: the whole story of a failure in one line. A
+/// source whose words its error already includes is not repeated, and each source's words are
+/// cut to 200 characters (a server's own words may be long).
+pub fn report(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = error.to_string();
+    let mut previous = out.clone();
+    let mut next = error.source();
+    while let Some(source) = next {
+        let text = source.to_string();
+        if !text.is_empty() && !previous.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&cut(&text));
+        }
+        previous = text;
+        next = source.source();
+    }
+    out
 }
 
 impl McpError {
@@ -100,5 +232,75 @@ impl McpError {
             McpError::Io(_) => "MCP_IO",
             McpError::Service(_) => "MCP_SERVICE_FAILED",
         }
+    }
+
+    /// This error and its sources in one line (see [`report`]).
+    pub fn report(&self) -> String {
+        report(self)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_message_says_where_and_the_report_says_why() {
+        let error = McpError::Spawn {
+            command: "`nope --stdio`".to_owned(),
+            source: SpawnError::Io(std::io::Error::from(std::io::ErrorKind::NotFound)),
+        };
+        assert_eq!(error.code(), "MCP_SPAWN_FAILED");
+        assert_eq!(
+            error.to_string(),
+            "cannot start the MCP server ``nope --stdio``"
+        );
+        let source = std::error::Error::source(&error).unwrap();
+        assert!(source.downcast_ref::<SpawnError>().is_some());
+        assert_eq!(
+            error.report(),
+            format!(
+                "cannot start the MCP server ``nope --stdio``: {}",
+                std::io::Error::from(std::io::ErrorKind::NotFound)
+            )
+        );
+
+        let error = McpError::Request {
+            server: "http://127.0.0.1:1/mcp".to_owned(),
+            method: "tools/list",
+            source: RequestError::Timeout {
+                timeout: Duration::from_secs(2),
+            },
+        };
+        assert_eq!(
+            report(&error),
+            "the MCP server http://127.0.0.1:1/mcp failed `tools/list`: no page within 2s \
+             (ImportOptions::call_timeout)"
+        );
+    }
+
+    /// An error that shows its source's words in its own message, as some of rmcp's do.
+    #[derive(Debug, Error)]
+    #[error("transport error: {0}")]
+    struct Repeats(#[source] std::io::Error);
+
+    #[test]
+    fn a_source_already_in_the_message_is_not_repeated_and_long_words_are_cut() {
+        let repeats = Repeats(std::io::Error::other("broken pipe"));
+        assert_eq!(report(&repeats), "transport error: broken pipe");
+
+        let long = "x".repeat(300);
+        let error = McpError::Io(std::io::Error::other(long));
+        let text = report(&error);
+        assert!(text.starts_with("MCP server I/O failed: xxx"), "{text}");
+        assert!(text.ends_with("... (100 more characters)"), "{text}");
+    }
+
+    #[test]
+    fn errors_cross_threads_and_stay_small() {
+        fn send_sync<T: Send + Sync + 'static>() {}
+        send_sync::<McpError>();
+        assert!(std::mem::size_of::<McpError>() <= 128);
     }
 }

@@ -61,7 +61,7 @@ use rmcp::transport::{StreamableHttpClientTransport, Transport};
 use serde_json::{Value, json};
 use tools_runtime::{Output, Registration, Scope, ToolDefinition, ToolError, ToolRunContext};
 
-use crate::error::{McpError, codes};
+use crate::error::{ConnectError, McpError, RequestError, SpawnError, codes, report};
 use crate::import_http::LimitedClient;
 use crate::schema::{FullSchema, cut};
 use crate::wire::{DEFAULT_MAX_MESSAGE_SIZE, LineTransport, REASON_TOO_LARGE, made_up_reason};
@@ -110,7 +110,7 @@ impl McpSource {
         let Some(program) = words.next() else {
             return Err(McpError::Spawn {
                 command: line.to_owned(),
-                reason: "the command line is empty".to_owned(),
+                source: SpawnError::EmptyCommandLine,
             });
         };
         Ok(McpSource::stdio(program, words))
@@ -436,7 +436,8 @@ impl McpImport {
             .is_some_and(|c| !c.client.is_closed() && !c.client.peer().is_transport_closed())
     }
 
-    /// The error of the last refresh that followed a `list_changed`, if it failed.
+    /// The error of the last refresh that followed a `list_changed`, if it failed: the error
+    /// and its sources in one line ([`McpError::report`]).
     pub fn last_refresh_error(&self) -> Option<String> {
         lock(&self.inner.last_error).clone()
     }
@@ -520,8 +521,9 @@ fn spawn_refresh(weak: Weak<Inner>) {
         };
         let outcome = refresh(&inner).await;
         *lock(&inner.last_error) = outcome.err().map(|e| {
-            tracing::warn!(error = %e, "MCP tool list refresh failed");
-            e.to_string()
+            let report = report(&e);
+            tracing::warn!(error = %report, "MCP tool list refresh failed");
+            report
         });
     });
 }
@@ -533,7 +535,7 @@ async fn open(inner: &Arc<Inner>) -> Result<(), McpError> {
         Err(_) => {
             return Err(McpError::Connect {
                 server: inner.source.describe(),
-                reason: format!("no answer within {timeout:?} (ImportOptions::connect_timeout)"),
+                source: ConnectError::Timeout { timeout },
             });
         }
     };
@@ -597,10 +599,11 @@ fn only_standard_streams(_command: &mut tokio::process::Command) {}
 /// used: its probe waits a fixed 10 seconds and then fails when the probe's answer comes late.
 async fn connect(inner: &Arc<Inner>) -> Result<(Client, Option<u32>), McpError> {
     let server = inner.source.describe();
-    let connect_error = |e: &dyn fmt::Display| McpError::Connect {
+    let connect_error = |source: ConnectError| McpError::Connect {
         server: server.clone(),
-        reason: cut(&e.to_string()),
+        source,
     };
+    let handshake_error = |e| connect_error(ConnectError::Handshake(Box::new(e)));
     let handler = || Handler {
         inner: Arc::downgrade(inner),
     };
@@ -613,14 +616,14 @@ async fn connect(inner: &Arc<Inner>) -> Result<(Client, Option<u32>), McpError> 
                 Protocol::Auto => match probe(&mut transport, inner.options.probe_timeout).await {
                     Ok(Probe::Modern) => Protocol::Discover.lifecycle(),
                     Ok(Probe::Legacy) => Protocol::Initialize.lifecycle(),
-                    Err(reason) => return Err(connect_error(&reason)),
+                    Err(e) => return Err(connect_error(e)),
                 },
                 other => other.lifecycle(),
             };
             let client = handler()
                 .serve_with_lifecycle(transport, lifecycle)
                 .await
-                .map_err(|e| connect_error(&e))?;
+                .map_err(handshake_error)?;
             Ok((client, pid))
         }
         McpSource::Http { url } => {
@@ -643,16 +646,17 @@ async fn connect(inner: &Arc<Inner>) -> Result<(Client, Option<u32>), McpError> 
                             Ok(Err(first)) => attempt(Protocol::Initialize.lifecycle())
                                 .await
                                 .map_err(|second| {
-                                    connect_error(&format!("{second} (server/discover: {first})"))
+                                    connect_error(ConnectError::Fallback {
+                                        discover: Box::new(first),
+                                        initialize: Box::new(second),
+                                    })
                                 })?,
                             Err(_) => attempt(Protocol::Initialize.lifecycle())
                                 .await
-                                .map_err(|e| connect_error(&e))?,
+                                .map_err(handshake_error)?,
                         }
                     }
-                    other => attempt(other.lifecycle())
-                        .await
-                        .map_err(|e| connect_error(&e))?,
+                    other => attempt(other.lifecycle()).await.map_err(handshake_error)?,
                 };
             Ok((client, None))
         }
@@ -664,12 +668,12 @@ fn spawn(inner: &Inner) -> Result<LineTransport<RoleClient>, McpError> {
     let McpSource::Stdio { program, args, env } = &inner.source else {
         return Err(McpError::Spawn {
             command: inner.source.describe(),
-            reason: "not a stdio server".to_owned(),
+            source: SpawnError::NotStdio,
         });
     };
-    let spawn_error = |reason: String| McpError::Spawn {
+    let spawn_error = |source: SpawnError| McpError::Spawn {
         command: inner.source.describe(),
-        reason,
+        source,
     };
     let mut command = tokio::process::Command::new(program);
     command
@@ -684,11 +688,11 @@ fn spawn(inner: &Inner) -> Result<LineTransport<RoleClient>, McpError> {
         })
         .kill_on_drop(true);
     only_standard_streams(&mut command);
-    let mut child = command.spawn().map_err(|e| spawn_error(e.to_string()))?;
+    let mut child = command
+        .spawn()
+        .map_err(|e| spawn_error(SpawnError::Io(e)))?;
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-        return Err(spawn_error(
-            "its standard streams were not piped".to_owned(),
-        ));
+        return Err(spawn_error(SpawnError::NotPiped));
     };
     Ok(LineTransport::new(
         stdout,
@@ -716,7 +720,7 @@ const PROBE_ID: &str = "tools-mcp-probe";
 async fn probe(
     transport: &mut LineTransport<RoleClient>,
     bound: Duration,
-) -> Result<Probe, String> {
+) -> Result<Probe, ConnectError> {
     let id = RequestId::String(PROBE_ID.into());
     let meta = RequestMetaObject::with_client_context(
         ProtocolVersion::V_2026_07_28,
@@ -731,12 +735,12 @@ async fn probe(
             id.clone(),
         ))
         .await
-        .map_err(|e| format!("cannot send server/discover: {e}"))?;
+        .map_err(ConnectError::ProbeSend)?;
     let answer = async {
         loop {
             match transport.receive().await {
                 None => {
-                    return Err("the server closed its output during server/discover".to_owned());
+                    return Err(ConnectError::ProbeClosed);
                 }
                 Some(JsonRpcMessage::Response(r)) if r.id == id => {
                     let modern = matches!(
@@ -799,7 +803,7 @@ pub const MAX_TOOLS: usize = 10_000;
 
 /// Every page of `tools/list`, bounded by [`MAX_PAGES`] and [`MAX_TOOLS`], each page by
 /// `timeout`.
-async fn list_tools(peer: &Peer<RoleClient>, timeout: Duration) -> Result<Vec<Tool>, String> {
+async fn list_tools(peer: &Peer<RoleClient>, timeout: Duration) -> Result<Vec<Tool>, RequestError> {
     let mut tools = Vec::new();
     let mut cursor: Option<String> = None;
     for _ in 0..MAX_PAGES {
@@ -808,20 +812,18 @@ async fn list_tools(peer: &Peer<RoleClient>, timeout: Duration) -> Result<Vec<To
             .map(|c| rmcp::model::PaginatedRequestParams::default().with_cursor(Some(c)));
         let page = tokio::time::timeout(timeout, peer.list_tools(params))
             .await
-            .map_err(|_| format!("no page within {timeout:?} (ImportOptions::call_timeout)"))?
-            .map_err(|e| cut(&e.to_string()))?;
+            .map_err(|_| RequestError::Timeout { timeout })?
+            .map_err(|e| RequestError::Service(Box::new(e)))?;
         tools.extend(page.tools);
         if tools.len() > MAX_TOOLS {
-            return Err(format!("the server lists more than {MAX_TOOLS} tools"));
+            return Err(RequestError::TooManyTools);
         }
         match page.next_cursor {
             Some(next) => cursor = Some(next),
             None => return Ok(tools),
         }
     }
-    Err(format!(
-        "the server's tools/list did not end within {MAX_PAGES} pages"
-    ))
+    Err(RequestError::TooManyPages)
 }
 
 async fn refresh(inner: &Arc<Inner>) -> Result<(), McpError> {
@@ -831,15 +833,15 @@ async fn refresh(inner: &Arc<Inner>) -> Result<(), McpError> {
         return Err(McpError::Request {
             server,
             method: "tools/list",
-            reason: "the server is not connected".to_owned(),
+            source: RequestError::NotConnected,
         });
     };
     let listed = list_tools(&peer, inner.options.call_timeout)
         .await
-        .map_err(|reason| McpError::Request {
+        .map_err(|source| McpError::Request {
             server: server.clone(),
             method: "tools/list",
-            reason,
+            source,
         })?;
 
     // The wanted state: remote name -> (local name, tool).
@@ -850,11 +852,11 @@ async fn refresh(inner: &Arc<Inner>) -> Result<(), McpError> {
         let Some(local) = (inner.options.naming)(&remote) else {
             continue;
         };
-        if let Err(e) = tools_runtime::schema::validate_tool_name(&local) {
+        if let Err(source) = tools_runtime::schema::validate_tool_name(&local) {
             return Err(McpError::InvalidName {
                 remote: cut(&remote),
                 local: cut(&local),
-                reason: e.to_string(),
+                source,
             });
         }
         if let Some(other) = by_local.insert(local.clone(), remote.clone()) {
@@ -934,10 +936,10 @@ async fn refresh(inner: &Arc<Inner>) -> Result<(), McpError> {
                     ),
                 });
             }
-            Err(e) => {
+            Err(source) => {
                 first_error.get_or_insert(McpError::Register {
                     name: local,
-                    reason: e.to_string(),
+                    source,
                 });
             }
         }

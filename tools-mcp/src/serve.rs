@@ -59,7 +59,7 @@ use tools_runtime::{
     ToolRuntime,
 };
 
-use crate::error::McpError;
+use crate::error::{McpError, ServeError};
 use crate::schema::MAX_DEPTH;
 use crate::serve_http::{HttpCaller, SESSION_HEADER};
 use crate::wire::{DEFAULT_MAX_MESSAGE_SIZE, LineTransport};
@@ -161,7 +161,7 @@ impl McpServer {
     /// tokio runtime (it starts the task that sends `list_changed`).
     pub fn new(scope: &Scope, name: impl Into<String>) -> Result<McpServer, McpError> {
         let handle = tokio::runtime::Handle::try_current()
-            .map_err(|e| McpError::Service(format!("McpServer::new needs a tokio runtime: {e}")))?;
+            .map_err(|e| McpError::Service(ServeError::NoRuntime(e)))?;
         let inner = Arc::new(ServeInner {
             runtime: scope.runtime().clone(),
             scope: scope.key(),
@@ -183,7 +183,7 @@ impl McpServer {
                     inner.changed.notify_one();
                 }
             })
-            .map_err(|e| McpError::Service(e.to_string()))?;
+            .map_err(|e| McpError::Service(ServeError::Listen(e)))?;
         *lock(&inner.listener) = Some(registration);
         handle.spawn(watch_changes(Arc::downgrade(&inner), listed(&inner)));
         Ok(McpServer {
@@ -243,11 +243,11 @@ impl McpServer {
         let running = self
             .serve(transport)
             .await
-            .map_err(|e| McpError::Service(e.to_string()))?;
+            .map_err(|e| McpError::Service(ServeError::Initialize(Box::new(e))))?;
         running
             .waiting()
             .await
-            .map_err(|e| McpError::Service(e.to_string()))?;
+            .map_err(|e| McpError::Service(ServeError::Task(e)))?;
         Ok(())
     }
 

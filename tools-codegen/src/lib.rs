@@ -100,6 +100,7 @@
 //! ```
 
 #![warn(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod discovery;
 mod distinct;

@@ -15,6 +15,8 @@
 //!
 //! Colour is used only when standard output is a terminal and `NO_COLOR` is not set.
 
+#![forbid(unsafe_code)]
+
 pub mod script;
 pub mod show;
 pub mod tools;

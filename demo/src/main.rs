@@ -7,6 +7,8 @@
 //! `--out DIR` is the workspace folder the demo makes fresh (default `target/demo-workspace`);
 //! a folder that exists must be empty or one an earlier run made.
 
+#![forbid(unsafe_code)]
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 

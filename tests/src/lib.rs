@@ -3,6 +3,8 @@
 //! type checks of the generated SDKs. This library holds only the README's examples, which run as
 //! doctests so the README cannot drift from the API.
 
+#![forbid(unsafe_code)]
+
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeExamples;

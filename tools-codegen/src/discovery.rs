@@ -16,8 +16,10 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::parsed::Tools;
+use crate::parsed::sealed;
 use crate::render::{self, ToolIn};
-use crate::{Language, Renderer, ToolList, sealed, templates, with_embedded};
+use crate::renderer::with_embedded;
+use crate::{Language, Renderer, ToolList, templates};
 
 /// The most query words [`rank_tools`] reads; the rest of a query is ignored.
 pub const MAX_QUERY_WORDS: usize = 32;

@@ -77,8 +77,11 @@ use serde_json::Number;
 pub const MAX_DEPTH: usize = 48;
 
 /// Why the rendered type of a schema node says less than the node: what the reader could not
-/// express there (see the [module docs](self) for where each is reported). The display is a
-/// sentence fragment that says what was left out and how the SDK types the node.
+/// express there (each variant names its constructs; [`schema_rules`] lists every
+/// construct). The display is a sentence fragment that says what was left out and how the SDK
+/// types the node.
+///
+/// [`schema_rules`]: crate::schema_rules
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Degradation {

@@ -1,4 +1,5 @@
-//! Catalog text read straight into the lean tree the renderers need: what the CLI renders from.
+//! Catalog text read straight into the lean tree the renderers need: what the CLI renders from;
+//! and [`ToolList`], what the renderers read tools from, over either tree.
 
 use crate::json::Node;
 use crate::render::ToolIn;
@@ -130,6 +131,46 @@ pub(crate) fn catalog_tools(catalog: &Catalog) -> Tools<'_> {
             .collect(),
     )
 }
+
+pub(crate) mod sealed {
+    /// Keeps [`ToolList`](super::ToolList) to the crate's own types.
+    pub trait Sealed {
+        /// The tools in name order.
+        fn tools(&self) -> crate::parsed::ToolsOf<'_>;
+    }
+}
+
+/// What the renderers read tools from: a [`Catalog`], or a [`ParsedCatalog`] read straight
+/// from JSON text. Both render byte-identically.
+pub trait ToolList: sealed::Sealed {}
+
+impl sealed::Sealed for Catalog {
+    fn tools(&self) -> ToolsOf<'_> {
+        ToolsOf(catalog_tools(self))
+    }
+}
+
+impl ToolList for Catalog {}
+
+impl sealed::Sealed for ParsedCatalog<'_> {
+    fn tools(&self) -> ToolsOf<'_> {
+        ToolsOf(ParsedCatalog::tools(self))
+    }
+}
+
+impl ToolList for ParsedCatalog<'_> {}
+
+/// Calls the generic context function `$f` with the tools of `$catalog`, whichever JSON tree
+/// they are read from.
+macro_rules! with_tools {
+    ($catalog:expr, $f:path) => {
+        match $crate::parsed::sealed::Sealed::tools($catalog).0 {
+            $crate::parsed::Tools::Values(tools) => $f(&tools),
+            $crate::parsed::Tools::Nodes(tools) => $f(&tools),
+        }
+    };
+}
+pub(crate) use with_tools;
 
 /// The tools of `text` when it is a catalog [`Catalog::from_json_str`] accepts and the lean
 /// reader can vouch for; `None` leaves the text to [`Catalog`] (which then reports the error).

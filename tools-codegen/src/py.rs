@@ -15,8 +15,9 @@
 //! is `dict[str, Any]` and accepts every key.
 
 use crate::distinct::TextPieces;
-use crate::lower::{Extra, Lit, ObjectTy, SHARED_TYPE_BYTES, Ty};
+use crate::lower::{Extra, Lit, ObjectTy, SHARED_TYPE_BYTES, Ty, lower_root};
 use crate::text::{is_ascii_identifier, is_py_keyword, pascal_case, py_string};
+use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
 
 /// Names the SDK module binds or reads besides the generated ones: they are never taken by a
@@ -185,6 +186,15 @@ fn write_literal(value: &Lit<'_>, out: &mut String) -> bool {
         Lit::Number(_) => return false,
     }
     true
+}
+
+/// The Python type of one raw JSON Schema. Never fails: see [`schema_rules`]. Without the SDK's
+/// module to declare `TypedDict`s in, an object with properties is `dict[str, Any]`. The text
+/// may refer to `Any` and `Literal` from `typing`.
+///
+/// [`schema_rules`]: crate::schema_rules
+pub fn json_schema_to_py(schema: &Value) -> String {
+    py_type(&lower_root(schema), &mut None, &|| "T".to_owned())
 }
 
 /// Writes `ty` as a Python type expression. With a module, objects become named `TypedDict`s

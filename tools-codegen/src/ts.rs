@@ -6,8 +6,9 @@
 //! declare still type-checks.
 
 use crate::distinct::TextPieces;
-use crate::lower::{Extra, Lit, ObjectTy, SHARED_TYPE_BYTES, Ty};
+use crate::lower::{Extra, Lit, ObjectTy, SHARED_TYPE_BYTES, Ty, lower_root};
 use crate::text::{is_ts_bare_key, push_ts_doc, ts_string};
+use serde_json::Value;
 use std::borrow::Cow;
 
 /// How a type is laid out.
@@ -62,6 +63,15 @@ pub(crate) fn ts_key(key: &str) -> String {
     } else {
         ts_string(key)
     }
+}
+
+/// The TypeScript type of one raw JSON Schema, laid out over several lines with property doc
+/// comments. Never fails: see [`schema_rules`]. The text may refer to `JsonValue`, which the
+/// SDK declares.
+///
+/// [`schema_rules`]: crate::schema_rules
+pub fn json_schema_to_ts(schema: &Value) -> String {
+    ts_type(&lower_root(schema), Layout::Multi { indent: 0 })
 }
 
 /// Writes `ty` as a TypeScript type expression.

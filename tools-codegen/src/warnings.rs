@@ -1,4 +1,5 @@
-//! Where the rendered types say less than the schemas: [`crate::schema_warnings`].
+//! Where the rendered types say less than the schemas: [`schema_warnings`]; and the tool names
+//! outside MCP's naming rule: [`name_warnings`].
 //!
 //! The renderers are total: whatever a schema says that the SDK cannot express is typed
 //! `unknown` (TypeScript) or `Any` (Python), which accepts every value, so the SDK stays valid.
@@ -15,6 +16,7 @@
 
 use crate::json::Json;
 use crate::lower::{Degradation, Recorder, Token, lower_root_recorded};
+use crate::parsed::{ToolList, Tools, sealed, with_tools};
 use crate::render::ToolIn;
 use std::fmt;
 
@@ -121,6 +123,66 @@ impl<'a> Recorder<'a> for Collector<'a> {
             self.unlisted = self.unlisted.saturating_add(1);
         }
     }
+}
+
+/// One warning line for each tool name that breaks MCP's naming rule
+/// ([`tools_schema::validate_tool_name`]), in name order; empty when every name follows it.
+///
+/// A catalog accepts any name and the renderers write every one (quoted keys and `callTool` in
+/// TypeScript, `tools["name"]` in Python, escaped text in Markdown), but MCP clients and model
+/// providers may refuse such a tool. Names are quoted cut to
+/// [`tools_schema::excerpt::LIMIT`] characters. The CLI prints these on stderr.
+pub fn name_warnings(catalog: &impl ToolList) -> Vec<String> {
+    fn warn<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
+        names
+            .filter_map(|name| {
+                let error = tools_schema::validate_tool_name(name).err()?;
+                Some(format!(
+                    "tool {} does not follow MCP's naming rule ({error}); it is rendered with quoted \
+                     access, but MCP clients and model providers may refuse it",
+                    tools_schema::excerpt::quoted(name)
+                ))
+            })
+            .collect()
+    }
+    match sealed::Sealed::tools(catalog).0 {
+        Tools::Values(tools) => warn(tools.iter().map(|t| t.name)),
+        Tools::Nodes(tools) => warn(tools.iter().map(|t| t.name)),
+    }
+}
+
+/// Every place where the rendered types say less than a tool's schema, per tool, in name order
+/// (only tools with at least one); empty when every schema is expressed exactly.
+///
+/// What the supported subset cannot express is typed `unknown` (TypeScript) or `Any` (Python)
+/// and the SDK stays valid (see [`schema_rules`]), so rendering never fails over it; this says
+/// where it happened and why: a schema nested deeper than [`MAX_DEPTH`] levels, a `$ref`, an
+/// `anyOf` without `type`, a malformed keyword, ... (every case is a [`Degradation`]). Each
+/// place carries the RFC 6901 pointer of the schema node into the tool's catalog entry
+/// (`/inputSchema/properties/a`). At most [`MAX_LISTED_PER_TOOL`] places are listed per tool,
+/// the rest counted ([`ToolWarnings::unlisted`]). The reader is the renderers' own, so the
+/// places are exactly where the SDKs and the docs' types degrade. The CLI prints these on
+/// stderr.
+///
+/// ```
+/// use tools_codegen::{Catalog, Degradation, schema_warnings};
+///
+/// let catalog = Catalog::from_json_str(
+///     r##"[{"name": "find", "inputSchema": {"type": "object", "properties": {
+///         "filter": {"$ref": "#/$defs/filter"}, "limit": {"type": "integer"}}}}]"##,
+///     None,
+/// )
+/// .unwrap();
+/// let found = schema_warnings(&catalog);
+/// assert_eq!(found[0].tool, "find");
+/// assert_eq!(found[0].warnings[0].pointer, "/inputSchema/properties/filter");
+/// assert_eq!(found[0].warnings[0].degradation, Degradation::Reference { keyword: "$ref" });
+/// ```
+///
+/// [`schema_rules`]: crate::schema_rules
+/// [`MAX_DEPTH`]: crate::MAX_DEPTH
+pub fn schema_warnings(catalog: &impl ToolList) -> Vec<ToolWarnings> {
+    with_tools!(catalog, collect)
 }
 
 /// The warnings of every tool that has any, in the tools' order.

@@ -9,8 +9,9 @@
 
 use serde_json::Value;
 
+use crate::dialect::Dialect;
+use crate::envelope::parameters_of;
 use crate::rules;
-use crate::{Dialect, parameters_of};
 
 /// One broken rule.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,9 +8,9 @@ use tools_schema::{
     SchemaKind, StringSchema, Validator,
 };
 
+use crate::finding::{Class, Finding};
 use crate::plan::{Branch, Plan, Prop};
 use crate::rules;
-use crate::{Class, Finding};
 
 /// The schema rules a projection follows. Non-strict OpenAI, non-strict Anthropic and MCP take
 /// the canonical JSON Schema as it is and never reach this walk.

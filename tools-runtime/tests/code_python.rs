@@ -14,17 +14,18 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use code_support::{
-    BARRIER_SIZE, Shared, TestHost, deadline_limits, hostile_limits, ordinary_limits,
+    BARRIER_SIZE, Shared, TestHost, TestRuntime, assert_cut, children_of, deadline_limits,
+    eventually_gone, fail, hostile, hostile_limits, hostile_with, is_gone, ok, ordinary_limits,
+    run_with,
 };
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use tools_runtime::code::{
-    CodeCompletion, CodeFailure, CodeFailureKind, CodeLanguage, CodeLimits, CodeOutcome,
-    CodeRuntime, PythonMode, PythonRuntime, SandboxPolicy,
+    CodeFailureKind, CodeLanguage, CodeRuntime, PythonMode, PythonRuntime, SandboxPolicy,
 };
 
 fn runtime() -> PythonRuntime {
-    PythonRuntime::new()
+    PythonRuntime::for_tests()
 }
 
 /// A runtime without the sandbox, for the tests that watch a program's processes from the
@@ -33,108 +34,6 @@ fn runtime() -> PythonRuntime {
 /// (`python_sandbox.rs` tests the same escapes there).
 fn unsandboxed() -> PythonRuntime {
     PythonRuntime::new().with_sandbox(SandboxPolicy::Off)
-}
-
-async fn run_with(
-    rt: &PythonRuntime,
-    host: &Arc<TestHost>,
-    program: &str,
-    limits: &CodeLimits,
-) -> CodeOutcome {
-    let run = rt.run(
-        program,
-        Arc::new(Shared(host.clone())),
-        limits,
-        CancellationToken::new(),
-    );
-    tokio::time::timeout(Duration::from_secs(60), run)
-        .await
-        .expect("the run did not end")
-}
-
-async fn ok(rt: &PythonRuntime, program: &str) -> CodeCompletion {
-    let host = TestHost::new();
-    match run_with(rt, &host, program, &ordinary_limits()).await {
-        Ok(done) => done,
-        Err(failure) => panic!("expected a completion, got {failure:?}"),
-    }
-}
-
-async fn fail(rt: &PythonRuntime, program: &str, limits: &CodeLimits) -> CodeFailure {
-    let host = TestHost::new();
-    match run_with(rt, &host, program, limits).await {
-        Ok(done) => panic!("expected a failure, got {done:?}"),
-        Err(failure) => failure,
-    }
-}
-
-/// The child processes of `pid` (threads included).
-fn children_of(pid: u32) -> Vec<u32> {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return Vec::new();
-    };
-    tasks
-        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("children")).ok())
-        .flat_map(|text| {
-            text.split_whitespace()
-                .filter_map(|p| p.parse().ok())
-                .collect::<Vec<u32>>()
-        })
-        .collect()
-}
-
-/// Whether `pid` is gone (or only a zombie waiting for init).
-fn is_gone(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
-    }
-}
-
-/// Waits (up to 5 s) for a killed process to disappear; a SIGKILL is delivered asynchronously.
-async fn eventually_gone(pid: u32) -> bool {
-    for _ in 0..500 {
-        if is_gone(pid) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    false
-}
-
-/// The next run works and the zygote has no child left behind: its only children are the
-/// spares waiting for the next runs. A finished run's child is released at once and reaped by
-/// the zygote as soon as it has died, so this waits (up to 5 s) for that.
-async fn assert_healthy(rt: &PythonRuntime) {
-    let done = ok(rt, "x: int = 20\nreturn x + 22").await;
-    assert_eq!(done.result, Some(json!(42)));
-    if rt.mode() == PythonMode::Zygote {
-        let zygote = rt.zygote_pid().await.expect("the zygote is running");
-        let mut left = Vec::new();
-        for _ in 0..500 {
-            let spares = rt.spare_pids().await;
-            assert!(!spares.is_empty(), "no spare waits for the next run");
-            let children = children_of(zygote);
-            for spare in &spares {
-                assert!(
-                    children.contains(spare),
-                    "the spare {spare} is not a child of the zygote: {children:?}"
-                );
-            }
-            left = children
-                .into_iter()
-                .filter(|p| !spares.contains(p))
-                .collect();
-            if left.is_empty() {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        panic!("a run child was left behind: {left:?}");
-    }
 }
 
 // --- ordinary behaviour -------------------------------------------------------------------
@@ -270,7 +169,7 @@ async fn cancellation_mid_call_aborts_the_run_and_the_call() {
     assert_eq!(failure.kind, CodeFailureKind::Aborted);
     assert_eq!(failure.logs, vec!["waiting"]);
     assert_eq!(host.never_dropped.load(Ordering::SeqCst), 1);
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -286,7 +185,7 @@ async fn spawn_per_run_mode_works_and_leaves_nothing() {
     );
     let failure = fail(&rt, "while True:\n    pass", &deadline_limits()).await;
     assert_eq!(failure.kind, CodeFailureKind::Timeout);
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -325,38 +224,14 @@ fn a_tokio_runtime_without_io_is_reported_not_a_panic() {
 
 // --- hostile programs -----------------------------------------------------------------------
 
-async fn hostile(program: &str, kind: CodeFailureKind) -> CodeFailure {
-    let limits = if kind == CodeFailureKind::Timeout {
-        deadline_limits()
-    } else {
-        hostile_limits()
-    };
-    hostile_with(program, kind, &limits).await
-}
-
-async fn hostile_with(program: &str, kind: CodeFailureKind, limits: &CodeLimits) -> CodeFailure {
-    let rt = runtime();
-    let failure = fail(&rt, program, limits).await;
-    assert_eq!(
-        failure.kind,
-        kind,
-        "{}: {} ({} log lines)",
-        failure.kind,
-        failure.message,
-        failure.logs.len()
-    );
-    assert_healthy(&rt).await;
-    failure
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn busy_loop_times_out() {
-    hostile("while True:\n    pass", CodeFailureKind::Timeout).await;
+    hostile::<PythonRuntime>("while True:\n    pass", CodeFailureKind::Timeout).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_loop_that_swallows_every_exception_times_out() {
-    hostile(
+    hostile::<PythonRuntime>(
         "while True:\n    try:\n        while True:\n            pass\n    except BaseException:\n        pass",
         CodeFailureKind::Timeout,
     )
@@ -365,7 +240,7 @@ async fn a_loop_that_swallows_every_exception_times_out() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn catastrophic_regex_times_out() {
-    hostile(
+    hostile::<PythonRuntime>(
         "import re\nreturn bool(re.match(r'^(a+)+$', 'a' * 40 + '!'))",
         CodeFailureKind::Timeout,
     )
@@ -374,7 +249,7 @@ async fn catastrophic_regex_times_out() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn uncaught_memory_bomb_is_a_memory_failure() {
-    hostile(
+    hostile::<PythonRuntime>(
         "keep = []\nwhile True:\n    keep.append(bytearray(1 << 20))",
         CodeFailureKind::Memory,
     )
@@ -383,7 +258,7 @@ async fn uncaught_memory_bomb_is_a_memory_failure() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn caught_memory_bomb_is_still_a_memory_failure() {
-    hostile(
+    hostile::<PythonRuntime>(
         "keep = []\ntry:\n    while True:\n        keep.append(bytearray(1 << 20))\nexcept MemoryError:\n    pass\nreturn len(keep)",
         CodeFailureKind::Memory,
     )
@@ -392,7 +267,7 @@ async fn caught_memory_bomb_is_still_a_memory_failure() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deep_recursion_is_a_runtime_error() {
-    let failure = hostile(
+    let failure = hostile::<PythonRuntime>(
         "def f(n):\n    return f(n + 1) + 1\nreturn f(0)",
         CodeFailureKind::Runtime,
     )
@@ -408,7 +283,7 @@ async fn deep_recursion_is_a_runtime_error() {
 async fn output_flood_hits_the_output_limit() {
     // The output limit, not the deadline, must stop it, even on a slow machine.
     let limits = ordinary_limits().with_max_output_bytes(64 * 1024);
-    let failure = hostile_with(
+    let failure = hostile_with::<PythonRuntime>(
         "while True:\n    print('flooding the log')",
         CodeFailureKind::OutputLimit,
         &limits,
@@ -422,7 +297,7 @@ async fn output_flood_hits_the_output_limit() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_huge_log_line_hits_the_output_limit() {
     let limits = ordinary_limits().with_max_output_bytes(1024 * 1024);
-    let failure = hostile_with(
+    let failure = hostile_with::<PythonRuntime>(
         "print('small')\nprint('x' * (2 << 20))\nreturn 1",
         CodeFailureKind::OutputLimit,
         &limits,
@@ -440,7 +315,7 @@ async fn a_never_settling_call_times_out_and_is_aborted() {
         .unwrap_err();
     assert_eq!(failure.kind, CodeFailureKind::Timeout);
     assert_eq!(host.never_dropped.load(Ordering::SeqCst), 1);
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -457,7 +332,7 @@ async fn ten_thousand_concurrent_calls() {
     .unwrap();
     assert_eq!(done.result, Some(json!(19999)));
     assert_eq!(host.calls(), 10000);
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -472,7 +347,7 @@ async fn large_calls_and_replies_both_ways_at_once_do_not_block() {
     .await;
     let expected: usize = (0..200).map(|i: usize| i.to_string().len() * 100_000).sum();
     assert_eq!(done.result, Some(json!(expected)));
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -510,7 +385,7 @@ async fn environment_is_empty_and_started_processes_do_not_survive() {
         "the program's subprocess {pid} survived the run: {:?}",
         std::fs::read_to_string(format!("/proc/{pid}/stat"))
     );
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -548,7 +423,7 @@ async fn raising_unusual_values() {
             failure.message
         );
     }
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -579,7 +454,7 @@ async fn returning_values_that_are_not_json() {
             failure.message
         );
     }
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -658,7 +533,7 @@ async fn syntax_errors_report_their_position() {
     assert_eq!(failure.kind, CodeFailureKind::Syntax);
     assert_eq!(failure.line, Some(2));
     assert!(failure.column.is_some());
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -696,7 +571,7 @@ async fn tools_named_then_constructor_and_proto() {
         done.result,
         Some(json!(["then", "constructor", "__proto__", "__class__", 8]))
     );
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -704,7 +579,7 @@ async fn dropping_the_runtime_stops_the_zygote_and_its_spares() {
     let rt = runtime();
     rt.warm_up().await.unwrap();
     let zygote = rt.zygote_pid().await.unwrap();
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
     let spares = rt.spare_pids().await;
     assert!(!spares.is_empty());
     drop(rt);
@@ -758,7 +633,7 @@ async fn spares_run_the_next_programs_and_new_spares_follow() {
     // Each run gets its own process: no two runs share one.
     let again = ok(&rt, "import os\nreturn os.getpid()").await;
     assert_eq!(again.result, Some(json!(spares[1])));
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -773,7 +648,7 @@ async fn spares_that_died_are_replaced() {
     let done = ok(&rt, "import os\nreturn os.getpid()").await;
     let pid = u32::try_from(done.result.unwrap().as_u64().unwrap()).unwrap();
     assert!(!spares.contains(&pid), "the run used a dead spare");
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -793,7 +668,7 @@ async fn a_zygote_that_died_is_replaced_and_its_spares_die_with_it() {
     assert_eq!(done.result, Some(json!(7)));
     let replaced = rt.zygote_pid().await.unwrap();
     assert_ne!(replaced, zygote);
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -826,7 +701,7 @@ async fn limits_hold_in_a_spare_that_rehearsed() {
         "{}",
         failure.message
     );
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -844,7 +719,7 @@ async fn a_run_whose_future_is_dropped_leaves_nothing() {
     host.never_started.notified().await;
     task.abort();
     assert!(task.await.unwrap_err().is_cancelled());
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
 }
 
 #[test]
@@ -903,7 +778,7 @@ return {{'sent': r['args'], 'nested': [value]}}"
         done.result,
         Some(json!({ "sent": value, "nested": [value] }))
     );
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -994,20 +869,10 @@ return bad()"
         );
         assert_eq!(host.calls(), 0, "{expr}");
     }
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
 }
 
 // --- bounded messages and frames (issue 18, items 7 and 8) ------------------------------------
-
-/// The marker a cut string ends with, and the longest quote with it.
-fn assert_cut(message: &str, left_out: usize) {
-    assert!(
-        message.contains(&format!("\u{2026} ({left_out} more bytes)")),
-        "{}",
-        &message[..message.len().min(600)]
-    );
-    assert!(message.len() < 1200, "{} bytes", message.len());
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn program_controlled_text_in_messages_is_cut() {
@@ -1048,7 +913,7 @@ return out",
         let failure = fail(&rt, program, &ordinary_limits()).await;
         assert_cut(&failure.message, mb - 200);
     }
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1108,7 +973,7 @@ async fn a_frame_larger_than_the_limits_allow_fails_the_run_before_it_is_read() 
     // The bound follows the limits: with the defaults, 200 MiB is still too much.
     let failure = fail(&rt, &program, &ordinary_limits()).await;
     assert_eq!(failure.kind, CodeFailureKind::OutputLimit, "{failure:?}");
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1199,7 +1064,7 @@ async fn processes_that_leave_the_process_group_do_not_survive_the_run() {
             std::fs::read_to_string(format!("/proc/{pid}/stat"))
         );
     }
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

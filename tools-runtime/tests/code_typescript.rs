@@ -12,62 +12,18 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use code_support::{
-    BARRIER_SIZE, Shared, TestHost, deadline_limits, hostile_limits, ordinary_limits,
+    BARRIER_SIZE, Shared, TestHost, TestRuntime, assert_cut, deadline_limits, fail, hostile,
+    hostile_limits, hostile_with, ok, ordinary_limits, run_with,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tools_runtime::code::{
-    CodeCompletion, CodeFailure, CodeFailureKind, CodeLanguage, CodeLimits, CodeOutcome,
-    CodeRuntime, MAX_STACK_BYTES, TypeScriptRuntime,
+    CodeCompletion, CodeFailureKind, CodeLanguage, CodeLimits, CodeRuntime, MAX_STACK_BYTES,
+    TypeScriptRuntime,
 };
 
 fn runtime() -> TypeScriptRuntime {
-    TypeScriptRuntime::with_max_threads(1)
-}
-
-async fn run_with(
-    rt: &TypeScriptRuntime,
-    host: &Arc<TestHost>,
-    program: &str,
-    limits: &CodeLimits,
-) -> CodeOutcome {
-    let run = rt.run(
-        program,
-        Arc::new(Shared(host.clone())),
-        limits,
-        CancellationToken::new(),
-    );
-    // A hang is a failure, not a stuck test.
-    tokio::time::timeout(Duration::from_secs(60), run)
-        .await
-        .expect("the run did not end")
-}
-
-async fn ok(rt: &TypeScriptRuntime, program: &str) -> CodeCompletion {
-    let host = TestHost::new();
-    match run_with(rt, &host, program, &ordinary_limits()).await {
-        Ok(done) => done,
-        Err(failure) => panic!("expected a completion, got {failure:?}"),
-    }
-}
-
-async fn fail(rt: &TypeScriptRuntime, program: &str, limits: &CodeLimits) -> CodeFailure {
-    let host = TestHost::new();
-    match run_with(rt, &host, program, limits).await {
-        Ok(done) => panic!("expected a failure, got {done:?}"),
-        Err(failure) => failure,
-    }
-}
-
-/// The next run works and the pool still has its single worker.
-async fn assert_healthy(rt: &TypeScriptRuntime) {
-    let done = ok(rt, "const x: number = 20; return x + 22;").await;
-    assert_eq!(done.result, Some(json!(42)));
-    assert_eq!(
-        rt.threads(),
-        1,
-        "the pool should still have exactly one worker"
-    );
+    TypeScriptRuntime::for_tests()
 }
 
 // --- ordinary behaviour -------------------------------------------------------------------
@@ -231,7 +187,7 @@ async fn cancellation_mid_call_aborts_the_run_and_the_call() {
     assert_eq!(failure.kind, CodeFailureKind::Aborted);
     assert_eq!(failure.logs, vec!["waiting"]);
     assert_eq!(host.never_dropped.load(Ordering::SeqCst), 1);
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -252,7 +208,7 @@ async fn cancellation_stops_a_busy_program() {
     cancel.cancel();
     let failure = task.await.unwrap().unwrap_err();
     assert_eq!(failure.kind, CodeFailureKind::Aborted);
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -271,7 +227,7 @@ async fn invalid_limits_are_reported() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_the_runtime_ends_its_threads() {
     let rt = runtime();
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
     let names = rt.worker_names();
     assert_eq!(names.len(), 1);
     drop(rt);
@@ -326,38 +282,14 @@ async fn runs_share_a_pool_but_not_state() {
 
 // --- hostile programs -----------------------------------------------------------------------
 
-async fn hostile(program: &str, kind: CodeFailureKind) -> CodeFailure {
-    let limits = if kind == CodeFailureKind::Timeout {
-        deadline_limits()
-    } else {
-        hostile_limits()
-    };
-    hostile_with(program, kind, &limits).await
-}
-
-async fn hostile_with(program: &str, kind: CodeFailureKind, limits: &CodeLimits) -> CodeFailure {
-    let rt = runtime();
-    let failure = fail(&rt, program, limits).await;
-    assert_eq!(
-        failure.kind,
-        kind,
-        "{}: {} ({} log lines)",
-        failure.kind,
-        failure.message,
-        failure.logs.len()
-    );
-    assert_healthy(&rt).await;
-    failure
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn busy_loop_times_out() {
-    hostile("while (true) {}", CodeFailureKind::Timeout).await;
+    hostile::<TypeScriptRuntime>("while (true) {}", CodeFailureKind::Timeout).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_loop_that_swallows_every_exception_times_out() {
-    hostile(
+    hostile::<TypeScriptRuntime>(
         "for (;;) { try { while (true) {} } catch (e) {} finally { continue; } }",
         CodeFailureKind::Timeout,
     )
@@ -366,7 +298,7 @@ async fn a_loop_that_swallows_every_exception_times_out() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn catastrophic_regex_times_out() {
-    hostile(
+    hostile::<TypeScriptRuntime>(
         r#"return /^(a+)+$/.test("a".repeat(40) + "!");"#,
         CodeFailureKind::Timeout,
     )
@@ -375,7 +307,7 @@ async fn catastrophic_regex_times_out() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn uncaught_memory_bomb_is_a_memory_failure() {
-    hostile(
+    hostile::<TypeScriptRuntime>(
         "const keep = []; while (true) keep.push(new Array(100000).fill(keep.length));",
         CodeFailureKind::Memory,
     )
@@ -384,7 +316,7 @@ async fn uncaught_memory_bomb_is_a_memory_failure() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn caught_memory_bomb_is_still_a_memory_failure() {
-    let failure = hostile(
+    let failure = hostile::<TypeScriptRuntime>(
         r#"
         let caught = 0;
         for (let round = 0; round < 3; round++) {
@@ -405,7 +337,7 @@ async fn caught_memory_bomb_is_still_a_memory_failure() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deep_recursion_is_a_runtime_error() {
-    let failure = hostile(
+    let failure = hostile::<TypeScriptRuntime>(
         "function f(n: number): number { return f(n + 1) + 1; }\nreturn f(0);",
         CodeFailureKind::Runtime,
     )
@@ -427,7 +359,7 @@ async fn deep_recursion_is_stopped_at_every_stack_limit() {
     // stack check must hold at each (a missing check would overflow the thread's stack).
     for stack in [64 * 1024, 32 * 1024 * 1024, MAX_STACK_BYTES] {
         let limits = hostile_limits().with_stack_bytes(stack);
-        let failure = hostile_with(
+        let failure = hostile_with::<TypeScriptRuntime>(
             "function f(n: number): number { return f(n + 1) + 1; }\nreturn f(0);",
             CodeFailureKind::Runtime,
             &limits,
@@ -445,7 +377,7 @@ async fn deep_recursion_is_stopped_at_every_stack_limit() {
 async fn output_flood_hits_the_output_limit() {
     // The output limit, not the deadline, must stop it, even on a slow machine.
     let limits = ordinary_limits().with_max_output_bytes(64 * 1024);
-    let failure = hostile_with(
+    let failure = hostile_with::<TypeScriptRuntime>(
         "while (true) console.log('flooding the log');",
         CodeFailureKind::OutputLimit,
         &limits,
@@ -459,7 +391,7 @@ async fn output_flood_hits_the_output_limit() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_huge_log_line_hits_the_output_limit() {
     let limits = ordinary_limits().with_max_output_bytes(1024 * 1024);
-    let failure = hostile_with(
+    let failure = hostile_with::<TypeScriptRuntime>(
         "console.log('small'); console.log('x'.repeat(2 * 1024 * 1024)); return 1;",
         CodeFailureKind::OutputLimit,
         &limits,
@@ -471,7 +403,7 @@ async fn one_huge_log_line_hits_the_output_limit() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_huge_result_hits_the_output_limit() {
     let limits = hostile_limits().with_max_output_bytes(1024);
-    hostile_with(
+    hostile_with::<TypeScriptRuntime>(
         "return 'x'.repeat(4096);",
         CodeFailureKind::OutputLimit,
         &limits,
@@ -492,12 +424,14 @@ async fn a_never_settling_call_times_out_and_is_aborted() {
         1,
         "the call was not aborted"
     );
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_promise_nothing_can_settle_fails_at_once() {
-    let failure = hostile("await new Promise(() => {});", CodeFailureKind::Runtime).await;
+    let failure =
+        hostile::<TypeScriptRuntime>("await new Promise(() => {});", CodeFailureKind::Runtime)
+            .await;
     assert!(
         failure.message.contains("nothing can settle"),
         "{}",
@@ -519,7 +453,7 @@ async fn ten_thousand_concurrent_calls() {
     .unwrap();
     assert_eq!(done.result, Some(json!(19999)));
     assert_eq!(host.calls(), 10000);
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -540,7 +474,7 @@ async fn unawaited_calls_are_aborted_when_the_run_settles() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unhandled_rejection_fails_the_run() {
-    let failure = hostile(
+    let failure = hostile::<TypeScriptRuntime>(
         "tools.fail({}); await tools.echo({}); return 1;",
         CodeFailureKind::Runtime,
     )
@@ -672,7 +606,7 @@ async fn each_run_gets_its_own_limits_and_a_program_cannot_restart_itself() {
     // A program refused by the type stripper never touches an engine; the next run works.
     let failure = fail(&rt, "enum E { A }", &ordinary_limits()).await;
     assert_eq!(failure.kind, CodeFailureKind::Syntax);
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
 
     // The prelude's `run` starts the program once; a second start is refused.
     let done = ok(
@@ -734,7 +668,7 @@ async fn no_files_network_environment_process_or_modules() {
         );
         assert_eq!(failure.line, Some(1), "{program}: {failure:?}");
     }
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -755,7 +689,7 @@ async fn throwing_non_error_values() {
             failure.message
         );
     }
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -784,7 +718,7 @@ async fn returning_values_that_are_not_json() {
             failure.message
         );
     }
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -890,7 +824,7 @@ async fn syntax_errors_report_their_position() {
     let deep = format!("return {}1{};", "[".repeat(5000), "]".repeat(5000));
     let failure = fail(&rt, &deep, &hostile_limits()).await;
     assert_eq!(failure.kind, CodeFailureKind::Syntax);
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -997,7 +931,7 @@ async fn tools_named_then_constructor_and_proto() {
         done.result.unwrap()["args"],
         json!({ "__proto__": { "polluted": true }, "constructor": 1 })
     );
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
 }
 
 // --- the program is exactly the body of its function (issue 18, item 5) ---------------------
@@ -1044,7 +978,7 @@ async fn a_program_cannot_close_the_function_it_runs_in() {
         );
         assert_eq!(host.calls(), 0);
     }
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1086,7 +1020,7 @@ async fn engine_syntax_errors_point_into_the_program() {
     let failure = fail(&rt, "let b = 1; let b = 2;", &hostile_limits()).await;
     assert_eq!(failure.kind, CodeFailureKind::Syntax, "{failure:?}");
     assert_eq!(failure.line, Some(1), "{failure:?}");
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
 }
 
 // --- conversions ignore what the program patched (issue 18, item 6) --------------------------
@@ -1139,7 +1073,7 @@ async fn patched_prototypes_do_not_change_arguments_or_results() {
         done.result,
         Some(json!({ "sent": value, "flat": { "n": 1, "s": "plain" }, "nested": [value] }))
     );
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1208,7 +1142,7 @@ async fn values_that_cannot_cross_are_refused_at_depth_even_when_patched() {
         );
         assert_eq!(host.calls(), 0, "{expr}");
     }
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1276,7 +1210,7 @@ async fn failures_are_reported_when_everything_is_patched() {
             .starts_with("the program threw a non-Error value"),
         "{failure:?}"
     );
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
 }
 
 // --- bounded messages and sizes (issue 18, items 7 and 8) ------------------------------------
@@ -1327,16 +1261,6 @@ async fn arguments_larger_than_max_call_bytes_never_reach_the_host() {
     assert!(failure.message.contains("max_call_bytes"), "{failure:?}");
 }
 
-/// The marker a cut string ends with, and the longest quote with it.
-fn assert_cut(message: &str, left_out: usize) {
-    assert!(
-        message.contains(&format!("\u{2026} ({left_out} more bytes)")),
-        "{}",
-        &message[..message.len().min(600)]
-    );
-    assert!(message.len() < 1200, "{} bytes", message.len());
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn program_controlled_text_in_messages_is_cut() {
     let rt = runtime();
@@ -1385,7 +1309,7 @@ async fn program_controlled_text_in_messages_is_cut() {
         assert_eq!(failure.kind, CodeFailureKind::Runtime, "{program}");
         assert_cut(&failure.message, mb - 200);
     }
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1416,5 +1340,5 @@ async fn html_comments_and_type_syntax_next_to_brackets_open_no_way_out() {
         );
         assert!(failure.logs.is_empty(), "{program:?}: {failure:?}");
     }
-    assert_healthy(&rt).await;
+    rt.assert_healthy().await;
 }

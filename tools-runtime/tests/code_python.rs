@@ -1,4 +1,6 @@
-//! The Python Code Mode runtime: ordinary behaviour and the hostile-program suite.
+//! The Python Code Mode runtime: what only it does (its language's values and syntax, the
+//! child processes, the zygote and its spares, the protocol with the child); what every runtime
+//! does alike is in `code_conformance`.
 //!
 //! The interpreter comes from `TOOLS_PYTHON` or `python3` on `PATH`; without one these tests fail
 //! (the runtime reports an `internal` failure naming the interpreter). Every hostile test
@@ -10,13 +12,11 @@
 use crate::code_support;
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use code_support::{
     BARRIER_SIZE, Shared, TestHost, TestRuntime, assert_cut, children_of, deadline_limits,
-    eventually_gone, fail, hostile, hostile_limits, hostile_with, is_gone, ok, ordinary_limits,
-    run_with,
+    eventually_gone, fail, hostile_limits, is_gone, ok, ordinary_limits, run_with,
 };
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -66,77 +66,6 @@ async fn logs_and_return_value() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn returning_nothing_means_no_result() {
-    let rt = runtime();
-    assert_eq!(ok(&rt, "print('x')").await.result, None);
-    assert_eq!(ok(&rt, "return None").await.result, None);
-    assert_eq!(ok(&rt, "return 'text'").await.result, Some(json!("text")));
-    assert_eq!(ok(&rt, "").await.result, None);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tool_results_arrive_as_values() {
-    let rt = runtime();
-    let host = TestHost::new();
-    let done = run_with(
-        &rt,
-        &host,
-        "r = await tools.echo({'a': [1, {'b': 'c'}]})\nempty = await tools.echo()\nreturn [r, empty]",
-        &ordinary_limits(),
-    )
-    .await
-    .unwrap();
-    assert_eq!(
-        done.result,
-        Some(json!([
-            { "tool": "echo", "args": { "a": [1, { "b": "c" }] } },
-            { "tool": "echo", "args": {} }
-        ]))
-    );
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tool_call_error_can_be_caught() {
-    let rt = runtime();
-    let done = ok(
-        &rt,
-        "try:\n    await tools.fail({})\nexcept ToolCallError as e:\n    return [isinstance(e, Exception), e.tool_name, e.message, str(e)]\nreturn 'not reached'",
-    )
-    .await;
-    assert_eq!(done.result, Some(json!([true, "fail", "boom", "boom"])));
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn uncaught_tool_call_error_fails_with_its_line() {
-    let rt = runtime();
-    let failure = fail(
-        &rt,
-        "print('before')\nx = 1\nawait tools.fail({'x': x})\n",
-        &ordinary_limits(),
-    )
-    .await;
-    assert_eq!(failure.kind, CodeFailureKind::Runtime);
-    assert!(failure.message.contains("boom"), "{}", failure.message);
-    assert!(failure.message.contains("fail"), "{}", failure.message);
-    assert_eq!(failure.line, Some(3));
-    assert_eq!(failure.logs, vec!["before"]);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn asyncio_gather_calls_overlap_on_the_host() {
-    let rt = runtime();
-    let host = TestHost::new();
-    let program = format!(
-        "import asyncio\nr = await asyncio.gather(*[tools.barrier({{}}) for _ in range({BARRIER_SIZE})])\nreturn r"
-    );
-    let done = run_with(&rt, &host, &program, &ordinary_limits())
-        .await
-        .unwrap();
-    assert_eq!(done.result, Some(json!(vec![true; BARRIER_SIZE])));
-    assert_eq!(host.peak.load(Ordering::SeqCst), BARRIER_SIZE);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calls_start_when_made_not_when_awaited() {
     let rt = runtime();
     let host = TestHost::new();
@@ -149,27 +78,6 @@ async fn calls_start_when_made_not_when_awaited() {
         .await
         .unwrap();
     assert_eq!(done.result, Some(json!(vec![true; BARRIER_SIZE])));
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn cancellation_mid_call_aborts_the_run_and_the_call() {
-    let rt = runtime();
-    let host = TestHost::new();
-    let cancel = CancellationToken::new();
-    let run = rt.run(
-        "print('waiting')\nawait tools.never({})\nreturn 1",
-        Arc::new(Shared(host.clone())),
-        &ordinary_limits(),
-        cancel.clone(),
-    );
-    let task = tokio::spawn(run);
-    host.never_started.notified().await;
-    cancel.cancel();
-    let failure = task.await.unwrap().unwrap_err();
-    assert_eq!(failure.kind, CodeFailureKind::Aborted);
-    assert_eq!(failure.logs, vec!["waiting"]);
-    assert_eq!(host.never_dropped.load(Ordering::SeqCst), 1);
-    rt.assert_healthy().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -223,117 +131,6 @@ fn a_tokio_runtime_without_io_is_reported_not_a_panic() {
 }
 
 // --- hostile programs -----------------------------------------------------------------------
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn busy_loop_times_out() {
-    hostile::<PythonRuntime>("while True:\n    pass", CodeFailureKind::Timeout).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_loop_that_swallows_every_exception_times_out() {
-    hostile::<PythonRuntime>(
-        "while True:\n    try:\n        while True:\n            pass\n    except BaseException:\n        pass",
-        CodeFailureKind::Timeout,
-    )
-    .await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn catastrophic_regex_times_out() {
-    hostile::<PythonRuntime>(
-        "import re\nreturn bool(re.match(r'^(a+)+$', 'a' * 40 + '!'))",
-        CodeFailureKind::Timeout,
-    )
-    .await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn uncaught_memory_bomb_is_a_memory_failure() {
-    hostile::<PythonRuntime>(
-        "keep = []\nwhile True:\n    keep.append(bytearray(1 << 20))",
-        CodeFailureKind::Memory,
-    )
-    .await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn caught_memory_bomb_is_still_a_memory_failure() {
-    hostile::<PythonRuntime>(
-        "keep = []\ntry:\n    while True:\n        keep.append(bytearray(1 << 20))\nexcept MemoryError:\n    pass\nreturn len(keep)",
-        CodeFailureKind::Memory,
-    )
-    .await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn deep_recursion_is_a_runtime_error() {
-    let failure = hostile::<PythonRuntime>(
-        "def f(n):\n    return f(n + 1) + 1\nreturn f(0)",
-        CodeFailureKind::Runtime,
-    )
-    .await;
-    assert!(
-        failure.message.contains("RecursionError"),
-        "{}",
-        failure.message
-    );
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn output_flood_hits_the_output_limit() {
-    // The output limit, not the deadline, must stop it, even on a slow machine.
-    let limits = ordinary_limits().with_max_output_bytes(64 * 1024);
-    let failure = hostile_with::<PythonRuntime>(
-        "while True:\n    print('flooding the log')",
-        CodeFailureKind::OutputLimit,
-        &limits,
-    )
-    .await;
-    let kept: usize = failure.logs.iter().map(String::len).sum();
-    assert!(!failure.logs.is_empty());
-    assert!(kept <= 64 * 1024);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn one_huge_log_line_hits_the_output_limit() {
-    let limits = ordinary_limits().with_max_output_bytes(1024 * 1024);
-    let failure = hostile_with::<PythonRuntime>(
-        "print('small')\nprint('x' * (2 << 20))\nreturn 1",
-        CodeFailureKind::OutputLimit,
-        &limits,
-    )
-    .await;
-    assert_eq!(failure.logs, vec!["small"]);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_never_settling_call_times_out_and_is_aborted() {
-    let rt = runtime();
-    let host = TestHost::new();
-    let failure = run_with(&rt, &host, "await tools.never({})", &deadline_limits())
-        .await
-        .unwrap_err();
-    assert_eq!(failure.kind, CodeFailureKind::Timeout);
-    assert_eq!(host.never_dropped.load(Ordering::SeqCst), 1);
-    rt.assert_healthy().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ten_thousand_concurrent_calls() {
-    let rt = runtime();
-    let host = TestHost::new();
-    let done = run_with(
-        &rt,
-        &host,
-        "import asyncio\nr = await asyncio.gather(*(tools.echo({'i': i}) for i in range(10000)))\nreturn len(r) + r[9999]['args']['i']",
-        &ordinary_limits(),
-    )
-    .await
-    .unwrap();
-    assert_eq!(done.result, Some(json!(19999)));
-    assert_eq!(host.calls(), 10000);
-    rt.assert_healthy().await;
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn large_calls_and_replies_both_ways_at_once_do_not_block() {
@@ -534,25 +331,6 @@ async fn syntax_errors_report_their_position() {
     assert_eq!(failure.line, Some(2));
     assert!(failure.column.is_some());
     rt.assert_healthy().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn unicode_in_logs_and_tool_names() {
-    let rt = runtime();
-    let host = TestHost::with_names(&["émoji-🚀", "日本語"]);
-    let done = run_with(
-        &rt,
-        &host,
-        "print('héllo 🌍', '日本')\na = await tools['émoji-🚀']({'s': '✓'})\nb = await tools.日本語({})\nreturn [a['tool'], a['args']['s'], b['tool']]",
-        &ordinary_limits(),
-    )
-    .await
-    .unwrap();
-    assert_eq!(done.logs, vec!["héllo 🌍 日本"]);
-    assert_eq!(done.result, Some(json!(["émoji-🚀", "✓", "日本語"])));
-    let failure = fail(&rt, "print('\\ud800')\nreturn '\\ud800'", &hostile_limits()).await;
-    assert_eq!(failure.kind, CodeFailureKind::InvalidResult);
-    assert_eq!(failure.logs, vec!["?"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,4 +1,6 @@
-//! The TypeScript Code Mode runtime: ordinary behaviour and the hostile-program suite.
+//! The TypeScript Code Mode runtime: what only it does (its language's values and syntax,
+//! QuickJS and its limits, the pool of engine threads); what every runtime does alike is in
+//! `code_conformance`.
 //!
 //! Every hostile test asserts the exact failure kind and then that the runtime is healthy: the
 //! next run on the same one-thread pool works and no worker thread was added or left stuck.
@@ -12,8 +14,8 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use code_support::{
-    BARRIER_SIZE, Shared, TestHost, TestRuntime, assert_cut, deadline_limits, fail, hostile,
-    hostile_limits, hostile_with, ok, ordinary_limits, run_with,
+    Shared, TestHost, TestRuntime, assert_cut, fail, hostile, hostile_limits, hostile_with, ok,
+    ordinary_limits, run_with,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -63,72 +65,11 @@ async fn logs_and_return_value() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn no_return_means_no_result_and_null_is_kept() {
+async fn null_is_kept_as_a_result() {
+    // `undefined` is no result, as a run without `return` (code_conformance); `null` is a
+    // JSON value.
     let rt = runtime();
-    assert_eq!(ok(&rt, "console.log('x')").await.result, None);
-    assert_eq!(ok(&rt, "return undefined;").await.result, None);
     assert_eq!(ok(&rt, "return null;").await.result, Some(Value::Null));
-    assert_eq!(ok(&rt, "return 'text';").await.result, Some(json!("text")));
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tool_results_arrive_as_values() {
-    let rt = runtime();
-    let host = TestHost::new();
-    let done = run_with(
-        &rt,
-        &host,
-        "const r = await tools.echo({ a: [1, { b: 'c' }] }); return r;",
-        &ordinary_limits(),
-    )
-    .await
-    .unwrap();
-    assert_eq!(
-        done.result,
-        Some(json!({ "tool": "echo", "args": { "a": [1, { "b": "c" }] } }))
-    );
-    let done = run_with(&rt, &host, "return await tools.echo();", &ordinary_limits())
-        .await
-        .unwrap();
-    assert_eq!(done.result, Some(json!({ "tool": "echo", "args": {} })));
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tool_call_error_can_be_caught() {
-    let rt = runtime();
-    let done = ok(
-        &rt,
-        r#"
-        try {
-            await tools.fail({});
-            return "not reached";
-        } catch (e) {
-            return [e instanceof ToolCallError, e instanceof Error, e.name, e.toolName, e.message];
-        }
-        "#,
-    )
-    .await;
-    assert_eq!(
-        done.result,
-        Some(json!([true, true, "ToolCallError", "fail", "boom"]))
-    );
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn uncaught_tool_call_error_fails_with_its_line() {
-    let rt = runtime();
-    let failure = fail(
-        &rt,
-        "console.log('before');\nconst x = 1;\nawait tools.fail({ x });\n",
-        &ordinary_limits(),
-    )
-    .await;
-    assert_eq!(failure.kind, CodeFailureKind::Runtime);
-    assert!(failure.message.contains("boom"), "{}", failure.message);
-    assert!(failure.message.contains("fail"), "{}", failure.message);
-    assert_eq!(failure.logs, vec!["before"]);
-    // A call that fails at once is rejected while the program's frame is on the stack.
-    assert_eq!(failure.line, Some(3));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -151,43 +92,6 @@ async fn runtime_errors_carry_the_program_line() {
     let failure = fail(&rt, "throw new Error('first line')", &ordinary_limits()).await;
     assert_eq!(failure.line, Some(1));
     assert_eq!(failure.column, Some(11));
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn promise_all_calls_overlap_on_the_host() {
-    let rt = runtime();
-    let host = TestHost::new();
-    // Each `barrier` call waits until BARRIER_SIZE calls wait together: the run can only
-    // finish if the calls are in flight at the same time.
-    let program = format!(
-        "const r = await Promise.all(Array.from({{ length: {BARRIER_SIZE} }}, () => tools.barrier({{}})));\nreturn r;"
-    );
-    let done = run_with(&rt, &host, &program, &ordinary_limits())
-        .await
-        .unwrap();
-    assert_eq!(done.result, Some(json!(vec![true; BARRIER_SIZE])));
-    assert_eq!(host.peak.load(Ordering::SeqCst), BARRIER_SIZE);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn cancellation_mid_call_aborts_the_run_and_the_call() {
-    let rt = runtime();
-    let host = TestHost::new();
-    let cancel = CancellationToken::new();
-    let run = rt.run(
-        "console.log('waiting'); await tools.never({}); return 1;",
-        Arc::new(Shared(host.clone())),
-        &ordinary_limits(),
-        cancel.clone(),
-    );
-    let task = tokio::spawn(run);
-    host.never_started.notified().await;
-    cancel.cancel();
-    let failure = task.await.unwrap().unwrap_err();
-    assert_eq!(failure.kind, CodeFailureKind::Aborted);
-    assert_eq!(failure.logs, vec!["waiting"]);
-    assert_eq!(host.never_dropped.load(Ordering::SeqCst), 1);
-    rt.assert_healthy().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -283,77 +187,6 @@ async fn runs_share_a_pool_but_not_state() {
 // --- hostile programs -----------------------------------------------------------------------
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn busy_loop_times_out() {
-    hostile::<TypeScriptRuntime>("while (true) {}", CodeFailureKind::Timeout).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_loop_that_swallows_every_exception_times_out() {
-    hostile::<TypeScriptRuntime>(
-        "for (;;) { try { while (true) {} } catch (e) {} finally { continue; } }",
-        CodeFailureKind::Timeout,
-    )
-    .await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn catastrophic_regex_times_out() {
-    hostile::<TypeScriptRuntime>(
-        r#"return /^(a+)+$/.test("a".repeat(40) + "!");"#,
-        CodeFailureKind::Timeout,
-    )
-    .await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn uncaught_memory_bomb_is_a_memory_failure() {
-    hostile::<TypeScriptRuntime>(
-        "const keep = []; while (true) keep.push(new Array(100000).fill(keep.length));",
-        CodeFailureKind::Memory,
-    )
-    .await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn caught_memory_bomb_is_still_a_memory_failure() {
-    let failure = hostile::<TypeScriptRuntime>(
-        r#"
-        let caught = 0;
-        for (let round = 0; round < 3; round++) {
-            try {
-                const keep: number[][] = [];
-                while (true) keep.push(new Array(100000).fill(round));
-            } catch (e) {
-                caught++;
-            }
-        }
-        return caught;
-        "#,
-        CodeFailureKind::Memory,
-    )
-    .await;
-    assert!(failure.message.contains("memory"), "{}", failure.message);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn deep_recursion_is_a_runtime_error() {
-    let failure = hostile::<TypeScriptRuntime>(
-        "function f(n: number): number { return f(n + 1) + 1; }\nreturn f(0);",
-        CodeFailureKind::Runtime,
-    )
-    .await;
-    assert!(failure.message.contains("stack"), "{}", failure.message);
-    // Caught, it is an ordinary error the program can recover from.
-    let rt = runtime();
-    let done = ok(
-        &rt,
-        "function f(n: number): number { return f(n + 1) + 1; }\ntry { f(0) } catch (e) { return e.name }",
-    )
-    .await;
-    assert_eq!(done.result, Some(json!("RangeError")));
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deep_recursion_is_stopped_at_every_stack_limit() {
     // The smallest and the largest stack a run may ask for, and one in between: the engine's
     // stack check must hold at each (a missing check would overflow the thread's stack).
@@ -374,33 +207,6 @@ async fn deep_recursion_is_stopped_at_every_stack_limit() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn output_flood_hits_the_output_limit() {
-    // The output limit, not the deadline, must stop it, even on a slow machine.
-    let limits = ordinary_limits().with_max_output_bytes(64 * 1024);
-    let failure = hostile_with::<TypeScriptRuntime>(
-        "while (true) console.log('flooding the log');",
-        CodeFailureKind::OutputLimit,
-        &limits,
-    )
-    .await;
-    let kept: usize = failure.logs.iter().map(String::len).sum();
-    assert!(!failure.logs.is_empty());
-    assert!(kept <= 64 * 1024);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn one_huge_log_line_hits_the_output_limit() {
-    let limits = ordinary_limits().with_max_output_bytes(1024 * 1024);
-    let failure = hostile_with::<TypeScriptRuntime>(
-        "console.log('small'); console.log('x'.repeat(2 * 1024 * 1024)); return 1;",
-        CodeFailureKind::OutputLimit,
-        &limits,
-    )
-    .await;
-    assert_eq!(failure.logs, vec!["small"]);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_huge_result_hits_the_output_limit() {
     let limits = hostile_limits().with_max_output_bytes(1024);
     hostile_with::<TypeScriptRuntime>(
@@ -409,22 +215,6 @@ async fn a_huge_result_hits_the_output_limit() {
         &limits,
     )
     .await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_never_settling_call_times_out_and_is_aborted() {
-    let rt = runtime();
-    let host = TestHost::new();
-    let failure = run_with(&rt, &host, "await tools.never({});", &deadline_limits())
-        .await
-        .unwrap_err();
-    assert_eq!(failure.kind, CodeFailureKind::Timeout);
-    assert_eq!(
-        host.never_dropped.load(Ordering::SeqCst),
-        1,
-        "the call was not aborted"
-    );
-    rt.assert_healthy().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -437,23 +227,6 @@ async fn a_promise_nothing_can_settle_fails_at_once() {
         "{}",
         failure.message
     );
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ten_thousand_concurrent_calls() {
-    let rt = runtime();
-    let host = TestHost::new();
-    let done = run_with(
-        &rt,
-        &host,
-        "const r = await Promise.all(Array.from({ length: 10000 }, (_, i) => tools.echo({ i })));\nreturn r.length + r[9999].args.i;",
-        &ordinary_limits(),
-    )
-    .await
-    .unwrap();
-    assert_eq!(done.result, Some(json!(19999)));
-    assert_eq!(host.calls(), 10000);
-    rt.assert_healthy().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -855,31 +628,6 @@ async fn enums_namespaces_and_parameter_properties_are_syntax_failures() {
     )
     .await;
     assert_eq!(done.result, Some(json!(1)));
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn unicode_in_logs_and_tool_names() {
-    let rt = runtime();
-    let host = TestHost::with_names(&["émoji-🚀", "日本語"]);
-    let done = run_with(
-        &rt,
-        &host,
-        "console.log('héllo 🌍', '日本');\nconst a = await tools['émoji-🚀']({ s: '✓' });\nconst b = await tools['日本語']({});\nreturn [a.tool, a.args.s, b.tool];",
-        &ordinary_limits(),
-    )
-    .await
-    .unwrap();
-    assert_eq!(done.logs, vec!["héllo 🌍 日本"]);
-    assert_eq!(done.result, Some(json!(["émoji-🚀", "✓", "日本語"])));
-    // A lone surrogate cannot be JSON: a log line gets U+FFFD, a result is refused.
-    let failure = fail(
-        &rt,
-        "console.log('\\uD800'); return '\\uD800';",
-        &hostile_limits(),
-    )
-    .await;
-    assert_eq!(failure.kind, CodeFailureKind::InvalidResult);
-    assert_eq!(failure.logs, vec!["\u{FFFD}"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -13,6 +13,7 @@ mod cancellation_stress;
 mod cards;
 mod cc_names;
 mod code_analysis;
+mod code_conformance;
 mod code_mode;
 mod code_mode_e2e;
 mod code_python;

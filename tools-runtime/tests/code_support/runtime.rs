@@ -105,6 +105,97 @@ pub async fn hostile_with<R: TestRuntime>(
     failure
 }
 
+/// Runs each program under [`hostile_limits`] and asserts that it fails as `kind` with a message
+/// that contains its needle; then that the runtime is healthy.
+pub async fn assert_each_fails<R: TestRuntime>(
+    rt: &R,
+    kind: CodeFailureKind,
+    cases: &[(&str, &str)],
+) {
+    for &(program, needle) in cases {
+        let failure = fail(rt, program, &hostile_limits()).await;
+        assert_eq!(failure.kind, kind, "{program}");
+        assert!(
+            failure.message.contains(needle),
+            "{program}: {}",
+            failure.message
+        );
+    }
+    rt.assert_healthy().await;
+}
+
+/// The outcome of a program that tried to send a refused value (`label` names it) in a call's
+/// arguments, logged the error it caught, then returned the value: the run fails as an invalid
+/// result whose message names `result_path` and `needle`; its one log line, the call's error,
+/// starts with `args_prefix` and names `needle`; and the call never reached the host.
+pub fn assert_refused_both_ways(
+    label: &str,
+    outcome: CodeOutcome,
+    host: &TestHost,
+    needle: &str,
+    result_path: &str,
+    args_prefix: &str,
+) {
+    let failure = match outcome {
+        Ok(done) => panic!("{label}: {done:?}"),
+        Err(failure) => failure,
+    };
+    assert_eq!(
+        failure.kind,
+        CodeFailureKind::InvalidResult,
+        "{label}: {failure:?}"
+    );
+    assert!(
+        failure.message.contains(needle),
+        "{label}: {}",
+        failure.message
+    );
+    assert!(
+        failure.message.contains(result_path),
+        "{label}: {}",
+        failure.message
+    );
+    assert_eq!(failure.logs.len(), 1, "{label}: {failure:?}");
+    assert!(
+        failure.logs[0].starts_with(args_prefix),
+        "{label}: {:?}",
+        failure.logs
+    );
+    assert!(
+        failure.logs[0].contains(needle),
+        "{label}: {:?}",
+        failure.logs
+    );
+    assert_eq!(host.calls(), 0, "{label}");
+}
+
+/// The messages a program collected (`result["messages"]`) while it sent bad arguments one call
+/// each, then one good call (`result["fine"]`): each message starts with the expected one, in
+/// order, the good call's arguments came back, and only the good call reached the host.
+/// Returns the messages.
+pub fn assert_only_the_valid_call_was_sent<'a>(
+    result: &'a serde_json::Value,
+    host: &TestHost,
+    expected: &[&str],
+) -> Vec<&'a str> {
+    let messages: Vec<&str> = result["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap())
+        .collect();
+    for (message, expected) in messages.iter().zip(expected) {
+        assert!(message.starts_with(expected), "{message} vs {expected}");
+    }
+    assert_eq!(messages.len(), expected.len());
+    assert_eq!(
+        result["fine"],
+        serde_json::json!({ "ok": [0, 1.5, "", false, null] })
+    );
+    assert_eq!(host.calls(), 1, "only the valid call reached the host");
+    messages
+}
+
 /// A string the runtime cut: it ends its quote with the marker and the count of bytes left
 /// out, and the whole message stays short.
 pub fn assert_cut(message: &str, left_out: usize) {

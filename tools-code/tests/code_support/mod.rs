@@ -1,5 +1,10 @@
-//! A scripted [`CodeHost`] shared by the Code Mode runtime tests.
+//! A scripted [`CodeHost`] shared by the Code Mode runtime tests, their limits, and (in
+//! `runtime`) the runtimes under test with the helpers that run programs on them.
 #![allow(dead_code)]
+
+mod runtime;
+
+pub use runtime::*;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -115,4 +120,41 @@ pub fn deadline_limits() -> CodeLimits {
 /// Generous limits for ordinary programs (long enough never to fire on a loaded CI machine).
 pub fn ordinary_limits() -> CodeLimits {
     CodeLimits::default().with_timeout(Duration::from_secs(20))
+}
+
+/// The child processes of `pid` (threads included).
+pub fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("children")).ok())
+        .flat_map(|text| {
+            text.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
+}
+
+/// Whether `pid` is gone (or only a zombie waiting for init).
+pub fn is_gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+/// Waits (up to 5 s) for a killed process to disappear; a SIGKILL is delivered asynchronously.
+pub async fn eventually_gone(pid: u32) -> bool {
+    for _ in 0..500 {
+        if is_gone(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    false
 }

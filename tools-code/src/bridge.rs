@@ -237,7 +237,7 @@ impl CodeHost for Host {
             return Box::pin(std::future::ready(Err(ToolCallFailure::new(format!(
                 "`{}` is not among the tools the program was checked for before it ran ({}); \
                  call tools by name (`tools.name(...)`) so the check sees them",
-                cut(name),
+                tools_schema::excerpt::cut(name),
                 list(allowed),
             )))));
         }
@@ -531,14 +531,6 @@ impl Pool {
                 () = cancel.cancelled() => return None,
             }
         }
-    }
-}
-
-/// `name` cut to 200 characters, with the marker the runtimes use.
-fn cut(name: &str) -> String {
-    match name.char_indices().nth(200) {
-        None => name.to_owned(),
-        Some((at, _)) => format!("{}\u{2026} ({} more bytes)", &name[..at], name.len() - at),
     }
 }
 

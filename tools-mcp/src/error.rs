@@ -11,7 +11,7 @@ use std::time::Duration;
 use rmcp::service::{ClientInitializeError, ServerInitializeError};
 use thiserror::Error;
 
-use crate::schema::cut;
+use tools_schema::excerpt::cut;
 
 /// Stable codes of the failures `tools-mcp` gives imported tools' calls.
 pub mod codes {
@@ -294,7 +294,7 @@ mod tests {
         let error = McpError::Io(std::io::Error::other(long));
         let text = report(&error);
         assert!(text.starts_with("MCP server I/O failed: xxx"), "{text}");
-        assert!(text.ends_with("... (100 more characters)"), "{text}");
+        assert!(text.ends_with("… (100 more bytes)"), "{text}");
     }
 
     #[test]

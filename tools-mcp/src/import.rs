@@ -63,8 +63,9 @@ use tools_runtime::{Output, Registration, Scope, ToolDefinition, ToolError, Tool
 
 use crate::error::{ConnectError, McpError, RequestError, SpawnError, codes, report};
 use crate::import_http::LimitedClient;
-use crate::schema::{FullSchema, cut};
+use crate::schema::FullSchema;
 use crate::wire::{DEFAULT_MAX_MESSAGE_SIZE, LineTransport, REASON_TOO_LARGE, made_up_reason};
+use tools_schema::excerpt::cut;
 
 /// Where an MCP server is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -139,9 +140,9 @@ impl McpSource {
                     s.push_str(a);
                 }
                 s.push('`');
-                cut(&s)
+                cut(&s).into_owned()
             }
-            McpSource::Http { url } => cut(url),
+            McpSource::Http { url } => cut(url).into_owned(),
         }
     }
 }
@@ -854,8 +855,8 @@ async fn refresh(inner: &Arc<Inner>) -> Result<(), McpError> {
         };
         if let Err(source) = tools_runtime::schema::validate_tool_name(&local) {
             return Err(McpError::InvalidName {
-                remote: cut(&remote),
-                local: cut(&local),
+                remote: cut(&remote).into_owned(),
+                local: cut(&local).into_owned(),
                 source,
             });
         }

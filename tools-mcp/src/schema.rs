@@ -7,6 +7,7 @@
 //! every value are measured first, without recursion, and refused past [`MAX_DEPTH`] levels.
 
 use serde_json::Value;
+use tools_schema::excerpt::cut;
 
 /// The deepest schema or value (in nested arrays and objects) that is validated; deeper ones
 /// are refused with a clear message instead of risking the stack.
@@ -14,9 +15,6 @@ pub const MAX_DEPTH: usize = 128;
 
 /// At most this many violations are listed in one message.
 const MAX_VIOLATIONS: usize = 20;
-
-/// A violation's text is cut to this many characters.
-const MAX_MESSAGE_CHARS: usize = 200;
 
 /// A server's JSON Schema compiled once, at import.
 pub struct FullSchema {
@@ -43,7 +41,7 @@ impl FullSchema {
             .with_draft(jsonschema::Draft::Draft202012)
             .should_validate_formats(false)
             .build(schema)
-            .map_err(|e| cut(&e.to_string()))?;
+            .map_err(|e| cut(&e.to_string()).into_owned())?;
         Ok(FullSchema { validator })
     }
 
@@ -66,7 +64,7 @@ impl FullSchema {
                 out.push_str("; ");
             }
             let pointer = error.instance_path().as_str().to_owned();
-            let message = cut(&error.to_string());
+            let message = cut(&error.to_string()).into_owned();
             if pointer.is_empty() {
                 out.push_str(&message);
             } else {
@@ -83,16 +81,6 @@ impl FullSchema {
         }
         Err(out)
     }
-}
-
-/// `text` cut to [`MAX_MESSAGE_CHARS`] characters, saying how much was left out.
-pub(crate) fn cut(text: &str) -> String {
-    let total = text.chars().count();
-    if total <= MAX_MESSAGE_CHARS {
-        return text.to_owned();
-    }
-    let kept: String = text.chars().take(MAX_MESSAGE_CHARS).collect();
-    format!("{kept}... ({} more characters)", total - MAX_MESSAGE_CHARS)
 }
 
 #[cfg(test)]

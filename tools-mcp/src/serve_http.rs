@@ -31,9 +31,9 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use serde_json::Value;
 
 use crate::error::McpError;
-use crate::schema::cut;
 use crate::serve::{HttpOptions, McpServer};
 use crate::wire::{IdScan, Size, error_json, glance, invalid_request, parse_error, too_large};
+use tools_schema::excerpt::cut;
 
 type Body = BoxBody<Bytes, Infallible>;
 type Rmcp =
@@ -223,7 +223,7 @@ fn cancelled_request(bytes: &[u8]) -> Option<RequestId> {
 fn not_a_message(bytes: &[u8]) -> Option<Response<Body>> {
     let error = serde_json::from_slice::<ClientJsonRpcMessage>(bytes).err()?;
     let look = glance(bytes);
-    let detail = cut(&error.to_string());
+    let detail = cut(&error.to_string()).into_owned();
     Some(if look.json {
         json_error(
             StatusCode::BAD_REQUEST,

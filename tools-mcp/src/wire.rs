@@ -574,7 +574,7 @@ impl<Role: ServiceRole> LineTransport<Role> {
     /// Deals with a line within the limit that is not a message.
     fn bad_line(&mut self, line: &[u8], error: &serde_json::Error) {
         let look = glance(line);
-        let detail = crate::schema::cut(&error.to_string());
+        let detail = tools_schema::excerpt::cut(&error.to_string()).into_owned();
         if !look.json {
             if self.serving {
                 self.refuse(None, &parse_error(&detail));

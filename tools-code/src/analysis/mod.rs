@@ -455,7 +455,7 @@ pub(crate) fn refusal(problems: &[Problem]) -> String {
 
 /// `no tool named ...`, with up to three closest names of the SDK.
 fn unknown_tool(name: &str, sdk: &[String]) -> String {
-    let shown = cut(name);
+    let shown = tools_schema::excerpt::cut(name);
     // A little more lenient than the registry: a program's typo is found before it runs.
     let closest: Vec<String> =
         tools_runtime::suggest::closest(name, sdk.iter().map(String::as_str), 0.7)
@@ -649,16 +649,4 @@ fn type_allows(ty: &Value, actual: &str) -> bool {
 
 fn escape_pointer(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
-}
-
-/// The most characters of a name the program controls that a message quotes.
-const CUT_LIMIT: usize = 200;
-
-/// `text` cut to [`CUT_LIMIT`] characters, with a marker saying how many UTF-8 bytes were left
-/// out (the convention of every message that quotes the program's text).
-fn cut(text: &str) -> String {
-    match text.char_indices().nth(CUT_LIMIT) {
-        None => text.to_owned(),
-        Some((at, _)) => format!("{}\u{2026} ({} more bytes)", &text[..at], text.len() - at),
-    }
 }

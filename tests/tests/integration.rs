@@ -5,6 +5,7 @@
 // Helpers for the modules below, declared once here.
 mod codegen_support;
 
+mod architecture;
 mod callers;
 mod code_mode_assembly;
 mod codegen_deep;

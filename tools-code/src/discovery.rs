@@ -24,11 +24,8 @@ use tools_runtime::{
     ToolError, ToolRunContext, ToolRuntime,
 };
 
-use crate::assembly::SdkViews;
-
-/// The default threshold of [`Discovery::Auto`]: 40 KiB of SDK section, about ten thousand
-/// tokens.
-pub const DEFAULT_DISCOVERY_ABOVE_BYTES: usize = 40 * 1024;
+use crate::sdk::SdkViews;
+pub use crate::sdk::{DEFAULT_DISCOVERY_ABOVE_BYTES, Discovery};
 
 /// How many tools a query of `describe_tools` returns when `limit` is not given.
 pub const DEFAULT_DESCRIBE_LIMIT: u64 = 10;
@@ -38,42 +35,6 @@ pub const MAX_DESCRIBE_TOOLS: u64 = 50;
 
 /// The stable code of a `describe_tools` call that asked for nothing.
 pub const DESCRIBE_TOOLS_EMPTY: &str = "DESCRIBE_TOOLS_EMPTY";
-
-/// Whether the SDK section carries the full SDK or a compact index with `describe_tools`
-/// beside `run_code` (set with [`CodeMode::discovery`](crate::CodeMode::discovery)).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Discovery {
-    /// Always the full SDK; `describe_tools` does not exist.
-    Never,
-    /// The full SDK while its section (instructions, fence and SDK) is at most `above_bytes`
-    /// bytes, the index past that. Decided per scope each time its tool set changes.
-    Auto {
-        /// The largest full SDK section, in bytes, shown as it is.
-        above_bytes: usize,
-    },
-    /// Always the index.
-    Always,
-}
-
-impl Default for Discovery {
-    /// [`Discovery::Auto`] above [`DEFAULT_DISCOVERY_ABOVE_BYTES`].
-    fn default() -> Self {
-        Discovery::Auto {
-            above_bytes: DEFAULT_DISCOVERY_ABOVE_BYTES,
-        }
-    }
-}
-
-impl Discovery {
-    /// Whether a full SDK section of `bytes` bytes is replaced by the index.
-    pub fn uses_index(self, bytes: usize) -> bool {
-        match self {
-            Discovery::Never => false,
-            Discovery::Auto { above_bytes } => bytes > above_bytes,
-            Discovery::Always => true,
-        }
-    }
-}
 
 /// The registry-owned `describe_tools` definition for programs in `language`, describing the
 /// SDK tools of `views`.

@@ -160,6 +160,7 @@ mod may_call;
 mod mode;
 #[cfg(any(feature = "typescript", feature = "python"))]
 mod output;
+mod sdk;
 
 #[cfg(feature = "python")]
 pub mod python;

@@ -7,10 +7,11 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::analysis;
-use super::assembly::{CodePresenter, SdkViews};
+use super::assembly::CodePresenter;
 use super::bridge;
 use super::discovery::{self, Discovery};
 use super::events::SessionEventSink;
+use super::sdk::SdkViews;
 use super::{CodeLanguage, CodeLimits, CodeLimitsError, CodeRuntime};
 use tools_runtime::extension::{Coded, Extension, Installation, OwnedTool};
 use tools_runtime::{

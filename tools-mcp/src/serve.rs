@@ -61,8 +61,8 @@ use tools_runtime::{
 
 use crate::error::{McpError, ServeError};
 use crate::schema::MAX_DEPTH;
-use crate::serve_http::{HttpCaller, SESSION_HEADER};
 use crate::wire::{DEFAULT_MAX_MESSAGE_SIZE, LineTransport};
+use crate::wire::{HttpCaller, SESSION_HEADER};
 
 /// A call in flight without a session: the client's address and the request's id.
 type StatelessKey = (IpAddr, RequestId);

@@ -32,22 +32,13 @@ use serde_json::Value;
 
 use crate::error::McpError;
 use crate::serve::{HttpOptions, McpServer};
+use crate::wire::{HttpCaller, SESSION_HEADER};
 use crate::wire::{IdScan, Size, error_json, glance, invalid_request, parse_error, too_large};
 use tools_schema::excerpt::cut;
 
 type Body = BoxBody<Bytes, Infallible>;
 type Rmcp =
     hyper_util::service::TowerToHyperService<StreamableHttpService<McpServer, LocalSessionManager>>;
-
-/// Where an HTTP request came from, in its extensions for the tool call.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct HttpCaller {
-    /// The client's address.
-    pub ip: IpAddr,
-}
-
-/// The header that names a 2025-11-25 session.
-pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 
 /// The largest body looked at for a `notifications/cancelled` (it is a few dozen bytes).
 const SMALL_BODY: usize = 64 * 1024;

@@ -32,6 +32,16 @@ use rmcp::service::{RxJsonRpcMessage, ServiceRole, TxJsonRpcMessage};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
+/// Where an HTTP request came from, in its extensions for the tool call.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HttpCaller {
+    /// The client's address.
+    pub ip: std::net::IpAddr,
+}
+
+/// The header that names a 2025-11-25 session.
+pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
+
 /// The default limit of one incoming message, in bytes (16 MiB), for serve and import, over
 /// stdio and over HTTP.
 pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 16 * 1024 * 1024;

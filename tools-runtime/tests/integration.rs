@@ -7,7 +7,6 @@
 // Helpers for the modules below, declared once here.
 mod tracing_support;
 
-mod architecture;
 mod cancellation_stress;
 mod cards;
 mod cc_names;

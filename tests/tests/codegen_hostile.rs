@@ -17,7 +17,7 @@ use std::fmt::Write as _;
 use tools_codegen::{
     Language, render_catalog_markdown, render_declarations, render_python, render_typescript,
 };
-use tools_schema::{Catalog, ToolSchema};
+use tools_schema::{Catalog, CatalogEntry};
 
 /// One hostile shape: a tool, a value its input schema accepts, and one it rejects.
 struct Shape {
@@ -216,7 +216,7 @@ fn hostile_shapes_render_within_a_size_bound_and_type_check() {
             !validator.is_valid(&shape.invalid),
             "{t}: the invalid value"
         );
-        let tool = ToolSchema {
+        let tool = CatalogEntry {
             name: shape.name.clone(),
             description: "A hostile shape.".into(),
             input_schema: shape.input.clone(),

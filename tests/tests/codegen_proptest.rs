@@ -17,7 +17,7 @@ use tools_codegen::{
     ParsedCatalog, json_schema_to_py, json_schema_to_ts, render_catalog_markdown, render_python,
     render_typescript,
 };
-use tools_schema::{Catalog, ToolSchema};
+use tools_schema::{Catalog, CatalogEntry};
 
 /// Keys that steer the reader into every branch, plus hostile property names.
 const KEYS: &[&str] = &[
@@ -120,14 +120,14 @@ fn arbitrary_schemas_render_to_code_that_type_checks() {
             let mut tools = Vec::new();
             let mut standalone = Vec::new();
             for (name, input, output) in entries {
-                if tools.iter().any(|t: &ToolSchema| t.name == name) {
+                if tools.iter().any(|t: &CatalogEntry| t.name == name) {
                     continue;
                 }
                 // The standalone renderers take any value as it is.
                 let ts = json_schema_to_ts(&input);
                 prop_assert!(!ts.is_empty());
                 standalone.push(json_schema_to_py(&output));
-                tools.push(ToolSchema {
+                tools.push(CatalogEntry {
                     name,
                     description: "d */ \"\"\" ${x}".into(),
                     input_schema: rooted(input),

@@ -13,7 +13,7 @@
 //! sets). Under `both`, a `tools:code-only` section then says that the tools found only in the
 //! SDK are called from programs.
 //!
-//! With [`Discovery`] (see [`CodeMode::discovery`](crate::CodeMode::discovery)) a large SDK is replaced by a compact index
+//! With [`Discovery`](crate::Discovery) (see [`CodeMode::discovery`](crate::CodeMode::discovery)) a large SDK is replaced by a compact index
 //! of the tools' names, and `describe_tools` is offered beside `run_code` to give the
 //! declarations of the tools the model names or asks for.
 //!
@@ -64,7 +64,7 @@ use tools_runtime::{
     Assembly, AssemblyError, PresentationMode, PromptSection, RESERVED_DESCRIBE_TOOLS,
     RESERVED_RUN_CODE, ScopeKey, ToolRuntime,
 };
-use tools_schema::catalog::ToolSchema;
+use tools_schema::catalog::CatalogEntry;
 
 use crate::sdk::SdkViews;
 
@@ -84,16 +84,16 @@ pub const CODE_ONLY_SECTION: &str = "tools:code-only";
 pub(crate) struct CodePresenter {
     views: Arc<SdkViews>,
     /// The catalog entry of the `run_code` definition, made once.
-    run_code_schema: Arc<ToolSchema>,
+    run_code_schema: Arc<CatalogEntry>,
     /// The catalog entry of the `describe_tools` definition, when discovery is configured.
-    describe_tools_schema: Option<Arc<ToolSchema>>,
+    describe_tools_schema: Option<Arc<CatalogEntry>>,
 }
 
 impl CodePresenter {
     pub(crate) fn new(
         views: Arc<SdkViews>,
-        run_code_schema: ToolSchema,
-        describe_tools_schema: Option<ToolSchema>,
+        run_code_schema: CatalogEntry,
+        describe_tools_schema: Option<CatalogEntry>,
     ) -> Self {
         CodePresenter {
             views,
@@ -120,7 +120,7 @@ impl Presenter for CodePresenter {
         }
         let view = self.views.view(runtime, scope, mode)?;
         // The tools are in name order; the owned tools take their places among them.
-        let mut insert = |schema: Arc<ToolSchema>| {
+        let mut insert = |schema: Arc<CatalogEntry>| {
             let at = assembly
                 .tools
                 .partition_point(|t| t.name.as_str() < schema.name.as_str());

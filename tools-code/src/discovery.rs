@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tools_codegen::Language;
-use tools_schema::catalog::ToolSchema;
+use tools_schema::catalog::CatalogEntry;
 
 use tools_runtime::{
     ContentBlock, DefinitionError, Output, RESERVED_DESCRIBE_TOOLS, ScopeKey, ToolDefinition,
@@ -142,7 +142,7 @@ fn describe(
     let rt: &ToolRuntime = ctx.runtime();
     let scope = ctx.agent().unwrap_or(ScopeKey::GLOBAL);
     let tools = views.sdk_tools(rt, scope);
-    let find = |name: &str| -> Option<&ToolSchema> {
+    let find = |name: &str| -> Option<&CatalogEntry> {
         let at = tools
             .0
             .binary_search_by(|t| t.name.as_str().cmp(name))
@@ -150,7 +150,7 @@ fn describe(
         tools.0.get(at).map(|t| &**t)
     };
 
-    let mut chosen: Vec<&ToolSchema> = Vec::new();
+    let mut chosen: Vec<&CatalogEntry> = Vec::new();
     let mut unknown = Vec::new();
     for name in names {
         match find(name) {

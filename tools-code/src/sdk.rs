@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use tools_codegen::Language;
 use tools_runtime::extension::SchemaList;
 use tools_runtime::{AssemblyError, PresentationMode, ScopeKey, ToolRuntime};
-use tools_schema::catalog::ToolSchema;
+use tools_schema::catalog::CatalogEntry;
 
 use crate::lock;
 
@@ -137,7 +137,7 @@ impl SdkViews {
             return Ok(hit.view.clone());
         }
         let language = self.language;
-        let entries = sdk_tools.0.iter().map(|s| ToolSchema::clone(s)).collect();
+        let entries = sdk_tools.0.iter().map(|s| CatalogEntry::clone(s)).collect();
         let catalog = tools_schema::Catalog::new(entries).map_err(|e| AssemblyError::Catalog {
             message: e.to_string(),
         })?;

@@ -70,9 +70,9 @@
 //! ```
 //! use serde_json::json;
 //! use tools_codegen::{Language, json_schema_to_py, json_schema_to_ts, render_sdk};
-//! use tools_schema::{Catalog, ToolSchema};
+//! use tools_schema::{Catalog, CatalogEntry};
 //!
-//! let catalog = Catalog::new(vec![ToolSchema {
+//! let catalog = Catalog::new(vec![CatalogEntry {
 //!     name: "read-file".into(),
 //!     description: "Reads a file. Never writes */ anything.".into(),
 //!     input_schema: json!({
@@ -141,7 +141,7 @@ pub use renderer::{
     render_typescript, usage_text,
 };
 pub use run_code::{RunCodeDefinition, run_code_definition};
-pub use tools_schema::{Catalog, ToolSchema};
+pub use tools_schema::{Catalog, CatalogEntry};
 pub use ts::json_schema_to_ts;
 pub use warnings::{
     MAX_LISTED_PER_TOOL, SchemaWarning, ToolWarnings, name_warnings, schema_warnings,

@@ -4,7 +4,7 @@
 //! and the token accounting (`stats`) counts it, so the two never disagree.
 
 use serde_json::{Value, json};
-use tools_schema::ToolSchema;
+use tools_schema::CatalogEntry;
 
 use crate::Language;
 
@@ -21,8 +21,8 @@ pub struct RunCodeDefinition {
 
 impl RunCodeDefinition {
     /// The catalog entry of `run_code` (MCP `tools/list` shape).
-    pub fn to_tool_schema(&self) -> ToolSchema {
-        ToolSchema {
+    pub fn to_tool_schema(&self) -> CatalogEntry {
+        CatalogEntry {
             name: "run_code".into(),
             description: self.description.clone(),
             input_schema: self.input_schema.clone(),

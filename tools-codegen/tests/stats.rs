@@ -5,7 +5,7 @@
 
 use serde_json::json;
 use tools_codegen::stats::{Counter, Encoding, stats};
-use tools_codegen::{Catalog, Language, ToolSchema, run_code_definition, usage_text};
+use tools_codegen::{Catalog, Language, CatalogEntry, run_code_definition, usage_text};
 use tools_dialects::{Dialect, Policy, project};
 
 fn example() -> Catalog {
@@ -101,7 +101,7 @@ fn a_refused_definition_is_named_and_left_out_of_the_totals() {
     for _ in 0..300 {
         deep = json!({"type": "array", "items": deep});
     }
-    let catalog = Catalog::new(vec![ToolSchema {
+    let catalog = Catalog::new(vec![CatalogEntry {
         name: "deep".into(),
         description: String::new(),
         input_schema: json!({"type": "object", "properties": {"a": deep}}),

@@ -1,7 +1,7 @@
 //! The definition object of each dialect around projected parameters, and the way back to them.
 
 use serde_json::{Map, Value, json};
-use tools_schema::{ToolSchema, deep};
+use tools_schema::{CatalogEntry, deep};
 
 use crate::dialect::Dialect;
 
@@ -9,7 +9,7 @@ use crate::dialect::Dialect;
 pub(crate) fn envelope(
     dialect: Dialect,
     name: &str,
-    tool: &ToolSchema,
+    tool: &CatalogEntry,
     parameters: Value,
 ) -> Value {
     let mut out = Map::new();

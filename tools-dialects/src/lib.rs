@@ -45,9 +45,9 @@
 //! ```
 //! use serde_json::json;
 //! use tools_dialects::{Class, Dialect, Policy, project};
-//! use tools_schema::ToolSchema;
+//! use tools_schema::CatalogEntry;
 //!
-//! let tool = ToolSchema {
+//! let tool = CatalogEntry {
 //!     name: "set_env".into(),
 //!     description: "Set variables.".into(),
 //!     input_schema: json!({

@@ -7,7 +7,7 @@
 //! definition object (the `envelope` module).
 
 use serde_json::{Value, json};
-use tools_schema::{Schema, ToolSchema, deep, excerpt};
+use tools_schema::{Schema, CatalogEntry, deep, excerpt};
 
 use crate::check;
 use crate::dialect::Dialect;
@@ -111,7 +111,7 @@ impl DialectError {
 }
 
 /// The canonical input schema of a tool (`null` is a tool without arguments).
-fn input_of(tool: &ToolSchema) -> Value {
+fn input_of(tool: &CatalogEntry) -> Value {
     match &tool.input_schema {
         Value::Null => tools_schema::no_arguments(),
         other => deep::clone_value(other),
@@ -126,7 +126,7 @@ fn input_of(tool: &ToolSchema) -> Value {
 /// [`DialectError::Limit`] when a strict schema passes a provider's size limits (under
 /// [`Policy::NonStrict`] the tool is sent non-strict instead).
 pub fn project(
-    tool: &ToolSchema,
+    tool: &CatalogEntry,
     dialect: Dialect,
     policy: Policy,
 ) -> Result<Projection, DialectError> {
@@ -134,7 +134,7 @@ pub fn project(
 }
 
 pub(crate) fn project_named(
-    tool: &ToolSchema,
+    tool: &CatalogEntry,
     name: &str,
     dialect: Dialect,
     policy: Policy,

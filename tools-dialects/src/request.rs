@@ -2,7 +2,7 @@
 //! from a model's call ([`Request::decode_call`]).
 
 use serde_json::Value;
-use tools_schema::{ToolSchema, excerpt};
+use tools_schema::{CatalogEntry, excerpt};
 
 use crate::check;
 use crate::dialect::Dialect;
@@ -89,7 +89,7 @@ impl Request {
 ///
 /// A name collision, or any error of [`project`](fn@crate::project), or a per-request limit passed.
 pub fn project_request(
-    tools: &[ToolSchema],
+    tools: &[CatalogEntry],
     dialect: Dialect,
     policy: Policy,
 ) -> Result<Request, DialectError> {

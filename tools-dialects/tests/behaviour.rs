@@ -7,13 +7,13 @@ use tools_dialects::names::{NameMap, portable_name};
 use tools_dialects::{
     CallError, Class, Dialect, Policy, check, parameters_of, project, project_request,
 };
-use tools_schema::ToolSchema;
+use tools_schema::CatalogEntry;
 
 const OPENAI: Dialect = Dialect::OpenAiChat { strict: true };
 const ANTHROPIC: Dialect = Dialect::Anthropic { strict: true };
 
-fn tool(name: &str, input: Value) -> ToolSchema {
-    ToolSchema {
+fn tool(name: &str, input: Value) -> CatalogEntry {
+    CatalogEntry {
         name: name.into(),
         description: "A tool.".into(),
         input_schema: input,
@@ -365,7 +365,7 @@ fn anthropic_request_limits_count_strict_tools_optional_parameters_and_unions() 
             params(json!({"a": {"type": "string"}}), json!(["a"])),
         )
     };
-    let tools: Vec<ToolSchema> = (0..21).map(simple).collect();
+    let tools: Vec<CatalogEntry> = (0..21).map(simple).collect();
     let error = project_request(&tools, ANTHROPIC, Policy::Error).unwrap_err();
     assert!(
         error.to_string().contains("\"t20\"")
@@ -383,7 +383,7 @@ fn anthropic_request_limits_count_strict_tools_optional_parameters_and_unions() 
             .collect();
         tool(&format!("t{i}"), params(Value::Object(props), json!([])))
     };
-    let tools: Vec<ToolSchema> = (0..5).map(optional).collect();
+    let tools: Vec<CatalogEntry> = (0..5).map(optional).collect();
     let error = project_request(&tools, ANTHROPIC, Policy::Error).unwrap_err();
     let text = error.to_string();
     assert!(

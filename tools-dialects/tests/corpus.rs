@@ -12,7 +12,7 @@ use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use serde_json::Value;
 use support::{arb_schema, arb_value_for, corpora};
 use tools_dialects::{Class, Dialect, DialectError, Policy, check, project, project_request};
-use tools_schema::{Schema, ToolSchema, deep};
+use tools_schema::{Schema, CatalogEntry, deep};
 
 #[test]
 fn every_corpus_tool_projects_into_every_dialect_and_passes_the_checker() {
@@ -92,7 +92,7 @@ const RESHAPING: [Dialect; 5] = [
 ];
 
 fn round_trip(label: &str, schema: &Schema, cases: u32) {
-    let tool = ToolSchema {
+    let tool = CatalogEntry {
         name: "t".into(),
         description: String::new(),
         input_schema: schema.to_json(),
@@ -205,7 +205,7 @@ fn canonical_values_survive_every_reshaping_of_generated_schemas() {
 
 #[test]
 fn every_projection_of_a_hostile_catalog_checks_after_name_projection() {
-    let mut tools: Vec<ToolSchema> = Vec::new();
+    let mut tools: Vec<CatalogEntry> = Vec::new();
     for name in [
         "",
         " ",
@@ -219,7 +219,7 @@ fn every_projection_of_a_hostile_catalog_checks_after_name_projection() {
         "-x",
         &"n".repeat(100),
     ] {
-        tools.push(ToolSchema {
+        tools.push(CatalogEntry {
             name: name.to_owned(),
             description: String::new(),
             input_schema: Value::Null,

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use support::corpora;
 use tools_dialects::{Dialect, Policy, project_request};
 
-fn entry(tool: &tools_schema::ToolSchema, dialect: Dialect, with_definition: bool) -> Value {
+fn entry(tool: &tools_schema::CatalogEntry, dialect: Dialect, with_definition: bool) -> Value {
     match project_request(std::slice::from_ref(tool), dialect, Policy::Warn) {
         Ok(request) => {
             let projection = &request.tools[0];

@@ -53,7 +53,7 @@ use rmcp::service::{
 };
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::Value;
-use tools_runtime::schema::ToolSchema;
+use tools_runtime::schema::CatalogEntry;
 use tools_runtime::{
     ContentBlock, Registration, Scope, ScopeKey, ToolCall, ToolExecutionResult, ToolOutcome,
     ToolRuntime,
@@ -330,7 +330,7 @@ impl HttpOptions {
     }
 }
 
-fn listed(inner: &ServeInner) -> Vec<Arc<ToolSchema>> {
+fn listed(inner: &ServeInner) -> Vec<Arc<CatalogEntry>> {
     match inner.runtime.assemble(inner.scope) {
         Ok(assembly) => assembly.tools,
         Err(e) => {
@@ -345,7 +345,7 @@ fn listed(inner: &ServeInner) -> Vec<Arc<ToolSchema>> {
     }
 }
 
-fn same_list(a: &[Arc<ToolSchema>], b: &[Arc<ToolSchema>]) -> bool {
+fn same_list(a: &[Arc<CatalogEntry>], b: &[Arc<CatalogEntry>]) -> bool {
     a.len() == b.len()
         && a.iter().zip(b).all(|(x, y)| {
             x.name == y.name
@@ -359,7 +359,7 @@ fn same_list(a: &[Arc<ToolSchema>], b: &[Arc<ToolSchema>]) -> bool {
         })
 }
 
-async fn watch_changes(weak: Weak<ServeInner>, mut last: Vec<Arc<ToolSchema>>) {
+async fn watch_changes(weak: Weak<ServeInner>, mut last: Vec<Arc<CatalogEntry>>) {
     loop {
         let Some(inner) = weak.upgrade() else {
             return;
@@ -403,7 +403,7 @@ async fn watch_changes(weak: Weak<ServeInner>, mut last: Vec<Arc<ToolSchema>>) {
 }
 
 /// The MCP form of a catalog entry; `None` for a schema too deep to send.
-fn to_mcp_tool(schema: &ToolSchema) -> Option<Tool> {
+fn to_mcp_tool(schema: &CatalogEntry) -> Option<Tool> {
     if tools_schema::deep::deeper_than(&schema.input_schema, MAX_DEPTH)
         || schema
             .output_schema

@@ -123,7 +123,7 @@ pub mod __private;
 pub use pipeline::wrappers;
 
 /// The schema vocabulary (`tools-schema`): the typed [`Schema`](schema::Schema) model, JSON
-/// Schema projection, validation, and the catalog entry [`schema::catalog::ToolSchema`] that
+/// Schema projection, validation, and the catalog entry [`schema::CatalogEntry`] that
 /// [`ToolRuntime::schemas`] returns.
 pub use tools_schema as schema;
 

@@ -20,7 +20,7 @@
 //!
 //! Schemas may nest to any depth: [`Catalog::from_json_str`] reads text of any depth that fits in
 //! memory ([`deep::from_str`]), [`Catalog::to_json_string`] writes it back the same way, and a
-//! catalog is dropped, cloned and compared without recursion. (A [`ToolSchema`] taken out of a
+//! catalog is dropped, cloned and compared without recursion. (A [`CatalogEntry`] taken out of a
 //! catalog is plain data: drop deep schemas in it with [`deep::drop_value`].)
 //!
 //! # Tool names
@@ -83,7 +83,7 @@ pub fn no_arguments() -> Value {
 /// once per level: serialize deep tools with [`deep::to_string_pretty`] or through
 /// [`Catalog::to_json_string`].
 #[derive(Serialize, Deserialize)]
-pub struct ToolSchema {
+pub struct CatalogEntry {
     /// The tool name (see [`validate_tool_name`]).
     pub name: String,
     /// What the tool does, for the model. May be empty.
@@ -101,9 +101,9 @@ pub struct ToolSchema {
     pub output_schema: Option<Value>,
 }
 
-impl Clone for ToolSchema {
+impl Clone for CatalogEntry {
     fn clone(&self) -> Self {
-        ToolSchema {
+        CatalogEntry {
             name: self.name.clone(),
             description: self.description.clone(),
             input_schema: deep::clone_value(&self.input_schema),
@@ -112,7 +112,7 @@ impl Clone for ToolSchema {
     }
 }
 
-impl PartialEq for ToolSchema {
+impl PartialEq for CatalogEntry {
     fn eq(&self, other: &Self) -> bool {
         self.name == other.name
             && self.description == other.description
@@ -125,9 +125,9 @@ impl PartialEq for ToolSchema {
     }
 }
 
-impl fmt::Debug for ToolSchema {
+impl fmt::Debug for CatalogEntry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ToolSchema")
+        f.debug_struct("CatalogEntry")
             .field("name", &excerpt::cut(&self.name))
             .field("description", &excerpt::cut(&self.description))
             .field("input_schema", &excerpt::json(&self.input_schema))
@@ -291,7 +291,7 @@ impl CatalogError {
 /// Dropping, cloning and comparing a catalog never recurse, whatever the depth of its schemas.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Catalog {
-    tools: Vec<ToolSchema>,
+    tools: Vec<CatalogEntry>,
 }
 
 impl Drop for Catalog {
@@ -301,7 +301,7 @@ impl Drop for Catalog {
 }
 
 /// Drops tools whose schemas may be deep, without recursion.
-fn drop_tools(tools: Vec<ToolSchema>) {
+fn drop_tools(tools: Vec<CatalogEntry>) {
     for tool in tools {
         deep::drop_value(tool.input_schema);
         if let Some(output) = tool.output_schema {
@@ -317,12 +317,12 @@ impl Catalog {
     /// schema is an object or a boolean, rejects duplicate names, and sorts by name. Errors name
     /// the tool by its position in `tools`. Any string is a valid name (see
     /// [the module docs](self#tool-names)).
-    pub fn new(tools: Vec<ToolSchema>) -> Result<Catalog, CatalogError> {
+    pub fn new(tools: Vec<CatalogEntry>) -> Result<Catalog, CatalogError> {
         Self::build(tools, INPUT, "")
     }
 
     fn build(
-        mut tools: Vec<ToolSchema>,
+        mut tools: Vec<CatalogEntry>,
         source: &str,
         base: &str,
     ) -> Result<Catalog, CatalogError> {
@@ -448,7 +448,7 @@ impl Catalog {
             };
             // MCP's `title`, `annotations`, `_meta`, ...
             deep::drop_value(Value::Object(map));
-            tools.push(ToolSchema {
+            tools.push(CatalogEntry {
                 name,
                 description,
                 input_schema,
@@ -459,12 +459,12 @@ impl Catalog {
     }
 
     /// The tools, sorted by name.
-    pub fn tools(&self) -> &[ToolSchema] {
+    pub fn tools(&self) -> &[CatalogEntry] {
         &self.tools
     }
 
     /// The tool with this name.
-    pub fn get(&self, name: &str) -> Option<&ToolSchema> {
+    pub fn get(&self, name: &str) -> Option<&CatalogEntry> {
         self.tools
             .binary_search_by(|t| t.name.as_str().cmp(name))
             .ok()
@@ -483,7 +483,7 @@ impl Catalog {
 
     /// Consumes the catalog, returning its tools sorted by name. Their schemas may be deep:
     /// drop them with [`deep::drop_value`].
-    pub fn into_tools(mut self) -> Vec<ToolSchema> {
+    pub fn into_tools(mut self) -> Vec<CatalogEntry> {
         std::mem::take(&mut self.tools)
     }
 

@@ -10,7 +10,7 @@
 //! | [`projection`] | [`Schema::to_json`] (fixed key order), [`Schema::from_json`] and [`Schema::from_json_lenient`] |
 //! | [`subset`] | the enforced raw subset: [`assert_supported`], [`assert_object_root`], [`SubsetErrors`] |
 //! | [`validate`] | [`Validator`]: compiled once, reports every [`Violation`] with its JSON pointer |
-//! | [`catalog`] | [`ToolSchema`] and [`Catalog`], the MCP `tools/list` shape |
+//! | [`catalog`] | [`CatalogEntry`] and [`Catalog`], the MCP `tools/list` shape |
 //! | [`deep`] | stack-safe drop, clone, equality and depth of deep values and schemas |
 //! | [`excerpt`] | [`excerpt::cut`]: user-controlled text quoted in messages, cut to [`excerpt::LIMIT`] characters |
 //!
@@ -95,7 +95,7 @@ pub mod subset;
 pub mod validate;
 
 pub use catalog::{
-    Catalog, CatalogError, NameError, ToolRef, ToolSchema, no_arguments, validate_tool_name,
+    Catalog, CatalogError, NameError, ToolRef, CatalogEntry, no_arguments, validate_tool_name,
 };
 pub use schema::{
     AdditionalProperties, Annotations, ArraySchema, BooleanSchema, NumericSchema, ObjectSchema,

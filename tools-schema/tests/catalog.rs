@@ -2,10 +2,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use serde_json::json;
-use tools_schema::{Catalog, CatalogError, NameError, ToolRef, ToolSchema, validate_tool_name};
+use tools_schema::{Catalog, CatalogError, NameError, ToolRef, CatalogEntry, validate_tool_name};
 
-fn tool(name: &str) -> ToolSchema {
-    ToolSchema {
+fn tool(name: &str) -> CatalogEntry {
+    CatalogEntry {
         name: name.into(),
         description: format!("{name} tool"),
         input_schema: json!({"type": "object"}),
@@ -74,7 +74,7 @@ fn reads_both_shapes_and_writes_sorted() {
 
 #[test]
 fn serde_form_of_a_tool() {
-    let t = ToolSchema {
+    let t = CatalogEntry {
         output_schema: Some(json!(true)),
         ..tool("a")
     };
@@ -83,11 +83,11 @@ fn serde_form_of_a_tool() {
         v,
         json!({"name": "a", "description": "a tool", "inputSchema": {"type": "object"}, "outputSchema": true})
     );
-    let back: ToolSchema = serde_json::from_value(v).unwrap();
+    let back: CatalogEntry = serde_json::from_value(v).unwrap();
     assert_eq!(back, t);
     let v = serde_json::to_value(tool("b")).unwrap();
     assert!(v.get("outputSchema").is_none());
-    let minimal: ToolSchema =
+    let minimal: CatalogEntry =
         serde_json::from_value(json!({"name": "m", "inputSchema": {}})).unwrap();
     assert_eq!(minimal.description, "");
 }
@@ -236,7 +236,7 @@ fn duplicates_are_rejected() {
         json!({"tools": []})
     );
     // Boolean schemas are valid JSON Schema documents.
-    let t = ToolSchema {
+    let t = CatalogEntry {
         input_schema: json!(true),
         ..tool("t")
     };
@@ -318,7 +318,7 @@ fn any_name_is_accepted_and_only_duplicates_are_refused() {
         "\u{2028}",
         long.as_str(),
     ];
-    let tools: Vec<ToolSchema> = names.iter().map(|n| tool(n)).collect();
+    let tools: Vec<CatalogEntry> = names.iter().map(|n| tool(n)).collect();
     let catalog = Catalog::new(tools).unwrap();
     assert_eq!(catalog.len(), names.len());
     let mut sorted: Vec<&str> = names.to_vec();
@@ -377,7 +377,7 @@ fn a_null_input_schema_means_no_arguments() {
         catalog.tools()[0].input_schema,
         tools_schema::no_arguments()
     );
-    let built = Catalog::new(vec![ToolSchema {
+    let built = Catalog::new(vec![CatalogEntry {
         input_schema: serde_json::Value::Null,
         ..tool("ping")
     }])

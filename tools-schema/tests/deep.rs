@@ -7,7 +7,7 @@
 
 use serde_json::{Map, Value, json};
 use tools_schema::{
-    Catalog, Schema, SchemaKind, ToolSchema, Validator, assert_object_root, assert_supported, deep,
+    Catalog, Schema, SchemaKind, CatalogEntry, Validator, assert_object_root, assert_supported, deep,
 };
 
 const DEPTH: usize = 100_000;
@@ -191,7 +191,7 @@ fn catalog_reads_deep_schemas_without_a_depth_limit() {
     );
 
     // Building: a deep schema value is kept, and the catalog drops it without recursion.
-    let tool = ToolSchema {
+    let tool = CatalogEntry {
         name: "t".into(),
         description: String::new(),
         input_schema: deep_object_value(json!({})),

@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use tools_schema::{Catalog, ToolSchema};
+use tools_schema::{Catalog, CatalogEntry};
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {
@@ -72,22 +72,22 @@ pub fn hostile() -> Catalog {
         "a_b",
         "1 2",
     ];
-    let mut tools: Vec<ToolSchema> = names
+    let mut tools: Vec<CatalogEntry> = names
         .iter()
-        .map(|name| ToolSchema {
+        .map(|name| CatalogEntry {
             name: (*name).to_owned(),
             description: format!("The tool named {name:?}."),
             input_schema: simple.clone(),
             output_schema: Some(json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"], "additionalProperties": false})),
         })
         .collect();
-    tools.push(ToolSchema {
+    tools.push(CatalogEntry {
         name: "no args".into(),
         description: String::new(),
         input_schema: Value::Null,
         output_schema: None,
     });
-    tools.push(ToolSchema {
+    tools.push(CatalogEntry {
         name: "deep one".into(),
         description: "Nested 130 levels.".into(),
         input_schema: deep.clone(),

@@ -5,7 +5,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::{Path, PathBuf};
-use tools_schema::{Catalog, ToolSchema};
+use tools_schema::{Catalog, CatalogEntry};
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {
@@ -16,7 +16,7 @@ pub fn repo_root() -> PathBuf {
 }
 
 /// A catalog file under the repository root.
-pub fn catalog(path: &str) -> Vec<ToolSchema> {
+pub fn catalog(path: &str) -> Vec<CatalogEntry> {
     Catalog::load(&repo_root().join(path))
         .unwrap_or_else(|e| panic!("{e}"))
         .tools()
@@ -24,7 +24,7 @@ pub fn catalog(path: &str) -> Vec<ToolSchema> {
 }
 
 /// The macro gallery of the tests crate: each tool's catalog entry as its snapshot pins it.
-pub fn gallery() -> Vec<ToolSchema> {
+pub fn gallery() -> Vec<CatalogEntry> {
     let dir = repo_root().join("tests/tests/snapshots");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
@@ -52,7 +52,7 @@ pub fn gallery() -> Vec<ToolSchema> {
 }
 
 /// Every corpus, by name: the macro gallery, the codegen fixtures, the example catalog.
-pub fn corpora() -> Vec<(&'static str, Vec<ToolSchema>)> {
+pub fn corpora() -> Vec<(&'static str, Vec<CatalogEntry>)> {
     vec![
         ("gallery", gallery()),
         (

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use tools_schema::catalog::ToolSchema;
+use tools_schema::catalog::CatalogEntry;
 
 use super::call::ScopeKey;
 use super::mode::PresentationMode;
@@ -26,7 +26,7 @@ pub struct Assembly {
     /// The mode the scope uses.
     pub mode: PresentationMode,
     /// The tool definitions, in order: `tool_order`'s names first, then the rest by name.
-    pub tools: Vec<Arc<ToolSchema>>,
+    pub tools: Vec<Arc<CatalogEntry>>,
     /// The prompt sections, by ascending order.
     pub sections: Vec<PromptSection>,
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use serde_json::Value;
 use tools_schema::Schema;
-use tools_schema::catalog::ToolSchema;
+use tools_schema::catalog::CatalogEntry;
 
 use super::cards::{CallView, PresentCallFn, PresentResultFn, ResultRecord, ResultView};
 use super::content::ContentBlock;
@@ -325,8 +325,8 @@ impl ToolDefinition {
     /// The catalog entry of this tool (its schemas without the body), as
     /// [`ToolRuntime::schemas`](crate::ToolRuntime::schemas) lists it; deep schemas are copied
     /// without recursion.
-    pub fn catalog_entry(&self) -> ToolSchema {
-        ToolSchema {
+    pub fn catalog_entry(&self) -> CatalogEntry {
+        CatalogEntry {
             name: self.0.name.clone(),
             description: self.0.description.clone(),
             input_schema: tools_schema::deep::clone_value(&self.0.input_schema),

@@ -12,7 +12,7 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use tools_schema::catalog::ToolSchema;
+use tools_schema::catalog::CatalogEntry;
 
 use super::assembly::{AssembleHook, Assembly, AssemblyError};
 use super::call::{GLOBAL_LAYER, ScopeKey};
@@ -156,11 +156,11 @@ pub trait Presenter: Send + Sync + fmt::Debug + 'static {
 /// schemas from outside may be deep: the entries a list is the last owner of are dropped
 /// without recursion.
 #[derive(Debug, Default, Clone, PartialEq)]
-pub struct SchemaList(pub Vec<Arc<ToolSchema>>);
+pub struct SchemaList(pub Vec<Arc<CatalogEntry>>);
 
 impl SchemaList {
     /// The entries, each shared.
-    pub fn new(entries: Vec<ToolSchema>) -> Self {
+    pub fn new(entries: Vec<CatalogEntry>) -> Self {
         SchemaList(entries.into_iter().map(Arc::new).collect())
     }
 }

@@ -58,7 +58,7 @@ use crate::base::call::ScopeKey;
 use crate::base::definition::RESERVED_NAMES;
 use crate::base::extension::{BuildError, Extension};
 use crate::base::mode::PresentationMode;
-use tools_schema::catalog::ToolSchema;
+use tools_schema::catalog::CatalogEntry;
 
 use crate::base::runtime::{Presenter, SchemaList, ToolRuntime, lock};
 
@@ -242,15 +242,15 @@ const CACHE_PRUNE_AT: usize = 64;
 
 /// `tools` (in name order) with `tool_order`'s names first.
 fn order_tools(
-    tools: Vec<Arc<ToolSchema>>,
+    tools: Vec<Arc<CatalogEntry>>,
     options: &AssembleOptions,
     mode: PresentationMode,
     reserved: impl Fn() -> BTreeSet<String>,
-) -> Result<Vec<Arc<ToolSchema>>, AssemblyError> {
+) -> Result<Vec<Arc<CatalogEntry>>, AssemblyError> {
     if options.tool_order.is_empty() {
         return Ok(tools);
     }
-    let mut rest: Vec<Option<Arc<ToolSchema>>> = tools.into_iter().map(Some).collect();
+    let mut rest: Vec<Option<Arc<CatalogEntry>>> = tools.into_iter().map(Some).collect();
     let mut first = Vec::new();
     // Read from the registry only if a listed name is not offered.
     let mut reserved_names: Option<BTreeSet<String>> = None;
@@ -260,7 +260,7 @@ fn order_tools(
             .find(|t| t.as_ref().is_some_and(|t| &t.name == name));
         match found {
             Some(slot) => first.extend(slot.take()),
-            None if first.iter().any(|t: &Arc<ToolSchema>| &t.name == name) => {}
+            None if first.iter().any(|t: &Arc<CatalogEntry>| &t.name == name) => {}
             None => {
                 // A reserved capability may be listed before its definition arrives, where
                 // the mode offers definitions at all.

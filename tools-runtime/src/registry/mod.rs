@@ -13,7 +13,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use tools_schema::catalog::ToolSchema;
+use tools_schema::catalog::CatalogEntry;
 
 use crate::base::call::{CallOrigin, GLOBAL_LAYER, ScopeKey};
 use crate::base::definition::{Callers, RESERVED_NAMES, ToolDefinition};
@@ -158,7 +158,7 @@ impl ToolRuntime {
     /// agent's capabilities, the same whatever its presentation mode and whatever each tool's
     /// [`Callers`] (what a prompt offers is [`native_schemas`](Self::native_schemas) and
     /// [`sdk_schemas`](Self::sdk_schemas)).
-    pub fn schemas(&self, scope: ScopeKey) -> Vec<ToolSchema> {
+    pub fn schemas(&self, scope: ScopeKey) -> Vec<CatalogEntry> {
         let st = read(&self.0.state);
         let Some(chain) = st.chain(scope.0) else {
             return Vec::new();
@@ -193,7 +193,7 @@ impl ToolRuntime {
     /// SDK's tool set: prompt assembly renders the SDK (or its index) from exactly these, and
     /// `describe_tools` describes only these. Unlike [`schemas`](Self::schemas), it does not
     /// depend on whether the scope's mode offers Code Mode at all.
-    pub fn sdk_schemas(&self, scope: ScopeKey) -> Vec<ToolSchema> {
+    pub fn sdk_schemas(&self, scope: ScopeKey) -> Vec<CatalogEntry> {
         self.presented(scope, Callers::allows_code)
     }
 
@@ -214,11 +214,11 @@ impl ToolRuntime {
     /// in name order: every visible tool whose [`Callers`] allow a direct call (all but the
     /// code-only ones). Prompt assembly offers exactly these where the mode is `native` or
     /// `both`.
-    pub fn native_schemas(&self, scope: ScopeKey) -> Vec<ToolSchema> {
+    pub fn native_schemas(&self, scope: ScopeKey) -> Vec<CatalogEntry> {
         self.presented(scope, Callers::allows_direct)
     }
 
-    fn presented(&self, scope: ScopeKey, keep: fn(Callers) -> bool) -> Vec<ToolSchema> {
+    fn presented(&self, scope: ScopeKey, keep: fn(Callers) -> bool) -> Vec<CatalogEntry> {
         let st = read(&self.0.state);
         let Some(chain) = st.chain(scope.0) else {
             return Vec::new();

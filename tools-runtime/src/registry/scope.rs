@@ -6,7 +6,7 @@ use std::future::Future;
 use std::sync::{Arc, Weak};
 
 use serde_json::Value;
-use tools_schema::catalog::ToolSchema;
+use tools_schema::catalog::CatalogEntry;
 
 use crate::base::call::{GLOBAL_LAYER, ScopeKey};
 use crate::base::definition::{ToolDefinition, ToolDefinitionBuilder};
@@ -280,7 +280,7 @@ impl Scope {
     }
 
     /// The schemas of every tool this scope sees, in name order.
-    pub fn schemas(&self) -> Vec<ToolSchema> {
+    pub fn schemas(&self) -> Vec<CatalogEntry> {
         self.rt.schemas(self.key())
     }
 

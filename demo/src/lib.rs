@@ -26,9 +26,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use tools_code::CodeMode;
-use tools_runtime::{
-    Approval, PreDecision, PresentationMode, Registration, Scope, ToolExecution, ToolRuntime,
-};
+use tools_runtime::hooks::{Approval, PreDecision};
+use tools_runtime::{PresentationMode, Registration, Scope, ToolExecution, ToolRuntime};
 
 use crate::workspace::{Workspace, outside_problem};
 
@@ -60,16 +59,16 @@ pub enum DemoError {
     Output(#[from] std::io::Error),
     /// A tool definition could not be built.
     #[error(transparent)]
-    Definition(#[from] tools_runtime::DefinitionError),
+    Definition(#[from] tools_runtime::error::DefinitionError),
     /// The registry refused a registration.
     #[error(transparent)]
-    Registry(#[from] tools_runtime::RegistryError),
+    Registry(#[from] tools_runtime::error::RegistryError),
     /// The runtime could not be built (Code Mode refused its settings).
     #[error(transparent)]
-    Build(#[from] tools_runtime::BuildError),
+    Build(#[from] tools_runtime::error::BuildError),
     /// The prompt could not be assembled.
     #[error(transparent)]
-    Assembly(#[from] tools_runtime::AssemblyError),
+    Assembly(#[from] tools_runtime::presentation::AssemblyError),
     /// The tools do not form a catalog.
     #[error(transparent)]
     Catalog(#[from] tools_runtime::schema::CatalogError),

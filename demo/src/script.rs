@@ -308,8 +308,8 @@ fn approvals(
     let style = p.style;
     for asked in setup.asked_by(call_id) {
         let answer = match asked.answer {
-            tools_runtime::Approval::Approved => style.green("approved"),
-            tools_runtime::Approval::Denied { .. } => style.red("denied"),
+            tools_runtime::hooks::Approval::Approved => style.green("approved"),
+            tools_runtime::hooks::Approval::Denied { .. } => style.red("denied"),
         };
         p.line(format!(
             "{indent}{} \"{}\" → {answer} {}",

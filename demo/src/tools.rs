@@ -18,9 +18,8 @@ use serde_json::Value;
 use tools_runtime::cards::{
     CallView, FileDiff, FileMatches, Location, NumberedLine, ResultRecord, ResultView, SearchShape,
 };
-use tools_runtime::{
-    ContentBlock, DefinitionError, ToolDefinition, ToolFailure, ToolRunContext, ToolSchema, tool,
-};
+use tools_runtime::error::{DefinitionError, ToolFailure};
+use tools_runtime::{ContentBlock, ToolDefinition, ToolRunContext, ToolSchema, tool};
 
 use crate::workspace::{LATENCY, Workspace, WorkspaceError, outside_problem};
 

@@ -82,7 +82,7 @@ impl WorkspaceError {
     }
 }
 
-impl tools_runtime::ToolFailure for WorkspaceError {
+impl tools_runtime::error::ToolFailure for WorkspaceError {
     fn code(&self) -> &str {
         WorkspaceError::code(self)
     }

@@ -11,8 +11,9 @@ use std::sync::Arc;
 
 use serde_json::json;
 use tools_code::{CODE_NOT_RUN, CodeMode, PythonRuntime, TypeScriptRuntime};
+use tools_runtime::presentation::Assembly;
 use tools_runtime::{
-    Assembly, Callers, Output, PresentationMode, Registration, Scope, ToolCall, ToolDefinition,
+    Callers, Output, PresentationMode, Registration, Scope, ToolCall, ToolDefinition,
     ToolRunContext, ToolRuntime, codes, tool,
 };
 

@@ -11,9 +11,9 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::json;
 use tools_code::{CodeMode, PythonRuntime, TypeScriptRuntime};
+use tools_runtime::presentation::Assembly;
 use tools_runtime::{
-    Assembly, Output, PresentationMode, Registration, Scope, ToolDefinition, ToolRuntime,
-    ToolSchema, tool,
+    Output, PresentationMode, Registration, Scope, ToolDefinition, ToolRuntime, ToolSchema, tool,
 };
 
 /// Read lines from a text file.

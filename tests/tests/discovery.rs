@@ -17,9 +17,10 @@ use codegen_support::{all_catalogs, example, run_mypy, run_tsc};
 use serde_json::{Value, json};
 use tools_code::{CodeMode, Discovery, PythonRuntime, TypeScriptRuntime};
 use tools_codegen::{Language, render_declarations, render_index};
+use tools_runtime::presentation::Assembly;
 use tools_runtime::{
-    Assembly, Callers, Output, PresentationMode, Registration, Scope, ToolCall, ToolDefinition,
-    ToolFilter, ToolRuntime, codes,
+    Callers, Output, PresentationMode, Registration, Scope, ToolCall, ToolDefinition, ToolFilter,
+    ToolRuntime, codes,
 };
 
 fn settings() -> insta::Settings {

@@ -14,10 +14,11 @@ use std::sync::{Arc, Mutex};
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Number, Value, json};
+use tools_runtime::error::ToolFailure;
 use tools_runtime::schema::{AdditionalProperties, Schema, SchemaKind, Validator};
 use tools_runtime::{
     CancellationToken, ContentBlock, ToolCall, ToolDefinition, ToolExecution, ToolExecutionResult,
-    ToolFailure, ToolRunContext, ToolRuntime, ToolSchema, tool, tools,
+    ToolRunContext, ToolRuntime, ToolSchema, tool, tools,
 };
 
 // ------------------------------------------------------------------------------------------

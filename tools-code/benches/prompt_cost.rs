@@ -26,8 +26,9 @@ use std::time::Instant;
 use serde_json::{Value, json};
 use tools_code::{CodeMode, Discovery, PythonRuntime, TypeScriptRuntime};
 use tools_codegen::stats::{Counter, Encoding};
+use tools_runtime::presentation::Assembly;
 use tools_runtime::{
-    Assembly, Output, PresentationMode, Registration, ToolCall, ToolDefinition, ToolRuntime,
+    Output, PresentationMode, Registration, ToolCall, ToolDefinition, ToolRuntime,
 };
 
 /// The example catalog's tools: (name, description, input schema, output schema).

@@ -59,11 +59,10 @@
 
 use std::sync::Arc;
 
+use tools_runtime::definition::{RESERVED_DESCRIBE_TOOLS, RESERVED_RUN_CODE};
 use tools_runtime::extension::Presenter;
-use tools_runtime::{
-    Assembly, AssemblyError, PresentationMode, PromptSection, RESERVED_DESCRIBE_TOOLS,
-    RESERVED_RUN_CODE, ScopeKey, ToolRuntime,
-};
+use tools_runtime::presentation::{Assembly, AssemblyError, PromptSection};
+use tools_runtime::{PresentationMode, ScopeKey, ToolRuntime};
 use tools_schema::catalog::CatalogEntry;
 
 use crate::sdk::SdkViews;
@@ -71,7 +70,7 @@ use crate::sdk::SdkViews;
 /// The order of the `tools:sdk` section.
 pub const SDK_SECTION_ORDER: i32 = 150;
 /// The order of the `tools:code-only` section: ahead of the SDK and of the per-tool guidance
-/// band ([`TOOL_GUIDANCE_ORDER`](tools_runtime::TOOL_GUIDANCE_ORDER)), so the model reads which
+/// band ([`TOOL_GUIDANCE_ORDER`](tools_runtime::presentation::TOOL_GUIDANCE_ORDER)), so the model reads which
 /// tools it may call before what each one is for.
 pub const CODE_ONLY_SECTION_ORDER: i32 = 140;
 /// The id of the SDK section.

@@ -19,9 +19,10 @@ use serde_json::{Value, json};
 use tools_codegen::Language;
 use tools_schema::catalog::CatalogEntry;
 
+use tools_runtime::definition::RESERVED_DESCRIBE_TOOLS;
+use tools_runtime::error::DefinitionError;
 use tools_runtime::{
-    ContentBlock, DefinitionError, Output, RESERVED_DESCRIBE_TOOLS, ScopeKey, ToolDefinition,
-    ToolError, ToolRunContext, ToolRuntime,
+    ContentBlock, Output, ScopeKey, ToolDefinition, ToolError, ToolRunContext, ToolRuntime,
 };
 
 use crate::sdk::SdkViews;

@@ -13,11 +13,10 @@ use super::discovery::{self, Discovery};
 use super::events::SessionEventSink;
 use super::sdk::SdkViews;
 use super::{CodeLanguage, CodeLimits, CodeLimitsError, CodeRuntime};
+use tools_runtime::definition::RESERVED_RUN_CODE;
+use tools_runtime::error::{BuildError, DefinitionError};
 use tools_runtime::extension::{Coded, Extension, Installation, OwnedTool};
-use tools_runtime::{
-    BuildError, ContentBlock, DefinitionError, Output, PresentationMode, RESERVED_RUN_CODE,
-    ToolDefinition,
-};
+use tools_runtime::{ContentBlock, Output, PresentationMode, ToolDefinition};
 
 /// The default of [`CodeMode::max_parallel_sub_calls`]: 10.
 pub const DEFAULT_MAX_PARALLEL_SUB_CALLS: usize = 10;
@@ -56,7 +55,7 @@ pub type SpillFn = dyn Fn(SpillRequest<'_>) -> Option<Vec<ContentBlock>> + Send 
 /// Code Mode's settings: the runtime that runs programs, their limits, how many of a program's
 /// tool calls may overlap, where session events go, and the spill hook.
 ///
-/// Install it with [`ToolRuntimeBuilder::extension`](tools_runtime::ToolRuntimeBuilder::extension); the
+/// Install it with [`ToolRuntimeBuilder::extension`](tools_runtime::presentation::ToolRuntimeBuilder::extension); the
 /// registry then owns a `run_code` definition built from it.
 #[derive(Clone)]
 pub struct CodeMode {

@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex};
 
 use tools_codegen::Language;
 use tools_runtime::extension::SchemaList;
-use tools_runtime::{AssemblyError, PresentationMode, ScopeKey, ToolRuntime};
+use tools_runtime::presentation::AssemblyError;
+use tools_runtime::{PresentationMode, ScopeKey, ToolRuntime};
 use tools_schema::catalog::CatalogEntry;
 
 use crate::lock;

@@ -19,9 +19,9 @@ use tools_code::{
     CODE_NOT_RUN, CODE_RUN_FAILED, CodeHost, CodeLimits, CodeMode, CodeRuntime, ExecutionExt,
     HostCallFuture, MAX_ANALYSIS_NESTING, MayCall, PythonMode, PythonRuntime, TypeScriptRuntime,
 };
+use tools_runtime::hooks::{Approval, PreDecision};
 use tools_runtime::{
-    Approval, Extensions, Output, PreDecision, PresentationMode, ToolCall, ToolDefinition,
-    ToolError, ToolRuntime, codes,
+    Extensions, Output, PresentationMode, ToolCall, ToolDefinition, ToolError, ToolRuntime, codes,
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -16,10 +16,12 @@ use tools_code::{
     CODE_ONLY_SECTION, CODE_RUN_FAILED, CodeLimits, CodeMode, NO_OUTPUT, RecordingSink,
     SDK_SECTION, SessionEvent, TypeScriptRuntime,
 };
+use tools_runtime::error::RegistryError;
+use tools_runtime::hooks::PostDecision;
+use tools_runtime::presentation::{AssembleOptions, AssemblyError};
 use tools_runtime::{
-    AdditionalContext, AssembleOptions, AssemblyError, ContentBlock, Output, PostDecision,
-    PresentationMode, RegistryError, Scope, ToolCall, ToolDefinition, ToolFilter, ToolRuntime,
-    codes,
+    AdditionalContext, ContentBlock, Output, PresentationMode, Scope, ToolCall, ToolDefinition,
+    ToolFilter, ToolRuntime, codes,
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@
 
 use serde_json::json;
 use tools_codegen::stats::{Counter, Encoding, stats};
-use tools_codegen::{Catalog, Language, CatalogEntry, run_code_definition, usage_text};
+use tools_codegen::{Catalog, CatalogEntry, Language, run_code_definition, usage_text};
 use tools_dialects::{Dialect, Policy, project};
 
 fn example() -> Catalog {

@@ -7,7 +7,7 @@
 //! definition object (the `envelope` module).
 
 use serde_json::{Value, json};
-use tools_schema::{Schema, CatalogEntry, deep, excerpt};
+use tools_schema::{CatalogEntry, Schema, deep, excerpt};
 
 use crate::check;
 use crate::dialect::Dialect;

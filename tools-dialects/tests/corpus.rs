@@ -12,7 +12,7 @@ use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use serde_json::Value;
 use support::{arb_schema, arb_value_for, corpora};
 use tools_dialects::{Class, Dialect, DialectError, Policy, check, project, project_request};
-use tools_schema::{Schema, CatalogEntry, deep};
+use tools_schema::{CatalogEntry, Schema, deep};
 
 #[test]
 fn every_corpus_tool_projects_into_every_dialect_and_passes_the_checker() {

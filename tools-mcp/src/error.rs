@@ -93,7 +93,7 @@ pub enum McpError {
         /// The local name.
         name: String,
         /// Why.
-        source: tools_runtime::RegistryError,
+        source: tools_runtime::error::RegistryError,
     },
     /// Binding or serving a listener failed.
     #[error("MCP server I/O failed")]
@@ -191,7 +191,7 @@ pub enum ServeError {
     NoRuntime(#[source] tokio::runtime::TryCurrentError),
     /// The server could not follow the scope's changes.
     #[error("cannot follow the scope's changes")]
-    Listen(#[source] tools_runtime::RegistryError),
+    Listen(#[source] tools_runtime::error::RegistryError),
     /// The client's handshake failed.
     #[error(transparent)]
     Initialize(Box<ServerInitializeError>),

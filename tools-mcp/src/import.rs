@@ -928,7 +928,7 @@ async fn refresh(inner: &Arc<Inner>) -> Result<(), McpError> {
                     },
                 );
             }
-            Err(tools_runtime::RegistryError::Duplicate { name, .. }) => {
+            Err(tools_runtime::error::RegistryError::Duplicate { name, .. }) => {
                 first_error.get_or_insert(McpError::NameCollision {
                     details: format!(
                         "`{}` (the server's `{}`) is already registered in the scope",

@@ -534,7 +534,7 @@ impl ServerHandler for McpServer {
                 && inner.runtime.get(&name, inner.scope).is_some_and(|d| {
                     d.output_schema().get("type").and_then(Value::as_str) == Some("object")
                 })
-                || (name == tools_runtime::RESERVED_RUN_CODE
+                || (name == tools_runtime::definition::RESERVED_RUN_CODE
                     && result.value().is_some_and(Value::is_object));
             Ok(CallToolResponse::Complete(to_call_result(
                 result, structured,

@@ -23,10 +23,9 @@ use std::time::{Duration, Instant};
 use criterion::Criterion;
 use futures::executor::block_on;
 use serde_json::{Value, json};
+use tools_runtime::hooks::PostDecision;
 use tools_runtime::schema::Validator;
-use tools_runtime::{
-    Output, PostDecision, Scope, ToolCall, ToolDefinition, ToolError, ToolRuntime,
-};
+use tools_runtime::{Output, Scope, ToolCall, ToolDefinition, ToolError, ToolRuntime};
 
 fn input_schema() -> Value {
     let mut props = serde_json::Map::new();

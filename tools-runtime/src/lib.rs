@@ -8,7 +8,7 @@
 //! Every model tool call runs through [`ToolRuntime::execute`], one pipeline in a fixed order:
 //! freeze the arguments, resolve the tool (`UNKNOWN_TOOL`), validate them (`INVALID_ARGS`),
 //! pre-execute decisions ([`Scope::on_pre_execute`]: allow, deny, or ask an
-//! [`ApprovalService`]), guards ([`Scope::guard`]), execute wrappers around the body
+//! [`ApprovalService`](hooks::ApprovalService)), guards ([`Scope::guard`]), execute wrappers around the body
 //! ([`Scope::wrap_execute`]), output validation (`INVALID_OUTPUT`) and rendering, post-execute
 //! decisions ([`Scope::on_post_execute`]), the definition's `finalize_content`, and observers
 //! ([`Scope::on_result`]). Each call publishes exactly one [`ToolExecutionResult`]. Cancellation
@@ -136,32 +136,43 @@ pub mod extension {
 pub mod cards {
     pub use crate::base::cards::*;
 }
+/// The policy hooks a scope registers (pre-execute and post-execute decisions, approval,
+/// registry changes) and the execute-wrapper chain ([`Dispatch`](hooks::Dispatch),
+/// [`Next`](hooks::Next)).
+pub mod hooks {
+    pub use crate::base::hooks::*;
+    pub use crate::base::runtime::{Dispatch, Next};
+}
+/// The errors of registration, definition, execution and building, beside the stable
+/// [`codes`] of failed calls. A tool body's own error is [`ToolError`], at the root.
+pub mod error {
+    pub use crate::base::error::{
+        DefinitionError, ExecutionError, PanicSite, RegistryError, ToolFailure,
+    };
+    pub use crate::base::extension::BuildError;
+}
+/// The parts of a [`ToolDefinition`]: its builder, the hook and body
+/// types, the default renderer, the reserved names.
+pub mod definition {
+    pub use crate::base::definition::{
+        BodyFn, ConcurrencyFn, FinalizeContentFn, PrepareFn, PresentationMetaFn,
+        RESERVED_DESCRIBE_TOOLS, RESERVED_NAMES, RESERVED_RUN_CODE, RenderFn, SchemaSource,
+        ToolDefinitionBuilder, render_json,
+    };
+}
 
-pub use base::assembly::{AssembleHook, AssembleOptions, Assembly, AssemblyError, PromptSection};
 pub use base::call::{
     CallOrigin, ExecutionMode, ExecutionToken, ProgramOrigin, ScopeKey, ToolCall,
 };
 pub use base::content::{AdditionalContext, ContentBlock};
 pub use base::context::ToolRunContext;
-pub use base::definition::{
-    BodyFn, Callers, ConcurrencyFn, FinalizeContentFn, Output, PrepareFn, PresentationMetaFn,
-    RESERVED_DESCRIBE_TOOLS, RESERVED_NAMES, RESERVED_RUN_CODE, RenderFn, SchemaSource,
-    ToolDefinition, ToolDefinitionBuilder, render_json,
-};
-pub use base::error::{
-    DefinitionError, ExecutionError, PanicSite, RegistryError, ToolError, ToolFailure, codes,
-};
+pub use base::definition::{Callers, Output, ToolDefinition};
+pub use base::error::{ToolError, codes};
 pub use base::execution::ToolExecution;
-pub use base::extension::BuildError;
 pub use base::extensions::Extensions;
-pub use base::hooks::{
-    Approval, ApprovalService, PostDecision, PostSnapshot, PostView, PreDecision, RegistryChange,
-    Replacement,
-};
 pub use base::mode::PresentationMode;
 pub use base::result::{ToolExecutionResult, ToolFailureInfo, ToolOutcome};
-pub use base::runtime::{Dispatch, Next, ToolFilter, ToolRuntime};
-pub use presentation::{TOOL_GUIDANCE_ORDER, ToolRuntimeBuilder};
+pub use base::runtime::{ToolFilter, ToolRuntime};
 pub use registry::{Registration, Scope};
 pub use tokio_util::sync::CancellationToken;
 

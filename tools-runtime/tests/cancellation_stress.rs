@@ -12,9 +12,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tools_runtime::{
-    CancellationToken, Output, PostDecision, ToolCall, ToolDefinition, ToolRuntime, codes,
-};
+use tools_runtime::hooks::PostDecision;
+use tools_runtime::{CancellationToken, Output, ToolCall, ToolDefinition, ToolRuntime, codes};
 
 /// A small deterministic generator (xorshift64*), so a failure can be replayed from its seed.
 struct Rng(u64);

@@ -4,7 +4,8 @@
 
 use serde_json::json;
 use tools_runtime::cc_names::{Diagnostic, NameTable, Policy};
-use tools_runtime::{Output, RegistryError, ToolDefinition, ToolFilter, ToolRuntime};
+use tools_runtime::error::RegistryError;
+use tools_runtime::{Output, ToolDefinition, ToolFilter, ToolRuntime};
 
 fn tool(name: &str) -> ToolDefinition {
     ToolDefinition::builder(name)

@@ -12,10 +12,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use tools_runtime::error::RegistryError;
+use tools_runtime::hooks::{Approval, PostDecision, PreDecision, RegistryChange};
 use tools_runtime::{
-    AdditionalContext, Approval, CancellationToken, ContentBlock, ExecutionMode, Output,
-    PostDecision, PreDecision, RegistryChange, RegistryError, Scope, ToolCall, ToolDefinition,
-    ToolError, ToolFilter, ToolOutcome, ToolRuntime, codes,
+    AdditionalContext, CancellationToken, ContentBlock, ExecutionMode, Output, Scope, ToolCall,
+    ToolDefinition, ToolError, ToolFilter, ToolOutcome, ToolRuntime, codes,
 };
 
 // ---------------------------------------------------------------------------------------------

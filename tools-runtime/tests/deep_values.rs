@@ -8,8 +8,9 @@
 use std::sync::Arc;
 
 use serde_json::{Value, json};
+use tools_runtime::hooks::PostDecision;
 use tools_runtime::schema::deep::drop_value;
-use tools_runtime::{Output, PostDecision, ToolCall, ToolDefinition, ToolRuntime, codes};
+use tools_runtime::{Output, ToolCall, ToolDefinition, ToolRuntime, codes};
 
 const DEPTH: usize = 100_000;
 

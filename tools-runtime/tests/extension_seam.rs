@@ -5,11 +5,12 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
+use tools_runtime::error::{BuildError, RegistryError};
 use tools_runtime::extension::{Extension, Installation, OwnedTool, Presenter};
+use tools_runtime::presentation::{Assembly, AssemblyError, PromptSection};
 use tools_runtime::{
-    Assembly, AssemblyError, BuildError, CallOrigin, Callers, Extensions, Output, PresentationMode,
-    ProgramOrigin, PromptSection, RegistryError, ScopeKey, ToolCall, ToolDefinition, ToolError,
-    ToolRuntime, codes,
+    CallOrigin, Callers, Extensions, Output, PresentationMode, ProgramOrigin, ScopeKey, ToolCall,
+    ToolDefinition, ToolError, ToolRuntime, codes,
 };
 
 /// What the owned tool's body saw.

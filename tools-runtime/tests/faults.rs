@@ -9,9 +9,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
+use tools_runtime::hooks::{PostDecision, PreDecision};
 use tools_runtime::{
-    AdditionalContext, ContentBlock, Output, PostDecision, PreDecision, Scope, ToolCall,
-    ToolDefinition, ToolRuntime, codes,
+    AdditionalContext, ContentBlock, Output, Scope, ToolCall, ToolDefinition, ToolRuntime, codes,
 };
 
 fn tool(name: &str, body_panics: bool) -> ToolDefinition {

@@ -8,9 +8,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::json;
-use tools_runtime::{
-    Output, RegistryError, ScopeKey, ToolCall, ToolDefinition, ToolFilter, ToolRuntime, codes,
-};
+use tools_runtime::error::RegistryError;
+use tools_runtime::{Output, ScopeKey, ToolCall, ToolDefinition, ToolFilter, ToolRuntime, codes};
 
 fn tool(name: &str, answer: i64) -> ToolDefinition {
     ToolDefinition::builder(name)

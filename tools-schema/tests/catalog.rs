@@ -2,7 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use serde_json::json;
-use tools_schema::{Catalog, CatalogError, NameError, ToolRef, CatalogEntry, validate_tool_name};
+use tools_schema::{Catalog, CatalogEntry, CatalogError, NameError, ToolRef, validate_tool_name};
 
 fn tool(name: &str) -> CatalogEntry {
     CatalogEntry {

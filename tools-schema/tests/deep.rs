@@ -7,7 +7,8 @@
 
 use serde_json::{Map, Value, json};
 use tools_schema::{
-    Catalog, Schema, SchemaKind, CatalogEntry, Validator, assert_object_root, assert_supported, deep,
+    Catalog, CatalogEntry, Schema, SchemaKind, Validator, assert_object_root, assert_supported,
+    deep,
 };
 
 const DEPTH: usize = 100_000;

@@ -68,9 +68,10 @@ use super::CodeLanguage;
 use super::mode::{CODE_RUN_FAILED, CodeMode};
 use crate::MayCall;
 use crate::may_call::Prepared;
+use tools_runtime::definition::RESERVED_NAMES;
+use tools_runtime::error::ExecutionError;
 use tools_runtime::{
-    ExecutionError, Extensions, PresentationMode, RESERVED_NAMES, ScopeKey, ToolDefinition,
-    ToolError, ToolRunContext, ToolRuntime,
+    Extensions, PresentationMode, ScopeKey, ToolDefinition, ToolError, ToolRunContext, ToolRuntime,
 };
 
 #[cfg(feature = "typescript")]

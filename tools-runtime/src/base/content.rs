@@ -45,7 +45,7 @@ impl ContentBlock {
 ///
 /// A body defers one with [`ToolRunContext::defer_context`](crate::ToolRunContext::defer_context);
 /// a post-execute listener attaches them with
-/// [`PostDecision::with_context`](crate::PostDecision::with_context).
+/// [`PostDecision::with_context`](crate::hooks::PostDecision::with_context).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AdditionalContext {
     /// Who produced it (a plugin or tool name), kept so the loop can attribute it.

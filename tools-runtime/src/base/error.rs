@@ -50,7 +50,8 @@ pub mod codes {
 /// this trait over [`fmt::Display`] when a body's error type implements both.
 ///
 /// ```
-/// use tools_runtime::{ToolError, ToolFailure};
+/// use tools_runtime::ToolError;
+/// use tools_runtime::error::ToolFailure;
 ///
 /// #[derive(Debug)]
 /// struct NotFound(String);

@@ -2,17 +2,17 @@
 //! (`tools-code`) and any other tool the registry itself owns.
 //!
 //! An [`Extension`] is installed with
-//! [`ToolRuntimeBuilder::extension`](crate::ToolRuntimeBuilder::extension). When the runtime
+//! [`ToolRuntimeBuilder::extension`](crate::presentation::ToolRuntimeBuilder::extension). When the runtime
 //! is built it is asked once for its [`Installation`]:
 //!
 //! - **owned tools** ([`OwnedTool`]): definitions under the registry's reserved names
-//!   ([`RESERVED_NAMES`](crate::RESERVED_NAMES)), offered where a scope's presentation mode
+//!   ([`RESERVED_NAMES`](crate::definition::RESERVED_NAMES)), offered where a scope's presentation mode
 //!   says. No scope can register, reserve or mask those names. The body of an owned tool may
 //!   run programs whose calls carry a [`ProgramOrigin`](crate::ProgramOrigin)
 //!   ([`ToolRunContext::program_origin`](crate::ToolRunContext::program_origin)), which the
 //!   registry's admission rules read;
 //! - **a presenter** ([`Presenter`]): what the extension adds to a scope's
-//!   [`Assembly`](crate::Assembly) (its tool definitions and prompt sections).
+//!   [`Assembly`](crate::presentation::Assembly) (its tool definitions and prompt sections).
 //!
 //! The admission rules over a call's facts (its origin, the scope's mode, the tool's
 //! [`Callers`](crate::Callers)) are the registry's own: they are written over the core's
@@ -21,7 +21,8 @@
 //! ```
 //! use serde_json::json;
 //! use tools_runtime::extension::{Extension, Installation, OwnedTool};
-//! use tools_runtime::{BuildError, Output, ToolCall, ToolDefinition, ToolRuntime};
+//! use tools_runtime::error::BuildError;
+//! use tools_runtime::{Output, ToolCall, ToolDefinition, ToolRuntime};
 //!
 //! /// Owns `describe_tools`, offered to every scope, answering with the names it sees.
 //! #[derive(Debug)]
@@ -69,7 +70,7 @@ pub trait Extension: Send + 'static {
     fn name(&self) -> &'static str;
 
     /// Checks the extension's settings and gives what it installs. Called once, by
-    /// [`ToolRuntimeBuilder::build`](crate::ToolRuntimeBuilder::build), which fails with the
+    /// [`ToolRuntimeBuilder::build`](crate::presentation::ToolRuntimeBuilder::build), which fails with the
     /// error returned here.
     fn install(self: Box<Self>) -> Result<Installation, BuildError>;
 }

@@ -1,8 +1,8 @@
 //! The policy hooks of the pipeline, in the order they run: pre-execute decisions (with the
 //! approval service for `ask`), guards, execute wrappers, post-execute decisions, and result
 //! observers; plus registry change listeners. These are the decisions and services the hooks
-//! deal in; the lists of registered hooks and the execute-wrapper chain ([`Dispatch`](crate::Dispatch),
-//! [`Next`](crate::Next)) are with the runtime handle in `base::runtime`, the pipeline runs them.
+//! deal in; the lists of registered hooks and the execute-wrapper chain ([`Dispatch`](crate::hooks::Dispatch),
+//! [`Next`](crate::hooks::Next)) are with the runtime handle in `base::runtime`, the pipeline runs them.
 
 use std::future::Future;
 

@@ -5,7 +5,7 @@ use std::fmt;
 /// How the tools are presented to the model: as native function definitions, as a typed SDK
 /// the model programs against through `run_code` (Code Mode), or both.
 ///
-/// The runtime has one (set with [`ToolRuntimeBuilder::mode`](crate::ToolRuntimeBuilder::mode),
+/// The runtime has one (set with [`ToolRuntimeBuilder::mode`](crate::presentation::ToolRuntimeBuilder::mode),
 /// `Native` by default); an agent scope may choose its own with
 /// [`Scope::present_as`](crate::Scope::present_as), which nested agent scopes inherit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

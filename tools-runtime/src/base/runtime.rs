@@ -136,7 +136,7 @@ pub(crate) struct Shared {
 pub trait Presenter: Send + Sync + fmt::Debug + 'static {
     /// Whether this presenter renders what a mode that offers code needs (an SDK). Without one
     /// that does, assembling a scope whose mode is `code` or `both` fails with
-    /// [`AssemblyError::NoCodeRuntime`](crate::AssemblyError::NoCodeRuntime).
+    /// [`AssemblyError::NoCodeRuntime`](crate::presentation::AssemblyError::NoCodeRuntime).
     fn presents_code(&self) -> bool {
         false
     }

@@ -23,7 +23,8 @@
 //!
 //! ```
 //! use serde_json::json;
-//! use tools_runtime::{AssembleOptions, Output, ToolDefinition, ToolRuntime};
+//! use tools_runtime::presentation::AssembleOptions;
+//! use tools_runtime::{Output, ToolDefinition, ToolRuntime};
 //!
 //! let runtime = ToolRuntime::new();
 //! let plugin = runtime.scope();
@@ -48,12 +49,15 @@
 //! assert_eq!(ordered.tool_names(), vec!["write", "read"]);
 //! ```
 
+pub use crate::base::assembly::{
+    AssembleHook, AssembleOptions, Assembly, AssemblyError, PromptSection,
+};
+
 use std::collections::BTreeSet;
 use std::fmt;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
-use crate::base::assembly::{AssembleHook, AssembleOptions, Assembly, AssemblyError};
 use crate::base::call::ScopeKey;
 use crate::base::definition::RESERVED_NAMES;
 use crate::base::extension::{BuildError, Extension};

@@ -240,6 +240,7 @@
 //! the model (collecting every error with the span of the offending token), then expands it;
 //! with errors it emits them beside a stub, so one mistake gives one error rather than a cascade.
 
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod case;

@@ -108,6 +108,7 @@
 //! ```
 
 #![warn(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod base;
 pub mod cc_names;

@@ -21,22 +21,22 @@ where
     Box::pin(Converting { future, convert })
 }
 
-/// The future [`convert_later`] boxes. Not a closure or `async` block: those would be
-/// compiled with the module that writes them, beside the user's code.
-struct Converting<F: Future> {
-    future: F,
-    convert: fn(F::Output) -> Result<Value, ToolError>,
+pin_project_lite::pin_project! {
+    /// The future [`convert_later`] boxes. Not a closure or `async` block: those would be
+    /// compiled with the module that writes them, beside the user's code.
+    struct Converting<F: Future> {
+        #[pin]
+        future: F,
+        convert: fn(F::Output) -> Result<Value, ToolError>,
+    }
 }
 
 impl<F: Future> Future for Converting<F> {
     type Output = Result<Value, ToolError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // SAFETY: `future` is structurally pinned: it is never moved out of `Converting`,
-        // which has no `Drop` impl and is `Unpin` only when `F` is (the auto trait).
-        let this = unsafe { self.get_unchecked_mut() };
-        let future = unsafe { Pin::new_unchecked(&mut this.future) };
-        match future.poll(cx) {
+        let this = self.project();
+        match this.future.poll(cx) {
             Poll::Ready(output) => Poll::Ready((this.convert)(output)),
             Poll::Pending => Poll::Pending,
         }

@@ -1095,7 +1095,7 @@ def _prepared_code(text):
 
 def analyse_program(program, keep_code=False):
     """The tool calls `program` can make, found without running it (the pre-run analysis of
-    `run_code`; `tools-runtime/src/code/analysis/mod.rs` says what is found and refused).
+    `run_code`; `tools-code/src/analysis/mod.rs` says what is found and refused).
 
     Returns {"uses": [[name, line, column, is_call, args], ...], "open": bool}, or
     {"syntax": {...}} with the failure the run reports for a program that does not parse.

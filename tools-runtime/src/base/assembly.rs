@@ -61,8 +61,8 @@ pub enum AssemblyError {
     /// The mode offers Code Mode, but the runtime has no code runtime.
     #[error(
         "the scope's presentation mode is `{mode}`, which needs a code runtime to render the SDK \
-         for, and none is configured: build the runtime with \
-         `ToolRuntime::builder().code_mode(CodeMode::new(TypeScriptRuntime::new()))` (or a \
+         for, and none is installed: build the runtime with Code Mode (tools-code: \
+         `ToolRuntime::builder().extension(CodeMode::new(TypeScriptRuntime::new()))`, or a \
          Python runtime), or present this scope as `native`"
     )]
     NoCodeRuntime {

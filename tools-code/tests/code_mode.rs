@@ -337,7 +337,7 @@ async fn a_non_native_mode_without_a_code_runtime_fails_assembly_naming_the_fix(
     let err = rt.assemble(plugin.key()).unwrap_err();
     assert_eq!(err.code(), "NO_CODE_RUNTIME");
     assert!(
-        err.to_string().contains("code_mode(CodeMode::new("),
+        err.to_string().contains("extension(CodeMode::new("),
         "{err}"
     );
     // A native agent of the same runtime still assembles.

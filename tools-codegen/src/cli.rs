@@ -204,7 +204,7 @@ pub enum CliError {
     /// The catalog could not be read from an MCP server (`--mcp-stdio`, `--mcp-url`).
     #[cfg(feature = "mcp")]
     #[error(transparent)]
-    Mcp(#[from] crate::mcp::McpFetchError),
+    Mcp(#[from] crate::mcp::McpListError),
     /// The catalog drew warnings and `--deny-warnings` makes them errors.
     #[error(
         "{count} {} (above) and --deny-warnings makes them errors; nothing was written",
@@ -230,8 +230,8 @@ pub enum CliError {
 }
 
 impl CliError {
-    /// The stable error code: the catalog's or codegen's code, `STDIN`, `FILE_IO` or
-    /// `WARNINGS_DENIED`.
+    /// The stable error code: the catalog's or codegen's code, `STDIN`, `FILE_IO`,
+    /// `WARNINGS_DENIED`, or `MCP_LIST_FAILED` (feature `mcp`).
     pub fn code(&self) -> &'static str {
         match self {
             CliError::Catalog(e) => e.code(),
@@ -313,17 +313,24 @@ fn read(catalog: Option<&Path>, stdin: &mut dyn Read) -> Result<(String, String)
 fn read_input(input: &InputArgs, stdin: &mut dyn Read) -> Result<(String, String), CliError> {
     #[cfg(feature = "mcp")]
     {
-        use crate::mcp::{FetchOptions, McpServerSource, fetch_catalog_with};
+        use crate::mcp::McpListError;
+        use tools_mcp::{McpSource, Protocol};
         let source = match (&input.mcp_stdio, &input.mcp_url) {
-            (Some(command), _) => Some(McpServerSource::Stdio(command.clone())),
-            (None, Some(url)) => Some(McpServerSource::Url(url.clone())),
+            (Some(command), _) => {
+                Some(McpSource::command_line(command).map_err(McpListError::Mcp)?)
+            }
+            (None, Some(url)) => Some(McpSource::http(url)),
             (None, None) => None,
         };
         if let Some(source) = source {
-            // The parser admits only the three names `McpProtocol` reads.
-            let options =
-                FetchOptions::default().protocol(input.mcp_protocol.parse().unwrap_or_default());
-            return Ok((fetch_catalog_with(&source, &options)?, source.describe()));
+            // The parser admits only these names and `auto`.
+            let protocol = match input.mcp_protocol.as_str() {
+                "initialize" => Protocol::Initialize,
+                "discover" => Protocol::Discover,
+                _ => Protocol::Auto,
+            };
+            let text = crate::mcp::read_catalog(&source, protocol)?;
+            return Ok((text, format!("MCP server {}", source.describe())));
         }
     }
     read(input.catalog.as_deref(), stdin)

@@ -44,6 +44,11 @@
 //! renders byte-identically, and is what the CLI uses: for a large catalog, parsing into
 //! `Value`s costs more than the rendering itself.
 //!
+//! Built with the `mcp` feature (off by default), the CLI's `--mcp-stdio` and `--mcp-url` read
+//! the catalog from a live MCP server: the `mcp` module lists its tools with `tools-mcp`'s client
+//! (`tools_mcp::list_tools`, the importer's own connection) and hands the CLI their `tools/list`
+//! text, which it reads as it reads a file.
+//!
 //! # What a code runtime must provide
 //!
 //! The SDK text declares what the program sees; the runtime that runs the program provides it:

@@ -4,7 +4,8 @@
 //! handshake or request error, a registry error, or one of this module's enums where several
 //! kinds meet: [`SpawnError`], [`ConnectError`], [`RequestError`], [`ServeError`]) is its
 //! [`source`](std::error::Error::source). [`report`] (or [`McpError::report`]) joins an error
-//! and its sources with `": "` for a message a person or a model reads.
+//! and its sources with `": "` for a message a person or a model reads; [`report_uncut`] keeps
+//! each source's words whole.
 
 use std::time::Duration;
 
@@ -204,6 +205,16 @@ pub enum ServeError {
 /// source whose words its error already includes is not repeated, and each source's words are
 /// cut to 200 characters (a server's own words may be long).
 pub fn report(error: &(dyn std::error::Error + 'static)) -> String {
+    join(error, |text| cut(text).into_owned())
+}
+
+/// [`report`] with every source's words whole: for a person at a terminal (the codegen CLI),
+/// where the cause of a transport error comes after rmcp's long type names.
+pub fn report_uncut(error: &(dyn std::error::Error + 'static)) -> String {
+    join(error, str::to_owned)
+}
+
+fn join(error: &(dyn std::error::Error + 'static), words: fn(&str) -> String) -> String {
     let mut out = error.to_string();
     let mut previous = out.clone();
     let mut next = error.source();
@@ -211,7 +222,7 @@ pub fn report(error: &(dyn std::error::Error + 'static)) -> String {
         let text = source.to_string();
         if !text.is_empty() && !previous.contains(&text) {
             out.push_str(": ");
-            out.push_str(&cut(&text));
+            out.push_str(&words(&text));
         }
         previous = text;
         next = source.source();

@@ -39,6 +39,9 @@
 //! a `subscriptions/listen` stream) makes the import list again: new tools are registered,
 //! changed ones replaced (removed, then registered again under the same name), vanished ones
 //! removed.
+//!
+//! [`list_tools`] connects and lists the same way, once, and gives the tools as the server listed
+//! them without importing anything (what `tools-codegen --mcp-stdio`/`--mcp-url` renders).
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -530,16 +533,7 @@ fn spawn_refresh(weak: Weak<Inner>) {
 }
 
 async fn open(inner: &Arc<Inner>) -> Result<(), McpError> {
-    let timeout = inner.options.connect_timeout;
-    let (client, pid) = match tokio::time::timeout(timeout, connect(inner)).await {
-        Ok(connected) => connected?,
-        Err(_) => {
-            return Err(McpError::Connect {
-                server: inner.source.describe(),
-                source: ConnectError::Timeout { timeout },
-            });
-        }
-    };
+    let (client, pid) = connect(&inner.source, &inner.options, Arc::downgrade(inner)).await?;
     let modern = client
         .peer()
         .peer_info()
@@ -594,27 +588,48 @@ fn only_standard_streams(command: &mut tokio::process::Command) {
 #[cfg(not(target_os = "linux"))]
 fn only_standard_streams(_command: &mut tokio::process::Command) {}
 
+/// Connects to `source` within [`ImportOptions::connect_timeout`]; the handler follows
+/// `list_changed` for the import `inner` (none for a dangling `Weak`).
+async fn connect(
+    source: &McpSource,
+    options: &ImportOptions,
+    inner: Weak<Inner>,
+) -> Result<(Client, Option<u32>), McpError> {
+    let timeout = options.connect_timeout;
+    match tokio::time::timeout(timeout, connect_unbounded(source, options, inner)).await {
+        Ok(connected) => connected,
+        Err(_) => Err(McpError::Connect {
+            server: source.describe(),
+            source: ConnectError::Timeout { timeout },
+        }),
+    }
+}
+
 /// Connects with the options' protocol: over stdio, one process (probed first under
 /// [`Protocol::Auto`]); over HTTP, a `server/discover` attempt bounded by the probe timeout and,
 /// if it fails, the `initialize` handshake on a fresh connection. rmcp's own `Auto` mode is not
 /// used: its probe waits a fixed 10 seconds and then fails when the probe's answer comes late.
-async fn connect(inner: &Arc<Inner>) -> Result<(Client, Option<u32>), McpError> {
-    let server = inner.source.describe();
-    let connect_error = |source: ConnectError| McpError::Connect {
+async fn connect_unbounded(
+    source: &McpSource,
+    options: &ImportOptions,
+    inner: Weak<Inner>,
+) -> Result<(Client, Option<u32>), McpError> {
+    let server = source.describe();
+    let connect_error = |why: ConnectError| McpError::Connect {
         server: server.clone(),
-        source,
+        source: why,
     };
     let handshake_error = |e| connect_error(ConnectError::Handshake(Box::new(e)));
     let handler = || Handler {
-        inner: Arc::downgrade(inner),
+        inner: inner.clone(),
     };
-    let protocol = inner.options.protocol;
-    match &inner.source {
+    let protocol = options.protocol;
+    match source {
         McpSource::Stdio { .. } => {
-            let mut transport = spawn(inner)?;
+            let mut transport = spawn(source, options)?;
             let pid = transport.child_id();
             let lifecycle = match protocol {
-                Protocol::Auto => match probe(&mut transport, inner.options.probe_timeout).await {
+                Protocol::Auto => match probe(&mut transport, options.probe_timeout).await {
                     Ok(Probe::Modern) => Protocol::Discover.lifecycle(),
                     Ok(Probe::Legacy) => Protocol::Initialize.lifecycle(),
                     Err(e) => return Err(connect_error(e)),
@@ -629,7 +644,7 @@ async fn connect(inner: &Arc<Inner>) -> Result<(Client, Option<u32>), McpError> 
         }
         McpSource::Http { url } => {
             let attempt = |lifecycle: ClientLifecycleMode| {
-                let client = LimitedClient::new(inner.options.max_message_size);
+                let client = LimitedClient::new(options.max_message_size);
                 let config = client.config(url);
                 let transport = StreamableHttpClientTransport::with_client(client, config);
                 handler().serve_with_lifecycle(transport, lifecycle)
@@ -638,7 +653,7 @@ async fn connect(inner: &Arc<Inner>) -> Result<(Client, Option<u32>), McpError> 
                 match protocol {
                     Protocol::Auto => {
                         let probed = tokio::time::timeout(
-                            inner.options.probe_timeout,
+                            options.probe_timeout,
                             attempt(Protocol::Discover.lifecycle()),
                         )
                         .await;
@@ -665,16 +680,19 @@ async fn connect(inner: &Arc<Inner>) -> Result<(Client, Option<u32>), McpError> 
 }
 
 /// Starts a stdio server, its stdin and stdout the transport's, its other descriptors closed.
-fn spawn(inner: &Inner) -> Result<LineTransport<RoleClient>, McpError> {
-    let McpSource::Stdio { program, args, env } = &inner.source else {
+fn spawn(
+    source: &McpSource,
+    options: &ImportOptions,
+) -> Result<LineTransport<RoleClient>, McpError> {
+    let McpSource::Stdio { program, args, env } = source else {
         return Err(McpError::Spawn {
-            command: inner.source.describe(),
+            command: source.describe(),
             source: SpawnError::NotStdio,
         });
     };
-    let spawn_error = |source: SpawnError| McpError::Spawn {
-        command: inner.source.describe(),
-        source,
+    let spawn_error = |why: SpawnError| McpError::Spawn {
+        command: source.describe(),
+        source: why,
     };
     let mut command = tokio::process::Command::new(program);
     command
@@ -682,7 +700,7 @@ fn spawn(inner: &Inner) -> Result<LineTransport<RoleClient>, McpError> {
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(if inner.options.inherit_stderr {
+        .stderr(if options.inherit_stderr {
             Stdio::inherit()
         } else {
             Stdio::null()
@@ -698,7 +716,7 @@ fn spawn(inner: &Inner) -> Result<LineTransport<RoleClient>, McpError> {
     Ok(LineTransport::new(
         stdout,
         stdin,
-        inner.options.max_message_size,
+        options.max_message_size,
         "ImportOptions::max_message_size",
         false,
     )
@@ -802,9 +820,34 @@ pub const MAX_PAGES: usize = 1_000;
 /// At most this many tools are imported from one server.
 pub const MAX_TOOLS: usize = 10_000;
 
+/// Lists a server's tools without importing them: connects as [`McpImport::connect`] does (the
+/// options' protocol, probe and connect timeout, the limit of one message, a stdio child's
+/// stderr), reads every page of `tools/list` as an import does (each page within
+/// [`ImportOptions::call_timeout`], at most [`MAX_PAGES`] pages and [`MAX_TOOLS`] tools), then
+/// closes the connection, which stops a stdio child.
+///
+/// The tools are rmcp's, as the server gave them, in its order and under its names: the naming
+/// rule and the tool timeouts of the options are not used, and nothing is compiled or refused.
+/// This is what the `tools-codegen` CLI's `--mcp-stdio` and `--mcp-url` render from.
+pub async fn list_tools(
+    source: &McpSource,
+    options: &ImportOptions,
+) -> Result<Vec<Tool>, McpError> {
+    let (client, _pid) = connect(source, options, Weak::new()).await?;
+    let listed = list_pages(client.peer(), options.call_timeout)
+        .await
+        .map_err(|why| McpError::Request {
+            server: source.describe(),
+            method: "tools/list",
+            source: why,
+        });
+    let _ = client.cancel().await;
+    listed
+}
+
 /// Every page of `tools/list`, bounded by [`MAX_PAGES`] and [`MAX_TOOLS`], each page by
 /// `timeout`.
-async fn list_tools(peer: &Peer<RoleClient>, timeout: Duration) -> Result<Vec<Tool>, RequestError> {
+async fn list_pages(peer: &Peer<RoleClient>, timeout: Duration) -> Result<Vec<Tool>, RequestError> {
     let mut tools = Vec::new();
     let mut cursor: Option<String> = None;
     for _ in 0..MAX_PAGES {
@@ -837,7 +880,7 @@ async fn refresh(inner: &Arc<Inner>) -> Result<(), McpError> {
             source: RequestError::NotConnected,
         });
     };
-    let listed = list_tools(&peer, inner.options.call_timeout)
+    let listed = list_pages(&peer, inner.options.call_timeout)
         .await
         .map_err(|source| McpError::Request {
             server: server.clone(),

@@ -8,6 +8,8 @@
 //!   cancellation is forwarded; every call has a timeout ([`codes::MCP_TIMEOUT`]); an answer
 //!   over the size limit fails its call ([`codes::MCP_MESSAGE_TOO_LARGE`]); a dead server's tools
 //!   fail with [`codes::MCP_SERVER_GONE`] until [`McpImport::reconnect`].
+//! - [`list_tools`] connects the same way, lists a server's tools once (every page) and closes,
+//!   importing nothing: the `tools-codegen` CLI renders a live server's catalog from it.
 //! - [`McpServer`] serves what a scope sees over stdio or streamable HTTP, every call through
 //!   [`ToolRuntime::execute`](tools_runtime::ToolRuntime::execute).
 //! - Both sides hold an incoming message to one limit, [`DEFAULT_MAX_MESSAGE_SIZE`] (16 MiB) by
@@ -67,7 +69,9 @@ mod serve_http;
 pub mod wire;
 
 pub use error::{McpError, codes};
-pub use import::{ImportOptions, McpImport, McpSource, Protocol, Skipped, text_output_schema};
+pub use import::{
+    ImportOptions, McpImport, McpSource, Protocol, Skipped, list_tools, text_output_schema,
+};
 pub use schema::FullSchema;
 pub use serve::{HttpOptions, McpServer};
 pub use wire::DEFAULT_MAX_MESSAGE_SIZE;

@@ -36,9 +36,10 @@ fn stdio_renders_as_the_catalog_file_of_the_same_list() {
         );
     }
     // The same list as a catalog file renders to the same bytes.
-    let catalog = tools_codegen::mcp::fetch_catalog(&tools_codegen::mcp::McpServerSource::Stdio(
-        command.clone(),
-    ))
+    let catalog = tools_codegen::mcp::read_catalog(
+        &tools_mcp::McpSource::command_line(&command).unwrap(),
+        tools_mcp::Protocol::Auto,
+    )
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("catalog.json");

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use crate::dialect::Dialect;
 use crate::envelope::parameters_of;
+use crate::pointer::push;
 use crate::rules;
 
 /// One broken rule.
@@ -167,10 +168,6 @@ const GEMINI_JSON_KEYS: &[&str] = &[
     "additionalProperties",
     "required",
 ];
-
-fn push(path: &str, key: &str) -> String {
-    format!("{path}/{}", key.replace('~', "~0").replace('/', "~1"))
-}
 
 fn violation(path: &str, rule: &'static str, message: impl Into<String>) -> Violation {
     Violation {

@@ -10,6 +10,7 @@ use tools_schema::{
 
 use crate::finding::{Class, Finding};
 use crate::plan::{Branch, Plan, Prop};
+use crate::pointer::push;
 use crate::rules;
 
 /// The schema rules a projection follows. Non-strict OpenAI, non-strict Anthropic and MCP take
@@ -57,10 +58,6 @@ const GEMINI_STRING_FORMATS: &[&str] = &["date-time"];
 pub(crate) struct Walk {
     target: Target,
     pub(crate) findings: Vec<Finding>,
-}
-
-fn push(path: &str, key: &str) -> String {
-    format!("{path}/{}", key.replace('~', "~0").replace('/', "~1"))
 }
 
 fn type_name(kind: &SchemaKind) -> &'static str {

@@ -82,17 +82,6 @@ const OPENAI_KEYS: &[&str] = &[
     "minItems",
     "maxItems",
 ];
-const OPENAI_FORMATS: &[&str] = &[
-    "date-time",
-    "time",
-    "date",
-    "duration",
-    "email",
-    "hostname",
-    "ipv4",
-    "ipv6",
-    "uuid",
-];
 const ANTHROPIC_KEYS: &[&str] = &[
     "type",
     "description",
@@ -110,18 +99,6 @@ const ANTHROPIC_KEYS: &[&str] = &[
     "pattern",
     "format",
     "minItems",
-];
-const ANTHROPIC_FORMATS: &[&str] = &[
-    "date-time",
-    "time",
-    "date",
-    "duration",
-    "email",
-    "hostname",
-    "uri",
-    "ipv4",
-    "ipv6",
-    "uuid",
 ];
 const GEMINI_KEYS: &[&str] = &[
     "type",
@@ -428,18 +405,11 @@ fn schema(root: &Value, prefix: &str, rules_of: Rules, out: &mut Vec<Violation>)
         }
         if let Some(format) = map.get("format").and_then(Value::as_str) {
             let ok = match rules_of {
-                Rules::OpenAi => OPENAI_FORMATS.contains(&format),
-                Rules::Anthropic => ANTHROPIC_FORMATS.contains(&format),
-                Rules::Gemini => match type_names
-                    .first()
-                    .map(|t| t.to_ascii_lowercase())
-                    .as_deref()
-                {
-                    Some("string") => matches!(format, "enum" | "date-time"),
-                    Some("number") => matches!(format, "float" | "double"),
-                    Some("integer") => matches!(format, "int32" | "int64"),
-                    _ => false,
-                },
+                Rules::OpenAi => rules::OPENAI_FORMATS.contains(&format),
+                Rules::Anthropic => rules::ANTHROPIC_FORMATS.contains(&format),
+                Rules::Gemini => type_names.first().is_some_and(|t| {
+                    rules::gemini_formats(&t.to_ascii_lowercase()).contains(&format)
+                }),
                 Rules::GeminiJson => true,
             };
             if !ok {

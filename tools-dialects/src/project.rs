@@ -27,34 +27,6 @@ pub(crate) enum Target {
     GeminiJsonSchema,
 }
 
-/// Formats OpenAI's strict mode documents for strings.
-const OPENAI_FORMATS: &[&str] = &[
-    "date-time",
-    "time",
-    "date",
-    "duration",
-    "email",
-    "hostname",
-    "ipv4",
-    "ipv6",
-    "uuid",
-];
-/// Formats Anthropic's strict mode documents for strings.
-const ANTHROPIC_FORMATS: &[&str] = &[
-    "date-time",
-    "time",
-    "date",
-    "duration",
-    "email",
-    "hostname",
-    "uri",
-    "ipv4",
-    "ipv6",
-    "uuid",
-];
-/// Formats Gemini's OpenAPI schema documents for strings (`enum` is written by the projection).
-const GEMINI_STRING_FORMATS: &[&str] = &["date-time"];
-
 pub(crate) struct Walk {
     target: Target,
     pub(crate) findings: Vec<Finding>,
@@ -688,18 +660,18 @@ impl Walk {
             let f = format.as_str();
             let allowed = !json_text
                 && match self.target {
-                    Target::OpenAiStrict => ty == Some("string") && OPENAI_FORMATS.contains(&f),
-                    Target::AnthropicStrict => {
-                        ty == Some("string") && ANTHROPIC_FORMATS.contains(&f)
+                    Target::OpenAiStrict => {
+                        ty == Some("string") && rules::OPENAI_FORMATS.contains(&f)
                     }
+                    Target::AnthropicStrict => {
+                        ty == Some("string") && rules::ANTHROPIC_FORMATS.contains(&f)
+                    }
+                    // `enum` is the format the projection writes for a string enum, never an
+                    // annotation's.
                     Target::GeminiParameters => {
                         !out.contains_key("format")
-                            && match ty {
-                                Some("string") => GEMINI_STRING_FORMATS.contains(&f),
-                                Some("number") => matches!(f, "float" | "double"),
-                                Some("integer") => matches!(f, "int32" | "int64"),
-                                _ => false,
-                            }
+                            && f != "enum"
+                            && ty.is_some_and(|t| rules::gemini_formats(t).contains(&f))
                     }
                     Target::GeminiJsonSchema => true,
                 };

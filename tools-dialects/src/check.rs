@@ -7,7 +7,7 @@
 //!
 //! The walks use an explicit stack: a definition of any depth is checked without recursion.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::dialect::Dialect;
 use crate::envelope::parameters_of;
@@ -152,6 +152,14 @@ fn violation(path: &str, rule: &'static str, message: impl Into<String>) -> Viol
         rule,
         message: message.into(),
     }
+}
+
+/// The names an object schema lists in `required`.
+fn required_names(map: &Map<String, Value>) -> Vec<&str> {
+    map.get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
 }
 
 /// Every documented rule `definition` breaks as a tool definition of `dialect`.
@@ -386,11 +394,7 @@ fn schema(root: &Value, prefix: &str, rules_of: Rules, out: &mut Vec<Violation>)
             out.push(violation(&path, r, "`additionalProperties` must be false"));
         }
         if is_object && rules_of == Rules::OpenAi {
-            let required: Vec<&str> = map
-                .get("required")
-                .and_then(Value::as_array)
-                .map(|r| r.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
+            let required = required_names(map);
             if let Some(Value::Object(properties)) = map.get("properties") {
                 for name in properties.keys() {
                     if !required.contains(&name.as_str()) {
@@ -631,11 +635,7 @@ pub fn anthropic_counts(parameters: &Value) -> AnthropicCounts {
             counts.unions.push(path.clone());
         }
         if let Some(Value::Object(props)) = map.get("properties") {
-            let required: Vec<&str> = map
-                .get("required")
-                .and_then(Value::as_array)
-                .map(|r| r.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
+            let required = required_names(map);
             for name in props.keys() {
                 if !required.contains(&name.as_str()) {
                     counts.optional.push(push(&push(&path, "properties"), name));

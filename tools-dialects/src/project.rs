@@ -109,11 +109,7 @@ impl Walk {
                 Plan::Keep
             }
             SchemaKind::Boolean(b) => {
-                let values = b.const_value.map(|v| vec![Value::Bool(v)]).or_else(|| {
-                    b.enum_values
-                        .as_ref()
-                        .map(|e| e.iter().map(|v| Value::Bool(*v)).collect())
-                });
+                let values = listed(&b.const_value, &b.enum_values);
                 self.scalar(&mut out, "boolean", values, b.const_value.is_some(), path)
             }
             SchemaKind::String(s) => self.string(&mut out, s, path),
@@ -222,15 +218,7 @@ impl Walk {
     }
 
     fn string(&mut self, out: &mut Map<String, Value>, s: &StringSchema, path: &str) -> Plan {
-        let values = s
-            .const_value
-            .as_ref()
-            .map(|v| vec![Value::String(v.clone())])
-            .or_else(|| {
-                s.enum_values
-                    .as_ref()
-                    .map(|e| e.iter().cloned().map(Value::String).collect())
-            });
+        let values = listed(&s.const_value, &s.enum_values);
         let plan = self.scalar(out, "string", values, s.const_value.is_some(), path);
         let (lengths, pattern, rule) = match self.target {
             Target::OpenAiStrict => (false, true, rules::OPENAI_STRICT_KEYWORDS),
@@ -264,15 +252,7 @@ impl Walk {
         n: &NumericSchema,
         path: &str,
     ) -> Plan {
-        let values = n
-            .const_value
-            .as_ref()
-            .map(|v| vec![Value::Number(v.clone())])
-            .or_else(|| {
-                n.enum_values
-                    .as_ref()
-                    .map(|e| e.iter().cloned().map(Value::Number).collect())
-            });
+        let values = listed(&n.const_value, &n.enum_values);
         let plan = self.scalar(out, type_name, values, n.const_value.is_some(), path);
         let bounds = [
             ("minimum", &n.minimum),
@@ -750,28 +730,24 @@ fn types(schema: &Schema) -> Option<Vec<&'static str>> {
     })
 }
 
+/// The values a scalar schema lists: its `const` alone, or else its `enum`.
+fn listed<T: Clone + Into<Value>>(
+    const_value: &Option<T>,
+    enum_values: &Option<Vec<T>>,
+) -> Option<Vec<Value>> {
+    match (const_value, enum_values) {
+        (Some(value), _) => Some(vec![value.clone().into()]),
+        (None, Some(values)) => Some(values.iter().cloned().map(Into::into).collect()),
+        (None, None) => None,
+    }
+}
+
 /// The finite set of values a scalar schema admits, when it has one (`enum`/`const`).
 fn finite_values(schema: &Schema) -> Option<Vec<Value>> {
     match &schema.kind {
-        SchemaKind::Boolean(b) => b.const_value.map(|v| vec![json!(v)]).or_else(|| {
-            b.enum_values
-                .as_ref()
-                .map(|e| e.iter().map(|v| json!(v)).collect())
-        }),
-        SchemaKind::String(s) => s.const_value.as_ref().map(|v| vec![json!(v)]).or_else(|| {
-            s.enum_values
-                .as_ref()
-                .map(|e| e.iter().map(|v| json!(v)).collect())
-        }),
-        SchemaKind::Number(n) | SchemaKind::Integer(n) => n
-            .const_value
-            .as_ref()
-            .map(|v| vec![Value::Number(v.clone())])
-            .or_else(|| {
-                n.enum_values
-                    .as_ref()
-                    .map(|e| e.iter().cloned().map(Value::Number).collect())
-            }),
+        SchemaKind::Boolean(b) => listed(&b.const_value, &b.enum_values),
+        SchemaKind::String(s) => listed(&s.const_value, &s.enum_values),
+        SchemaKind::Number(n) | SchemaKind::Integer(n) => listed(&n.const_value, &n.enum_values),
         SchemaKind::Null => Some(vec![Value::Null]),
         _ => None,
     }

@@ -7,10 +7,11 @@
 //!
 //! The walks use an explicit stack: a definition of any depth is checked without recursion.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::dialect::Dialect;
 use crate::envelope::parameters_of;
+use crate::pointer::push;
 use crate::rules;
 
 /// One broken rule.
@@ -81,17 +82,6 @@ const OPENAI_KEYS: &[&str] = &[
     "minItems",
     "maxItems",
 ];
-const OPENAI_FORMATS: &[&str] = &[
-    "date-time",
-    "time",
-    "date",
-    "duration",
-    "email",
-    "hostname",
-    "ipv4",
-    "ipv6",
-    "uuid",
-];
 const ANTHROPIC_KEYS: &[&str] = &[
     "type",
     "description",
@@ -109,18 +99,6 @@ const ANTHROPIC_KEYS: &[&str] = &[
     "pattern",
     "format",
     "minItems",
-];
-const ANTHROPIC_FORMATS: &[&str] = &[
-    "date-time",
-    "time",
-    "date",
-    "duration",
-    "email",
-    "hostname",
-    "uri",
-    "ipv4",
-    "ipv6",
-    "uuid",
 ];
 const GEMINI_KEYS: &[&str] = &[
     "type",
@@ -168,16 +146,20 @@ const GEMINI_JSON_KEYS: &[&str] = &[
     "required",
 ];
 
-fn push(path: &str, key: &str) -> String {
-    format!("{path}/{}", key.replace('~', "~0").replace('/', "~1"))
-}
-
 fn violation(path: &str, rule: &'static str, message: impl Into<String>) -> Violation {
     Violation {
         path: path.to_owned(),
         rule,
         message: message.into(),
     }
+}
+
+/// The names an object schema lists in `required`.
+fn required_names(map: &Map<String, Value>) -> Vec<&str> {
+    map.get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
 }
 
 /// Every documented rule `definition` breaks as a tool definition of `dialect`.
@@ -412,11 +394,7 @@ fn schema(root: &Value, prefix: &str, rules_of: Rules, out: &mut Vec<Violation>)
             out.push(violation(&path, r, "`additionalProperties` must be false"));
         }
         if is_object && rules_of == Rules::OpenAi {
-            let required: Vec<&str> = map
-                .get("required")
-                .and_then(Value::as_array)
-                .map(|r| r.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
+            let required = required_names(map);
             if let Some(Value::Object(properties)) = map.get("properties") {
                 for name in properties.keys() {
                     if !required.contains(&name.as_str()) {
@@ -431,18 +409,11 @@ fn schema(root: &Value, prefix: &str, rules_of: Rules, out: &mut Vec<Violation>)
         }
         if let Some(format) = map.get("format").and_then(Value::as_str) {
             let ok = match rules_of {
-                Rules::OpenAi => OPENAI_FORMATS.contains(&format),
-                Rules::Anthropic => ANTHROPIC_FORMATS.contains(&format),
-                Rules::Gemini => match type_names
-                    .first()
-                    .map(|t| t.to_ascii_lowercase())
-                    .as_deref()
-                {
-                    Some("string") => matches!(format, "enum" | "date-time"),
-                    Some("number") => matches!(format, "float" | "double"),
-                    Some("integer") => matches!(format, "int32" | "int64"),
-                    _ => false,
-                },
+                Rules::OpenAi => rules::OPENAI_FORMATS.contains(&format),
+                Rules::Anthropic => rules::ANTHROPIC_FORMATS.contains(&format),
+                Rules::Gemini => type_names.first().is_some_and(|t| {
+                    rules::gemini_formats(&t.to_ascii_lowercase()).contains(&format)
+                }),
                 Rules::GeminiJson => true,
             };
             if !ok {
@@ -664,11 +635,7 @@ pub fn anthropic_counts(parameters: &Value) -> AnthropicCounts {
             counts.unions.push(path.clone());
         }
         if let Some(Value::Object(props)) = map.get("properties") {
-            let required: Vec<&str> = map
-                .get("required")
-                .and_then(Value::as_array)
-                .map(|r| r.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
+            let required = required_names(map);
             for name in props.keys() {
                 if !required.contains(&name.as_str()) {
                     counts.optional.push(push(&push(&path, "properties"), name));

@@ -82,6 +82,7 @@ mod envelope;
 mod finding;
 pub mod names;
 mod plan;
+mod pointer;
 mod project;
 mod projection;
 mod request;

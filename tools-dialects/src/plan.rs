@@ -10,6 +10,8 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 use tools_schema::{Validator, deep, excerpt};
 
+use crate::pointer::push;
+
 /// How one node of the provider's shape maps back to the canonical shape.
 #[derive(Debug, Clone)]
 pub(crate) enum Plan {
@@ -102,10 +104,6 @@ impl EncodeError {
 #[derive(Debug, Clone)]
 pub struct Decoder {
     plan: Plan,
-}
-
-fn push(path: &str, key: &str) -> String {
-    format!("{path}/{}", key.replace('~', "~0").replace('/', "~1"))
 }
 
 fn kind(value: &Value) -> &'static str {

@@ -10,6 +10,7 @@ use tools_schema::{
 
 use crate::finding::{Class, Finding};
 use crate::plan::{Branch, Plan, Prop};
+use crate::pointer::push;
 use crate::rules;
 
 /// The schema rules a projection follows. Non-strict OpenAI, non-strict Anthropic and MCP take
@@ -26,41 +27,9 @@ pub(crate) enum Target {
     GeminiJsonSchema,
 }
 
-/// Formats OpenAI's strict mode documents for strings.
-const OPENAI_FORMATS: &[&str] = &[
-    "date-time",
-    "time",
-    "date",
-    "duration",
-    "email",
-    "hostname",
-    "ipv4",
-    "ipv6",
-    "uuid",
-];
-/// Formats Anthropic's strict mode documents for strings.
-const ANTHROPIC_FORMATS: &[&str] = &[
-    "date-time",
-    "time",
-    "date",
-    "duration",
-    "email",
-    "hostname",
-    "uri",
-    "ipv4",
-    "ipv6",
-    "uuid",
-];
-/// Formats Gemini's OpenAPI schema documents for strings (`enum` is written by the projection).
-const GEMINI_STRING_FORMATS: &[&str] = &["date-time"];
-
 pub(crate) struct Walk {
     target: Target,
     pub(crate) findings: Vec<Finding>,
-}
-
-fn push(path: &str, key: &str) -> String {
-    format!("{path}/{}", key.replace('~', "~0").replace('/', "~1"))
 }
 
 fn type_name(kind: &SchemaKind) -> &'static str {
@@ -140,11 +109,7 @@ impl Walk {
                 Plan::Keep
             }
             SchemaKind::Boolean(b) => {
-                let values = b.const_value.map(|v| vec![Value::Bool(v)]).or_else(|| {
-                    b.enum_values
-                        .as_ref()
-                        .map(|e| e.iter().map(|v| Value::Bool(*v)).collect())
-                });
+                let values = listed(&b.const_value, &b.enum_values);
                 self.scalar(&mut out, "boolean", values, b.const_value.is_some(), path)
             }
             SchemaKind::String(s) => self.string(&mut out, s, path),
@@ -253,15 +218,7 @@ impl Walk {
     }
 
     fn string(&mut self, out: &mut Map<String, Value>, s: &StringSchema, path: &str) -> Plan {
-        let values = s
-            .const_value
-            .as_ref()
-            .map(|v| vec![Value::String(v.clone())])
-            .or_else(|| {
-                s.enum_values
-                    .as_ref()
-                    .map(|e| e.iter().cloned().map(Value::String).collect())
-            });
+        let values = listed(&s.const_value, &s.enum_values);
         let plan = self.scalar(out, "string", values, s.const_value.is_some(), path);
         let (lengths, pattern, rule) = match self.target {
             Target::OpenAiStrict => (false, true, rules::OPENAI_STRICT_KEYWORDS),
@@ -295,15 +252,7 @@ impl Walk {
         n: &NumericSchema,
         path: &str,
     ) -> Plan {
-        let values = n
-            .const_value
-            .as_ref()
-            .map(|v| vec![Value::Number(v.clone())])
-            .or_else(|| {
-                n.enum_values
-                    .as_ref()
-                    .map(|e| e.iter().cloned().map(Value::Number).collect())
-            });
+        let values = listed(&n.const_value, &n.enum_values);
         let plan = self.scalar(out, type_name, values, n.const_value.is_some(), path);
         let bounds = [
             ("minimum", &n.minimum),
@@ -691,18 +640,18 @@ impl Walk {
             let f = format.as_str();
             let allowed = !json_text
                 && match self.target {
-                    Target::OpenAiStrict => ty == Some("string") && OPENAI_FORMATS.contains(&f),
-                    Target::AnthropicStrict => {
-                        ty == Some("string") && ANTHROPIC_FORMATS.contains(&f)
+                    Target::OpenAiStrict => {
+                        ty == Some("string") && rules::OPENAI_FORMATS.contains(&f)
                     }
+                    Target::AnthropicStrict => {
+                        ty == Some("string") && rules::ANTHROPIC_FORMATS.contains(&f)
+                    }
+                    // `enum` is the format the projection writes for a string enum, never an
+                    // annotation's.
                     Target::GeminiParameters => {
                         !out.contains_key("format")
-                            && match ty {
-                                Some("string") => GEMINI_STRING_FORMATS.contains(&f),
-                                Some("number") => matches!(f, "float" | "double"),
-                                Some("integer") => matches!(f, "int32" | "int64"),
-                                _ => false,
-                            }
+                            && f != "enum"
+                            && ty.is_some_and(|t| rules::gemini_formats(t).contains(&f))
                     }
                     Target::GeminiJsonSchema => true,
                 };
@@ -781,28 +730,24 @@ fn types(schema: &Schema) -> Option<Vec<&'static str>> {
     })
 }
 
+/// The values a scalar schema lists: its `const` alone, or else its `enum`.
+fn listed<T: Clone + Into<Value>>(
+    const_value: &Option<T>,
+    enum_values: &Option<Vec<T>>,
+) -> Option<Vec<Value>> {
+    match (const_value, enum_values) {
+        (Some(value), _) => Some(vec![value.clone().into()]),
+        (None, Some(values)) => Some(values.iter().cloned().map(Into::into).collect()),
+        (None, None) => None,
+    }
+}
+
 /// The finite set of values a scalar schema admits, when it has one (`enum`/`const`).
 fn finite_values(schema: &Schema) -> Option<Vec<Value>> {
     match &schema.kind {
-        SchemaKind::Boolean(b) => b.const_value.map(|v| vec![json!(v)]).or_else(|| {
-            b.enum_values
-                .as_ref()
-                .map(|e| e.iter().map(|v| json!(v)).collect())
-        }),
-        SchemaKind::String(s) => s.const_value.as_ref().map(|v| vec![json!(v)]).or_else(|| {
-            s.enum_values
-                .as_ref()
-                .map(|e| e.iter().map(|v| json!(v)).collect())
-        }),
-        SchemaKind::Number(n) | SchemaKind::Integer(n) => n
-            .const_value
-            .as_ref()
-            .map(|v| vec![Value::Number(v.clone())])
-            .or_else(|| {
-                n.enum_values
-                    .as_ref()
-                    .map(|e| e.iter().cloned().map(Value::Number).collect())
-            }),
+        SchemaKind::Boolean(b) => listed(&b.const_value, &b.enum_values),
+        SchemaKind::String(s) => listed(&s.const_value, &s.enum_values),
+        SchemaKind::Number(n) | SchemaKind::Integer(n) => listed(&n.const_value, &n.enum_values),
         SchemaKind::Null => Some(vec![Value::Null]),
         _ => None,
     }

@@ -108,6 +108,32 @@ impl DialectError {
             DialectError::Names(e) => e.code(),
         }
     }
+
+    /// `tool` cannot be sent in `dialect` because of the finding `first`.
+    fn unrepresentable(tool: &CatalogEntry, dialect: Dialect, first: &Finding) -> DialectError {
+        DialectError::Unrepresentable {
+            tool: excerpt::quoted(&tool.name),
+            dialect,
+            path: first.path.clone(),
+            rule: first.rule,
+            message: first.message.clone(),
+        }
+    }
+
+    /// `tool` passes a limit of `dialect`.
+    pub(crate) fn limit(
+        tool: &CatalogEntry,
+        dialect: Dialect,
+        violation: check::LimitViolation,
+    ) -> DialectError {
+        DialectError::Limit {
+            tool: excerpt::quoted(&tool.name),
+            dialect,
+            path: violation.path,
+            limit: violation.limit,
+            found: violation.found,
+        }
+    }
 }
 
 /// The canonical input schema of a tool (`null` is a tool without arguments).
@@ -152,13 +178,7 @@ pub(crate) fn project_named(
         if let Some(first) = findings.iter().find(|f| f.class == Class::Unrepresentable)
             && policy == Policy::Error
         {
-            return Err(DialectError::Unrepresentable {
-                tool: excerpt::quoted(&tool.name),
-                dialect,
-                path: first.path.clone(),
-                rule: first.rule,
-                message: first.message.clone(),
-            });
+            return Err(DialectError::unrepresentable(tool, dialect, first));
         }
         let definition = envelope(dialect, name, tool, input);
         return Ok(Projection {
@@ -178,26 +198,14 @@ pub(crate) fn project_named(
     let (parameters, plan) = walk.root(&schema);
     deep::drop_schema(schema);
     let findings = std::mem::take(&mut walk.findings);
-    let fall_back = |findings: Vec<Finding>| -> Result<Projection, DialectError> {
-        let mut projection = project_named(tool, name, dialect.non_strict(), policy)?;
-        projection.dialect = dialect;
-        let mut all = findings;
-        all.append(&mut projection.findings);
-        projection.findings = all;
-        Ok(projection)
-    };
     if let Some(first) = findings.iter().find(|f| f.class == Class::Unrepresentable) {
         match policy {
             Policy::Error => {
-                return Err(DialectError::Unrepresentable {
-                    tool: excerpt::quoted(&tool.name),
-                    dialect,
-                    path: first.path.clone(),
-                    rule: first.rule,
-                    message: first.message.clone(),
-                });
+                return Err(DialectError::unrepresentable(tool, dialect, first));
             }
-            Policy::NonStrict if dialect.is_strict() => return fall_back(findings),
+            Policy::NonStrict if dialect.is_strict() => {
+                return fall_back(tool, name, dialect, policy, findings);
+            }
             _ => {}
         }
     }
@@ -206,15 +214,9 @@ pub(crate) fn project_named(
         .next()
     {
         if policy == Policy::NonStrict && dialect.is_strict() {
-            return fall_back(findings);
+            return fall_back(tool, name, dialect, policy, findings);
         }
-        return Err(DialectError::Limit {
-            tool: excerpt::quoted(&tool.name),
-            dialect,
-            path: violation.path,
-            limit: violation.limit,
-            found: violation.found,
-        });
+        return Err(DialectError::limit(tool, dialect, violation));
     }
     Ok(Projection {
         dialect,
@@ -223,6 +225,24 @@ pub(crate) fn project_named(
         findings,
         decoder: Decoder::new(plan),
     })
+}
+
+/// `tool` projected in the non-strict form of `dialect`, as the policy's fall-back: the
+/// projection still names `dialect` as asked for, and keeps the strict attempt's `findings`
+/// ahead of its own, so it is clear why.
+pub(crate) fn fall_back(
+    tool: &CatalogEntry,
+    name: &str,
+    dialect: Dialect,
+    policy: Policy,
+    findings: Vec<Finding>,
+) -> Result<Projection, DialectError> {
+    let mut projection = project_named(tool, name, dialect.non_strict(), policy)?;
+    projection.dialect = dialect;
+    let mut all = findings;
+    all.append(&mut projection.findings);
+    projection.findings = all;
+    Ok(projection)
 }
 
 /// The canonical schema as the non-strict dialects send it: as it is, with `type: object` added

@@ -9,7 +9,7 @@ use crate::dialect::Dialect;
 use crate::envelope::parameters_of;
 use crate::names;
 use crate::plan::DecodeError;
-use crate::projection::{DialectError, Policy, Projection, project_named};
+use crate::projection::{DialectError, Policy, Projection, fall_back, project_named};
 
 /// Every tool of a request in one dialect, under portable names.
 #[derive(Debug, Clone)]
@@ -104,19 +104,9 @@ pub fn project_request(
             if let Some(violation) = totals.add(&counts) {
                 if policy == Policy::NonStrict {
                     let findings = std::mem::take(&mut projection.findings);
-                    projection = project_named(tool, sent, dialect.non_strict(), policy)?;
-                    projection.dialect = dialect;
-                    let mut all = findings;
-                    all.append(&mut projection.findings);
-                    projection.findings = all;
+                    projection = fall_back(tool, sent, dialect, policy, findings)?;
                 } else {
-                    return Err(DialectError::Limit {
-                        tool: excerpt::quoted(&tool.name),
-                        dialect,
-                        path: violation.path,
-                        limit: violation.limit,
-                        found: violation.found,
-                    });
+                    return Err(DialectError::limit(tool, dialect, violation));
                 }
             }
         }

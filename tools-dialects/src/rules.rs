@@ -66,6 +66,43 @@ pub const OUTSIDE_SUBSET: &str = "outside-subset";
 /// Function names.
 pub const NAMES: &str = "tool-names";
 
+/// The string formats strict OpenAI documents ([`OPENAI_STRICT_KEYWORDS`]).
+pub(crate) const OPENAI_FORMATS: &[&str] = &[
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "uuid",
+];
+/// The string formats strict Anthropic documents ([`ANTHROPIC_STRICT_KEYWORDS`]).
+pub(crate) const ANTHROPIC_FORMATS: &[&str] = &[
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "uri",
+    "ipv4",
+    "ipv6",
+    "uuid",
+];
+
+/// The formats Gemini's OpenAPI schema documents for a node of the (lowercase) type `ty`
+/// ([`GEMINI_OPENAPI_SUBSET`]).
+pub(crate) fn gemini_formats(ty: &str) -> &'static [&'static str] {
+    match ty {
+        "string" => &["enum", "date-time"],
+        "number" => &["float", "double"],
+        "integer" => &["int32", "int64"],
+        _ => &[],
+    }
+}
+
 /// Every rule, with what is encoded and its source.
 pub const RULES: &[Rule] = &[
     Rule {

@@ -3,6 +3,7 @@
 
 use proc_macro2::TokenStream;
 use quote::ToTokens;
+use syn::meta::ParseNestedMeta;
 
 /// Collects `syn::Error`s so that validation reports every problem in one compile.
 #[derive(Default)]
@@ -79,4 +80,18 @@ pub(crate) fn doc_text(attrs: &[syn::Attribute]) -> Option<String> {
 pub(crate) fn unraw(ident: &syn::Ident) -> String {
     let s = ident.to_string();
     s.strip_prefix("r#").map(str::to_owned).unwrap_or(s)
+}
+
+/// Consumes the value after an attribute key (`= value` or `(...)`) that is accepted without
+/// being read or rejected with an error, so the parse goes on to the next key.
+pub(crate) fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+    if meta.input.peek(syn::Token![=]) {
+        let _: syn::Token![=] = meta.input.parse()?;
+        let _: syn::Expr = meta.input.parse()?;
+    } else if meta.input.peek(syn::token::Paren) {
+        let content;
+        syn::parenthesized!(content in meta.input);
+        let _: TokenStream = content.parse()?;
+    }
+    Ok(())
 }

@@ -108,6 +108,9 @@ fn guard(
         .boxed()
 }
 
+/// rmcp's `post_message_with_max_sse_event_size` and `get_stream_with_max_sse_event_size` keep
+/// their default bodies, which come to `post_message` and `get_stream`: the event size they pass
+/// is the one [`LimitedClient::config`] set, the import's limit, which those two apply.
 impl StreamableHttpClient for LimitedClient {
     type Error = reqwest::Error;
 
@@ -129,19 +132,6 @@ impl StreamableHttpClient for LimitedClient {
             limits,
         )
         .await
-    }
-
-    async fn post_message_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        _max_sse_event_size: usize,
-    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        self.post_message(uri, message, session_id, auth_header, custom_headers)
-            .await
     }
 
     async fn post_message_with_response_limits(
@@ -204,27 +194,6 @@ impl StreamableHttpClient for LimitedClient {
                 auth_header,
                 custom_headers,
                 self.limit,
-            )
-            .await
-    }
-
-    async fn get_stream_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
-        self.inner
-            .get_stream_with_max_sse_event_size(
-                uri,
-                session_id,
-                last_event_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
             )
             .await
     }

@@ -156,6 +156,26 @@ pub fn to_string(value: &Value) -> String {
 
 /// Appends `value` as `serde_json::to_string` writes it, without recursion.
 fn push_compact(out: &mut String, value: &Value) {
+    compact_pieces(value, |piece| match piece {
+        Piece::Text(text) => out.push_str(text),
+        Piece::Key(key) => push_scalar(out, &Value::String(key.to_owned())),
+        Piece::Scalar(scalar) => push_scalar(out, scalar),
+    });
+}
+
+/// One piece of a value's compact JSON text.
+pub(crate) enum Piece<'a> {
+    /// Punctuation: a bracket, a brace, a comma or a colon.
+    Text(&'static str),
+    /// An object key, written as a JSON string.
+    Key(&'a str),
+    /// A value that is not an array or an object.
+    Scalar(&'a Value),
+}
+
+/// Hands `emit` the pieces of `value`'s compact JSON text (as `serde_json::to_string` writes
+/// it) in order, walking with an explicit work stack: any depth costs no stack.
+pub(crate) fn compact_pieces<'a>(value: &'a Value, mut emit: impl FnMut(Piece<'a>)) {
     enum Step<'a> {
         Value(&'a Value),
         Key(&'a str),
@@ -164,13 +184,13 @@ fn push_compact(out: &mut String, value: &Value) {
     let mut stack = vec![Step::Value(value)];
     while let Some(step) = stack.pop() {
         match step {
-            Step::Text(text) => out.push_str(text),
+            Step::Text(text) => emit(Piece::Text(text)),
             Step::Key(key) => {
-                push_scalar(out, &Value::String(key.to_owned()));
-                out.push(':');
+                emit(Piece::Key(key));
+                emit(Piece::Text(":"));
             }
             Step::Value(Value::Array(items)) => {
-                out.push('[');
+                emit(Piece::Text("["));
                 stack.push(Step::Text("]"));
                 for (i, item) in items.iter().enumerate().rev() {
                     stack.push(Step::Value(item));
@@ -180,7 +200,7 @@ fn push_compact(out: &mut String, value: &Value) {
                 }
             }
             Step::Value(Value::Object(map)) => {
-                out.push('{');
+                emit(Piece::Text("{"));
                 stack.push(Step::Text("}"));
                 let entries: Vec<_> = map.iter().collect();
                 for (i, (key, item)) in entries.into_iter().enumerate().rev() {
@@ -191,7 +211,7 @@ fn push_compact(out: &mut String, value: &Value) {
                     }
                 }
             }
-            Step::Value(scalar) => push_scalar(out, scalar),
+            Step::Value(scalar) => emit(Piece::Scalar(scalar)),
         }
     }
 }

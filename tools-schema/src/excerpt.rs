@@ -26,6 +26,8 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
+use crate::deep::{self, Piece};
+
 /// How many characters of a quoted text a message keeps; the rest is replaced by a marker.
 pub const LIMIT: usize = 200;
 
@@ -78,11 +80,6 @@ pub fn quoted(text: &str) -> String {
 /// compact text). Written with an explicit work stack: values of any depth and size cost time
 /// linear in their size and no stack.
 pub fn json(value: &Value) -> String {
-    enum Step<'a> {
-        Value(&'a Value),
-        Text(&'static str),
-        Key(&'a str),
-    }
     // Enough text to cut at LIMIT characters; past it only the length is counted.
     let cap = LIMIT * 4 + 4;
     let mut out = String::new();
@@ -93,58 +90,30 @@ pub fn json(value: &Value) -> String {
             out.push_str(piece);
         }
     };
-    let mut stack = vec![Step::Value(value)];
-    while let Some(step) = stack.pop() {
-        match step {
-            Step::Text(text) => push(&mut out, &mut total, text),
-            Step::Key(key) => {
-                push(
-                    &mut out,
-                    &mut total,
-                    &Value::String(key.to_owned()).to_string(),
-                );
-                push(&mut out, &mut total, ":");
-            }
-            Step::Value(Value::Array(items)) => {
-                push(&mut out, &mut total, "[");
-                stack.push(Step::Text("]"));
-                for (i, item) in items.iter().enumerate().rev() {
-                    stack.push(Step::Value(item));
-                    if i > 0 {
-                        stack.push(Step::Text(","));
-                    }
-                }
-            }
-            Step::Value(Value::Object(map)) => {
-                push(&mut out, &mut total, "{");
-                stack.push(Step::Text("}"));
-                let entries: Vec<_> = map.iter().collect();
-                for (i, (key, item)) in entries.into_iter().enumerate().rev() {
-                    stack.push(Step::Value(item));
-                    stack.push(Step::Key(key));
-                    if i > 0 {
-                        stack.push(Step::Text(","));
-                    }
-                }
-            }
-            Step::Value(Value::String(s)) => {
-                // Only the part that can still be shown is escaped; the rest is counted.
-                total += escaped_len(s);
-                if out.len() < cap {
-                    let shown = match s.char_indices().nth(LIMIT) {
-                        Some((at, _)) => &s[..at],
-                        None => s,
-                    };
-                    out.push_str(&Value::String(shown.to_owned()).to_string());
-                }
-            }
-            Step::Value(scalar) => {
-                let mut text = String::new();
-                let _ = write!(text, "{scalar}");
-                push(&mut out, &mut total, &text);
+    deep::compact_pieces(value, |piece| match piece {
+        Piece::Text(text) => push(&mut out, &mut total, text),
+        Piece::Key(key) => push(
+            &mut out,
+            &mut total,
+            &Value::String(key.to_owned()).to_string(),
+        ),
+        Piece::Scalar(Value::String(s)) => {
+            // Only the part that can still be shown is escaped; the rest is counted.
+            total += escaped_len(s);
+            if out.len() < cap {
+                let shown = match s.char_indices().nth(LIMIT) {
+                    Some((at, _)) => &s[..at],
+                    None => s,
+                };
+                out.push_str(&Value::String(shown.to_owned()).to_string());
             }
         }
-    }
+        Piece::Scalar(scalar) => {
+            let mut text = String::new();
+            let _ = write!(text, "{scalar}");
+            push(&mut out, &mut total, &text);
+        }
+    });
     match cut_point(&out) {
         None if total == out.len() => out,
         None => {

@@ -3,13 +3,13 @@
 //! Every attribute serde knows is either honoured or rejected here with a message that says what
 //! to write instead; problems are collected, never returned early.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::Span;
 use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
 
 use super::model::{Container, Data, Field, Names, Repr, SkipIf, Style, Variant};
 use crate::case::RenameRule;
-use crate::diag::{Errors, doc_text, unraw};
+use crate::diag::{Errors, doc_text, skip_value, unraw};
 
 /// A `rename_all`-style rule per side.
 #[derive(Clone, Copy, Default)]
@@ -35,19 +35,6 @@ fn rename_rules_hint() -> String {
         .map(|(name, _)| format!("\"{name}\""))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// Consumes the value of a key we accept without reading (`bound`, `crate`, ...).
-fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
-    if meta.input.peek(syn::Token![=]) {
-        let _: syn::Token![=] = meta.input.parse()?;
-        let _: syn::Expr = meta.input.parse()?;
-    } else if meta.input.peek(syn::token::Paren) {
-        let content;
-        syn::parenthesized!(content in meta.input);
-        let _: TokenStream = content.parse()?;
-    }
-    Ok(())
 }
 
 fn lit_str(meta: &ParseNestedMeta<'_>) -> syn::Result<syn::LitStr> {

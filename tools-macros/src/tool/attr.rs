@@ -5,7 +5,7 @@ use syn::parse::Parser;
 use syn::spanned::Spanned as _;
 
 use super::model::{CallersKey, Concurrency, Spanned, ToolAttrs};
-use crate::diag::Errors;
+use crate::diag::{Errors, skip_value};
 
 /// Every key `#[tool]` accepts, for messages.
 pub(crate) const KEYS: &str = "`name`, `description`, `timeout`, `concurrency_safe`, `render`, `finalize_content`, \
@@ -20,7 +20,7 @@ pub(crate) fn parse(tokens: TokenStream, errors: &mut Errors) -> ToolAttrs {
             Some(ident) => ident.to_string(),
             None => {
                 errors.error(&meta.path, format!("expected a key, one of {KEYS}"));
-                return skip(&meta);
+                return skip_value(&meta);
             }
         };
         let span = meta.path.span();
@@ -29,7 +29,7 @@ pub(crate) fn parse(tokens: TokenStream, errors: &mut Errors) -> ToolAttrs {
                 &meta.path,
                 format!("`{key}` is given twice: keep one `{key}` and remove the other"),
             );
-            return skip(&meta);
+            return skip_value(&meta);
         }
         seen.push(key.clone());
         match key.as_str() {
@@ -88,7 +88,7 @@ pub(crate) fn parse(tokens: TokenStream, errors: &mut Errors) -> ToolAttrs {
                     &meta.path,
                     format!("unknown key `{key}` in `#[tool]`: the keys are {KEYS}"),
                 );
-                skip(&meta)?;
+                skip_value(&meta)?;
             }
         }
         Ok(())
@@ -97,19 +97,6 @@ pub(crate) fn parse(tokens: TokenStream, errors: &mut Errors) -> ToolAttrs {
         errors.push(e);
     }
     attrs
-}
-
-/// Consumes `= value` or `(...)` after a key that is being rejected.
-fn skip(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<()> {
-    if meta.input.peek(syn::Token![=]) {
-        let _: syn::Token![=] = meta.input.parse()?;
-        let _: syn::Expr = meta.input.parse()?;
-    } else if meta.input.peek(syn::token::Paren) {
-        let content;
-        syn::parenthesized!(content in meta.input);
-        let _: TokenStream = content.parse()?;
-    }
-    Ok(())
 }
 
 /// Parses `"30s"`, `"500ms"`, `"2m"`, `"1h30m"` into milliseconds.

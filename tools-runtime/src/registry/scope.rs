@@ -17,8 +17,9 @@ use crate::base::hooks::{
 };
 use crate::base::mode::PresentationMode;
 use crate::base::result::ToolExecutionResult;
-use crate::base::runtime::{Dispatch, Entry, Next, PostListener, PreListener};
+use crate::base::runtime::{ChangeFn, Dispatch, Entry, GuardFn, Listeners, Next, ObserverFn};
 use crate::base::runtime::{ItemKind, Shared, ToolFilter, ToolRuntime, write};
+use crate::base::runtime::{PostListener, PreListener, WrapperFn};
 
 /// The handle of one registration (a tool, a reservation, a mask, a listener, the approval
 /// service). Dropping it keeps the registration, which lasts until [`dispose`](Self::dispose)
@@ -291,14 +292,7 @@ impl Scope {
         &self,
         f: impl Fn(&ToolExecution, PreDecision) -> PreDecision + Send + Sync + 'static,
     ) -> Result<Registration, RegistryError> {
-        let layer = self.layer;
-        self.rt.add_listener(self.id, layer, |l, id| {
-            l.pre.push(Entry {
-                id,
-                layer,
-                f: PreListener::Sync(Arc::new(f)),
-            })
-        })
+        self.listen(|l| &mut l.pre, PreListener::Sync(Arc::new(f)))
     }
 
     /// Adds an asynchronous pre-execute listener (see [`on_pre_execute`](Self::on_pre_execute)).
@@ -307,14 +301,10 @@ impl Scope {
         F: Fn(ToolExecution, PreDecision) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = PreDecision> + Send + 'static,
     {
-        let layer = self.layer;
-        self.rt.add_listener(self.id, layer, |l, id| {
-            l.pre.push(Entry {
-                id,
-                layer,
-                f: PreListener::Async(Arc::new(move |e, d| Box::pin(f(e, d)))),
-            })
-        })
+        self.listen(
+            |l| &mut l.pre,
+            PreListener::Async(Arc::new(move |e, d| Box::pin(f(e, d)))),
+        )
     }
 
     /// Adds a guard: after the pre-execute listeners, each guard may return a denial reason.
@@ -323,14 +313,7 @@ impl Scope {
         &self,
         f: impl Fn(&ToolExecution) -> Option<String> + Send + Sync + 'static,
     ) -> Result<Registration, RegistryError> {
-        let layer = self.layer;
-        self.rt.add_listener(self.id, layer, |l, id| {
-            l.guards.push(Entry {
-                id,
-                layer,
-                f: Arc::new(f),
-            })
-        })
+        self.listen::<Arc<GuardFn>>(|l| &mut l.guards, Arc::new(f))
     }
 
     /// Adds an execute wrapper around the body (for timeouts, retries, metrics). Wrappers run
@@ -340,14 +323,7 @@ impl Scope {
         F: Fn(Dispatch, Next) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
     {
-        let layer = self.layer;
-        self.rt.add_listener(self.id, layer, |l, id| {
-            l.wrappers.push(Entry {
-                id,
-                layer,
-                f: Arc::new(move |d, n| Box::pin(f(d, n))),
-            })
-        })
+        self.listen::<Arc<WrapperFn>>(|l| &mut l.wrappers, Arc::new(move |d, n| Box::pin(f(d, n))))
     }
 
     /// Adds a synchronous post-execute listener; it sees each successful result (with earlier
@@ -356,14 +332,7 @@ impl Scope {
         &self,
         f: impl Fn(&ToolExecution, PostView<'_>) -> PostDecision + Send + Sync + 'static,
     ) -> Result<Registration, RegistryError> {
-        let layer = self.layer;
-        self.rt.add_listener(self.id, layer, |l, id| {
-            l.post.push(Entry {
-                id,
-                layer,
-                f: PostListener::Sync(Arc::new(f)),
-            })
-        })
+        self.listen(|l| &mut l.post, PostListener::Sync(Arc::new(f)))
     }
 
     /// Adds an asynchronous post-execute listener (it receives an owned copy of the result).
@@ -372,14 +341,10 @@ impl Scope {
         F: Fn(ToolExecution, PostSnapshot) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = PostDecision> + Send + 'static,
     {
-        let layer = self.layer;
-        self.rt.add_listener(self.id, layer, |l, id| {
-            l.post.push(Entry {
-                id,
-                layer,
-                f: PostListener::Async(Arc::new(move |e, s| Box::pin(f(e, s)))),
-            })
-        })
+        self.listen(
+            |l| &mut l.post,
+            PostListener::Async(Arc::new(move |e, s| Box::pin(f(e, s)))),
+        )
     }
 
     /// Adds an observer of final results. Observers run last, see the frozen outcome, and a
@@ -388,14 +353,7 @@ impl Scope {
         &self,
         f: impl Fn(&ToolExecution, &ToolExecutionResult) + Send + Sync + 'static,
     ) -> Result<Registration, RegistryError> {
-        let layer = self.layer;
-        self.rt.add_listener(self.id, layer, |l, id| {
-            l.observers.push(Entry {
-                id,
-                layer,
-                f: Arc::new(f),
-            })
-        })
+        self.listen::<Arc<ObserverFn>>(|l| &mut l.observers, Arc::new(f))
     }
 
     /// Adds a listener of registry changes. Changes are shared-state notifications: every
@@ -404,14 +362,7 @@ impl Scope {
         &self,
         f: impl Fn(&RegistryChange) + Send + Sync + 'static,
     ) -> Result<Registration, RegistryError> {
-        let layer = self.layer;
-        self.rt.add_listener(self.id, layer, |l, id| {
-            l.change.push(Entry {
-                id,
-                layer,
-                f: Arc::new(f),
-            })
-        })
+        self.listen::<Arc<ChangeFn>>(|l| &mut l.change, Arc::new(f))
     }
 
     /// Installs the approval service that answers [`PreDecision::Ask`], replacing any other.
@@ -429,5 +380,17 @@ impl Scope {
         };
         *write(&self.rt.0.approval) = Some((reg.id, Arc::new(service)));
         Ok(reg)
+    }
+
+    /// Adds `f` to the listener list `list` picks, owned by this scope and applying to its
+    /// layer: the one way every `on_*`, `guard` and `wrap_execute` registers.
+    fn listen<T>(
+        &self,
+        list: fn(&mut Listeners) -> &mut Vec<Entry<T>>,
+        f: T,
+    ) -> Result<Registration, RegistryError> {
+        let layer = self.layer;
+        self.rt
+            .add_listener(self.id, layer, |l, id| list(l).push(Entry { id, layer, f }))
     }
 }

@@ -8,10 +8,11 @@
 //!   `<outer call id>:code:<n>`; it is made from the outer call's agent scope with the outer
 //!   execution's token as its `parent`, so Code Mode's code-only rule does not apply to it and
 //!   every listener can tell it from a direct call.
-//! - Calls start strictly in that order through a pool of the run's own: consecutive calls
-//!   whose [`execution_mode`](crate::ToolRuntime::execution_mode) is `Parallel` overlap, at most
-//!   [`CodeMode::max_parallel_sub_calls`] at once; an `Exclusive` call waits for the pool to
-//!   empty, runs alone, and calls after it wait for it.
+//! - Calls start strictly in that order through a pool of the run's own (an
+//!   [`OrderedPool`], the one `execute_batch` uses): consecutive calls whose
+//!   [`execution_mode`](tools_runtime::ToolRuntime::execution_mode) is `Parallel` overlap, at
+//!   most [`CodeMode::max_parallel_sub_calls`] at once; an `Exclusive` call waits for the pool
+//!   to empty, runs alone, and calls after it wait for it.
 //! - A success resolves the program's call to the final value after policy; a failure rejects
 //!   it with a `ToolCallError` carrying the tool's name and the failure's message, never its
 //!   code or its content.
@@ -48,7 +49,6 @@ use std::time::SystemTime;
 
 use futures::channel::oneshot;
 use serde_json::{Map, Value};
-use tokio::sync::Notify;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
@@ -65,7 +65,8 @@ use tools_runtime::AdditionalContext;
 use tools_runtime::ToolError;
 use tools_runtime::ToolRunContext;
 use tools_runtime::ToolRuntime;
-use tools_runtime::{ExecutionMode, ProgramOrigin, ScopeKey, ToolCall};
+use tools_runtime::schedule::OrderedPool;
+use tools_runtime::{ProgramOrigin, ScopeKey, ToolCall};
 use tools_runtime::{ToolExecutionResult, ToolOutcome};
 
 /// `run_code`'s body: checks the arguments, runs the program with a bridge as its host, drains
@@ -116,7 +117,7 @@ pub(crate) async fn run(
         ),
         may_call,
         mode: mode.clone(),
-        pool: Pool::default(),
+        pool: OrderedPool::new(mode.max_parallel_sub_calls),
         submitted: AtomicU64::new(0),
         pending: AtomicUsize::new(0),
         tasks: Mutex::new(JoinSet::new()),
@@ -194,7 +195,8 @@ struct Bridge {
     /// What the pre-run analysis found the program may call; a closed set is enforced.
     may_call: Option<MayCall>,
     mode: Arc<CodeMode>,
-    pool: Pool,
+    /// Admits the program's calls in order, parallel ones up to the limit, exclusive ones alone.
+    pool: OrderedPool,
     /// How many calls the program has made.
     submitted: AtomicU64,
     /// Calls started (queued or running) and not yet finished.
@@ -351,10 +353,11 @@ impl Bridge {
         .with_cancel(self.cancel.child_token())
         .with_program(self.origin);
         call.agent = self.agent;
-        let exclusive = self.runtime.execution_mode(&call) == ExecutionMode::Exclusive;
+        let mode = self.runtime.execution_mode(&call);
+        // The pool numbers from 0, the program's calls from 1.
         let Some(_slot) = self
             .pool
-            .enter(n, exclusive, self.mode.max_parallel_sub_calls, &self.cancel)
+            .enter_until_cancelled(n - 1, mode, &self.cancel)
             .await
         else {
             // Still queued when the run settled: it never starts and records nothing.
@@ -447,90 +450,6 @@ impl Bridge {
 fn record(sink: &dyn SessionEventSink, event: SessionEvent) {
     if std::panic::catch_unwind(AssertUnwindSafe(|| sink.record(event))).is_err() {
         tracing::error!("a session event sink panicked; the event is lost");
-    }
-}
-
-/// The run's pool: admits calls strictly by number; parallel calls up to the limit, an
-/// exclusive call alone.
-#[derive(Default)]
-struct Pool {
-    state: Mutex<PoolState>,
-    changed: Notify,
-}
-
-struct PoolState {
-    /// The number of the next call allowed to start.
-    next: u64,
-    /// Calls running now.
-    running: usize,
-    /// Whether the running call is exclusive.
-    exclusive: bool,
-}
-
-impl Default for PoolState {
-    fn default() -> Self {
-        PoolState {
-            next: 1,
-            running: 0,
-            exclusive: false,
-        }
-    }
-}
-
-/// A place in the pool; leaving it (on drop) lets the next call in.
-struct Slot<'a>(&'a Pool);
-
-impl Drop for Slot<'_> {
-    fn drop(&mut self) {
-        {
-            let mut st = lock(&self.0.state);
-            st.running = st.running.saturating_sub(1);
-            if st.running == 0 {
-                st.exclusive = false;
-            }
-        }
-        self.0.changed.notify_waiters();
-    }
-}
-
-impl Pool {
-    /// Waits until call `n` may start, or returns `None` when `cancel` fires first.
-    async fn enter(
-        &self,
-        n: u64,
-        exclusive: bool,
-        max: usize,
-        cancel: &CancellationToken,
-    ) -> Option<Slot<'_>> {
-        loop {
-            let notified = self.changed.notified();
-            let mut notified = std::pin::pin!(notified);
-            notified.as_mut().enable();
-            if cancel.is_cancelled() {
-                return None;
-            }
-            {
-                let mut st = lock(&self.state);
-                let fits = if exclusive {
-                    st.running == 0
-                } else {
-                    !st.exclusive && st.running < max
-                };
-                if st.next == n && fits {
-                    st.next += 1;
-                    st.running += 1;
-                    st.exclusive = exclusive;
-                    drop(st);
-                    // The next call may be able to start beside this one.
-                    self.changed.notify_waiters();
-                    return Some(Slot(self));
-                }
-            }
-            tokio::select! {
-                () = &mut notified => {}
-                () = cancel.cancelled() => return None,
-            }
-        }
     }
 }
 

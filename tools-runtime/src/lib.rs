@@ -16,7 +16,8 @@
 //!
 //! [`ToolRuntime::execution_mode`] and [`ToolRuntime::execute_batch`] schedule a model turn's
 //! calls: concurrency-safe calls overlap in a bounded pool, others run alone, and results come
-//! back in the model's order. [`wrappers`] ships an opt-in timeout wrapper and call metrics.
+//! back in the model's order; the pool is [`schedule::OrderedPool`], which any scheduler with
+//! the same rule can use (Code Mode runs a program's calls through one). [`wrappers`] ships an opt-in timeout wrapper and call metrics.
 //!
 //! # Presentation and Code Mode
 //!
@@ -121,6 +122,7 @@ pub mod suggest;
 #[path = "private/mod.rs"]
 pub mod __private;
 
+pub use pipeline::schedule;
 pub use pipeline::wrappers;
 
 /// The schema vocabulary (`tools-schema`): the typed [`Schema`](schema::Schema) model, JSON

@@ -14,6 +14,7 @@ mod conformance;
 mod deep_values;
 mod extension_seam;
 mod faults;
+mod ordered_pool;
 mod scopes;
 mod tool_validated_output;
 mod tracing_span;

@@ -23,7 +23,7 @@
 mod conclude;
 mod dispatch;
 mod policy;
-pub(crate) mod schedule;
+pub mod schedule;
 pub mod wrappers;
 
 use std::borrow::Cow;

@@ -1,16 +1,73 @@
-//! Scheduling: how a call may overlap with its neighbours ([`ToolRuntime::execution_mode`]) and
-//! a batch runner for an agent loop ([`ToolRuntime::execute_batch`]).
+//! Scheduling: how a call may overlap with its neighbours ([`ToolRuntime::execution_mode`]),
+//! the [`OrderedPool`] that holds calls to that rule, and a batch runner for an agent loop
+//! ([`ToolRuntime::execute_batch`], which runs a model turn through one pool; Code Mode's
+//! bridge runs a program's calls through another).
+//!
+//! # The ordered pool
+//!
+//! One rule, whoever schedules: entries are admitted strictly by sequence number; consecutive
+//! [`Parallel`](ExecutionMode::Parallel) entries overlap, at most `max_parallel` at once; an
+//! [`Exclusive`](ExecutionMode::Exclusive) entry waits for the pool to drain, runs alone, and
+//! later entries wait for it to leave. An entry leaves when its [`PoolGuard`] is dropped.
+//!
+//! ```
+//! use tools_runtime::schedule::OrderedPool;
+//! use tools_runtime::{CancellationToken, ExecutionMode};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let pool = OrderedPool::new(2);
+//! // Entry 0 and 1 may overlap.
+//! let first = pool.enter(0, ExecutionMode::Parallel).await;
+//! let second = pool.enter(1, ExecutionMode::Parallel).await;
+//! assert_eq!(pool.running(), 2);
+//! // Entry 2 is exclusive: it waits until both left. Its turn came, so waiting for room is
+//! // what remains, and a token can stop that.
+//! let cancel = CancellationToken::new();
+//! let third = pool.enter_until_cancelled(2, ExecutionMode::Exclusive, &cancel);
+//! let mut third = std::pin::pin!(third);
+//! assert!(futures::poll!(third.as_mut()).is_pending());
+//! drop((first, second));
+//! let third = third.await.expect("not cancelled");
+//! assert_eq!(pool.running(), 1);
+//! drop(third);
+//! // A cancelled wait gives the entry up: it never runs, and later entries do not wait for it.
+//! cancel.cancel();
+//! assert!(pool.enter_until_cancelled(3, ExecutionMode::Parallel, &cancel).await.is_none());
+//! let fifth = pool.enter(4, ExecutionMode::Parallel).await;
+//! assert_eq!(pool.running(), 1);
+//! # drop(fifth);
+//! # }
+//! ```
+//!
+//! Admission and entry are two steps when something must happen in order between them: a
+//! [`Turn`] ([`OrderedPool::turn`]) is an entry's place in the order; [`Turn::enter`] waits for
+//! room. While a parallel entry holds its turn, later entries wait; once it enters (or drops
+//! the turn without entering), the next one's turn comes. An exclusive entry keeps the turn
+//! until it leaves. [`ToolRuntime::execute_batch`] uses this to run policy strictly in order
+//! and let only dispatch overlap.
+//!
+//! Everything runs inside the futures the pool returns: it spawns no task and needs no
+//! particular executor. Waiting is cancellable: [`OrderedPool::enter_until_cancelled`] gives
+//! up when a [`CancellationToken`] fires, and dropping any of the pool's futures gives the
+//! entry up too. An entry that gives up before its turn never runs, and its number is
+//! skipped when its turn comes, so later entries do not wait for it forever.
 
+use std::collections::{BTreeSet, HashMap};
+use std::fmt;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::Mutex;
+use std::task::{Context, Poll, Waker};
 
-use futures::channel::oneshot;
-use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::Run;
 use crate::base::call::{ExecutionMode, ScopeKey, ToolCall};
 use crate::base::result::ToolExecutionResult;
-use crate::base::runtime::ToolRuntime;
+use crate::base::runtime::{ToolRuntime, lock};
 
 impl ToolRuntime {
     /// How `call` may be scheduled: [`Parallel`](ExecutionMode::Parallel) only when the tool the
@@ -48,89 +105,359 @@ impl ToolRuntime {
     /// alone, and later calls start only after it. Post-execute decisions, `finalize_content`
     /// and observers run in the model's order. Everything runs inside the returned future (no
     /// task is spawned), so it returns only after every body has settled.
+    ///
+    /// The pool is an [`OrderedPool`]: a call's [`Turn`] is its place in the admission order.
+    /// A parallel call takes its turn, runs policy, and enters the pool (which passes the turn
+    /// on) before its dispatch; an exclusive call enters first, so policy, dispatch and body
+    /// all run alone. A second pool of one, entered exclusively, orders the conclusions.
     pub async fn execute_batch(
         &self,
         calls: Vec<ToolCall>,
         max_parallel: usize,
     ) -> Vec<ToolExecutionResult> {
-        let max = max_parallel.clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
-        let pool = Semaphore::new(max);
-        let n = calls.len();
-        let (admit_tx, admit_rx) = batons(n);
-        let (conclude_tx, conclude_rx) = batons(n);
-        let pool = &pool;
-        let runs = calls
-            .into_iter()
-            .zip(admit_tx.into_iter().zip(admit_rx))
-            .zip(conclude_tx.into_iter().zip(conclude_rx))
-            .map(
-                |((call, (admitted, my_turn)), (concluded, my_conclusion))| async move {
-                    wait(my_turn).await;
-                    let mode = self.execution_mode(&call);
-                    let run = Run::enter(self, call);
-                    let span = run.span.clone();
-                    async move {
-                        let draft = match mode {
-                            ExecutionMode::Parallel => match run.admit().await {
-                                Err(failure) => {
-                                    pass(admitted);
-                                    failure
-                                }
-                                Ok(def) => {
-                                    let permit = pool.acquire().await.ok();
-                                    pass(admitted);
-                                    let draft = run.dispatch(&def).await;
-                                    drop(permit);
-                                    draft
-                                }
-                            },
-                            ExecutionMode::Exclusive => {
-                                // Wait for the pool to drain, then run alone; later calls wait.
-                                let permit = pool.acquire_many(max as u32).await.ok();
-                                let draft = match run.admit().await {
-                                    Ok(def) => run.dispatch(&def).await,
-                                    Err(failure) => failure,
-                                };
-                                drop(permit);
-                                pass(admitted);
-                                draft
-                            }
-                        };
-                        wait(my_conclusion).await;
-                        let result = run.conclude(draft).await;
-                        pass(concluded);
-                        result
+        let pool = OrderedPool::new(max_parallel);
+        // Conclusions one at a time, in the model's order.
+        let concluding = OrderedPool::new(1);
+        let (pool, concluding) = (&pool, &concluding);
+        let runs = calls.into_iter().zip(0u64..).map(|(call, seq)| async move {
+            let turn = pool.turn(seq).await;
+            let mode = self.execution_mode(&call);
+            let run = Run::enter(self, call);
+            let span = run.span.clone();
+            async move {
+                let draft = match mode {
+                    ExecutionMode::Parallel => match run.admit().await {
+                        Err(failure) => {
+                            // Refused: the next call's turn comes now.
+                            drop(turn);
+                            failure
+                        }
+                        Ok(def) => {
+                            let _slot = turn.enter(ExecutionMode::Parallel).await;
+                            run.dispatch(&def).await
+                        }
+                    },
+                    ExecutionMode::Exclusive => {
+                        // Waits for the pool to drain, then runs alone; later calls wait.
+                        let _slot = turn.enter(ExecutionMode::Exclusive).await;
+                        match run.admit().await {
+                            Ok(def) => run.dispatch(&def).await,
+                            Err(failure) => failure,
+                        }
                     }
-                    .instrument(span)
-                    .await
-                },
-            );
+                };
+                let _conclusion = concluding.enter(seq, ExecutionMode::Exclusive).await;
+                run.conclude(draft).await
+            }
+            .instrument(span)
+            .await
+        });
         futures::future::join_all(runs).await
     }
 }
 
-/// For `n` calls: call `i` passes its sender on, and waits on the receiver of call `i - 1`
-/// (the first waits on nothing).
-fn batons(n: usize) -> (Vec<oneshot::Sender<()>>, Vec<Option<oneshot::Receiver<()>>>) {
-    let mut senders = Vec::with_capacity(n);
-    let mut receivers = Vec::with_capacity(n);
-    receivers.push(None);
-    for _ in 0..n {
-        let (tx, rx) = oneshot::channel();
-        senders.push(tx);
-        receivers.push(Some(rx));
-    }
-    receivers.truncate(n);
-    (senders, receivers)
+/// A pool that admits entries strictly by sequence number, lets parallel entries overlap up to
+/// a limit and runs an exclusive entry alone (see the [module docs](self)).
+///
+/// Sequence numbers start at 0 and each is used once. The pool can be shared by reference
+/// between the futures of one task (as [`ToolRuntime::execute_batch`] does) or put in an `Arc`
+/// and used from many tasks.
+pub struct OrderedPool {
+    max: usize,
+    state: Mutex<PoolState>,
 }
 
-async fn wait(turn: Option<oneshot::Receiver<()>>) {
-    if let Some(rx) = turn {
-        // A dropped sender (its call panicked away) also lets the next call go.
-        let _ = rx.await;
+#[derive(Default)]
+struct PoolState {
+    /// The number whose turn it is: every entry before it has entered or given up.
+    next: u64,
+    /// Entries inside now.
+    running: usize,
+    /// The wakers of the entries waiting, by number. Only the one whose turn it is can make
+    /// progress, so only it is woken.
+    waiting: HashMap<u64, Waker>,
+    /// Numbers after `next` whose entries gave up before their turn.
+    gave_up: BTreeSet<u64>,
+}
+
+impl PoolState {
+    /// Passes the turn on from `seq`, which holds it, skipping numbers given up; returns the
+    /// waker of the entry whose turn it now is, if it waits.
+    fn pass(&mut self, seq: u64) -> Option<Waker> {
+        self.next = seq.saturating_add(1);
+        while self.gave_up.remove(&self.next) {
+            self.next = self.next.saturating_add(1);
+        }
+        self.waiting.remove(&self.next)
     }
 }
 
-fn pass(tx: oneshot::Sender<()>) {
-    let _ = tx.send(());
+impl fmt::Debug for OrderedPool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = lock(&self.state);
+        f.debug_struct("OrderedPool")
+            .field("max_parallel", &self.max)
+            .field("next", &state.next)
+            .field("running", &state.running)
+            .field("waiting", &state.waiting.len())
+            .finish()
+    }
+}
+
+impl OrderedPool {
+    /// A pool in which at most `max_parallel` parallel entries overlap (at least 1).
+    pub fn new(max_parallel: usize) -> Self {
+        OrderedPool {
+            max: max_parallel.max(1),
+            state: Mutex::new(PoolState::default()),
+        }
+    }
+
+    /// How many parallel entries may overlap.
+    pub fn max_parallel(&self) -> usize {
+        self.max
+    }
+
+    /// How many entries are inside now.
+    pub fn running(&self) -> usize {
+        lock(&self.state).running
+    }
+
+    /// Waits for entry `seq`'s turn: every entry before it has entered (an exclusive one has
+    /// also left) or given up.
+    pub async fn turn(&self, seq: u64) -> Turn<'_> {
+        Wait::new(self, seq, None).await;
+        Turn {
+            pool: self,
+            seq,
+            held: true,
+        }
+    }
+
+    /// Waits for entry `seq`'s turn, then for room, and enters as `mode`: the turn and
+    /// [`Turn::enter`] in one step.
+    pub async fn enter(&self, seq: u64, mode: ExecutionMode) -> PoolGuard<'_> {
+        Wait::new(self, seq, Some(mode)).await;
+        PoolGuard {
+            pool: self,
+            seq,
+            exclusive: mode == ExecutionMode::Exclusive,
+        }
+    }
+
+    /// [`enter`](Self::enter), or `None` when `cancel` fires first (also when it has fired
+    /// already, even if there is room): the entry gives up and never runs.
+    pub async fn enter_until_cancelled(
+        &self,
+        seq: u64,
+        mode: ExecutionMode,
+        cancel: &CancellationToken,
+    ) -> Option<PoolGuard<'_>> {
+        if cancel.is_cancelled() {
+            // Given up before its turn: later entries skip it.
+            drop(Wait::new(self, seq, Some(mode)));
+            return None;
+        }
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => None,
+            guard = self.enter(seq, mode) => Some(guard),
+        }
+    }
+}
+
+/// An entry's turn: every entry before it has entered or given up, and the entries after it
+/// wait until it enters or drops the turn (which passes it on).
+#[must_use = "dropping a turn passes it on without entering"]
+pub struct Turn<'a> {
+    pool: &'a OrderedPool,
+    seq: u64,
+    /// Whether this value still holds the turn (entering hands it to the waiting future).
+    held: bool,
+}
+
+impl<'a> Turn<'a> {
+    /// The entry's sequence number.
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    /// Waits for room and enters as `mode`: a parallel entry when fewer than `max_parallel`
+    /// are inside (it then passes the turn on), an exclusive one when nothing is (it keeps the
+    /// turn until it leaves). Dropping the future before it is ready passes the turn on.
+    pub async fn enter(mut self, mode: ExecutionMode) -> PoolGuard<'a> {
+        // From here the waiting future holds the turn (and passes it on if it is dropped).
+        self.held = false;
+        let (pool, seq) = (self.pool, self.seq);
+        Wait::new(pool, seq, Some(mode)).await;
+        PoolGuard {
+            pool,
+            seq,
+            exclusive: mode == ExecutionMode::Exclusive,
+        }
+    }
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        if self.held {
+            let waker = lock(&self.pool.state).pass(self.seq);
+            if let Some(waker) = waker {
+                waker.wake();
+            }
+        }
+    }
+}
+
+impl fmt::Debug for Turn<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Turn").field("seq", &self.seq).finish()
+    }
+}
+
+/// A place in the pool; dropping it leaves, which lets the next entry in.
+#[must_use = "dropping the guard leaves the pool at once"]
+pub struct PoolGuard<'a> {
+    pool: &'a OrderedPool,
+    seq: u64,
+    exclusive: bool,
+}
+
+impl PoolGuard<'_> {
+    /// The entry's sequence number.
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    /// The mode the entry entered as.
+    pub fn mode(&self) -> ExecutionMode {
+        if self.exclusive {
+            ExecutionMode::Exclusive
+        } else {
+            ExecutionMode::Parallel
+        }
+    }
+}
+
+impl Drop for PoolGuard<'_> {
+    fn drop(&mut self) {
+        let waker = {
+            let mut state = lock(&self.pool.state);
+            state.running = state.running.saturating_sub(1);
+            if self.exclusive {
+                state.pass(self.seq)
+            } else {
+                let next = state.next;
+                state.waiting.remove(&next)
+            }
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+}
+
+impl fmt::Debug for PoolGuard<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PoolGuard")
+            .field("seq", &self.seq)
+            .field("mode", &self.mode())
+            .finish()
+    }
+}
+
+/// Waits until entry `seq` has its turn and, when `mode` is set, until it has entered as that
+/// mode. Dropped before that, the entry gives up: its turn passes on if it has it, and it is
+/// skipped when its turn comes otherwise.
+struct Wait<'a> {
+    pool: &'a OrderedPool,
+    seq: u64,
+    mode: Option<ExecutionMode>,
+    /// Whether a waker of this entry may be in the pool's map.
+    registered: bool,
+    done: bool,
+}
+
+impl<'a> Wait<'a> {
+    fn new(pool: &'a OrderedPool, seq: u64, mode: Option<ExecutionMode>) -> Self {
+        Wait {
+            pool,
+            seq,
+            mode,
+            registered: false,
+            done: false,
+        }
+    }
+}
+
+impl Future for Wait<'_> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        // `Wait` is `Unpin`: a reference and plain values.
+        let this = self.get_mut();
+        if this.done {
+            return Poll::Ready(());
+        }
+        let mut state = lock(&this.pool.state);
+        if state.next == this.seq {
+            let woken = match this.mode {
+                None => Some(None),
+                Some(ExecutionMode::Parallel) if state.running < this.pool.max => {
+                    state.running += 1;
+                    Some(state.pass(this.seq))
+                }
+                Some(ExecutionMode::Exclusive) if state.running == 0 => {
+                    state.running = 1;
+                    Some(None)
+                }
+                Some(_) => None,
+            };
+            if let Some(waker) = woken {
+                if this.registered {
+                    state.waiting.remove(&this.seq);
+                }
+                drop(state);
+                this.done = true;
+                if let Some(waker) = waker {
+                    waker.wake();
+                }
+                return Poll::Ready(());
+            }
+        }
+        match state.waiting.get_mut(&this.seq) {
+            Some(waker) if waker.will_wake(cx.waker()) => {}
+            Some(waker) => waker.clone_from(cx.waker()),
+            None => {
+                state.waiting.insert(this.seq, cx.waker().clone());
+            }
+        }
+        this.registered = true;
+        Poll::Pending
+    }
+}
+
+impl Drop for Wait<'_> {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        let waker = {
+            let mut state = lock(&self.pool.state);
+            if self.registered {
+                state.waiting.remove(&self.seq);
+            }
+            if state.next == self.seq {
+                state.pass(self.seq)
+            } else {
+                if self.seq > state.next {
+                    state.gave_up.insert(self.seq);
+                }
+                None
+            }
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
 }

@@ -1,0 +1,182 @@
+//! `schedule::OrderedPool`: admission by sequence number, the parallel limit, an exclusive
+//! entry alone, turns passed on by entering or dropping, and entries that give up.
+
+use std::pin::pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use futures::poll;
+use tools_runtime::schedule::OrderedPool;
+use tools_runtime::{CancellationToken, ExecutionMode};
+
+use ExecutionMode::{Exclusive, Parallel};
+
+#[tokio::test]
+async fn entries_are_admitted_by_number_whatever_order_they_arrive_in() {
+    let pool = OrderedPool::new(4);
+    let mut second = pin!(pool.enter(1, Parallel));
+    assert!(poll!(second.as_mut()).is_pending(), "1 waits for 0");
+    let first = pool.enter(0, Parallel).await;
+    let second = second.await;
+    assert_eq!((first.seq(), second.seq()), (0, 1));
+    assert_eq!(pool.running(), 2);
+}
+
+#[tokio::test]
+async fn parallel_entries_overlap_up_to_the_limit() {
+    let pool = OrderedPool::new(2);
+    let a = pool.enter(0, Parallel).await;
+    let _b = pool.enter(1, Parallel).await;
+    let mut c = pin!(pool.enter(2, Parallel));
+    assert!(poll!(c.as_mut()).is_pending(), "the pool is full");
+    drop(a);
+    let c = c.await;
+    assert_eq!(c.mode(), Parallel);
+    assert_eq!(pool.running(), 2);
+}
+
+#[tokio::test]
+async fn an_exclusive_entry_waits_for_the_pool_to_drain_and_runs_alone() {
+    let pool = OrderedPool::new(8);
+    let a = pool.enter(0, Parallel).await;
+    let mut x = pin!(pool.enter(1, Exclusive));
+    assert!(poll!(x.as_mut()).is_pending(), "waits for 0 to leave");
+    let mut later = pin!(pool.enter(2, Parallel));
+    assert!(
+        poll!(later.as_mut()).is_pending(),
+        "waits behind the exclusive entry"
+    );
+    drop(a);
+    let x = x.await;
+    assert_eq!(pool.running(), 1);
+    assert!(
+        poll!(later.as_mut()).is_pending(),
+        "the exclusive entry runs alone"
+    );
+    drop(x);
+    let _later = later.await;
+    assert_eq!(pool.running(), 1);
+}
+
+#[tokio::test]
+async fn a_turn_holds_later_entries_until_it_enters_or_is_dropped() {
+    let pool = OrderedPool::new(4);
+    let turn = pool.turn(0).await;
+    assert_eq!(turn.seq(), 0);
+    let mut next = pin!(pool.turn(1));
+    assert!(poll!(next.as_mut()).is_pending(), "0 holds the turn");
+    let _inside = turn.enter(Parallel).await;
+    let next = next.await;
+    let mut after = pin!(pool.enter(2, Parallel));
+    assert!(poll!(after.as_mut()).is_pending(), "1 holds the turn");
+    // Dropped without entering: the turn passes on, and 1 never entered.
+    drop(next);
+    let _after = after.await;
+    assert_eq!(pool.running(), 2);
+}
+
+#[tokio::test]
+async fn an_exclusive_entry_keeps_the_turn_until_it_leaves() {
+    let pool = OrderedPool::new(4);
+    let x = pool.turn(0).await.enter(Exclusive).await;
+    let mut next = pin!(pool.turn(1));
+    assert!(poll!(next.as_mut()).is_pending());
+    drop(x);
+    assert_eq!(next.await.seq(), 1);
+}
+
+#[tokio::test]
+async fn a_cancelled_entry_never_runs_and_later_entries_skip_it() {
+    let pool = OrderedPool::new(1);
+    let cancel = CancellationToken::new();
+    let a = pool.enter(0, Parallel).await;
+    // 1 has its turn and waits for room; 2 waits for its turn.
+    let mut b = pin!(pool.enter_until_cancelled(1, Parallel, &cancel));
+    assert!(poll!(b.as_mut()).is_pending());
+    let mut c = pin!(pool.enter_until_cancelled(2, Parallel, &cancel));
+    assert!(poll!(c.as_mut()).is_pending());
+    cancel.cancel();
+    assert!(b.await.is_none());
+    assert!(c.await.is_none());
+    drop(a);
+    // Already cancelled: refused even with room, and skipped.
+    assert!(
+        pool.enter_until_cancelled(3, Parallel, &cancel)
+            .await
+            .is_none()
+    );
+    let d = pool.enter(4, Exclusive).await;
+    assert_eq!(d.seq(), 4);
+}
+
+#[tokio::test]
+async fn a_dropped_wait_gives_the_entry_up_even_before_its_turn() {
+    let pool = OrderedPool::new(2);
+    {
+        let mut early = pin!(pool.enter(1, Parallel));
+        assert!(poll!(early.as_mut()).is_pending(), "waits for 0");
+    }
+    let _zero = pool.enter(0, Parallel).await;
+    // 1 gave up while 0 had not come: 2 follows 0 directly.
+    let two = pool.enter(2, Parallel).await;
+    assert_eq!(two.seq(), 2);
+}
+
+/// 200 tasks spawned in reverse order, every 17th exclusive, through a pool of 3: checks the
+/// limit and exclusivity inside each entry and returns the order in which they entered.
+async fn many_tasks() -> Vec<u64> {
+    let pool = Arc::new(OrderedPool::new(3));
+    let inside = Arc::new(AtomicUsize::new(0));
+    let exclusive_inside = Arc::new(AtomicUsize::new(0));
+    let started = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let tasks: Vec<_> = (0..200u64)
+        .rev()
+        .map(|seq| {
+            let (pool, inside, exclusive_inside, started) = (
+                pool.clone(),
+                inside.clone(),
+                exclusive_inside.clone(),
+                started.clone(),
+            );
+            tokio::spawn(async move {
+                let mode = if seq % 17 == 5 { Exclusive } else { Parallel };
+                let _guard = pool.enter(seq, mode).await;
+                started.lock().unwrap().push(seq);
+                let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
+                assert!(now <= 3, "{now} inside");
+                assert_eq!(exclusive_inside.load(Ordering::SeqCst), 0);
+                if mode == Exclusive {
+                    assert_eq!(now, 1, "an exclusive entry runs alone");
+                    exclusive_inside.fetch_add(1, Ordering::SeqCst);
+                }
+                tokio::time::sleep(Duration::from_micros(50 * (seq % 3))).await;
+                if mode == Exclusive {
+                    exclusive_inside.fetch_sub(1, Ordering::SeqCst);
+                }
+                inside.fetch_sub(1, Ordering::SeqCst);
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap();
+    }
+    started.lock().unwrap().clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_tasks_on_many_threads_keep_the_limit_and_exclusivity() {
+    let mut started = many_tasks().await;
+    started.sort_unstable();
+    assert_eq!(
+        started,
+        (0..200).collect::<Vec<_>>(),
+        "every entry ran once"
+    );
+}
+
+#[tokio::test]
+async fn many_tasks_on_one_thread_enter_in_order() {
+    // On one thread an entry records its start before the next one can run.
+    assert_eq!(many_tasks().await, (0..200).collect::<Vec<_>>());
+}

@@ -9,14 +9,13 @@
 
 use crate::code_support;
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use code_support::{
-    Shared, TestHost, TestRuntime, assert_cut, assert_each_fails,
-    assert_only_the_valid_call_was_sent, assert_refused_both_ways, fail, hostile, hostile_limits,
-    hostile_with, ok, ordinary_limits, run_with,
+    TestHost, TestRuntime, assert_cut, assert_each_fails, assert_only_the_valid_call_was_sent,
+    assert_refused_both_ways, fail, hostile, hostile_limits, hostile_with, ok, ordinary_limits,
+    run_with, shared,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -102,7 +101,7 @@ async fn cancellation_stops_a_busy_program() {
     let cancel = CancellationToken::new();
     let run = rt.run(
         "await tools.echo({}); while (true) {}",
-        Arc::new(Shared(host.clone())),
+        shared(host.clone()),
         &ordinary_limits(),
         cancel.clone(),
     );
@@ -152,7 +151,7 @@ async fn dropping_the_runtime_cancels_runs_in_flight() {
     let host = TestHost::new();
     let run = rt.run(
         "await tools.never({});",
-        Arc::new(Shared(host.clone())),
+        shared(host.clone()),
         &ordinary_limits(),
         CancellationToken::new(),
     );
@@ -172,7 +171,7 @@ async fn runs_share_a_pool_but_not_state() {
         .map(|i| {
             rt.run(
                 &format!("(globalThis as any).seen = (globalThis as any).seen ?? {i};\nreturn (globalThis as any).seen;"),
-                Arc::new(Shared(host.clone())),
+                shared(host.clone()),
                 &ordinary_limits(),
                 CancellationToken::new(),
             )

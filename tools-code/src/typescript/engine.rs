@@ -6,37 +6,40 @@
 //! exactly one run (a run refused by the type stripper never touched it and leaves it unused).
 //!
 //! The event loop is ours: QuickJS has no timers, so the only things that settle promises
-//! asynchronously are tool calls. A call's future is polled once on this thread (inside the
-//! caller's tokio runtime context): an answer ready at once is handed straight back to the
-//! calling JavaScript; otherwise the future is spawned onto that runtime. The loop runs
-//! pending jobs, then waits for the next finished call (or a wake-up from cancellation) until
-//! the wall-clock deadline, so a call that never settles still ends the run on time. The interrupt handler stops running JavaScript at the
-//! same deadline, on cancellation, and once the memory or output limit was hit, so a program
-//! that catches the out-of-memory error still ends as a `memory` failure.
+//! asynchronously are tool calls. A call goes to the host on this thread (inside the caller's
+//! tokio runtime context) with a [`CallReply`]: an answer the host gives inside the call is
+//! handed straight back to the calling JavaScript; a later one arrives on the loop's channel,
+//! sent from whichever thread answered. The engine spawns no task and polls no future. The
+//! loop runs pending jobs, then waits for the next finished call (or a wake-up from
+//! cancellation) until the wall-clock deadline, so a call that never settles still ends the
+//! run on time. The interrupt handler stops running JavaScript at the same deadline, on
+//! cancellation, and once the memory or output limit was hit, so a program that catches the
+//! out-of-memory error still ends as a `memory` failure. The run's token is also checked before
+//! each answer is delivered: an answer the cancellation brought about (a sub-call that stopped
+//! because of it) must not reach the program before the run ends as cancelled.
 //!
 //! Rust never keeps a JavaScript value: the native functions capture only Rust state, and
 //! everything that crosses is a string, a number, or (for a call that failed at once) a
 //! fresh object holding the message.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::ffi::CString;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, OnceLock};
-use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use rquickjs::allocator::{Allocator, RustAllocator};
 use rquickjs::context::{EvalOptions, intrinsic};
 use rquickjs::{Context, Ctx, Function, Object, Runtime, Value, qjs};
 use serde::Deserialize;
-use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 use super::strip::{PREFIX, StripError, strip_program};
 use crate::output::Output;
-use crate::{CodeFailure, CodeFailureKind, CodeHost, CodeLimits, CodeOutcome};
+use crate::{CallReply, CodeFailure, CodeFailureKind, CodeHost, CodeLimits, CodeOutcome};
 
 const PRELUDE: &str = include_str!("prelude.js");
 const HOST: &str = "__codeModeHost";
@@ -67,15 +70,17 @@ pub(crate) struct Job {
     pub(crate) limits: CodeLimits,
     pub(crate) handle: tokio::runtime::Handle,
     pub(crate) abort: Arc<AtomicBool>,
+    /// The run's token: the async side sets `abort` when it fires, and the loop checks it
+    /// itself before it delivers an answer (see [`Flags::cancelled`]).
+    pub(crate) cancel: CancellationToken,
     pub(crate) events_tx: mpsc::Sender<Event>,
     pub(crate) events_rx: mpsc::Receiver<Event>,
     pub(crate) reply: tokio::sync::oneshot::Sender<Reply>,
 }
 
-/// What a worker sends back: the outcome and the (already aborted) calls to drain.
+/// What a worker sends back: the outcome (the async side then settles the host).
 pub(crate) struct Reply {
     pub(crate) outcome: CodeOutcome,
-    pub(crate) in_flight: Vec<JoinHandle<()>>,
 }
 
 /// Why JavaScript must stop, shared by the allocator, the interrupt handler and the loop.
@@ -87,12 +92,14 @@ struct Flags {
     output: Cell<bool>,
     timed_out: Cell<bool>,
     abort: RefCell<Arc<AtomicBool>>,
+    /// The run's token (none while the engine waits for its run).
+    cancel: RefCell<Option<CancellationToken>>,
     deadline: Cell<Instant>,
     memory_limit: Cell<usize>,
     /// Bytes the engine's heap uses now.
     used: Cell<usize>,
     /// Bytes the host holds for the run's tool calls (see [`CALL_BYTES`]), shared with the
-    /// tasks of the calls in flight, which add each answer as it arrives.
+    /// replies of the calls in flight, which add each answer as it arrives.
     held: Arc<AtomicUsize>,
     /// What the host held when the memory limit was passed (for the failure's message).
     held_at_oom: Cell<usize>,
@@ -112,6 +119,22 @@ impl Flags {
             return true;
         }
         false
+    }
+
+    /// Whether the run's token fired; then the abort flag is set too. The async side sets it
+    /// when it sees the token, but an answer the cancellation brought about (a sub-call that
+    /// stopped because of it) can reach the loop first: checked before each delivery, it ends
+    /// the run as cancelled rather than reaching the program.
+    fn cancelled(&self) -> bool {
+        let fired = self
+            .cancel
+            .borrow()
+            .as_ref()
+            .is_some_and(CancellationToken::is_cancelled);
+        if fired {
+            self.abort.borrow().store(true, Ordering::Relaxed);
+        }
+        fired
     }
 
     /// Whether `extra` more bytes fit the memory limit beside the heap and what the host holds.
@@ -184,7 +207,8 @@ struct State {
     /// The first rejection nobody handled, reported when the program finished.
     unhandled: Option<(String, String)>,
     next_id: u64,
-    in_flight: HashMap<u64, JoinHandle<()>>,
+    /// Calls whose answer has not been delivered yet.
+    waiting: usize,
     /// Calls answered on their first poll, waiting to be delivered.
     ready: VecDeque<Event>,
     /// The run's host, set while the engine serves its run.
@@ -319,6 +343,7 @@ impl Engine {
             output: Cell::new(false),
             timed_out: Cell::new(false),
             abort: RefCell::new(Arc::new(AtomicBool::new(false))),
+            cancel: RefCell::new(None),
             deadline: Cell::new(Instant::now() + IDLE_DEADLINE),
             memory_limit: Cell::new(defaults.memory_bytes),
             used: Cell::new(0),
@@ -330,7 +355,7 @@ impl Engine {
             finish: None,
             unhandled: None,
             next_id: 0,
-            in_flight: HashMap::new(),
+            waiting: 0,
             ready: VecDeque::new(),
             link: None,
             max_call_bytes: defaults.max_call_bytes,
@@ -366,9 +391,16 @@ impl Engine {
         })
     }
 
-    /// Ties the engine to its run: limits, abort flag, deadline, host.
-    fn begin(&self, limits: &CodeLimits, abort: Arc<AtomicBool>, deadline: Instant, link: Link) {
+    /// Ties the engine to its run: limits, abort flag and token, deadline, host.
+    fn begin(
+        &self,
+        limits: &CodeLimits,
+        (abort, cancel): (Arc<AtomicBool>, CancellationToken),
+        deadline: Instant,
+        link: Link,
+    ) {
         *self.flags.abort.borrow_mut() = abort;
+        *self.flags.cancel.borrow_mut() = Some(cancel);
         self.flags.deadline.set(deadline);
         self.flags.memory_limit.set(limits.memory_bytes);
         let stack_bytes = qjs::size_t::try_from(limits.stack_bytes).unwrap_or(qjs::size_t::MAX);
@@ -425,6 +457,7 @@ pub(crate) fn run_job(job: Job, spare: &mut Option<Engine>) -> Option<Engine> {
         limits,
         handle,
         abort,
+        cancel,
         events_tx,
         events_rx,
         reply,
@@ -442,7 +475,6 @@ pub(crate) fn run_job(job: Job, spare: &mut Option<Engine>) -> Option<Engine> {
                 CodeFailure::new(CodeFailureKind::Syntax, message, Vec::new()).at(line, column);
             let _ = reply.send(Reply {
                 outcome: Err(failure),
-                in_flight: Vec::new(),
             });
             return None;
         }
@@ -454,7 +486,6 @@ pub(crate) fn run_job(job: Job, spare: &mut Option<Engine>) -> Option<Engine> {
             Err(message) => {
                 let _ = reply.send(Reply {
                     outcome: Err(internal(message)),
-                    in_flight: Vec::new(),
                 });
                 return None;
             }
@@ -462,7 +493,7 @@ pub(crate) fn run_job(job: Job, spare: &mut Option<Engine>) -> Option<Engine> {
     };
     engine.begin(
         &limits,
-        abort,
+        (abort, cancel),
         deadline,
         Link {
             host,
@@ -472,20 +503,14 @@ pub(crate) fn run_job(job: Job, spare: &mut Option<Engine>) -> Option<Engine> {
     );
     let outcome = drive(&engine, &js, &program, &tool_names, &limits, &events_rx);
 
-    // Settlement: abort every call still in flight; the async side waits for them.
-    let in_flight: Vec<JoinHandle<()>> = {
+    // Settlement: stop listening to the calls still in flight (their answers go to a channel
+    // nobody reads); the async side settles the host.
+    {
         let mut state = engine.state.borrow_mut();
         state.link = None;
-        state
-            .in_flight
-            .drain()
-            .map(|(_, handle)| {
-                handle.abort();
-                handle
-            })
-            .collect()
-    };
-    let _ = reply.send(Reply { outcome, in_flight });
+        state.waiting = 0;
+    }
+    let _ = reply.send(Reply { outcome });
     Some(engine)
 }
 
@@ -972,10 +997,12 @@ enum Answer {
 
 /// Starts one tool call.
 ///
-/// The host's future is polled once right here (inside the caller's tokio runtime context): a
-/// call that succeeds at once is answered directly, without any thread hop. A call that has
-/// to wait is spawned onto the caller's tokio runtime and continues there, so calls that wait
-/// overlap. Only calls answered later get an id, so ids stay dense.
+/// The call goes to the host right here (inside the caller's tokio runtime context) with a
+/// [`CallReply`]: a call the host answers inside [`CodeHost::call`] is answered directly,
+/// without any thread hop. The answer of a call that has to wait comes later through the
+/// reply, from wherever the host runs it, onto the event loop's channel; the host runs such
+/// calls (the engine spawns nothing), so calls that wait overlap. Only calls answered later get
+/// an id, so ids stay dense.
 ///
 /// What the host holds for the run counts against its memory limit with the engine's heap: a
 /// call that waits is counted [`CALL_BYTES`] and its arguments (as parsed) until it is
@@ -988,6 +1015,7 @@ fn host_call(state: &Rc<RefCell<State>>, flags: &Flags, name: &str, args: &[u8])
     let state = &mut *guard;
     let Some(link) = &state.link else {
         state.next_id += 1;
+        state.waiting += 1;
         let id = state.next_id;
         state.ready.push_back(Event::Done {
             id,
@@ -1008,45 +1036,43 @@ fn host_call(state: &Rc<RefCell<State>>, flags: &Flags, name: &str, args: &[u8])
         flags.out_of_memory();
         return Answer::OutOfMemory;
     }
-    let mut call = link.host.call(name, args);
-    let first = {
+    let (reply, answer) = CallReply::pair();
+    {
         let _entered = link.handle.enter();
-        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-        call.as_mut().poll(&mut cx)
-    };
-    match first {
-        Poll::Ready(result) => match encode(result) {
+        link.host.call(name, args, reply);
+    }
+    if let Some(result) = answer.try_take() {
+        return match encode(result) {
             Ok(text) => Answer::Now(text),
             Err(message) => Answer::Failed(message),
-        },
-        Poll::Pending => {
-            state.next_id += 1;
-            let id = state.next_id;
-            let events_tx = link.events_tx.clone();
-            let held = flags.held.clone();
-            let limit = flags.memory_limit.get();
-            held.fetch_add(CALL_BYTES + args_bytes, Ordering::Relaxed);
-            let task = link.handle.spawn(async move {
-                let result = encode(call.await);
-                // The arguments went with the call; the answer waits for the program.
-                let answer = match &result {
-                    Ok(text) | Err(text) => text.len(),
-                };
-                held.fetch_sub(args_bytes, Ordering::Relaxed);
-                let now = held.fetch_add(answer, Ordering::Relaxed) + answer;
-                if now > limit {
-                    // Over the run's memory limit: the run ends, the answer is not kept.
-                    drop(result);
-                    let _ = events_tx.send(Event::Wake);
-                    return;
-                }
-                let held = CALL_BYTES + answer;
-                let _ = events_tx.send(Event::Done { id, result, held });
-            });
-            state.in_flight.insert(id, task);
-            Answer::Later(js_id(id))
-        }
+        };
     }
+    state.next_id += 1;
+    state.waiting += 1;
+    let id = state.next_id;
+    let events_tx = link.events_tx.clone();
+    let held = flags.held.clone();
+    let limit = flags.memory_limit.get();
+    held.fetch_add(CALL_BYTES + args_bytes, Ordering::Relaxed);
+    // Runs where the host answers (or here, if it answered in the meantime).
+    answer.on_answer(move |result| {
+        let result = encode(result);
+        // The arguments went with the call; the answer waits for the program.
+        let answer = match &result {
+            Ok(text) | Err(text) => text.len(),
+        };
+        held.fetch_sub(args_bytes, Ordering::Relaxed);
+        let now = held.fetch_add(answer, Ordering::Relaxed) + answer;
+        if now > limit {
+            // Over the run's memory limit: the run ends, the answer is not kept.
+            drop(result);
+            let _ = events_tx.send(Event::Wake);
+            return;
+        }
+        let held = CALL_BYTES + answer;
+        let _ = events_tx.send(Event::Done { id, result, held });
+    });
+    Answer::Later(js_id(id))
 }
 
 /// A call id as the prelude sees it. A run cannot make 2^31 calls within its memory limit; the
@@ -1103,7 +1129,7 @@ fn event_loop(
             }
             continue;
         }
-        if state.borrow().in_flight.is_empty() && !runtime.is_job_pending() {
+        if state.borrow().waiting == 0 && !runtime.is_job_pending() {
             return Stop::Stalled;
         }
         let now = Instant::now();
@@ -1156,7 +1182,13 @@ fn deliver(
                 },
             };
             if let Event::Done { id, result, held } = event {
-                state.borrow_mut().in_flight.remove(&id);
+                if flags.cancelled() {
+                    return Err(Stop::Interrupted);
+                }
+                {
+                    let mut state = state.borrow_mut();
+                    state.waiting = state.waiting.saturating_sub(1);
+                }
                 // Delivered: the answer is in the engine's heap from here on.
                 flags.held.fetch_sub(held, Ordering::Relaxed);
                 let (ok, text) = match result {

@@ -37,7 +37,7 @@ use criterion::Criterion;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tools_code::{
-    CodeHost, CodeLimits, CodeRuntime, HostCallFuture, PythonMode, PythonRuntime, SandboxLayer,
+    CallReply, CodeHost, CodeLimits, CodeRuntime, PythonMode, PythonRuntime, SandboxLayer,
     SandboxPolicy, TypeScriptRuntime,
 };
 
@@ -49,8 +49,8 @@ impl CodeHost for Echo {
         vec!["echo".to_owned()]
     }
 
-    fn call(&self, _name: &str, args: Value) -> HostCallFuture {
-        Box::pin(async move { Ok(args) })
+    fn call(&self, _name: &str, args: Value, reply: CallReply) {
+        reply.send(Ok(args));
     }
 }
 

@@ -23,7 +23,8 @@
 //! after 20 ms idle: on a machine whose caches another workload or an idle pause has cooled,
 //! every step of the run is slower, native calls too. And the one-call run in the scope of
 //! 1,000 tools, for a program whose set the analysis closed (it binds the one tool it names)
-//! and for an open one (it binds all 1,000). Targets of the issue: a one-call
+//! and for an open one (it binds all 1,000). `RUN_CODE_PROFILE` (see [`profile`]) runs one
+//! case in a loop instead, for a profiler. Targets of the issue: a one-call
 //! TypeScript `run_code` at most 0.35 ms (median), at most 3 µs of bridge overhead per sub-call
 //! over a native `execute` (sequential and concurrent), and a cached re-assembly of 1,000 tools
 //! at most 50 µs.
@@ -425,8 +426,36 @@ fn summary(cases: &Cases) {
     );
 }
 
+/// `RUN_CODE_PROFILE=sequential:N` (or `concurrent:N`) runs the 1,000-sub-call program N
+/// times and prints the mean, nothing else: a loop to put under `perf` or `valgrind
+/// --tool=callgrind`. `RUN_CODE_PROGRAM` replaces the program (TypeScript, `ping` bound), to
+/// compare the costs of language constructs against a tool call.
+fn profile(cases: &Cases, spec: &str) {
+    let (how, n) = spec.split_once(':').unwrap_or((spec, "200"));
+    let n: u32 = n.parse().unwrap();
+    let programs = if how == "concurrent" {
+        &cases.concurrent
+    } else {
+        &cases.programs
+    };
+    let custom = std::env::var("RUN_CODE_PROGRAM").ok();
+    let program = custom.as_ref().unwrap_or(&programs[programs.len() - 1].1);
+    let start = Instant::now();
+    for _ in 0..n {
+        black_box(cases.run_code(program));
+    }
+    println!(
+        "{how}: mean {:.3} ms over {n} runs",
+        ms(start.elapsed()) / f64::from(n)
+    );
+}
+
 fn main() {
     let cases = Cases::new();
+    if let Ok(spec) = std::env::var("RUN_CODE_PROFILE") {
+        profile(&cases, &spec);
+        return;
+    }
     let mut c = Criterion::default()
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3))

@@ -27,37 +27,37 @@
 //! settles for any reason (completion, failure, deadline, cancellation of the outer call), so
 //! calls still running are cancelled cooperatively and calls still queued never start (and
 //! record nothing). The bridge waits for every started call to finish before `run_code`
-//! returns, so each `code-dispatch` is recorded before the outer result. Dropping the outer
-//! call's future drops the calls in flight with it.
+//! returns, so each `code-dispatch` is recorded before the outer result: that is its
+//! [`CodeHost::settle`], which the runtime awaits when the program ends, and which `run_code`
+//! runs again once the runtime returned (for a runtime that does not settle its host).
+//! Dropping the outer call's future drops the calls in flight with it.
 //!
 //! # Where a call runs
 //!
-//! A call first runs inside the runtime's poll of it: a call whose pipeline finishes at once (a
-//! synchronous tool, a denial) answers there, with no task and no thread hop. (For TypeScript
-//! that poll happens on the engine's thread; keep heavy synchronous work in a tool after its
-//! first `.await`, as [`CodeHost`] says.) A call that has to wait moves into a task of the run's
-//! own, so the drain above still covers it.
+//! The bridge owns every task of a run; the runtime only hands it each call with a
+//! [`CallReply`](crate::CallReply). A call first runs inline, inside [`CodeHost::call`]: a call
+//! whose pipeline finishes at once (a synchronous tool, a denial, a refusal) answers there,
+//! with no task and no thread hop. (For TypeScript that happens on the engine's thread; keep
+//! heavy synchronous work in a tool after its first `.await`, as [`CodeHost`] says.) A call
+//! that has to wait moves into a task of the run's own, one task per waiting call, which
+//! answers through the reply when the call ends; the drain above covers it.
 
 use std::collections::BTreeMap;
-use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::SystemTime;
 
-use futures::channel::oneshot;
 use serde_json::{Map, Value};
-use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 use tracing::instrument::WithSubscriber;
 
 use super::analysis::bound_tools;
 use super::events::{SessionEvent, SessionEventSink};
+use super::host::{CallReply, HostTasks, SettleFuture};
 use super::mode::{CODE_RUN_FAILED, CodeMode, SpillRequest};
-use super::{CodeFailure, CodeHost, HostCallFuture, ToolCallFailure};
+use super::{CodeFailure, CodeHost, ToolCallFailure};
 use crate::MayCall;
 use crate::lock;
 use crate::may_call::Prepared;
@@ -120,9 +120,8 @@ pub(crate) async fn run(
         pool: OrderedPool::new(mode.max_parallel_sub_calls),
         submitted: AtomicU64::new(0),
         pending: AtomicUsize::new(0),
-        tasks: Mutex::new(JoinSet::new()),
+        tasks: HostTasks::new(Some(handle)),
         contexts: Mutex::new(BTreeMap::new()),
-        handle,
         span: span.clone(),
         dispatch: tracing::dispatcher::get_default(tracing::Dispatch::clone),
     });
@@ -135,10 +134,9 @@ pub(crate) async fn run(
         .run_prepared(code, prepared, host, &mode.limits, bridge.cancel.clone())
         .instrument(span.clone())
         .await;
-    // The run settled: stop what is still running, forget what is queued, wait for the rest.
-    bridge.cancel.cancel();
-    let mut tasks = std::mem::take(&mut *lock(&bridge.tasks));
-    while tasks.join_next().await.is_some() {}
+    // The run settled (the runtime has settled the bridge already; this covers a runtime that
+    // did not).
+    bridge.settle().await;
     drop(settle);
     span.record("sub_calls", bridge.submitted.load(Ordering::Relaxed));
     // Every sub-call's contexts, in call order, kept whatever the program's outcome.
@@ -201,11 +199,11 @@ struct Bridge {
     submitted: AtomicU64,
     /// Calls started (queued or running) and not yet finished.
     pending: AtomicUsize,
-    tasks: Mutex<JoinSet<()>>,
+    /// The calls that had to wait, each in a task of its own, spawned onto the tokio runtime
+    /// `run_code` runs on (from whatever thread the runtime calls the host on).
+    tasks: HostTasks,
     /// Each started call's additional contexts, by call number.
     contexts: Mutex<BTreeMap<u64, Vec<AdditionalContext>>>,
-    /// The tokio runtime `run_code` runs on; calls are spawned onto it from any thread.
-    handle: tokio::runtime::Handle,
     span: tracing::Span,
     /// The `tracing` dispatcher in effect where `run_code` runs.
     dispatch: tracing::Dispatch,
@@ -217,7 +215,7 @@ struct Settle(Arc<Bridge>);
 impl Drop for Settle {
     fn drop(&mut self) {
         self.0.cancel.cancel();
-        lock(&self.0.tasks).abort_all();
+        self.0.tasks.abort();
     }
 }
 
@@ -229,46 +227,49 @@ impl CodeHost for Host {
         self.0.names.clone()
     }
 
-    fn call(&self, name: &str, args: Value) -> HostCallFuture {
+    fn call(&self, name: &str, args: Value, reply: CallReply) {
         let bridge = &self.0;
         // The analysis closed the set and policy may have approved the program for it: a call
         // outside it (through a form the analysis did not follow) does not run.
         if let Some(MayCall::Closed(allowed)) = &bridge.may_call
             && !allowed.contains(name)
         {
-            return Box::pin(std::future::ready(Err(ToolCallFailure::new(format!(
+            return reply.send(Err(ToolCallFailure::new(format!(
                 "`{}` is not among the tools the program was checked for before it ran ({}); \
                  call tools by name (`tools.name(...)`) so the check sees them",
                 tools_schema::excerpt::cut(name),
                 list(allowed),
-            )))));
+            ))));
         }
         // A program that starts calls without ever awaiting them would otherwise queue tasks
         // without bound, outside the engine's memory limit.
         let limit = bridge.mode.max_pending_sub_calls;
         if bridge.pending.fetch_add(1, Ordering::AcqRel) >= limit {
             bridge.pending.fetch_sub(1, Ordering::AcqRel);
-            return Box::pin(std::future::ready(Err(ToolCallFailure::new(format!(
+            return reply.send(Err(ToolCallFailure::new(format!(
                 "too many unfinished tool calls: a program may have at most {limit} calls \
                  started and not yet finished; await some before starting more"
-            )))));
+            ))));
         }
         // Numbered here, synchronously, so the numbers follow the program's order.
         let n = bridge.submitted.fetch_add(1, Ordering::Relaxed) + 1;
         let guard = PendingGuard(bridge.clone());
         let name = name.to_owned();
         let work = async move {
-            let answer = guard.0.dispatch(n, name, args).await;
+            // Boxed: the pipeline's future is large, and this one is moved a few times
+            // before it runs.
+            let answer = Box::pin(guard.0.dispatch(n, name, args)).await;
             drop(guard);
             answer
         }
         .instrument(bridge.span.clone())
-        // The engine may poll it on a thread of its own: keep the subscriber `run_code` saw.
+        // The runtime may call on a thread of its own: keep the subscriber `run_code` saw.
         .with_subscriber(bridge.dispatch.clone());
-        Box::pin(Call::First {
-            work: Box::pin(work),
-            bridge: bridge.clone(),
-        })
+        bridge.tasks.answer(reply, work);
+    }
+
+    fn settle(&self) -> SettleFuture<'_> {
+        Box::pin(self.0.settle())
     }
 }
 
@@ -281,78 +282,37 @@ impl Drop for PendingGuard {
     }
 }
 
-type Work = Pin<Box<dyn Future<Output = Result<Value, ToolCallFailure>> + Send>>;
-
-/// The future the program's call resolves with. Its first poll runs the call inline, so a call
-/// whose pipeline finishes at once (a synchronous tool) costs no task and no thread hop. A call
-/// that must wait moves into a task of the run's own, where it keeps running when the runtime
-/// drops this future at settlement: the run's token then cancels it cooperatively and the
-/// bridge drains it, so its `code-dispatch` is still recorded.
-enum Call {
-    First { work: Work, bridge: Arc<Bridge> },
-    Waiting(oneshot::Receiver<Result<Value, ToolCallFailure>>),
-    Done,
-}
-
-impl Future for Call {
-    type Output = Result<Value, ToolCallFailure>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // `Call` is `Unpin`: its fields are boxed futures, a receiver and an `Arc`.
-        let this = self.get_mut();
-        loop {
-            match std::mem::replace(this, Call::Done) {
-                Call::First { mut work, bridge } => {
-                    if let Poll::Ready(answer) = work.as_mut().poll(cx) {
-                        return Poll::Ready(answer);
-                    }
-                    let (tx, rx) = oneshot::channel();
-                    let task = async move {
-                        // The program may have stopped listening; the call's record is complete.
-                        let _ = tx.send(work.await);
-                    };
-                    {
-                        let mut tasks = lock(&bridge.tasks);
-                        // Forget finished calls, so a long program does not accumulate them.
-                        while tasks.try_join_next().is_some() {}
-                        tasks.spawn_on(task, &bridge.handle);
-                    }
-                    *this = Call::Waiting(rx);
-                }
-                Call::Waiting(mut rx) => {
-                    return match Pin::new(&mut rx).poll(cx) {
-                        Poll::Pending => {
-                            *this = Call::Waiting(rx);
-                            Poll::Pending
-                        }
-                        Poll::Ready(Ok(answer)) => Poll::Ready(answer),
-                        Poll::Ready(Err(_)) => Poll::Ready(Err(ToolCallFailure::new(
-                            "the call was abandoned because the program's run ended",
-                        ))),
-                    };
-                }
-                Call::Done => {
-                    return Poll::Ready(Err(ToolCallFailure::new(
-                        "the call's answer was already taken",
-                    )));
-                }
-            }
-        }
-    }
-}
-
 impl Bridge {
+    /// Settles the run: stops what is still running, forgets what is queued, and waits for
+    /// the rest.
+    async fn settle(&self) {
+        self.cancel.cancel();
+        self.tasks.join().await;
+    }
+
+    /// Call `n`'s id: `<outer call id>:code:<n>`.
+    fn call_id(&self, n: u64) -> String {
+        use std::fmt::Write;
+        let mut id = String::with_capacity(self.parent_call_id.len() + 26);
+        id.push_str(&self.parent_call_id);
+        id.push_str(":code:");
+        let _ = write!(id, "{n}");
+        id
+    }
+
     /// Runs call `n`: waits for its turn in the pool, then the whole pipeline.
     async fn dispatch(&self, n: u64, name: String, args: Value) -> Result<Value, ToolCallFailure> {
         let arguments = Arc::new(args);
-        let mut call = ToolCall::new(
-            format!("{}:code:{n}", self.parent_call_id),
+        let call = ToolCall {
+            call_id: self.call_id(n),
             name,
-            arguments.clone(),
-        )
-        .with_cancel(self.cancel.child_token())
+            arguments: arguments.clone(),
+            cancel: self.cancel.child_token(),
+            agent: self.agent,
+            parent: None,
+            program: None,
+        }
         .with_program(self.origin);
-        call.agent = self.agent;
         let mode = self.runtime.execution_mode(&call);
         // The pool numbers from 0, the program's calls from 1.
         let Some(_slot) = self

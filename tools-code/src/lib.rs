@@ -70,8 +70,11 @@
 //! what went wrong.
 //!
 //! The runtime never decides what a tool call does: every call goes to the [`CodeHost`] the caller
-//! passes in. The dispatch bridge of `run_code` implements [`CodeHost`] by running each call
-//! through the tool pipeline; tests and benches implement it directly.
+//! passes in, with a [`CallReply`] to answer through, at once or later. The host decides where a
+//! call's work runs; the runtime is only the program's event loop (it spawns no task for a
+//! call). The dispatch bridge of `run_code` implements [`CodeHost`] by running each call
+//! through the tool pipeline; tests and benches implement it directly or through [`FnHost`],
+//! a host made of an async function.
 //!
 //! | runtime | feature | how it runs |
 //! | --- | --- | --- |
@@ -104,7 +107,7 @@
 //! use std::sync::Arc;
 //! use serde_json::{json, Value};
 //! use tokio_util::sync::CancellationToken;
-//! use tools_code::{CodeHost, CodeLimits, CodeRuntime, HostCallFuture, ToolCallFailure,
+//! use tools_code::{CallReply, CodeHost, CodeLimits, CodeRuntime, ToolCallFailure,
 //!     TypeScriptRuntime};
 //!
 //! /// A host with one tool, `add`, that answers at once.
@@ -114,14 +117,11 @@
 //!     fn tool_names(&self) -> Vec<String> {
 //!         vec!["add".to_owned()]
 //!     }
-//!     fn call(&self, name: &str, args: Value) -> HostCallFuture {
-//!         let name = name.to_owned();
-//!         Box::pin(async move {
-//!             match (name.as_str(), args["a"].as_i64(), args["b"].as_i64()) {
-//!                 ("add", Some(a), Some(b)) => Ok(json!(a + b)),
-//!                 _ => Err(ToolCallFailure::new("add needs two integers")),
-//!             }
-//!         })
+//!     fn call(&self, name: &str, args: Value, reply: CallReply) {
+//!         reply.send(match (name, args["a"].as_i64(), args["b"].as_i64()) {
+//!             ("add", Some(a), Some(b)) => Ok(json!(a + b)),
+//!             _ => Err(ToolCallFailure::new("add needs two integers")),
+//!         });
 //!     }
 //! }
 //!
@@ -156,6 +156,7 @@ pub mod assembly;
 mod bridge;
 pub mod discovery;
 pub mod events;
+mod host;
 mod may_call;
 mod mode;
 #[cfg(any(feature = "typescript", feature = "python"))]
@@ -174,6 +175,7 @@ pub use discovery::{
     MAX_DESCRIBE_TOOLS,
 };
 pub use events::{ChannelSink, RecordingSink, SessionEvent, SessionEventSink};
+pub use host::{CallAnswer, CallReply, CallResult, CodeHost, FnHost, SettleFuture};
 pub use may_call::{ExecutionExt, MayCall};
 pub use mode::{
     CODE_RUN_FAILED, CodeMode, CodeModeError, DEFAULT_MAX_PARALLEL_SUB_CALLS,
@@ -236,31 +238,6 @@ impl ToolCallFailure {
     pub fn message(&self) -> &str {
         &self.message
     }
-}
-
-/// The future a [`CodeHost`] returns for one call. It is `Send + 'static` because runtimes spawn
-/// it onto the caller's tokio runtime, so that calls overlap.
-pub type HostCallFuture = Pin<Box<dyn Future<Output = Result<Value, ToolCallFailure>> + Send>>;
-
-/// What a program's `tools` object is bound to: the tool names and the call itself.
-///
-/// The `run_code` dispatch bridge implements this by running each call through the tool
-/// pipeline. A runtime may call [`CodeHost::call`] on its own thread. The TypeScript runtime
-/// polls the returned future once there (inside the context of the tokio runtime that polled
-/// [`CodeRuntime::run`], so `tokio::spawn` and timers work) and, unless it is already ready,
-/// spawns it onto that runtime, so calls that wait overlap; keep heavy synchronous work after
-/// the future's first `.await` (or in `spawn_blocking`). When the run settles (completion,
-/// failure, timeout or cancellation), the runtime aborts every call still in flight and waits
-/// for those tasks to end before the run's future resolves.
-pub trait CodeHost: Send + Sync + 'static {
-    /// The names bound on `tools`, exactly as the program spells them (any string, including
-    /// names that are not identifiers).
-    fn tool_names(&self) -> Vec<String>;
-
-    /// Runs one call. `args` is already strict JSON (the runtime rejects anything else before
-    /// the call reaches the host). A `ToolCallFailure` rejects the program's call with a
-    /// `ToolCallError`.
-    fn call(&self, name: &str, args: Value) -> HostCallFuture;
 }
 
 /// The limits of one run. All are on by default; see each field for its default.
@@ -572,9 +549,11 @@ pub(crate) fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, 
 
 /// A language runtime for Code Mode programs.
 ///
-/// `run` must be polled inside a tokio runtime: tool calls are spawned onto it. Every run gets
-/// fresh state; nothing one run leaves behind is visible to the next. The returned future
-/// resolves only after every tool call the run started has been aborted or has finished.
+/// `run` must be polled inside a tokio runtime: the host's calls run in its context. Every run
+/// gets fresh state; nothing one run leaves behind is visible to the next. The runtime hands
+/// each call to the host ([`CodeHost::call`], inside that runtime's context) and spawns no task
+/// for it; when the run ends it stops listening to the calls still running and awaits
+/// [`CodeHost::settle`], so the returned future resolves only after the host has settled them.
 pub trait CodeRuntime: Send + Sync + fmt::Debug {
     /// The language this runtime runs.
     fn language(&self) -> CodeLanguage;

@@ -16,8 +16,8 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tools_code::{
-    CODE_NOT_RUN, CODE_RUN_FAILED, CodeHost, CodeLimits, CodeMode, CodeRuntime, ExecutionExt,
-    HostCallFuture, MAX_ANALYSIS_NESTING, MayCall, PythonMode, PythonRuntime, TypeScriptRuntime,
+    CODE_NOT_RUN, CODE_RUN_FAILED, CallReply, CodeHost, CodeLimits, CodeMode, CodeRuntime,
+    ExecutionExt, MAX_ANALYSIS_NESTING, MayCall, PythonMode, PythonRuntime, TypeScriptRuntime,
 };
 use tools_runtime::hooks::{Approval, PreDecision};
 use tools_runtime::{
@@ -160,8 +160,8 @@ impl CodeHost for NoTools {
     fn tool_names(&self) -> Vec<String> {
         Vec::new()
     }
-    fn call(&self, _name: &str, _args: Value) -> HostCallFuture {
-        Box::pin(async { Ok(Value::Null) })
+    fn call(&self, _name: &str, _args: Value, reply: CallReply) {
+        reply.send(Ok(Value::Null));
     }
 }
 

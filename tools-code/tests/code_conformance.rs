@@ -14,12 +14,11 @@
 
 use crate::code_support;
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use code_support::{
-    BARRIER_SIZE, Shared, TestHost, TestRuntime, deadline_limits, fail, hostile, hostile_limits,
-    hostile_with, ok, ordinary_limits, run_with,
+    BARRIER_SIZE, TestHost, TestRuntime, deadline_limits, fail, hostile, hostile_limits,
+    hostile_with, ok, ordinary_limits, run_with, shared,
 };
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -170,7 +169,7 @@ async fn cancellation_mid_call_aborts_the_run_and_the_call<R: TestRuntime>() {
             "console.log('waiting'); await tools.never({}); return 1;",
             "print('waiting')\nawait tools.never({})\nreturn 1",
         ),
-        Arc::new(Shared(host.clone())),
+        shared(host.clone()),
         &ordinary_limits(),
         cancel.clone(),
     );

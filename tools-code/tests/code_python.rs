@@ -11,13 +11,12 @@
 
 use crate::code_support;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use code_support::{
-    BARRIER_SIZE, Shared, TestHost, TestRuntime, assert_cut, assert_each_fails,
+    BARRIER_SIZE, TestHost, TestRuntime, assert_cut, assert_each_fails,
     assert_only_the_valid_call_was_sent, assert_refused_both_ways, children_of, deadline_limits,
-    eventually_gone, fail, hostile_limits, is_gone, ok, ordinary_limits, run_with,
+    eventually_gone, fail, hostile_limits, is_gone, ok, ordinary_limits, run_with, shared,
 };
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -118,7 +117,7 @@ fn a_tokio_runtime_without_io_is_reported_not_a_panic() {
     let host = TestHost::new();
     let outcome = rt.block_on(python.run(
         "return 1",
-        Arc::new(Shared(host)),
+        shared(host),
         &ordinary_limits(),
         CancellationToken::new(),
     ));
@@ -471,7 +470,7 @@ async fn a_run_whose_future_is_dropped_leaves_nothing() {
     let host = TestHost::new();
     let run = rt.run(
         "await tools.never({})",
-        Arc::new(Shared(host.clone())),
+        shared(host.clone()),
         &ordinary_limits(),
         CancellationToken::new(),
     );

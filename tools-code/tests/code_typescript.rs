@@ -9,20 +9,20 @@
 
 use crate::code_support;
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use code_support::{
-    Shared, TestHost, TestRuntime, assert_cut, assert_each_fails,
-    assert_only_the_valid_call_was_sent, assert_refused_both_ways, fail, hostile, hostile_limits,
-    hostile_with, ok, ordinary_limits, run_with,
+    TestHost, TestRuntime, assert_cut, assert_each_fails, assert_only_the_valid_call_was_sent,
+    assert_refused_both_ways, fail, hostile, hostile_limits, hostile_with, ok, ordinary_limits,
+    run_with, shared,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tools_code::{
-    CodeCompletion, CodeFailureKind, CodeLanguage, CodeLimits, CodeRuntime, MAX_STACK_BYTES,
-    TypeScriptRuntime,
+    CodeCompletion, CodeFailureKind, CodeLanguage, CodeLimits, CodeRuntime, FnHost,
+    MAX_STACK_BYTES, TypeScriptRuntime,
 };
 
 fn runtime() -> TypeScriptRuntime {
@@ -102,7 +102,7 @@ async fn cancellation_stops_a_busy_program() {
     let cancel = CancellationToken::new();
     let run = rt.run(
         "await tools.echo({}); while (true) {}",
-        Arc::new(Shared(host.clone())),
+        shared(host.clone()),
         &ordinary_limits(),
         cancel.clone(),
     );
@@ -152,7 +152,7 @@ async fn dropping_the_runtime_cancels_runs_in_flight() {
     let host = TestHost::new();
     let run = rt.run(
         "await tools.never({});",
-        Arc::new(Shared(host.clone())),
+        shared(host.clone()),
         &ordinary_limits(),
         CancellationToken::new(),
     );
@@ -172,7 +172,7 @@ async fn runs_share_a_pool_but_not_state() {
         .map(|i| {
             rt.run(
                 &format!("(globalThis as any).seen = (globalThis as any).seen ?? {i};\nreturn (globalThis as any).seen;"),
-                Arc::new(Shared(host.clone())),
+                shared(host.clone()),
                 &ordinary_limits(),
                 CancellationToken::new(),
             )
@@ -183,6 +183,58 @@ async fn runs_share_a_pool_but_not_state() {
         assert_eq!(result.unwrap().result, Some(json!(i)));
     }
     assert!(rt.threads() <= 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn simple_arguments_reach_the_host_as_their_json_text_would() {
+    // A plain object of a few scalars is read by the host without its JSON text; with a nested
+    // object beside them the prelude writes the text and the host parses it. Both must give
+    // the host the same value, to the representation of each number and the order of keys.
+    let received = Arc::new(Mutex::new(Vec::new()));
+    let seen = received.clone();
+    let host = FnHost::new(["echo"], move |_name: &str, args: Value| {
+        seen.lock().unwrap().push(args);
+        async { Ok(Value::Bool(true)) }
+    });
+    let program = r#"
+        const plain: any = Object.create(null);
+        plain.p = 1;
+        plain.q = 'r';
+        const cases: any[] = [
+            {}, { n: 1 }, { n: -5 }, { n: 0 }, { f: 0.1 }, { f: -2.5e-7 }, { f: 1.5e300 },
+            { x: 5.0 }, { big: 9007199254740991 }, { big: -9007199254740991 },
+            { big: 9007199254740992 }, { big: 1e21 }, { big: 2 ** 31 }, { small: -(2 ** 31) },
+            { t: true, f: false, z: null }, { s: 'plain text', e: '' },
+            { '2': 'a', '1': 'b', b: 1, a: 2 }, plain, { q: 'say "hi"' }, { u: 'héllo' },
+            { k: 'x'.repeat(300) }, { 'odd key': 1, 'k\\': 2 },
+        ];
+        for (const c of cases) {
+            await tools.echo(c);
+            await tools.echo({ ...c, nested: {} });
+        }
+        return cases.length;
+    "#;
+    let done = runtime()
+        .run(
+            program,
+            Arc::new(host),
+            &ordinary_limits(),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    let cases = done.result.unwrap().as_u64().unwrap() as usize;
+    let received = received.lock().unwrap().clone();
+    assert_eq!(received.len(), 2 * cases);
+    for pair in received.chunks(2) {
+        let (read, mut parsed) = (pair[0].clone(), pair[1].clone());
+        assert!(parsed.as_object_mut().unwrap().remove("nested").is_some());
+        assert_eq!(read, parsed);
+        assert_eq!(
+            serde_json::to_string(&read).unwrap(),
+            serde_json::to_string(&parsed).unwrap()
+        );
+    }
 }
 
 // --- hostile programs -----------------------------------------------------------------------

@@ -12,7 +12,7 @@ use std::ffi::CString;
 use std::sync::Arc;
 use std::time::Duration;
 
-use code_support::{Shared, TestHost, ordinary_limits};
+use code_support::{TestHost, ordinary_limits, shared};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tools_code::{
@@ -23,7 +23,7 @@ use tools_code::{
 async fn run_with(rt: &PythonRuntime, program: &str, limits: &CodeLimits) -> CodeOutcome {
     let run = rt.run(
         program,
-        Arc::new(Shared(TestHost::new())),
+        shared(TestHost::new()),
         limits,
         CancellationToken::new(),
     );
@@ -331,19 +331,17 @@ impl tools_code::CodeHost for Measure {
         vec!["measure".to_owned()]
     }
 
-    fn call(&self, _name: &str, _args: Value) -> tools_code::HostCallFuture {
-        let dir = self.0.clone();
-        Box::pin(async move {
-            let oom = std::fs::read_to_string(dir.join("memory.oom_control")).unwrap();
-            Ok(json!({
-                "usage": read_number(&dir, "memory.usage_in_bytes"),
-                "peak": read_number(&dir, "memory.max_usage_in_bytes"),
-                "limit": read_number(&dir, "memory.limit_in_bytes"),
-                "swap_limit": read_number(&dir, "memory.memsw.limit_in_bytes"),
-                "kernel": read_number(&dir, "memory.kmem.usage_in_bytes"),
-                "oom_kills": oom.lines().find_map(|l| l.strip_prefix("oom_kill ")).unwrap().trim().parse::<u64>().unwrap(),
-            }))
-        })
+    fn call(&self, _name: &str, _args: Value, reply: tools_code::CallReply) {
+        let dir = &self.0;
+        let oom = std::fs::read_to_string(dir.join("memory.oom_control")).unwrap();
+        reply.send(Ok(json!({
+            "usage": read_number(dir, "memory.usage_in_bytes"),
+            "peak": read_number(dir, "memory.max_usage_in_bytes"),
+            "limit": read_number(dir, "memory.limit_in_bytes"),
+            "swap_limit": read_number(dir, "memory.memsw.limit_in_bytes"),
+            "kernel": read_number(dir, "memory.kmem.usage_in_bytes"),
+            "oom_kills": oom.lines().find_map(|l| l.strip_prefix("oom_kill ")).unwrap().trim().parse::<u64>().unwrap(),
+        })));
     }
 }
 

@@ -15,7 +15,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tools_code::{
-    CodeFailure, CodeFailureKind, CodeHost, CodeLimits, CodeOutcome, CodeRuntime, HostCallFuture,
+    CodeFailure, CodeFailureKind, CodeHost, CodeLimits, CodeOutcome, CodeRuntime, FnHost,
     PythonMode, PythonRuntime, SandboxLayer, SandboxPolicy,
 };
 
@@ -46,37 +46,32 @@ impl Drop for Ends {
     }
 }
 
-struct Shared(Arc<Host>);
-
-impl CodeHost for Shared {
-    fn tool_names(&self) -> Vec<String> {
-        ["big", "slow", "hold", "echo"]
-            .iter()
-            .map(|s| (*s).to_owned())
-            .collect()
-    }
-
-    fn call(&self, name: &str, args: Value) -> HostCallFuture {
-        self.0.calls.fetch_add(1, Ordering::SeqCst);
-        let (started, ended) = (self.0.started.clone(), self.0.ended.clone());
-        let name = name.to_owned();
-        Box::pin(async move {
-            match name.as_str() {
-                "big" => Ok(Value::String("b".repeat(BIG))),
-                "slow" => {
-                    started.fetch_add(1, Ordering::SeqCst);
-                    let _ends = Ends(ended);
-                    tokio::time::sleep(Duration::from_secs(10)).await;
-                    Ok(Value::Null)
+/// The host of one run over `host`'s tools.
+fn shared(host: Arc<Host>) -> Arc<dyn CodeHost> {
+    Arc::new(FnHost::new(
+        ["big", "slow", "hold", "echo"],
+        move |name: &str, args: Value| {
+            host.calls.fetch_add(1, Ordering::SeqCst);
+            let (started, ended) = (host.started.clone(), host.ended.clone());
+            let name = name.to_owned();
+            async move {
+                match name.as_str() {
+                    "big" => Ok(Value::String("b".repeat(BIG))),
+                    "slow" => {
+                        started.fetch_add(1, Ordering::SeqCst);
+                        let _ends = Ends(ended);
+                        tokio::time::sleep(Duration::from_secs(10)).await;
+                        Ok(Value::Null)
+                    }
+                    "hold" => {
+                        std::future::pending::<()>().await;
+                        Ok(args)
+                    }
+                    _ => Ok(json!({ "args": args })),
                 }
-                "hold" => {
-                    std::future::pending::<()>().await;
-                    Ok(args)
-                }
-                _ => Ok(json!({ "args": args })),
             }
-        })
-    }
+        },
+    ))
 }
 
 /// A run limited to 32 MiB of memory and 1 MiB of output, with a deadline long enough never
@@ -96,7 +91,7 @@ async fn run(
 ) -> CodeOutcome {
     let run = rt.run(
         program,
-        Arc::new(Shared(host.clone())),
+        shared(host.clone()),
         limits,
         CancellationToken::new(),
     );

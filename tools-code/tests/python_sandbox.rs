@@ -12,7 +12,7 @@ use crate::code_support;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use code_support::{Shared, TestHost, ordinary_limits};
+use code_support::{TestHost, ordinary_limits, shared};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tools_code::{
@@ -24,7 +24,7 @@ async fn run(rt: &PythonRuntime, program: &str) -> CodeOutcome {
     let host = TestHost::new();
     let run = rt.run(
         program,
-        Arc::new(Shared(host)),
+        shared(host),
         &ordinary_limits(),
         CancellationToken::new(),
     );
@@ -426,12 +426,7 @@ async fn a_program_that_ends_its_own_process_ends_the_run_at_once() {
     let host = TestHost::new();
     let failure = tokio::time::timeout(
         Duration::from_secs(40),
-        rt.run(
-            program,
-            Arc::new(Shared(host)),
-            &limits,
-            CancellationToken::new(),
-        ),
+        rt.run(program, shared(host), &limits, CancellationToken::new()),
     )
     .await
     .expect("the run waited for its deadline")

@@ -17,12 +17,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use code_support::{Shared, TestHost, ordinary_limits};
+use code_support::{TestHost, ordinary_limits, shared};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tools_code::{
     CODE_RUN_FAILED, CodeCompletion, CodeFailure, CodeFailureKind, CodeHost, CodeLimits, CodeMode,
-    CodeOutcome, CodeRuntime, DEFAULT_MAX_CALL_BYTES, HostCallFuture, TypeScriptRuntime,
+    CodeOutcome, CodeRuntime, DEFAULT_MAX_CALL_BYTES, FnHost, TypeScriptRuntime,
 };
 use tools_runtime::{Output, PresentationMode, ToolCall, ToolDefinition, ToolRuntime};
 
@@ -38,7 +38,7 @@ async fn run(program: &str, limits: &CodeLimits) -> (CodeOutcome, Arc<TestHost>)
     let host = TestHost::new();
     let run = rt.run(
         program,
-        Arc::new(Shared(host.clone())),
+        shared(host.clone()),
         limits,
         CancellationToken::new(),
     );
@@ -496,26 +496,29 @@ struct LaterHost {
     calls: AtomicUsize,
 }
 
-impl CodeHost for LaterHost {
-    fn tool_names(&self) -> Vec<String> {
-        vec!["big".to_owned(), "hold".to_owned(), "small".to_owned()]
-    }
-
-    fn call(&self, name: &str, args: Value) -> HostCallFuture {
-        self.calls.fetch_add(1, Ordering::SeqCst);
-        let name = name.to_owned();
-        Box::pin(async move {
-            tokio::task::yield_now().await;
-            match name.as_str() {
-                "big" => Ok(Value::String("a".repeat(ANSWER_BYTES))),
-                "hold" => {
-                    let _kept = args;
-                    std::future::pending::<()>().await;
-                    Ok(Value::Null)
+impl LaterHost {
+    /// The host of one run, counting its calls in `self`.
+    fn host(self: &Arc<Self>) -> Arc<dyn CodeHost> {
+        let this = self.clone();
+        Arc::new(FnHost::new(
+            ["big", "hold", "small"],
+            move |name: &str, args: Value| {
+                this.calls.fetch_add(1, Ordering::SeqCst);
+                let name = name.to_owned();
+                async move {
+                    tokio::task::yield_now().await;
+                    match name.as_str() {
+                        "big" => Ok(Value::String("a".repeat(ANSWER_BYTES))),
+                        "hold" => {
+                            let _kept = args;
+                            std::future::pending::<()>().await;
+                            Ok(Value::Null)
+                        }
+                        _ => Ok(Value::Bool(true)),
+                    }
                 }
-                _ => Ok(Value::Bool(true)),
-            }
-        })
+            },
+        ))
     }
 }
 
@@ -525,12 +528,9 @@ async fn run_later(program: &str) -> (CodeOutcome, Arc<LaterHost>) {
         calls: AtomicUsize::new(0),
     });
     let limits = ordinary_limits().with_memory_bytes(32 * MIB);
-    let run = runtime().run(
-        program,
-        host.clone() as Arc<dyn CodeHost>,
-        &limits,
-        CancellationToken::new(),
-    );
+    // The runtime outlives the run: dropping its last handle would cancel the run.
+    let rt = runtime();
+    let run = rt.run(program, host.host(), &limits, CancellationToken::new());
     let outcome = tokio::time::timeout(Duration::from_secs(120), run)
         .await
         .expect("the run did not end");

@@ -150,8 +150,8 @@ mod tests {
     use super::super::PythonRuntime;
     use super::analyse;
     use crate::{
-        CodeFailureKind, CodeHost, CodeLanguage, CodeLimits, CodeOutcome, CodeRuntime,
-        HostCallFuture, PreparedProgram,
+        CallReply, CodeFailureKind, CodeHost, CodeLanguage, CodeLimits, CodeOutcome, CodeRuntime,
+        PreparedProgram,
     };
 
     /// A host without tools.
@@ -161,8 +161,8 @@ mod tests {
         fn tool_names(&self) -> Vec<String> {
             Vec::new()
         }
-        fn call(&self, _name: &str, _args: Value) -> HostCallFuture {
-            Box::pin(async { Ok(Value::Null) })
+        fn call(&self, _name: &str, _args: Value, reply: CallReply) {
+            reply.send(Ok(Value::Null));
         }
     }
 

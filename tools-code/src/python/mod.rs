@@ -174,14 +174,16 @@
 //!     every call an id of its own to match its answer, and a call frame whose child id names
 //!     a call still running ends the run at once as a protocol error naming the id, before the
 //!     second call reaches [`CodeHost::call`]. An id may be used again once its call ended.
-//!   - **Settlement.** When the run ends, for any reason, every call still running is aborted
-//!     and awaited before the run returns, and no frame after the one that ended it is read: a
-//!     call frame sent after the outcome is never started. (The `run_code` bridge runs its own
-//!     settlement on top: it cancels and drains the pipeline calls, see `bridge.rs`.)
+//!   - **Settlement.** When the run ends, for any reason, the run stops listening to the calls
+//!     still running and awaits [`CodeHost::settle`] before it returns (the host stops and
+//!     finishes them: the `run_code` bridge cancels and drains its pipeline calls, see
+//!     `bridge.rs`), and no frame after the one that ended it is read: a call frame sent after
+//!     the outcome is never started. The run itself spawns no task for a call: the host
+//!     answers each through a [`CallReply`](crate::CallReply), at once or later.
 //! - **What a run makes the host hold.** Besides the frame being read (bounded above) and a log
 //!   line being assembled (bounded by `max_output_bytes`), the host holds, for each run, the
 //!   replies the child has not read yet, the arguments of the calls still running (held by
-//!   their [`CodeHost::call`] futures) and an entry per captured log line (an empty line uses
+//!   the host's work on them) and an entry per captured log line (an empty line uses
 //!   no output bytes, yet costs the host a line). These are memory spent on the run's behalf,
 //!   so together, counted as the frames' bytes and 24 bytes a line, they are held to the run's
 //!   `memory_bytes`: past it the run fails at once as [`CodeFailureKind::Memory`], saying how
@@ -247,7 +249,7 @@
 //! use std::sync::Arc;
 //! use serde_json::{json, Value};
 //! use tokio_util::sync::CancellationToken;
-//! use tools_code::{CodeHost, CodeLimits, CodeRuntime, HostCallFuture, PythonRuntime};
+//! use tools_code::{CallReply, CodeHost, CodeLimits, CodeRuntime, PythonRuntime};
 //!
 //! /// A host with one tool, `echo`, that answers at once with its arguments.
 //! struct Echo;
@@ -256,8 +258,8 @@
 //!     fn tool_names(&self) -> Vec<String> {
 //!         vec!["echo".to_owned()]
 //!     }
-//!     fn call(&self, _name: &str, args: Value) -> HostCallFuture {
-//!         Box::pin(async move { Ok(args) })
+//!     fn call(&self, _name: &str, args: Value, reply: CallReply) {
+//!         reply.send(Ok(args));
 //!     }
 //! }
 //!
@@ -293,7 +295,6 @@ use serde::Deserialize;
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
 use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use self::cgroup::Account;
@@ -305,8 +306,8 @@ pub use self::sandbox::{
 use super::output::Output;
 use super::{AnalyseFuture, PreparedProgram};
 use super::{
-    CodeFailure, CodeFailureKind, CodeHost, CodeLanguage, CodeLimits, CodeOutcome, CodeRunFuture,
-    CodeRuntime, HostCallFuture,
+    CallAnswer, CallReply, CodeFailure, CodeFailureKind, CodeHost, CodeLanguage, CodeLimits,
+    CodeOutcome, CodeRunFuture, CodeRuntime,
 };
 use tools_schema::excerpt::cut;
 
@@ -1166,19 +1167,19 @@ async fn drive(
                                 break;
                             }
                             if tool_names.contains(&name) {
-                                // A call that answers on its first poll is answered without a
-                                // task hop; one that waits runs as its own task, so waiting
-                                // calls overlap.
-                                let mut call = host.call(&name, args);
-                                let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-                                match call.as_mut().poll(&mut cx) {
-                                    std::task::Poll::Ready(result) => {
+                                // A call the host answers inside `call` is answered at once;
+                                // the answer of one that waits (the host runs it, so waiting
+                                // calls overlap) comes back through `done`.
+                                let (reply, answer) = CallReply::pair();
+                                host.call(&name, args, reply);
+                                match answer.try_take() {
+                                    Some(result) => {
                                         let result = result.map_err(|f| f.message().to_owned());
                                         outbox.send(&writer, reply_frame(id, result));
                                     }
-                                    std::task::Poll::Pending => {
+                                    None => {
                                         held.args += frame_bytes;
-                                        calls.start(id, name, frame_bytes, call, &done_tx);
+                                        calls.start(id, name, frame_bytes, answer, &done_tx);
                                     }
                                 }
                             } else {
@@ -1227,10 +1228,11 @@ async fn drive(
         }
     };
 
-    // Settlement: abort every call still running and wait until each has ended, so none
-    // outlives the run. (Frames after the one that ended the run are never read: a call the
-    // program sent after its outcome never starts.)
-    calls.settle().await;
+    // Settlement: stop listening to the calls still running and have the host stop them and
+    // wait until each has ended, so none outlives the run. (Frames after the one that ended the
+    // run are never read: a call the program sent after its outcome never starts.)
+    calls.running.clear();
+    host.settle().await;
 
     match ended {
         Ended::Stopped(kind, message) => {
@@ -1299,7 +1301,7 @@ fn protocol_error(output: &mut Output, what: &str) -> Ended {
     )))
 }
 
-/// A call's answer, from its task.
+/// A call's answer, from its reply.
 struct Answer {
     /// The id the host gave the call.
     host: u64,
@@ -1311,7 +1313,7 @@ struct Answer {
 /// The program's calls still running, by the child's id for them. The child's id is only a
 /// token to echo in the reply: the host gives each call an id of its own, so an answer is
 /// matched to the call it started, and a child id that is still running cannot name a second
-/// call (the run ends). Dropping it (the run's future dropped) aborts every call.
+/// call (the run ends). The calls' work is the [`CodeHost`]'s: nothing here runs it.
 #[derive(Default)]
 struct Calls {
     running: HashMap<u64, Running>,
@@ -1326,37 +1328,35 @@ struct Running {
     tool: String,
     /// The size of its frame: its arguments' JSON text, held until the call ends.
     bytes: usize,
-    task: JoinHandle<()>,
 }
 
 impl Calls {
-    /// Runs `call` (child id `child`) as a task that answers through `done`.
+    /// Records call `child`, whose answer `answer` sends through `done` when the host gives it.
     fn start(
         &mut self,
         child: u64,
         tool: String,
         bytes: usize,
-        call: HostCallFuture,
+        answer: CallAnswer,
         done: &mpsc::UnboundedSender<Answer>,
     ) {
         self.next += 1;
         let host = self.next;
+        let running = Running {
+            id: host,
+            tool,
+            bytes,
+        };
+        self.running.insert(child, running);
         let done = done.clone();
-        let task = tokio::spawn(async move {
-            let result = call.await.map_err(|f| f.message().to_owned());
+        answer.on_answer(move |result| {
+            let result = result.map_err(|f| f.message().to_owned());
             let _ = done.send(Answer {
                 host,
                 child,
                 result,
             });
         });
-        let running = Running {
-            id: host,
-            tool,
-            bytes,
-            task,
-        };
-        self.running.insert(child, running);
     }
 
     /// Forgets the call `answer` answers and returns the bytes it held, if it is the one
@@ -1367,24 +1367,6 @@ impl Calls {
                 self.running.remove(&answer.child).map(|r| r.bytes)
             }
             _ => None,
-        }
-    }
-
-    /// Aborts every call still running and waits until each task has ended.
-    async fn settle(&mut self) {
-        for running in self.running.values() {
-            running.task.abort();
-        }
-        for (_, running) in self.running.drain() {
-            let _ = running.task.await;
-        }
-    }
-}
-
-impl Drop for Calls {
-    fn drop(&mut self) {
-        for running in self.running.values() {
-            running.task.abort();
         }
     }
 }

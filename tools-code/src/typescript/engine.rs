@@ -6,37 +6,40 @@
 //! exactly one run (a run refused by the type stripper never touched it and leaves it unused).
 //!
 //! The event loop is ours: QuickJS has no timers, so the only things that settle promises
-//! asynchronously are tool calls. A call's future is polled once on this thread (inside the
-//! caller's tokio runtime context): an answer ready at once is handed straight back to the
-//! calling JavaScript; otherwise the future is spawned onto that runtime. The loop runs
-//! pending jobs, then waits for the next finished call (or a wake-up from cancellation) until
-//! the wall-clock deadline, so a call that never settles still ends the run on time. The interrupt handler stops running JavaScript at the
-//! same deadline, on cancellation, and once the memory or output limit was hit, so a program
-//! that catches the out-of-memory error still ends as a `memory` failure.
+//! asynchronously are tool calls. A call goes to the host on this thread (inside the caller's
+//! tokio runtime context) with a [`CallReply`]: an answer the host gives inside the call is
+//! handed straight back to the calling JavaScript; a later one arrives on the loop's channel,
+//! sent from whichever thread answered. The engine spawns no task and polls no future. The
+//! loop runs pending jobs, then waits for the next finished call (or a wake-up from
+//! cancellation) until the wall-clock deadline, so a call that never settles still ends the
+//! run on time. The interrupt handler stops running JavaScript at the same deadline, on
+//! cancellation, and once the memory or output limit was hit, so a program that catches the
+//! out-of-memory error still ends as a `memory` failure. The run's token is also checked before
+//! each answer is delivered: an answer the cancellation brought about (a sub-call that stopped
+//! because of it) must not reach the program before the run ends as cancelled.
 //!
 //! Rust never keeps a JavaScript value: the native functions capture only Rust state, and
 //! everything that crosses is a string, a number, or (for a call that failed at once) a
 //! fresh object holding the message.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::ffi::CString;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, OnceLock};
-use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use rquickjs::allocator::{Allocator, RustAllocator};
 use rquickjs::context::{EvalOptions, intrinsic};
 use rquickjs::{Context, Ctx, Function, Object, Runtime, Value, qjs};
 use serde::Deserialize;
-use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 use super::strip::{PREFIX, StripError, strip_program};
 use crate::output::Output;
-use crate::{CodeFailure, CodeFailureKind, CodeHost, CodeLimits, CodeOutcome};
+use crate::{CallReply, CodeFailure, CodeFailureKind, CodeHost, CodeLimits, CodeOutcome};
 
 const PRELUDE: &str = include_str!("prelude.js");
 const HOST: &str = "__codeModeHost";
@@ -67,15 +70,17 @@ pub(crate) struct Job {
     pub(crate) limits: CodeLimits,
     pub(crate) handle: tokio::runtime::Handle,
     pub(crate) abort: Arc<AtomicBool>,
+    /// The run's token: the async side sets `abort` when it fires, and the loop checks it
+    /// itself before it delivers an answer (see [`Flags::cancelled`]).
+    pub(crate) cancel: CancellationToken,
     pub(crate) events_tx: mpsc::Sender<Event>,
     pub(crate) events_rx: mpsc::Receiver<Event>,
     pub(crate) reply: tokio::sync::oneshot::Sender<Reply>,
 }
 
-/// What a worker sends back: the outcome and the (already aborted) calls to drain.
+/// What a worker sends back: the outcome (the async side then settles the host).
 pub(crate) struct Reply {
     pub(crate) outcome: CodeOutcome,
-    pub(crate) in_flight: Vec<JoinHandle<()>>,
 }
 
 /// Why JavaScript must stop, shared by the allocator, the interrupt handler and the loop.
@@ -87,12 +92,14 @@ struct Flags {
     output: Cell<bool>,
     timed_out: Cell<bool>,
     abort: RefCell<Arc<AtomicBool>>,
+    /// The run's token (none while the engine waits for its run).
+    cancel: RefCell<Option<CancellationToken>>,
     deadline: Cell<Instant>,
     memory_limit: Cell<usize>,
     /// Bytes the engine's heap uses now.
     used: Cell<usize>,
     /// Bytes the host holds for the run's tool calls (see [`CALL_BYTES`]), shared with the
-    /// tasks of the calls in flight, which add each answer as it arrives.
+    /// replies of the calls in flight, which add each answer as it arrives.
     held: Arc<AtomicUsize>,
     /// What the host held when the memory limit was passed (for the failure's message).
     held_at_oom: Cell<usize>,
@@ -112,6 +119,22 @@ impl Flags {
             return true;
         }
         false
+    }
+
+    /// Whether the run's token fired; then the abort flag is set too. The async side sets it
+    /// when it sees the token, but an answer the cancellation brought about (a sub-call that
+    /// stopped because of it) can reach the loop first: checked before each delivery, it ends
+    /// the run as cancelled rather than reaching the program.
+    fn cancelled(&self) -> bool {
+        let fired = self
+            .cancel
+            .borrow()
+            .as_ref()
+            .is_some_and(CancellationToken::is_cancelled);
+        if fired {
+            self.abort.borrow().store(true, Ordering::Relaxed);
+        }
+        fired
     }
 
     /// Whether `extra` more bytes fit the memory limit beside the heap and what the host holds.
@@ -184,7 +207,8 @@ struct State {
     /// The first rejection nobody handled, reported when the program finished.
     unhandled: Option<(String, String)>,
     next_id: u64,
-    in_flight: HashMap<u64, JoinHandle<()>>,
+    /// Calls whose answer has not been delivered yet.
+    waiting: usize,
     /// Calls answered on their first poll, waiting to be delivered.
     ready: VecDeque<Event>,
     /// The run's host, set while the engine serves its run.
@@ -196,6 +220,8 @@ struct State {
 /// What connects an engine to its run's host.
 struct Link {
     host: Arc<dyn CodeHost>,
+    /// The run's tool names: the prelude names a tool by its index here.
+    names: Rc<[String]>,
     handle: tokio::runtime::Handle,
     events_tx: mpsc::Sender<Event>,
 }
@@ -319,6 +345,7 @@ impl Engine {
             output: Cell::new(false),
             timed_out: Cell::new(false),
             abort: RefCell::new(Arc::new(AtomicBool::new(false))),
+            cancel: RefCell::new(None),
             deadline: Cell::new(Instant::now() + IDLE_DEADLINE),
             memory_limit: Cell::new(defaults.memory_bytes),
             used: Cell::new(0),
@@ -330,7 +357,7 @@ impl Engine {
             finish: None,
             unhandled: None,
             next_id: 0,
-            in_flight: HashMap::new(),
+            waiting: 0,
             ready: VecDeque::new(),
             link: None,
             max_call_bytes: defaults.max_call_bytes,
@@ -366,9 +393,16 @@ impl Engine {
         })
     }
 
-    /// Ties the engine to its run: limits, abort flag, deadline, host.
-    fn begin(&self, limits: &CodeLimits, abort: Arc<AtomicBool>, deadline: Instant, link: Link) {
+    /// Ties the engine to its run: limits, abort flag and token, deadline, host.
+    fn begin(
+        &self,
+        limits: &CodeLimits,
+        (abort, cancel): (Arc<AtomicBool>, CancellationToken),
+        deadline: Instant,
+        link: Link,
+    ) {
         *self.flags.abort.borrow_mut() = abort;
+        *self.flags.cancel.borrow_mut() = Some(cancel);
         self.flags.deadline.set(deadline);
         self.flags.memory_limit.set(limits.memory_bytes);
         let stack_bytes = qjs::size_t::try_from(limits.stack_bytes).unwrap_or(qjs::size_t::MAX);
@@ -425,6 +459,7 @@ pub(crate) fn run_job(job: Job, spare: &mut Option<Engine>) -> Option<Engine> {
         limits,
         handle,
         abort,
+        cancel,
         events_tx,
         events_rx,
         reply,
@@ -442,11 +477,11 @@ pub(crate) fn run_job(job: Job, spare: &mut Option<Engine>) -> Option<Engine> {
                 CodeFailure::new(CodeFailureKind::Syntax, message, Vec::new()).at(line, column);
             let _ = reply.send(Reply {
                 outcome: Err(failure),
-                in_flight: Vec::new(),
             });
             return None;
         }
     };
+    let names: Rc<[String]> = tool_names.into();
     let engine = match spare.take() {
         Some(engine) => engine,
         None => match Engine::new() {
@@ -454,7 +489,6 @@ pub(crate) fn run_job(job: Job, spare: &mut Option<Engine>) -> Option<Engine> {
             Err(message) => {
                 let _ = reply.send(Reply {
                     outcome: Err(internal(message)),
-                    in_flight: Vec::new(),
                 });
                 return None;
             }
@@ -462,30 +496,25 @@ pub(crate) fn run_job(job: Job, spare: &mut Option<Engine>) -> Option<Engine> {
     };
     engine.begin(
         &limits,
-        abort,
+        (abort, cancel),
         deadline,
         Link {
             host,
+            names: names.clone(),
             handle,
             events_tx,
         },
     );
-    let outcome = drive(&engine, &js, &program, &tool_names, &limits, &events_rx);
+    let outcome = drive(&engine, &js, &program, &names, &limits, &events_rx);
 
-    // Settlement: abort every call still in flight; the async side waits for them.
-    let in_flight: Vec<JoinHandle<()>> = {
+    // Settlement: stop listening to the calls still in flight (their answers go to a channel
+    // nobody reads); the async side settles the host.
+    {
         let mut state = engine.state.borrow_mut();
         state.link = None;
-        state
-            .in_flight
-            .drain()
-            .map(|(_, handle)| {
-                handle.abort();
-                handle
-            })
-            .collect()
-    };
-    let _ = reply.send(Reply { outcome, in_flight });
+        state.waiting = 0;
+    }
+    let _ = reply.send(Reply { outcome });
     Some(engine)
 }
 
@@ -627,13 +656,13 @@ fn install<'js>(
     let host_call = Function::new(
         ctx.clone(),
         move |ctx: Ctx<'js>,
-              name: String,
+              index: i32,
               args: rquickjs::String<'js>|
               -> rquickjs::Result<Value<'js>> {
             let max = call_state.borrow().max_call_bytes;
             // The arguments are parsed straight from the engine's text (no copy in Rust).
             let answer = match with_bounded_text(args, max, |args| {
-                host_call(&call_state, &call_flags, &name, args)
+                host_call(&call_state, &call_flags, index, Args::Text(args))
             })? {
                 Ok(answer) => answer,
                 Err(len) => Answer::TooLarge(format!(
@@ -641,28 +670,26 @@ fn install<'js>(
                      send (max_call_bytes)"
                 )),
             };
-            match answer {
-                Answer::Now(text) => {
-                    rquickjs::String::from_str(ctx, &text).map(rquickjs::String::into_value)
-                }
-                Answer::Failed(message) => {
-                    let failure = Object::new(ctx)?;
-                    failure.set("failure", message)?;
-                    Ok(failure.into_value())
-                }
-                Answer::TooLarge(message) => {
-                    let failure = Object::new(ctx)?;
-                    failure.set("tooLarge", message)?;
-                    Ok(failure.into_value())
-                }
-                // Small integers (not doubles) on the JavaScript side: QuickJS hashes doubles
-                // with small integer values badly, which made the pending-call map slow.
-                Answer::Later(id) => Ok(Value::new_int(ctx, id)),
-                // As the engine does when an allocation fails; the run's next check of its
-                // limits ends it.
-                Answer::OutOfMemory => {
-                    Err(rquickjs::Exception::throw_internal(&ctx, "out of memory"))
-                }
+            answer.into_js(ctx)
+        },
+    )
+    .map_err(|e| setup_error(ctx, e))?;
+    // Simple arguments are read here, without their JSON text (see `simple_args`); for any
+    // others this answers `undefined` and the prelude writes their text for `hostCall`.
+    let value_state = state.clone();
+    let value_flags = flags.clone();
+    let host_call_value = Function::new(
+        ctx.clone(),
+        move |ctx: Ctx<'js>,
+              index: i32,
+              args: Value<'js>,
+              object_proto: Value<'js>|
+              -> rquickjs::Result<Value<'js>> {
+            let max = value_state.borrow().max_call_bytes;
+            match simple_args(&ctx, &args, &object_proto, max) {
+                Some(args) => self::host_call(&value_state, &value_flags, index, Args::Value(args))
+                    .into_js(ctx),
+                None => Ok(Value::new_undefined(ctx)),
             }
         },
     )
@@ -769,6 +796,7 @@ fn install<'js>(
     prelude
         .call::<_, ()>((
             host_call,
+            host_call_value,
             host_log,
             host_finish,
             is_proxy,
@@ -958,24 +986,30 @@ enum Answer {
     /// The call answered successfully at once: its result as JSON text. The prelude resolves
     /// the call's promise with it right away, without a trip through the event loop.
     Now(String),
+    /// The same for a result that is a number: handed over as a number (the value the prelude
+    /// would parse from its JSON text), without the text.
+    Number(f64),
     /// The call failed at once, with this message: the prelude rejects the call's promise
     /// right away (so an unhandled one is seen like any other).
     Failed(String),
     /// The arguments are larger than `max_call_bytes`: the prelude rejects the call with a
     /// `RangeError` carrying this message, and the host never sees it.
     TooLarge(String),
-    /// The call's id: the answer (or a failure) comes later through `settle`.
-    Later(i32),
+    /// The answer (or a failure) comes later through `settle`, under the call's id: the
+    /// prelude counts these calls as the host does (1, 2, 3, ...), so the id is not handed over.
+    Later,
     /// The host has no room for the call in the run's memory limit: the run ends.
     OutOfMemory,
 }
 
 /// Starts one tool call.
 ///
-/// The host's future is polled once right here (inside the caller's tokio runtime context): a
-/// call that succeeds at once is answered directly, without any thread hop. A call that has
-/// to wait is spawned onto the caller's tokio runtime and continues there, so calls that wait
-/// overlap. Only calls answered later get an id, so ids stay dense.
+/// The call goes to the host right here (inside the caller's tokio runtime context) with a
+/// [`CallReply`]: a call the host answers inside [`CodeHost::call`] is answered directly,
+/// without any thread hop. The answer of a call that has to wait comes later through the
+/// reply, from wherever the host runs it, onto the event loop's channel; the host runs such
+/// calls (the engine spawns nothing), so calls that wait overlap. Only calls answered later get
+/// an id, so ids stay dense.
 ///
 /// What the host holds for the run counts against its memory limit with the engine's heap: a
 /// call that waits is counted [`CALL_BYTES`] and its arguments (as parsed) until it is
@@ -983,24 +1017,32 @@ enum Answer {
 /// into the engine. A call the account has no room for never reaches the host: the run ends as
 /// a `memory` failure. An answer that arrives while the account is over the limit is dropped
 /// (the run is ending) and wakes the run, whose next check of its limits ends it.
-fn host_call(state: &Rc<RefCell<State>>, flags: &Flags, name: &str, args: &[u8]) -> Answer {
+fn host_call(state: &Rc<RefCell<State>>, flags: &Flags, index: i32, args: Args<'_>) -> Answer {
     let mut guard = state.borrow_mut();
     let state = &mut *guard;
     let Some(link) = &state.link else {
         state.next_id += 1;
+        state.waiting += 1;
         let id = state.next_id;
         state.ready.push_back(Event::Done {
             id,
             result: Err("no run is in progress".to_owned()),
             held: 0,
         });
-        return Answer::Later(js_id(id));
+        return Answer::Later;
     };
-    let args = match serde_json::from_slice::<serde_json::Value>(args) {
-        Ok(args) => args,
-        Err(error) => {
-            return Answer::Failed(format!("the arguments could not be read as JSON: {error}"));
-        }
+    // The prelude binds only the run's names, by index.
+    let Some(name) = usize::try_from(index).ok().and_then(|i| link.names.get(i)) else {
+        return Answer::Failed(format!("no tool has the index {index} in this run"));
+    };
+    let args = match args {
+        Args::Value(args) => args,
+        Args::Text(text) => match serde_json::from_slice::<serde_json::Value>(text) {
+            Ok(args) => args,
+            Err(error) => {
+                return Answer::Failed(format!("the arguments could not be read as JSON: {error}"));
+            }
+        },
     };
     let args_bytes = held_size(&args);
     if !flags.fits(CALL_BYTES.saturating_add(args_bytes)) {
@@ -1008,45 +1050,271 @@ fn host_call(state: &Rc<RefCell<State>>, flags: &Flags, name: &str, args: &[u8])
         flags.out_of_memory();
         return Answer::OutOfMemory;
     }
-    let mut call = link.host.call(name, args);
-    let first = {
+    let (reply, answer) = CallReply::pair();
+    {
         let _entered = link.handle.enter();
-        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-        call.as_mut().poll(&mut cx)
-    };
-    match first {
-        Poll::Ready(result) => match encode(result) {
+        link.host.call(name, args, reply);
+    }
+    if let Some(result) = answer.try_take() {
+        if let Ok(serde_json::Value::Number(number)) = &result
+            && let Some(number) = number.as_f64()
+        {
+            return Answer::Number(number);
+        }
+        return match encode(result) {
             Ok(text) => Answer::Now(text),
             Err(message) => Answer::Failed(message),
-        },
-        Poll::Pending => {
-            state.next_id += 1;
-            let id = state.next_id;
-            let events_tx = link.events_tx.clone();
-            let held = flags.held.clone();
-            let limit = flags.memory_limit.get();
-            held.fetch_add(CALL_BYTES + args_bytes, Ordering::Relaxed);
-            let task = link.handle.spawn(async move {
-                let result = encode(call.await);
-                // The arguments went with the call; the answer waits for the program.
-                let answer = match &result {
-                    Ok(text) | Err(text) => text.len(),
-                };
-                held.fetch_sub(args_bytes, Ordering::Relaxed);
-                let now = held.fetch_add(answer, Ordering::Relaxed) + answer;
-                if now > limit {
-                    // Over the run's memory limit: the run ends, the answer is not kept.
-                    drop(result);
-                    let _ = events_tx.send(Event::Wake);
-                    return;
-                }
-                let held = CALL_BYTES + answer;
-                let _ = events_tx.send(Event::Done { id, result, held });
-            });
-            state.in_flight.insert(id, task);
-            Answer::Later(js_id(id))
+        };
+    }
+    state.next_id += 1;
+    state.waiting += 1;
+    let id = state.next_id;
+    let events_tx = link.events_tx.clone();
+    let held = flags.held.clone();
+    let limit = flags.memory_limit.get();
+    held.fetch_add(CALL_BYTES + args_bytes, Ordering::Relaxed);
+    // Runs where the host answers (or here, if it answered in the meantime).
+    answer.on_answer(move |result| {
+        let result = encode(result);
+        // The arguments went with the call; the answer waits for the program.
+        let answer = match &result {
+            Ok(text) | Err(text) => text.len(),
+        };
+        held.fetch_sub(args_bytes, Ordering::Relaxed);
+        let now = held.fetch_add(answer, Ordering::Relaxed) + answer;
+        if now > limit {
+            // Over the run's memory limit: the run ends, the answer is not kept.
+            drop(result);
+            let _ = events_tx.send(Event::Wake);
+            return;
+        }
+        let held = CALL_BYTES + answer;
+        let _ = events_tx.send(Event::Done { id, result, held });
+    });
+    Answer::Later
+}
+
+/// A call's arguments as the prelude hands them over.
+enum Args<'a> {
+    /// Their JSON text, read in place from the engine's string.
+    Text(&'a [u8]),
+    /// Read from the value itself ([`simple_args`]).
+    Value(serde_json::Value),
+}
+
+impl Answer {
+    /// What `hostCall` gives the prelude back.
+    fn into_js(self, ctx: Ctx<'_>) -> rquickjs::Result<Value<'_>> {
+        match self {
+            Answer::Now(text) => {
+                rquickjs::String::from_str(ctx, &text).map(rquickjs::String::into_value)
+            }
+            Answer::Failed(message) => {
+                let failure = Object::new(ctx)?;
+                failure.set("failure", message)?;
+                Ok(failure.into_value())
+            }
+            Answer::TooLarge(message) => {
+                let failure = Object::new(ctx)?;
+                failure.set("tooLarge", message)?;
+                Ok(failure.into_value())
+            }
+            Answer::Number(number) => Ok(Value::new_number(ctx, number)),
+            Answer::Later => Ok(Value::new_bool(ctx, true)),
+            // As the engine does when an allocation fails; the run's next check of its limits
+            // ends it.
+            Answer::OutOfMemory => Err(rquickjs::Exception::throw_internal(&ctx, "out of memory")),
         }
     }
+}
+
+/// The most properties [`simple_args`] reads; an object with more goes through the prelude.
+const SIMPLE_KEYS: u32 = 16;
+
+/// The arguments of a call read straight from `value`, when it is simple: a plain object (its
+/// prototype `Object.prototype`, which the prelude passes as `object_proto`, or null; not a
+/// proxy, an array or a function) with at most [`SIMPLE_KEYS`] own enumerable string-keyed
+/// properties, each a data property under a key of printable ASCII without `"` or `\`, whose
+/// value is a finite number other than -0 (an integer only below 2^53 in magnitude), a boolean,
+/// null, or a string of printable ASCII without `"` or `\`; and whose JSON text surely fits
+/// `max` bytes. That is exactly what the prelude's conversion would write as JSON text and the
+/// host parse back into this value (properties in the order `Object.keys` gives). `None` for
+/// anything else, which the prelude converts: nothing the program wrote runs here (an accessor
+/// property means `None`, so no getter is called, and a proxy is refused before any trap).
+fn simple_args<'js>(
+    ctx: &Ctx<'js>,
+    value: &Value<'js>,
+    object_proto: &Value<'js>,
+    max: usize,
+) -> Option<serde_json::Value> {
+    if value.is_proxy() || value.is_array() || value.is_function() {
+        return None;
+    }
+    let object = value.as_object()?;
+    if let Some(proto) = object.get_prototype()
+        && proto.as_value() != object_proto
+    {
+        return None;
+    }
+    let raw = ctx.as_raw().as_ptr();
+    let properties = OwnKeys::read(raw, object.as_raw())?;
+    if properties.len > SIMPLE_KEYS {
+        return None;
+    }
+    let mut map = serde_json::Map::new();
+    // `{` and `}`, then each property with the comma before it.
+    let mut size: usize = 2;
+    for (i, property) in properties.iter().enumerate() {
+        let key = atom_text(raw, property.atom)?;
+        let (item, bytes) = own_data_value(ctx, object.as_raw(), property.atom)?;
+        size = size
+            .saturating_add(usize::from(i > 0))
+            .saturating_add(key.len() + 3)
+            .saturating_add(bytes);
+        if size > max {
+            return None;
+        }
+        map.insert(key, item);
+    }
+    Some(serde_json::Value::Object(map))
+}
+
+/// Whether `bytes` is printable ASCII without `"` or `\`: its JSON text is itself in quotes.
+fn plain_ascii(bytes: &[u8]) -> bool {
+    bytes
+        .iter()
+        .all(|&b| (0x20..=0x7e).contains(&b) && b != b'"' && b != b'\\')
+}
+
+/// The own enumerable string keys of an object, in `Object.keys` order.
+struct OwnKeys {
+    ctx: *mut qjs::JSContext,
+    tab: *mut qjs::JSPropertyEnum,
+    len: u32,
+}
+
+impl OwnKeys {
+    fn read(ctx: *mut qjs::JSContext, object: qjs::JSValue) -> Option<OwnKeys> {
+        let mut tab: *mut qjs::JSPropertyEnum = std::ptr::null_mut();
+        let mut len: u32 = 0;
+        #[allow(clippy::cast_possible_wrap)]
+        let flags = (qjs::JS_GPN_STRING_MASK | qjs::JS_GPN_ENUM_ONLY) as std::ffi::c_int;
+        // SAFETY: `ctx` and `object` are live (the caller holds them); on success QuickJS
+        // hands over `tab` with `len` entries, freed by `Drop`.
+        let status =
+            unsafe { qjs::JS_GetOwnPropertyNames(ctx, &raw mut tab, &raw mut len, object, flags) };
+        (status >= 0).then_some(OwnKeys { ctx, tab, len })
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &qjs::JSPropertyEnum> {
+        let entries: &[qjs::JSPropertyEnum] = if self.tab.is_null() || self.len == 0 {
+            &[]
+        } else {
+            // SAFETY: QuickJS wrote `len` entries at `tab`, alive until `Drop`.
+            unsafe { std::slice::from_raw_parts(self.tab, self.len as usize) }
+        };
+        entries.iter()
+    }
+}
+
+impl Drop for OwnKeys {
+    fn drop(&mut self) {
+        if !self.tab.is_null() {
+            // SAFETY: `tab` and `len` are what JS_GetOwnPropertyNames returned, freed once.
+            unsafe { qjs::JS_FreePropertyEnum(self.ctx, self.tab, self.len) };
+        }
+    }
+}
+
+/// A key's text when it is plain (see [`plain_ascii`]).
+fn atom_text(ctx: *mut qjs::JSContext, atom: qjs::JSAtom) -> Option<String> {
+    let mut len: qjs::size_t = 0;
+    // SAFETY: `atom` is a live atom of `ctx` (held by the property table); the C string is
+    // freed below, after it was copied.
+    unsafe {
+        let text = qjs::JS_AtomToCStringLen(ctx, &raw mut len, atom);
+        if text.is_null() {
+            return None;
+        }
+        let bytes = std::slice::from_raw_parts(text.cast::<u8>(), len as usize);
+        let key = plain_ascii(bytes).then(|| String::from_utf8_lossy(bytes).into_owned());
+        qjs::JS_FreeCString(ctx, text);
+        key
+    }
+}
+
+/// The value of an own data property as the host's value, with the size of its JSON text (an
+/// upper bound for a number), when it is a simple scalar (see [`simple_args`]).
+fn own_data_value<'js>(
+    ctx: &Ctx<'js>,
+    object: qjs::JSValue,
+    atom: qjs::JSAtom,
+) -> Option<(serde_json::Value, usize)> {
+    let mut descriptor = std::mem::MaybeUninit::<qjs::JSPropertyDescriptor>::uninit();
+    // SAFETY: `object` and `atom` are live; when the property is found QuickJS fills the
+    // descriptor, whose values are taken over (and freed) by the `Value`s below. Reading an
+    // own property runs no program code (a getter is reported, not called).
+    let (flags, value, getter, setter) = unsafe {
+        let found =
+            qjs::JS_GetOwnProperty(ctx.as_raw().as_ptr(), descriptor.as_mut_ptr(), object, atom);
+        if found != 1 {
+            if found < 0 {
+                let _ = ctx.catch();
+            }
+            return None;
+        }
+        let descriptor = descriptor.assume_init();
+        (
+            descriptor.flags,
+            Value::from_raw(ctx.clone(), descriptor.value),
+            Value::from_raw(ctx.clone(), descriptor.getter),
+            Value::from_raw(ctx.clone(), descriptor.setter),
+        )
+    };
+    #[allow(clippy::cast_possible_wrap)]
+    if flags & qjs::JS_PROP_GETSET as std::ffi::c_int != 0 {
+        drop((getter, setter));
+        return None;
+    }
+    /// More than the JSON text of any finite number takes (`-1.7976931348623157e+308`).
+    const NUMBER_BYTES: usize = 25;
+    /// Integers below this write as digits, which the host reads back as an integer.
+    const EXACT: f64 = 9_007_199_254_740_992.0;
+    if let Some(int) = value.as_int() {
+        return Some((serde_json::Value::from(int), NUMBER_BYTES));
+    }
+    if let Some(float) = value.as_float() {
+        if !float.is_finite() || (float == 0.0 && float.is_sign_negative()) {
+            return None;
+        }
+        if float.fract() == 0.0 {
+            if float.abs() >= EXACT {
+                return None;
+            }
+            // Exact: an integer below 2^53 in magnitude.
+            #[allow(clippy::cast_possible_truncation)]
+            return Some((serde_json::Value::from(float as i64), NUMBER_BYTES));
+        }
+        return serde_json::Number::from_f64(float)
+            .map(|number| (serde_json::Value::Number(number), NUMBER_BYTES));
+    }
+    if let Some(flag) = value.as_bool() {
+        return Some((serde_json::Value::Bool(flag), if flag { 4 } else { 5 }));
+    }
+    if value.is_null() {
+        return Some((serde_json::Value::Null, 4));
+    }
+    let text = value.as_string()?.clone();
+    with_bounded_text(text, usize::MAX, |bytes| {
+        plain_ascii(bytes).then(|| {
+            (
+                serde_json::Value::String(String::from_utf8_lossy(bytes).into_owned()),
+                bytes.len() + 2,
+            )
+        })
+    })
+    .ok()?
+    .ok()?
 }
 
 /// A call id as the prelude sees it. A run cannot make 2^31 calls within its memory limit; the
@@ -1103,7 +1371,7 @@ fn event_loop(
             }
             continue;
         }
-        if state.borrow().in_flight.is_empty() && !runtime.is_job_pending() {
+        if state.borrow().waiting == 0 && !runtime.is_job_pending() {
             return Stop::Stalled;
         }
         let now = Instant::now();
@@ -1156,7 +1424,13 @@ fn deliver(
                 },
             };
             if let Event::Done { id, result, held } = event {
-                state.borrow_mut().in_flight.remove(&id);
+                if flags.cancelled() {
+                    return Err(Stop::Interrupted);
+                }
+                {
+                    let mut state = state.borrow_mut();
+                    state.waiting = state.waiting.saturating_sub(1);
+                }
                 // Delivered: the answer is in the engine's heap from here on.
                 flags.held.fetch_sub(held, Ordering::Relaxed);
                 let (ok, text) = match result {

@@ -30,14 +30,15 @@
 //!    running any of its traps. An own getter is called once and its value converted;
 //!    properties keyed by symbols and non-enumerable ones are left out. The returned value
 //!    goes through the same conversion. The
-//!    host's future is polled once on the worker thread (inside the caller's tokio runtime
-//!    context): an answer that is ready at once settles the call's promise right there,
-//!    without a thread hop or a trip through the event loop; otherwise the future is spawned
-//!    onto the tokio runtime that polls [`CodeRuntime::run`], so calls made together
-//!    (`Promise.all`) overlap. The trade-off: work a host future does synchronously before its
-//!    first `.await` runs on the worker thread, one call after another; a host with heavy
-//!    synchronous work should move it off the polling path (`spawn_blocking`, or after a
-//!    yield). A [`ToolCallFailure`](crate::ToolCallFailure) rejects the call with a
+//!    call goes to [`CodeHost::call`](crate::CodeHost::call) on the worker thread (inside the
+//!    context of the tokio runtime that polls [`CodeRuntime::run`]) with a
+//!    [`CallReply`](crate::CallReply): an answer the host gives inside the call settles the
+//!    call's promise right there, without a thread hop or a trip through the event loop; a
+//!    later answer wakes the event loop, which settles the promise. The host decides where a
+//!    waiting call runs (the `run_code` bridge: a task of the run's own), so calls made
+//!    together (`Promise.all`) overlap; the engine spawns no task. The trade-off: work the host
+//!    does inside `call` runs on the worker thread, one call after another; a host with heavy
+//!    synchronous work should move it off that path (a task, or `spawn_blocking`). A [`ToolCallFailure`](crate::ToolCallFailure) rejects the call with a
 //!    `ToolCallError` (an `Error` subclass with `toolName` and `message`). A tool named `then` is reachable through `callTool` only, as the generated
 //!    SDK declares it: a `then` member would make `tools` a thenable.
 //! 4. `console.log`, `info`, `warn`, `error`, `debug` and `trace` each append one log line:
@@ -48,8 +49,9 @@
 //!    getter throws); `undefined` means no result. An uncaught error, or a promise rejection nobody handled, is a
 //!    [`CodeFailureKind::Runtime`] failure with the message and the program's line. So is a
 //!    program left waiting on a promise that nothing can settle (no call in flight, and there
-//!    are no timers): it fails at once instead of at the deadline. Calls still in flight are
-//!    aborted, and the run's future resolves after they have ended.
+//!    are no timers): it fails at once instead of at the deadline. The engine stops listening
+//!    to the calls still in flight, and the run's future resolves after the host has settled
+//!    them ([`CodeHost::settle`](crate::CodeHost::settle)).
 //!
 //! # Limits and isolation
 //!
@@ -79,7 +81,7 @@
 //!
 //! | what the host holds | counted | until |
 //! | --- | --- | --- |
-//! | a call the host is still working on | its arguments as the host's `serde_json` value (an estimate of its nodes, strings and entries) and 1 KiB for the call's task and bookkeeping | the host answers |
+//! | a call the host is still working on | its arguments as the host's `serde_json` value (an estimate of its nodes, strings and entries) and 1 KiB for the call's task, reply and bookkeeping | the host answers |
 //! | an answer the program has not taken yet (it arrives while the program runs without waiting) | its JSON text and the same 1 KiB | the event loop delivers it into the engine, where the heap counts it |
 //! | log lines, the result, the failure message | `max_output_bytes` (apart) | the run ends |
 //!
@@ -249,6 +251,8 @@ impl CodeRuntime for TypeScriptRuntime {
                 ));
             }
             let tool_names = host.tool_names();
+            // Settled when the run ends: the host owns the calls' work.
+            let settle = host.clone();
             let (events_tx, events_rx) = mpsc::channel();
             let abort = Arc::new(AtomicBool::new(false));
             let (reply_tx, mut reply_rx) = tokio::sync::oneshot::channel::<Reply>();
@@ -265,6 +269,7 @@ impl CodeRuntime for TypeScriptRuntime {
                 limits,
                 handle,
                 abort,
+                cancel: cancel.clone(),
                 events_tx,
                 events_rx,
                 reply: reply_tx,
@@ -286,14 +291,10 @@ impl CodeRuntime for TypeScriptRuntime {
                 }
             };
             guard.armed = false;
+            // The worker has stopped listening to the calls: the host stops and finishes them.
+            settle.settle().await;
             match reply {
-                Ok(Reply { outcome, in_flight }) => {
-                    for task in in_flight {
-                        // Aborted by the worker already; wait until each has really ended.
-                        let _ = task.await;
-                    }
-                    outcome
-                }
+                Ok(Reply { outcome }) => outcome,
                 Err(_) => Err(CodeFailure::new(
                     CodeFailureKind::Internal,
                     "the worker thread ended without reporting the run's outcome",
@@ -396,7 +397,6 @@ impl Pool {
                                     format!("cannot start a worker thread: {error}"),
                                     Vec::new(),
                                 )),
-                                in_flight: Vec::new(),
                             });
                         }
                     }

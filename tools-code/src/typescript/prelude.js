@@ -2,11 +2,20 @@
 // the run is known (so before the program exists) and is called with the host functions the
 // Rust side installed:
 //
-//   hostCall(name, argsJson)         starts a tool call on the host: the result's JSON text
-//                                    when it succeeded at once, `{ failure: message }` when it
-//                                    failed at once, `{ tooLarge: message }` when the
-//                                    arguments pass max_call_bytes, else the call's id
-//                                    (`settle` answers it later)
+//   hostCall(index, argsJson)        starts a call of the run's tool at `index` (in the names
+//                                    `run` was given) on the host: the result's JSON text
+//                                    when it succeeded at once (a number as itself),
+//                                    `{ failure: message }` when it failed at once,
+//                                    `{ tooLarge: message }` when the arguments pass
+//                                    max_call_bytes, else `true`: `settle` answers it later,
+//                                    under the next id (the host numbers these calls 1, 2, 3,
+//                                    ... in the order they are made, and so does `bind`)
+//   hostCallValue(index, args, objectProto)
+//                                    the same for arguments the host can read itself (a
+//                                    plain object of a few short scalars; `objectProto` is
+//                                    Object.prototype, captured here): the same answers, or
+//                                    `undefined` when the arguments are not that simple (then
+//                                    their text goes through `hostCall`)
 //   hostLog(line)                    appends one log line; `null` for a line refused as
 //                                    longer than the output may be
 //   hostFinish(kind, text, message)  records how the program ended (kinds at `finishThrown`)
@@ -26,7 +35,7 @@
 // max_call_bytes and results against max_output_bytes as they are written, log lines and
 // messages are refused once their length passes max_output_bytes, and no pattern runs over
 // a string the program controls unless the pattern keeps no state per character.
-(function (hostCall, hostLog, hostFinish, isProxy, jsonSize, utf8Size) {
+(function (hostCall, hostCallValue, hostLog, hostFinish, isProxy, jsonSize, utf8Size) {
   'use strict';
   const G = globalThis;
   const ObjectProto = Object.prototype;
@@ -37,7 +46,8 @@
   const freeze = Object.freeze;
   const create = Object.create;
   const isArray = Array.isArray;
-  const hasOwn = Function.prototype.call.bind(ObjectProto.hasOwnProperty);
+  // One native call (a bound `hasOwnProperty.call` takes three).
+  const hasOwn = Object.hasOwn ?? Function.prototype.call.bind(ObjectProto.hasOwnProperty);
   const tagOf = Function.prototype.call.bind(ObjectProto.toString);
   // The regular expressions here are private, and each gets the built-in `exec` as an own,
   // read-only property: a program that patches `RegExp.prototype.exec` (which `test` and
@@ -151,6 +161,26 @@
   // for a string.
   function jsonTextOf(s, size) {
     return size === s.length + 2 ? '"' + s + '"' : stringify(s);
+  }
+
+  // Whether a key is short printable ASCII without a quote or a backslash (its JSON text is
+  // itself in quotes). Programs use few keys, many times: the answers for the first
+  // PLAIN_KEYS_MAX keys of at most PLAIN_KEY_CHARS characters are kept (in an object without a
+  // prototype, which no program reaches; a few KiB of the run's heap at most).
+  const PLAIN_KEYS_MAX = 256;
+  const PLAIN_KEY_CHARS = 32;
+  const plainKeys = create(null);
+  let plainKeyCount = 0;
+  function isPlainKey(k) {
+    if (k.length > PLAIN_KEY_CHARS) return k.length <= SHORT && plainAscii.exec(k) !== null;
+    const known = plainKeys[k];
+    if (known !== undefined) return known;
+    const plain = plainAscii.exec(k) !== null;
+    if (plainKeyCount < PLAIN_KEYS_MAX) {
+      plainKeys[k] = plain;
+      plainKeyCount++;
+    }
+    return plain;
   }
 
   // The JSON text of a scalar the object fast path writes as it reads (a finite number, a
@@ -341,7 +371,7 @@
               const k = keys[i];
               if (!hasOwn(v, k)) continue;
               const x = v[k];
-              const t = k.length <= SHORT && plainAscii.exec(k) !== null ? scalarText(x) : undefined;
+              const t = isPlainKey(k) ? scalarText(x) : undefined;
               if (t === undefined) {
                 first = x;
                 break;
@@ -563,23 +593,31 @@
   // Each entry is `{ promise, resolve, reject }` from Promise.withResolvers (no executor
   // closure per call); the tool's name is in `pendingNames` at the same index.
   const pending = [];
+  // How many calls the host answers later: the id of the last one.
+  let laterCalls = 0;
   // The run's cap on one call's arguments, set by `run`.
   let callLimit = 0;
   const pendingNames = [];
   const deferred = PromiseCtor.withResolvers.bind(PromiseCtor);
 
-  function bind(name) {
+  function bind(name, index) {
     return function (args) {
       const value = arguments.length === 0 ? {} : args;
-      let text;
-      try {
-        // Counted in UTF-8 bytes as it is written: arguments past the cap are refused where
-        // they pass it, before their whole text exists (the host measures again).
-        text = toJsonText(value, 'args', callLimit, 'one call may send (max_call_bytes)');
-      } catch (error) {
-        return promiseReject(error);
+      // Simple arguments the host reads without their text, exactly as it would read the text
+      // written below.
+      let answer = hostCallValue(index, value, ObjectProto);
+      if (answer === undefined) {
+        let text;
+        try {
+          // Counted in UTF-8 bytes as it is written: arguments past the cap are refused where
+          // they pass it, before their whole text exists (the host measures again).
+          text = toJsonText(value, 'args', callLimit, 'one call may send (max_call_bytes)');
+        } catch (error) {
+          return promiseReject(error);
+        }
+        answer = hostCall(index, text);
       }
-      const answer = hostCall(name, text);
+      if (typeof answer === 'number') return promiseResolve(answer);
       if (typeof answer === 'string') {
         let value;
         try {
@@ -593,7 +631,8 @@
         if (hasOwn(answer, 'tooLarge')) return promiseReject(new RangeErrorCtor(answer.tooLarge));
         return promiseReject(new ToolCallError(name, answer.failure));
       }
-      const id = answer;
+      // `true`: answered later, under the next id.
+      const id = ++laterCalls;
       const entry = deferred();
       pending[id - 1] = entry;
       pendingNames[id - 1] = name;
@@ -619,7 +658,7 @@
     const n = toolNames.length;
     const fns = [];
     for (let i = 0; i < n; i++) {
-      const fn = bind(toolNames[i]);
+      const fn = bind(toolNames[i], i);
       fns[i] = fn;
       bindings[toolNames[i]] = fn;
     }

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::sync::{Barrier, Notify};
-use tools_code::{CodeHost, CodeLimits, HostCallFuture, ToolCallFailure};
+use tools_code::{CodeHost, CodeLimits, FnHost, ToolCallFailure};
 
 /// Tools, by name:
 /// - `fail` fails with the message `boom`;
@@ -69,20 +69,16 @@ impl Drop for CountDrop {
     }
 }
 
-/// Holds `Arc<TestHost>` so futures can borrow the barrier for `'static`.
-pub struct Shared(pub Arc<TestHost>);
-
-impl CodeHost for Shared {
-    fn tool_names(&self) -> Vec<String> {
-        self.0.names.clone()
-    }
-
-    fn call(&self, name: &str, args: Value) -> HostCallFuture {
-        let host = self.0.clone();
+/// The host of one run over `host`'s tools (holding `Arc<TestHost>`, so the calls' futures can
+/// borrow the barrier for `'static`).
+pub fn shared(host: Arc<TestHost>) -> Arc<dyn CodeHost> {
+    let names = host.names.clone();
+    Arc::new(FnHost::new(names, move |name: &str, args: Value| {
+        let host = host.clone();
         host.calls.fetch_add(1, Ordering::SeqCst);
         let name = name.to_owned();
         let guard = (name == "never").then(|| CountDrop(host.never_dropped.clone()));
-        Box::pin(async move {
+        async move {
             let _guard = guard;
             match name.as_str() {
                 "fail" => Err(ToolCallFailure::new("boom")),
@@ -100,8 +96,8 @@ impl CodeHost for Shared {
                 }
                 _ => Ok(json!({ "tool": name, "args": args })),
             }
-        })
-    }
+        }
+    }))
 }
 
 /// Limits for hostile programs that some other limit (memory, output, syntax, ...) must stop:

@@ -13,7 +13,7 @@ use tools_code::{
     CodeRuntime,
 };
 
-use super::{Shared, TestHost, deadline_limits, hostile_limits, ordinary_limits};
+use super::{TestHost, deadline_limits, hostile_limits, ordinary_limits, shared};
 
 /// A Code Mode runtime as the tests use it.
 pub trait TestRuntime: CodeRuntime + Sized {
@@ -46,7 +46,7 @@ pub async fn run_with<R: CodeRuntime>(
 ) -> CodeOutcome {
     let run = rt.run(
         program,
-        Arc::new(Shared(host.clone())),
+        shared(host.clone()),
         limits,
         CancellationToken::new(),
     );

@@ -185,8 +185,16 @@ impl PoolState {
     /// waker of the entry whose turn it now is, if it waits.
     fn pass(&mut self, seq: u64) -> Option<Waker> {
         self.next = seq.saturating_add(1);
-        while self.gave_up.remove(&self.next) {
+        while !self.gave_up.is_empty() && self.gave_up.remove(&self.next) {
             self.next = self.next.saturating_add(1);
+        }
+        self.waker_of_next()
+    }
+
+    /// Takes the waker of the entry whose turn it is, if it waits.
+    fn waker_of_next(&mut self) -> Option<Waker> {
+        if self.waiting.is_empty() {
+            return None;
         }
         self.waiting.remove(&self.next)
     }
@@ -253,16 +261,23 @@ impl OrderedPool {
         mode: ExecutionMode,
         cancel: &CancellationToken,
     ) -> Option<PoolGuard<'_>> {
+        let mut wait = Wait::new(self, seq, Some(mode));
         if cancel.is_cancelled() {
-            // Given up before its turn: later entries skip it.
-            drop(Wait::new(self, seq, Some(mode)));
+            // Given up (dropping `wait`): later entries skip it.
             return None;
         }
-        tokio::select! {
-            biased;
-            () = cancel.cancelled() => None,
-            guard = self.enter(seq, mode) => Some(guard),
-        }
+        // Admitted at once, the token need not be watched.
+        let entered = wait.attempt()
+            || tokio::select! {
+                biased;
+                () = cancel.cancelled() => false,
+                () = &mut wait => true,
+            };
+        entered.then_some(PoolGuard {
+            pool: self,
+            seq,
+            exclusive: mode == ExecutionMode::Exclusive,
+        })
     }
 }
 
@@ -347,8 +362,7 @@ impl Drop for PoolGuard<'_> {
             if self.exclusive {
                 state.pass(self.seq)
             } else {
-                let next = state.next;
-                state.waiting.remove(&next)
+                state.waker_of_next()
             }
         };
         if let Some(waker) = waker {
@@ -388,6 +402,47 @@ impl<'a> Wait<'a> {
             done: false,
         }
     }
+
+    /// Takes the turn (and enters, when a mode is set) if it can now; with `state` locked.
+    fn step(&mut self, state: &mut PoolState) -> Option<Option<Waker>> {
+        if self.done {
+            return Some(None);
+        }
+        if state.next != self.seq {
+            return None;
+        }
+        let woken = match self.mode {
+            None => None,
+            Some(ExecutionMode::Parallel) if state.running < self.pool.max => {
+                state.running += 1;
+                state.pass(self.seq)
+            }
+            Some(ExecutionMode::Exclusive) if state.running == 0 => {
+                state.running = 1;
+                None
+            }
+            Some(_) => return None,
+        };
+        if self.registered {
+            state.waiting.remove(&self.seq);
+        }
+        self.done = true;
+        Some(woken)
+    }
+
+    /// Whether the entry took its turn (and entered) right now, without waiting.
+    fn attempt(&mut self) -> bool {
+        let step = self.step(&mut lock(&self.pool.state));
+        match step {
+            Some(waker) => {
+                if let Some(waker) = waker {
+                    waker.wake();
+                }
+                true
+            }
+            None => false,
+        }
+    }
 }
 
 impl Future for Wait<'_> {
@@ -396,34 +451,13 @@ impl Future for Wait<'_> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         // `Wait` is `Unpin`: a reference and plain values.
         let this = self.get_mut();
-        if this.done {
-            return Poll::Ready(());
-        }
         let mut state = lock(&this.pool.state);
-        if state.next == this.seq {
-            let woken = match this.mode {
-                None => Some(None),
-                Some(ExecutionMode::Parallel) if state.running < this.pool.max => {
-                    state.running += 1;
-                    Some(state.pass(this.seq))
-                }
-                Some(ExecutionMode::Exclusive) if state.running == 0 => {
-                    state.running = 1;
-                    Some(None)
-                }
-                Some(_) => None,
-            };
-            if let Some(waker) = woken {
-                if this.registered {
-                    state.waiting.remove(&this.seq);
-                }
-                drop(state);
-                this.done = true;
-                if let Some(waker) = waker {
-                    waker.wake();
-                }
-                return Poll::Ready(());
+        if let Some(waker) = this.step(&mut state) {
+            drop(state);
+            if let Some(waker) = waker {
+                waker.wake();
             }
+            return Poll::Ready(());
         }
         match state.waiting.get_mut(&this.seq) {
             Some(waker) if waker.will_wake(cx.waker()) => {}

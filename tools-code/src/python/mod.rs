@@ -280,6 +280,7 @@ mod analysis;
 mod cgroup;
 mod process;
 mod sandbox;
+mod trace;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -852,16 +853,24 @@ impl PythonRuntime {
             ));
         }
         let interpreter = self.interpreter().await?;
+        let started = trace::enabled().then(trace::now);
+        let mut traced = 0;
         let mut zygote = None;
         let (mut process, host_socket) = match self.inner.mode {
             PythonMode::Zygote => {
                 let (child, forked_by) = self.zygote_child(&interpreter).await?;
                 zygote = Some(forked_by);
+                if let Some(started) = started {
+                    traced = child.pid().unwrap_or(0);
+                    trace::at(started, traced, "host_run_start");
+                    trace::mark(traced, "host_spare_taken");
+                }
                 // The spare holds what it has built; the run may add `memory_bytes`. One read
                 // and one or two writes: the only cost of the account on the critical path.
                 if let Some(cgroup) = child.process.cgroup() {
                     self.limit(cgroup, limits.memory_bytes, 0)?;
                 }
+                trace::mark(traced, "host_limit_set");
                 (child.process, child.socket)
             }
             PythonMode::SpawnPerRun => {
@@ -882,6 +891,7 @@ impl PythonRuntime {
         };
 
         let outcome = drive(host_socket, &program, code, host, &limits, &cancel).await;
+        trace::mark(traced, "host_result");
         // New spares are forked once this run's program has ended, not while it runs: a fork
         // (and the new child's preparation) beside a running program slowed it down by about
         // a millisecond here, two cores shared by host, zygote and children.
@@ -909,6 +919,7 @@ impl PythonRuntime {
                     other => other,
                 };
                 drop(process);
+                trace::mark(traced, "host_run_end");
                 outcome
             }
             Err(failure) => {

@@ -21,6 +21,7 @@ use tokio::process::{Child, Command};
 use tokio::sync::oneshot;
 
 use super::cgroup::{Account, RunCgroup};
+use super::trace;
 use super::{CONTROL_TIMEOUT, READY_FRAME};
 
 /// The resolved interpreter.
@@ -72,7 +73,8 @@ impl Interpreter {
     /// `python -I -S -c RUNNER MODE CONFIG` with `fd` as descriptor 3 in a new process group
     /// (`CONFIG` is the runner's settings as JSON: the sandbox's), joining the cgroups whose
     /// `cgroup.procs` are `join` before it execs (a failure to join fails the spawn when
-    /// `strict`, and is ignored otherwise).
+    /// `strict`, and is ignored otherwise). With `trace` (see `trace.rs`), that file is its
+    /// descriptor 4 and a last argument `trace` says so.
     fn command(
         &self,
         runner: &str,
@@ -81,20 +83,35 @@ impl Interpreter {
         fd: RawFd,
         join: Vec<RawFd>,
         strict: bool,
+        trace: Option<RawFd>,
     ) -> Command {
         let mut command = Command::new(&self.path);
+        command.args(["-I", "-S", "-c", runner, mode, config]);
+        if trace.is_some() {
+            command.arg("trace");
+        }
         command
-            .args(["-I", "-S", "-c", runner, mode, config])
             .env_clear()
             .current_dir("/")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .kill_on_drop(true);
-        // SAFETY: only async-signal-safe calls (write, dup2, fcntl, setpgid) between fork and
-        // exec.
+        // SAFETY: only async-signal-safe calls (write, dup2, fcntl, setpgid, close) between
+        // fork and exec.
         unsafe {
             command.pre_exec(move || {
+                // Out of the way of descriptor 3 first (the trace file may be 3 here).
+                let trace = match trace {
+                    Some(trace) => {
+                        let moved = libc::fcntl(trace, libc::F_DUPFD_CLOEXEC, 10);
+                        if moved < 0 {
+                            return Err(io::Error::last_os_error());
+                        }
+                        Some(moved)
+                    }
+                    None => None,
+                };
                 for &procs in &join {
                     // "0": the writing process itself.
                     if libc::write(procs, b"0".as_ptr().cast(), 1) != 1 && strict {
@@ -108,6 +125,12 @@ impl Interpreter {
                     }
                 } else if libc::dup2(fd, 3) < 0 {
                     return Err(io::Error::last_os_error());
+                }
+                if let Some(trace) = trace {
+                    if libc::dup2(trace, 4) < 0 {
+                        return Err(io::Error::last_os_error());
+                    }
+                    libc::close(trace);
                 }
                 if libc::setpgid(0, 0) < 0 {
                     return Err(io::Error::last_os_error());
@@ -202,6 +225,7 @@ impl Zygote {
             child.as_raw_fd(),
             Vec::new(),
             false,
+            super::trace::descriptor(),
         );
         let process = command.spawn().map_err(|e| {
             format!(
@@ -374,6 +398,7 @@ fn control_loop(
                 requests,
                 reply,
             } => {
+                let requested = trace::enabled().then(trace::now);
                 let mut cgroup = match account.map(|a| a.for_run()).transpose() {
                     Ok(cgroup) => cgroup.flatten(),
                     Err(reason) => {
@@ -381,6 +406,7 @@ fn control_loop(
                         continue;
                     }
                 };
+                let made = trace::enabled().then(trace::now);
                 let mut fds = vec![socket];
                 fds.extend(
                     cgroup
@@ -390,11 +416,18 @@ fn control_loop(
                 );
                 let forked = exchange(&control, alive, r#"{"op":"fork"}"#, fds).and_then(|reply| {
                     match (reply.pid, reply.error) {
-                        (Some(pid), _) => Ok(RunProcess {
-                            kind: Kind::Forked { pid, requests },
-                            finished: false,
-                            cgroup,
-                        }),
+                        (Some(pid), _) => {
+                            if let (Some(requested), Some(made)) = (requested, made) {
+                                trace::at(requested, pid, "host_spare_requested");
+                                trace::at(made, pid, "host_cgroup_made");
+                                trace::mark(pid, "host_spare_forked");
+                            }
+                            Ok(RunProcess {
+                                kind: Kind::Forked { pid, requests },
+                                finished: false,
+                                cgroup,
+                            })
+                        }
                         (None, error) => Err(format!(
                             "the Python zygote could not fork: {}",
                             error.unwrap_or_else(|| "no reason given".to_owned())
@@ -526,7 +559,7 @@ impl RunProcess {
             .unwrap_or_default();
         let join = procs.iter().map(AsRawFd::as_raw_fd).collect();
         let child = interpreter
-            .command(runner, "run", config, fd.as_raw_fd(), join, strict)
+            .command(runner, "run", config, fd.as_raw_fd(), join, strict, None)
             .spawn()
             .map_err(|e| {
                 format!(
@@ -585,6 +618,7 @@ impl Drop for RunProcess {
         match &mut self.kind {
             // The zygote kills it: only the zygote knows whether the pid is still its child.
             Kind::Forked { pid, requests } => {
+                trace::mark(*pid, "host_release_sent");
                 let _ = requests.send(Request::Release { pid: *pid });
             }
             // `kill_on_drop` kills and reaps the process itself; the group goes here.

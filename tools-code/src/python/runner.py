@@ -58,6 +58,7 @@ import socket
 import struct
 import sys
 import threading
+import time
 
 _HEADER = struct.Struct(">I")
 # Bound once, before any program runs, so a program that replaces parts of the json module
@@ -85,6 +86,28 @@ INT_MAX = 2 ** 64 - 1
 # How many characters of program-controlled text a message quotes (the host and the
 # TypeScript runtime use the same length and marker).
 CUT_LIMIT = 200
+
+
+# The trace (`trace.rs`): descriptor 4 when the host traces phases, else None; the run child's pid
+# as the host sees it, which every line carries.
+_TRACE_FD = None
+_trace_pid = 0
+
+
+def _trace_at(ns, pid, label, cpu=None):
+    # The writer's own pid and its CPU time, so a phase's CPU cost can be told from its wall time.
+    if cpu is None:
+        cpu = time.thread_time_ns()
+    try:
+        os.write(_TRACE_FD, b"%d %d %s %d %d\n" % (ns, pid, label, os.getpid(), cpu))
+    except OSError:
+        pass
+
+
+def _trace(label):
+    """Records that this run child's phase `label` (bytes) happens now, when tracing."""
+    if _TRACE_FD is not None:
+        _trace_at(time.monotonic_ns(), _trace_pid, label)
 
 
 def _cut(text):
@@ -434,6 +457,8 @@ class Bridge:
         self.next_id = 0
         # The run's cap on one call's arguments, set when the program arrives.
         self.max_call_bytes = 16 << 20
+        # Whether calls are traced (the program's, not a rehearsal's).
+        self.traced = False
 
     def binding(self, name):
         def call(args=None, /):
@@ -462,6 +487,8 @@ class Bridge:
             call_id = self.next_id
             self.pending[call_id] = (future, name)
             self.channel.call(call_id, name, payload)
+            if self.traced:
+                _trace(b"call_sent")
             return future
 
         call.__name__ = name if name.isidentifier() else "tool"
@@ -472,6 +499,8 @@ class Bridge:
         if entry is None:
             return
         future, name = entry
+        if self.traced:
+            _trace(b"reply_received")
         if future.cancelled():
             return
         if message.get("ok"):
@@ -597,16 +626,19 @@ class Run:
         self.channel = Channel(sock)
         self.loop = asyncio.new_event_loop()
         asyncio.set_event_loop(self.loop)
+        _trace(b"loop_built")
         waiting = select.poll()
         waiting.register(sock, select.POLLIN)
         # Rehearse only when idle: when runs come back to back, the next program arrives
         # within a few milliseconds of the fork, and a rehearsal under way would delay it.
         # And stop as soon as a program is waiting.
         if not waiting.poll(_REHEARSAL_DELAY_MS):
+            _trace(b"rehearsal_start")
             try:
                 _rehearse(self.loop, lambda: bool(waiting.poll(0)))
             except Exception:  # noqa: BLE001 - only a head start; the run does not need it
                 pass
+            _trace(b"rehearsal_end")
         self.bridge = Bridge(self.channel, self.loop)
         self.loop.add_reader(sock.fileno(), Reader(sock, self.bridge).on_readable)
         self.writer = LogWriter(self.channel)
@@ -680,6 +712,7 @@ def run_program(run, request):
     writer = run.writer
 
     run.bridge.max_call_bytes = int(limits.get("max_call_bytes", 16 << 20))
+    run.bridge.traced = True
     stack_bytes = int(limits.get("stack_bytes", 1 << 20))
     sys.setrecursionlimit(max(100, stack_bytes // 512))
     memory = int(limits.get("memory_bytes", 256 << 20))
@@ -700,6 +733,7 @@ def run_program(run, request):
         )
         return
     peak_before = _vm_peak()
+    _trace(b"limits_set")
 
     sys.stdout = writer
     sys.stderr = writer
@@ -715,6 +749,7 @@ def run_program(run, request):
         channel.error("syntax", _describe(error))
         return
 
+    _trace(b"compiled")
     namespace = {
         "__name__": "__code__",
         "__builtins__": builtins,
@@ -733,6 +768,7 @@ def run_program(run, request):
         channel.error("runtime", _describe(error), _position(error))
         return
     writer.close_line()
+    _trace(b"program_returned")
     # A program that caught a MemoryError still reached its limit: the peak tells.
     peak = _vm_peak()
     if (
@@ -756,6 +792,7 @@ def run_program(run, request):
         channel.error("invalid_result", str(error))
         return
     channel.done(value)
+    _trace(b"result_sent")
 
 
 def child_main(sock):
@@ -768,11 +805,14 @@ def child_main(sock):
     except OSError:
         # The host is gone already (a spare nobody needed).
         os._exit(2)
+    _trace(b"ready_sent")
     run = Run(sock)
+    _trace(b"run_built")
     request = recv_frame(sock)
     if request is None:
         # The host dropped this child (a spare nobody needed).
         os._exit(2)
+    _trace(b"program_received")
     channel = run.channel
     try:
         run_program(run, request)
@@ -796,6 +836,7 @@ def child_main(sock):
                 _kill_tree(os.getpid())
             except BaseException:  # noqa: BLE001 - the host still kills by pid and group
                 pass
+    _trace(b"child_exit")
     os._exit(0)
 
 
@@ -971,6 +1012,8 @@ def _reap_dead(dying):
             done = pid
         if done:
             dying.discard(pid)
+            if _TRACE_FD is not None:
+                _trace_at(time.monotonic_ns(), pid, b"zygote_reaped")
 
 
 # --- pre-run analysis (served by the zygote; see `_serve_analysis`) -------------------------
@@ -1634,10 +1677,14 @@ class Sandbox:
                 os.chdir("/tmp")
 
             self._layer("mount_namespace", mounts)
+            _trace(b"b_mounts")
         self._layer("no_new_privileges", lambda: self._check(self._prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "PR_SET_NO_NEW_PRIVS"))
         self._layer("landlock", self._landlock, ("no_new_privileges",))
+        _trace(b"b_landlock")
         self._layer("capabilities", self._drop_capabilities)
+        _trace(b"b_capabilities")
         self._layer("seccomp", self._seccomp, ("no_new_privileges",))
+        _trace(b"b_seccomp")
 
     def _plan_landlock(self):
         """What the Landlock ruleset of a run holds, worked out once in the zygote: the
@@ -1779,6 +1826,7 @@ def sandboxed_child(sandbox, sock, prctl):
         sandbox.enter_run()
     except SandboxError as error:
         _refuse(sock, error)
+    _trace(b"a_namespaces")
     # A change of user in enter_run (a root host's run children become another user) clears
     # the parent-death signal: armed again here, and a parent that died in between (the
     # signal could not come) ends this child now, as `_die_with_parent` does at the fork.
@@ -1787,6 +1835,7 @@ def sandboxed_child(sandbox, sock, prctl):
         os._exit(5)
     pid = os.fork()
     if pid == 0:
+        _trace(b"b_start")
         _set_pdeathsig(prctl)
         try:
             sandbox.enter_program()
@@ -1902,7 +1951,7 @@ def zygote_main(control, sandbox=None):
     # The throwaway run child is forked at the first request (the host's ping), which carries
     # the cgroup it joins.
     report = None
-    global _PID_NAMESPACES
+    global _PID_NAMESPACES, _trace_pid
     _warm_up()
     # Everything the zygote holds now is left alone by the collector in the children, so a
     # collection there does not copy the zygote's heap page by page.
@@ -1931,6 +1980,8 @@ def zygote_main(control, sandbox=None):
                 except OSError:
                     pass
             os._exit(0)
+        received = time.monotonic_ns() if _TRACE_FD is not None else 0
+        received_cpu = time.thread_time_ns() if _TRACE_FD is not None else 0
         request = json.loads(data.decode("utf-8"))
         op = request.get("op")
         if report is None:
@@ -1946,14 +1997,18 @@ def zygote_main(control, sandbox=None):
                 continue
             pid = os.fork()
             if pid == 0:
+                _trace_pid = os.getpid()
+                _trace(b"a_start")
                 # Before anything else: into the run's cgroup (the descriptors after the
                 # socket), then only the run's socket and /dev/null stay open (the control
                 # socket, other requests' descriptors and anything else go).
                 refused = sandbox.join_account(fds[1:])
-                _close_inherited((fds[0],))
+                _trace(b"a_joined")
+                _close_inherited((fds[0],) + _TRACE_KEEP)
                 control.detach()
                 _die_with_parent(prctl, me)
                 os.setpgid(0, 0)
+                _trace(b"a_ready_to_sandbox")
                 sock = socket.socket(fileno=fds[0])
                 sock.setblocking(True)
                 if refused is not None:
@@ -1969,8 +2024,13 @@ def zygote_main(control, sandbox=None):
                 os.close(fd)
             children.add(pid)
             control.send(json.dumps({"pid": pid}).encode())
+            if _TRACE_FD is not None:
+                _trace_at(received, pid, b"zygote_fork_received", received_cpu)
+                _trace_at(time.monotonic_ns(), pid, b"zygote_fork_answered")
         elif op == "release":
             pid = request.get("pid")
+            if _TRACE_FD is not None:
+                _trace_at(received, pid, b"zygote_release_received", received_cpu)
             if pid in children:
                 children.discard(pid)
                 _kill_group(pid)
@@ -2006,10 +2066,18 @@ def zygote_main(control, sandbox=None):
             control.send(b"{}")
 
 
+# The descriptors a process keeps for the trace (none unless tracing).
+_TRACE_KEEP = ()
+
+
 def main():
+    global _TRACE_FD, _TRACE_KEEP
+    if len(sys.argv) > 3 and sys.argv[3] == "trace":
+        _TRACE_FD = 4
+        _TRACE_KEEP = (4,)
     # Before anything else: the protocol socket (3) and /dev/null (0, 1, 2) are all this
     # process keeps of what it inherited.
-    _close_inherited((3,))
+    _close_inherited((3,) + _TRACE_KEEP)
     mode = sys.argv[1] if len(sys.argv) > 1 else "run"
     config = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
     sandbox = Sandbox(config.get("sandbox", {}))

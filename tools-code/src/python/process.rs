@@ -173,7 +173,9 @@ enum Request {
         reply: oneshot::Sender<Result<RunProcess, String>>,
     },
     /// Kill the child's process tree and group; the zygote reaps it once it has died. No reply.
-    Release { pid: i32 },
+    /// Its cgroup (if any) is dropped here afterwards (and so removed once empty), so that the
+    /// thread that releases the run wakes no other thread but this one.
+    Release { pid: i32, cgroup: Option<RunCgroup> },
     /// Kill the child's process tree and group, wait for it and answer its wait status.
     Reap {
         pid: i32,
@@ -305,10 +307,15 @@ impl Zygote {
             reply,
         })?;
         let process = answer.await.map_err(gone)??;
+        let pidfd = match &process.kind {
+            Kind::Forked { pid, .. } => pidfd_open(*pid),
+            Kind::Spawned(_) => None,
+        };
         Ok(Spare {
             process,
             socket: host,
             zygote: self.pid,
+            pidfd,
         })
     }
 
@@ -338,6 +345,9 @@ pub(crate) struct Spare {
     pub(crate) socket: UnixStream,
     /// The zygote that forked it.
     zygote: u32,
+    /// A pidfd of the child (where the kernel has them), readable once it has exited: whether
+    /// it still lives is then one `poll`, not a read of `/proc`.
+    pidfd: Option<OwnedFd>,
 }
 
 impl Spare {
@@ -359,10 +369,14 @@ impl Spare {
         }
         // Under the sandbox the program's process is the run child's child: when the run
         // child died, that process may not have died of it yet and still hold the socket.
-        if let Kind::Forked { pid, .. } = &self.process.kind
-            && is_zombie(*pid)
-        {
-            return false;
+        if let Kind::Forked { pid, .. } = &self.process.kind {
+            let exited = match self.pidfd.as_ref().and_then(has_exited) {
+                Some(exited) => exited,
+                None => is_zombie(*pid),
+            };
+            if exited {
+                return false;
+            }
         }
         // One byte more than the ready frame, to see that nothing follows it.
         let mut pending = [0u8; READY_FRAME.len() + 1];
@@ -437,13 +451,14 @@ fn control_loop(
                 // If the caller went away, the returned process drops here and is released.
                 let _ = reply.send(forked);
             }
-            Request::Release { pid } => {
+            Request::Release { pid, cgroup } => {
                 let _ = exchange(
                     &control,
                     alive,
                     &format!(r#"{{"op":"release","pid":{pid}}}"#),
                     Vec::new(),
                 );
+                drop(cgroup);
             }
             Request::Reap { pid, reply } => {
                 let status = exchange(
@@ -619,7 +634,10 @@ impl Drop for RunProcess {
             // The zygote kills it: only the zygote knows whether the pid is still its child.
             Kind::Forked { pid, requests } => {
                 trace::mark(*pid, "host_release_sent");
-                let _ = requests.send(Request::Release { pid: *pid });
+                let _ = requests.send(Request::Release {
+                    pid: *pid,
+                    cgroup: self.cgroup.take(),
+                });
             }
             // `kill_on_drop` kills and reaps the process itself; the group goes here.
             Kind::Spawned(child) => kill_group(child),
@@ -683,6 +701,29 @@ fn descendants(pid: i32) -> Vec<i32> {
         }
     }
     out
+}
+
+/// A pidfd of `pid`, if the kernel has them (Linux 5.3+). Taken while the zygote has not reaped
+/// the child (it reaps only released children), so it names that child.
+fn pidfd_open(pid: i32) -> Option<OwnedFd> {
+    // SAFETY: plain syscall; a non-negative result is a new descriptor that nothing else owns.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, libc::PIDFD_NONBLOCK) };
+    let fd = RawFd::try_from(fd).ok().filter(|fd| *fd >= 0)?;
+    // SAFETY: see above.
+    Some(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Whether the process of `pidfd` has exited (a pidfd polls readable then); `None` if `poll`
+/// failed.
+fn has_exited(pidfd: &OwnedFd) -> Option<bool> {
+    let mut poll = libc::pollfd {
+        fd: pidfd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, no waiting.
+    let n = unsafe { libc::poll(&raw mut poll, 1, 0) };
+    (n >= 0).then_some(n > 0)
 }
 
 /// Whether `pid` has died and waits to be reaped (or is gone).

@@ -732,7 +732,9 @@ def run_program(run, request):
             "inherited from the host is %d bytes" % (ceiling, ceiling - memory, memory, error, hard),
         )
         return
-    peak_before = _vm_peak()
+    # Read before the program arrived (`child_main`): the peak only grows, so a peak above it
+    # now was reached by the program or by the receipt of its text, which the ceiling counts.
+    peak_before = run.peak_before
     _trace(b"limits_set")
 
     sys.stdout = writer
@@ -807,6 +809,9 @@ def child_main(sock):
         os._exit(2)
     _trace(b"ready_sent")
     run = Run(sock)
+    # Off the run's critical path: reading /proc/self/status costs about as much as the rest
+    # of the run's set-up.
+    run.peak_before = _vm_peak()
     _trace(b"run_built")
     request = recv_frame(sock)
     if request is None:
@@ -831,13 +836,39 @@ def child_main(sock):
         # process's tree. (Once this process exits, its orphans would go to its parent's
         # subreaper, or to init when the host spawned it.)
         # As the first process of a PID namespace, its exit kills every other process of it.
-        if os.getpid() != 1:
+        # A zygote's child leaves both to its release (see `_linger`).
+        if os.getpid() != 1 and not _LINGER:
             try:
                 _kill_tree(os.getpid())
             except BaseException:  # noqa: BLE001 - the host still kills by pid and group
                 pass
     _trace(b"child_exit")
+    if _LINGER:
+        _linger()
     os._exit(0)
+
+
+# Whether a run child waits to be killed once its outcome is sent (one forked by a zygote)
+# instead of leaving by itself.
+_LINGER = False
+
+
+def _linger():
+    """Waits until the zygote kills this process. A zygote's run child that has sent its outcome
+    is released by the host as soon as the host has read it: the zygote kills it with its
+    process tree (or, under the sandbox, the run's PID namespace) and reaps it. Exiting by
+    itself here instead put this process's teardown (its memory and, under the sandbox, its
+    namespaces: a millisecond or more of CPU) on the machine at the moment the host reads the
+    outcome, which is when the caller waits; killed by its release, it goes once the host has
+    the outcome. It blocks at once (no Python work between the outcome and the wait: a core
+    shared with the host would delay the host by that much). Nothing of the run is read after
+    its outcome (the host stops reading), so what the program left running (another thread, a
+    signal handler) changes nothing but the moments until the release."""
+    while True:
+        try:
+            signal.pause()
+        except BaseException:  # noqa: BLE001 - only the release ends it
+            pass
 
 
 def _warm_up():
@@ -1951,7 +1982,7 @@ def zygote_main(control, sandbox=None):
     # The throwaway run child is forked at the first request (the host's ping), which carries
     # the cgroup it joins.
     report = None
-    global _PID_NAMESPACES, _trace_pid
+    global _PID_NAMESPACES, _trace_pid, _LINGER
     _warm_up()
     # Everything the zygote holds now is left alone by the collector in the children, so a
     # collection there does not copy the zygote's heap page by page.
@@ -1997,6 +2028,7 @@ def zygote_main(control, sandbox=None):
                 continue
             pid = os.fork()
             if pid == 0:
+                _LINGER = True
                 _trace_pid = os.getpid()
                 _trace(b"a_start")
                 # Before anything else: into the run's cgroup (the descriptors after the

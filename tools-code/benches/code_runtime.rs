@@ -563,6 +563,28 @@ fn profile_python(rt: &tokio::runtime::Runtime, spec: &str) {
             }
         }
     };
+    // Whole-life CPU times the runner reads from `wait4` (its exit included), per run child.
+    for (label, what) in [
+        ("b_rusage", "the program's process (B), whole life"),
+        ("a_rusage_before_exit", "the run child (A), before its exit"),
+        (
+            "spare_rusage",
+            "A and B, whole life (from the zygote's wait4)",
+        ),
+    ] {
+        let mut d: Vec<f64> = runs
+            .values()
+            .filter_map(|r| Some(r.get(label)?.1?.1 as f64 / 1e6))
+            .collect();
+        d.sort_by(f64::total_cmp);
+        if !d.is_empty() {
+            println!(
+                "CPU of {what}: median {:.3} ms ({} run children)",
+                d[d.len() / 2],
+                d.len()
+            );
+        }
+    }
     table("the caller's path (ms):", &CRITICAL_PATH, false);
     table(
         "making a spare (off the caller's path):",

@@ -104,6 +104,16 @@ def _trace_at(ns, pid, label, cpu=None):
         pass
 
 
+def _trace_name(prctl, name):
+    """When tracing, names this process (`zygote`, `run-a`, `run-b`) so a profiler can tell
+    them apart."""
+    if _TRACE_FD is not None and prctl is not None:
+        try:
+            prctl(15, name)  # PR_SET_NAME
+        except Exception:  # noqa: BLE001
+            pass
+
+
 def _trace(label):
     """Records that this run child's phase `label` (bytes) happens now, when tracing."""
     if _TRACE_FD is not None:
@@ -1037,14 +1047,19 @@ def _safe_listdir(path):
 def _reap_dead(dying):
     """Reaps the released children that have died, without waiting."""
     for pid in list(dying):
+        usage = None
         try:
-            done, _ = os.waitpid(pid, os.WNOHANG)
+            done, _, usage = os.wait4(pid, os.WNOHANG)
         except ChildProcessError:
             done = pid
         if done:
             dying.discard(pid)
             if _TRACE_FD is not None:
                 _trace_at(time.monotonic_ns(), pid, b"zygote_reaped")
+                if usage is not None:
+                    # The run child's CPU time, whole, with its child's (the program's process).
+                    cpu = int((usage.ru_utime + usage.ru_stime) * 1e9)
+                    _trace_at(time.monotonic_ns(), pid, b"spare_rusage", cpu)
 
 
 # --- pre-run analysis (served by the zygote; see `_serve_analysis`) -------------------------
@@ -1829,12 +1844,19 @@ def _mirror(pid):
     """Waits for `pid` and ends this process the same way (exit code or signal)."""
     while True:
         try:
-            _, status = os.waitpid(pid, 0)
+            _, status, usage = os.wait4(pid, 0)
             break
         except InterruptedError:
             continue
         except ChildProcessError:
             os._exit(0)
+    if _TRACE_FD is not None:
+        # The CPU time of the program's process, whole (its exit included), and this one's so
+        # far.
+        mine = resource.getrusage(resource.RUSAGE_SELF)
+        now = time.monotonic_ns()
+        _trace_at(now, _trace_pid, b"b_rusage", int((usage.ru_utime + usage.ru_stime) * 1e9))
+        _trace_at(now, _trace_pid, b"a_rusage_before_exit", int((mine.ru_utime + mine.ru_stime) * 1e9))
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         try:
@@ -1867,6 +1889,7 @@ def sandboxed_child(sandbox, sock, prctl):
     pid = os.fork()
     if pid == 0:
         _trace(b"b_start")
+        _trace_name(prctl, b"py-run-b")
         _set_pdeathsig(prctl)
         try:
             sandbox.enter_program()
@@ -1969,6 +1992,7 @@ def zygote_main(control, sandbox=None):
     children = set()  # forked and not released: the host may still signal them
     dying = set()  # released and killed, not reaped yet
     prctl = _load_prctl()
+    _trace_name(prctl, b"py-zygote")
     # What a run starts and outlives its run child comes here rather than to init, where the
     # zygote finds it and kills it (see `_reap_orphans`).
     _become_subreaper(prctl)
@@ -2031,6 +2055,7 @@ def zygote_main(control, sandbox=None):
                 _LINGER = True
                 _trace_pid = os.getpid()
                 _trace(b"a_start")
+                _trace_name(prctl, b"py-run-a")
                 # Before anything else: into the run's cgroup (the descriptors after the
                 # socket), then only the run's socket and /dev/null stay open (the control
                 # socket, other requests' descriptors and anything else go).

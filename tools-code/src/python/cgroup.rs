@@ -671,7 +671,10 @@ fn remove_later(dirs: Vec<PathBuf>) {
         let (sender, queue) = mpsc::channel::<Vec<PathBuf>>();
         std::thread::Builder::new()
             .name("code-py-cgroups".to_owned())
-            .spawn(move || remover(&queue))
+            .spawn(move || {
+                super::process::become_batch();
+                remover(&queue);
+            })
             .ok()
             .map(|_| std::sync::Mutex::new(sender))
     });

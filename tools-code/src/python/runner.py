@@ -639,15 +639,19 @@ class Run:
         _trace(b"loop_built")
         waiting = select.poll()
         waiting.register(sock, select.POLLIN)
+        # From here on the host may send the program: it wakes a normal task.
+        _batch(False)
         # Rehearse only when idle: when runs come back to back, the next program arrives
         # within a few milliseconds of the fork, and a rehearsal under way would delay it.
         # And stop as soon as a program is waiting.
         if not waiting.poll(_REHEARSAL_DELAY_MS):
             _trace(b"rehearsal_start")
+            _batch(True)
             try:
                 _rehearse(self.loop, lambda: bool(waiting.poll(0)))
             except Exception:  # noqa: BLE001 - only a head start; the run does not need it
                 pass
+            _batch(False)
             _trace(b"rehearsal_end")
         self.bridge = Bridge(self.channel, self.loop)
         self.loop.add_reader(sock.fileno(), Reader(sock, self.bridge).on_readable)
@@ -847,20 +851,38 @@ def child_main(sock):
         # subreaper, or to init when the host spawned it.)
         # As the first process of a PID namespace, its exit kills every other process of it.
         # A zygote's child leaves both to its release (see `_linger`).
-        if os.getpid() != 1 and not _LINGER:
+        if os.getpid() != 1 and not _FORKED:
             try:
                 _kill_tree(os.getpid())
             except BaseException:  # noqa: BLE001 - the host still kills by pid and group
                 pass
     _trace(b"child_exit")
-    if _LINGER:
+    if _FORKED:
+        # Its teardown, when the release kills it, is background work.
+        _batch(True)
         _linger()
     os._exit(0)
 
 
-# Whether a run child waits to be killed once its outcome is sent (one forked by a zygote)
-# instead of leaving by itself.
-_LINGER = False
+# Whether this process is a zygote's run child: it prepares as a batch task (see `_batch`) and
+# waits to be killed once its outcome is sent instead of leaving by itself (see `_linger`).
+_FORKED = False
+_SCHED_PARAM = os.sched_param(0)
+
+
+def _batch(on):
+    """A zygote's run child makes itself a batch task (`SCHED_BATCH`) for what it does in the
+    background, and a normal one (`SCHED_OTHER`, as it was forked) whenever the host may be
+    waiting for it. A batch task's wakeups do not preempt the task running on a core, so the
+    spare that is being made while a run goes (its fork's set-up, its rehearsal) and the
+    teardown of the run that just ended leave the core to the run and to the host reading its
+    outcome; they still get their fair share of the CPU. Changing between the two at the same
+    nice value needs no privilege; where it fails, nothing changes."""
+    if _FORKED:
+        try:
+            os.sched_setscheduler(0, os.SCHED_BATCH if on else os.SCHED_OTHER, _SCHED_PARAM)
+        except (OSError, AttributeError):
+            pass
 
 
 def _linger():
@@ -2006,7 +2028,7 @@ def zygote_main(control, sandbox=None):
     # The throwaway run child is forked at the first request (the host's ping), which carries
     # the cgroup it joins.
     report = None
-    global _PID_NAMESPACES, _trace_pid, _LINGER
+    global _PID_NAMESPACES, _trace_pid, _FORKED
     _warm_up()
     # Everything the zygote holds now is left alone by the collector in the children, so a
     # collection there does not copy the zygote's heap page by page.
@@ -2052,7 +2074,9 @@ def zygote_main(control, sandbox=None):
                 continue
             pid = os.fork()
             if pid == 0:
-                _LINGER = True
+                _FORKED = True
+                # Making a spare is background work (until it waits for its program).
+                _batch(True)
                 _trace_pid = os.getpid()
                 _trace(b"a_start")
                 _trace_name(prctl, b"py-run-a")

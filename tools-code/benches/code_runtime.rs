@@ -263,6 +263,81 @@ fn summary(rt: &tokio::runtime::Runtime) {
             .map_or_else(|| "?".to_owned(), |p| p.display().to_string())
     );
     account_cost(rt, &zygote, &unsandboxed, py_n * 2);
+    one_call_against_baseline(rt);
+}
+
+/// The sandboxed one-call run against the target (at most 2 ms) and, when `CODE_RUNTIME_BASELINE`
+/// names an older build of this bench (one with `CODE_RUNTIME_PROFILE=python_times`), against
+/// that build's figure, measured in turns in this one run (each round: the baseline's runs in
+/// its own process, then this build's, on a fresh runtime each). Two ways: back to back (each
+/// run right after the previous one, so each waits for the spare made after the run before the
+/// last: what bounds it is the CPU a spare costs), and after idle (30 ms between runs, the way
+/// a model's calls come: a spare is ready, so this is a run's own path).
+fn one_call_against_baseline(rt: &tokio::runtime::Runtime) {
+    let rounds = 5;
+    let n = 40;
+    let baseline = std::env::var_os("CODE_RUNTIME_BASELINE").map(PathBuf::from);
+    let load = || {
+        std::fs::read_to_string("/proc/loadavg")
+            .map(|l| l.split(' ').take(3).collect::<Vec<_>>().join(" "))
+            .unwrap_or_default()
+    };
+    println!(
+        "\nPython, a sandboxed one-call run, {rounds} rounds of {n} runs (median of the rounds' medians); load average {}:",
+        load()
+    );
+    for (label, gap) in [
+        ("back to back", Duration::ZERO),
+        ("after 30 ms idle", Duration::from_millis(30)),
+    ] {
+        let mut ours = Vec::new();
+        let mut theirs = Vec::new();
+        let mut cpu = Vec::new();
+        for _ in 0..rounds {
+            if let Some(path) = &baseline {
+                let output = Command::new(path)
+                    .env(
+                        "CODE_RUNTIME_PROFILE",
+                        format!("python_times:{n}:{}", gap.as_millis()),
+                    )
+                    .output();
+                let median = output.ok().and_then(|o| {
+                    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+                    text.split_whitespace().nth(1)?.parse::<f64>().ok()
+                });
+                theirs.extend(median);
+            }
+            let (times, per_run) = one_call_times_with_cpu(rt, n, gap);
+            ours.push(ms(times[n / 2]));
+            cpu.push(per_run);
+        }
+        let median = |mut v: Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v.get(v.len() / 2).copied()
+        };
+        let ours = median(ours).unwrap_or(f64::NAN);
+        let cpu = median(cpu).unwrap_or(f64::NAN);
+        let verdict = if ours <= 2.0 { "met" } else { "not met" };
+        match median(theirs) {
+            Some(theirs) => println!(
+                "  {label:<17} {ours:>7.3} ms   baseline {theirs:>7.3} ms   this/baseline = {:>4.2}x   target <= 2 ms: {verdict}   (CPU per run, host + zygote + run children: {cpu:.1} ms)",
+                ours / theirs
+            ),
+            None => println!(
+                "  {label:<17} {ours:>7.3} ms   target <= 2 ms: {verdict}   (CPU per run, host + zygote + run children: {cpu:.1} ms)"
+            ),
+        }
+    }
+    match &baseline {
+        Some(path) => println!(
+            "  baseline: {}; load average after: {}",
+            path.display(),
+            load()
+        ),
+        None => println!(
+            "  (set CODE_RUNTIME_BASELINE to an older build of this bench, from `cargo bench --no-run`, to print its figures beside these)"
+        ),
+    }
 }
 
 /// What the memory account costs a one-call run: each runtime against the same runtime
@@ -597,6 +672,16 @@ fn profile_python(rt: &tokio::runtime::Runtime, spec: &str) {
 /// One-call runs through a fresh sandboxed runtime (warmed up, ten runs first): `n` runs, each
 /// after `gap` of idle; their times, sorted.
 fn one_call_times(rt: &tokio::runtime::Runtime, n: usize, gap: Duration) -> Vec<Duration> {
+    one_call_times_with_cpu(rt, n, gap).0
+}
+
+/// [`one_call_times`], and the CPU time per run, in ms, of this process and of the zygote with
+/// its reaped children (from `/proc`, in clock ticks: meaningful over many runs).
+fn one_call_times_with_cpu(
+    rt: &tokio::runtime::Runtime,
+    n: usize,
+    gap: Duration,
+) -> (Vec<Duration>, f64) {
     let runtime = PythonRuntime::new();
     rt.block_on(runtime.warm_up()).unwrap();
     let program = PY[0].1;
@@ -604,6 +689,10 @@ fn one_call_times(rt: &tokio::runtime::Runtime, n: usize, gap: Duration) -> Vec<
         run_once(rt, &runtime, program);
     }
     std::thread::sleep(Duration::from_millis(100));
+    let zygote = rt
+        .block_on(runtime.zygote_pid())
+        .map_or_else(|| "self".to_owned(), |p| p.to_string());
+    let before = cpu_ticks("self") + cpu_ticks(&zygote);
     let mut times: Vec<Duration> = (0..n)
         .map(|_| {
             std::thread::sleep(gap);
@@ -612,8 +701,13 @@ fn one_call_times(rt: &tokio::runtime::Runtime, n: usize, gap: Duration) -> Vec<
             start.elapsed()
         })
         .collect();
+    // Until the last runs' children are reaped.
+    std::thread::sleep(Duration::from_millis(100));
+    let after = cpu_ticks("self") + cpu_ticks(&zygote);
     times.sort();
-    times
+    // SAFETY: plain sysconf query.
+    let tick_ms = 1e3 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    (times, (after - before) as f64 * tick_ms / n as f64)
 }
 
 /// `CODE_RUNTIME_PROFILE=python_times:N:GAP_MS`: N sandboxed one-call runs, GAP_MS of idle
@@ -647,6 +741,10 @@ fn cpu_ticks(pid: &str) -> i64 {
 /// `CODE_RUNTIME_PROFILE=NAME:N` runs the TypeScript program `NAME` N times and prints the
 /// median and the mean, nothing else: a loop to put under `perf` or `valgrind`.
 fn profile(rt: &tokio::runtime::Runtime, spec: &str) {
+    if spec == "python_compare" {
+        one_call_against_baseline(rt);
+        return;
+    }
     if let Some(spec) = spec.strip_prefix("python_times:") {
         python_times(rt, spec);
         return;

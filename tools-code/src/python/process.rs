@@ -365,7 +365,8 @@ impl Spare {
     /// Whether it was forked by `zygote` and still waits: it is alive, its end of the socket
     /// is open and it has sent nothing but, perhaps, its ready frame (`READY`, which the run
     /// then reads first). A child that sent anything else (a sandbox refusal) or closed its
-    /// end is not. One read of `/proc/PID/stat` and one non-blocking `recv` with `MSG_PEEK`.
+    /// end is not. One `poll` of its pidfd (a read of `/proc/PID/stat` where there are no
+    /// pidfds) and one non-blocking `recv` with `MSG_PEEK`.
     pub(crate) fn is_ready(&self, zygote: &Zygote) -> bool {
         if self.zygote != zygote.pid() || !zygote.is_alive() {
             return false;
@@ -404,10 +405,13 @@ impl Spare {
 /// control thread, the cgroup remover), which a run wakes as it ends: the caller's own thread,
 /// which has the outcome, keeps its core. Best effort.
 pub(crate) fn become_batch() {
-    let param = libc::sched_param { sched_priority: 0 };
-    // SAFETY: plain syscall on the calling thread with a valid parameter.
-    unsafe {
-        libc::sched_setscheduler(0, libc::SCHED_BATCH, &raw const param);
+    #[cfg(target_os = "linux")]
+    {
+        let param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: plain syscall on the calling thread with a valid parameter.
+        unsafe {
+            libc::sched_setscheduler(0, libc::SCHED_BATCH, &raw const param);
+        }
     }
 }
 
@@ -721,11 +725,19 @@ fn descendants(pid: i32) -> Vec<i32> {
 /// A pidfd of `pid`, if the kernel has them (Linux 5.3+). Taken while the zygote has not reaped
 /// the child (it reaps only released children), so it names that child.
 fn pidfd_open(pid: i32) -> Option<OwnedFd> {
-    // SAFETY: plain syscall; a non-negative result is a new descriptor that nothing else owns.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, libc::PIDFD_NONBLOCK) };
-    let fd = RawFd::try_from(fd).ok().filter(|fd| *fd >= 0)?;
-    // SAFETY: see above.
-    Some(unsafe { OwnedFd::from_raw_fd(fd) })
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: plain syscall; a non-negative result is a new descriptor nothing else owns.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, libc::PIDFD_NONBLOCK) };
+        let fd = RawFd::try_from(fd).ok().filter(|fd| *fd >= 0)?;
+        // SAFETY: see above.
+        Some(unsafe { OwnedFd::from_raw_fd(fd) })
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        None
+    }
 }
 
 /// Whether the process of `pidfd` has exited (a pidfd polls readable then); `None` if `poll`

@@ -867,7 +867,7 @@ def child_main(sock):
 # Whether this process is a zygote's run child: it prepares as a batch task (see `_batch`) and
 # waits to be killed once its outcome is sent instead of leaving by itself (see `_linger`).
 _FORKED = False
-_SCHED_PARAM = os.sched_param(0)
+_SCHED_PARAM = os.sched_param(0) if hasattr(os, "sched_param") else None
 
 
 def _batch(on):

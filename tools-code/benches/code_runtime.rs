@@ -263,6 +263,81 @@ fn summary(rt: &tokio::runtime::Runtime) {
             .map_or_else(|| "?".to_owned(), |p| p.display().to_string())
     );
     account_cost(rt, &zygote, &unsandboxed, py_n * 2);
+    one_call_against_baseline(rt);
+}
+
+/// The sandboxed one-call run against the target (at most 2 ms) and, when `CODE_RUNTIME_BASELINE`
+/// names an older build of this bench (one with `CODE_RUNTIME_PROFILE=python_times`), against
+/// that build's figure, measured in turns in this one run (each round: the baseline's runs in
+/// its own process, then this build's, on a fresh runtime each). Two ways: back to back (each
+/// run right after the previous one, so each waits for the spare made after the run before the
+/// last: what bounds it is the CPU a spare costs), and after idle (30 ms between runs, the way
+/// a model's calls come: a spare is ready, so this is a run's own path).
+fn one_call_against_baseline(rt: &tokio::runtime::Runtime) {
+    let rounds = 5;
+    let n = 40;
+    let baseline = std::env::var_os("CODE_RUNTIME_BASELINE").map(PathBuf::from);
+    let load = || {
+        std::fs::read_to_string("/proc/loadavg")
+            .map(|l| l.split(' ').take(3).collect::<Vec<_>>().join(" "))
+            .unwrap_or_default()
+    };
+    println!(
+        "\nPython, a sandboxed one-call run, {rounds} rounds of {n} runs (median of the rounds' medians); load average {}:",
+        load()
+    );
+    for (label, gap) in [
+        ("back to back", Duration::ZERO),
+        ("after 30 ms idle", Duration::from_millis(30)),
+    ] {
+        let mut ours = Vec::new();
+        let mut theirs = Vec::new();
+        let mut cpu = Vec::new();
+        for _ in 0..rounds {
+            if let Some(path) = &baseline {
+                let output = Command::new(path)
+                    .env(
+                        "CODE_RUNTIME_PROFILE",
+                        format!("python_times:{n}:{}", gap.as_millis()),
+                    )
+                    .output();
+                let median = output.ok().and_then(|o| {
+                    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+                    text.split_whitespace().nth(1)?.parse::<f64>().ok()
+                });
+                theirs.extend(median);
+            }
+            let (times, per_run) = one_call_times_with_cpu(rt, n, gap);
+            ours.push(ms(times[n / 2]));
+            cpu.push(per_run);
+        }
+        let median = |mut v: Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v.get(v.len() / 2).copied()
+        };
+        let ours = median(ours).unwrap_or(f64::NAN);
+        let cpu = median(cpu).unwrap_or(f64::NAN);
+        let verdict = if ours <= 2.0 { "met" } else { "not met" };
+        match median(theirs) {
+            Some(theirs) => println!(
+                "  {label:<17} {ours:>7.3} ms   baseline {theirs:>7.3} ms   this/baseline = {:>4.2}x   target <= 2 ms: {verdict}   (CPU per run, host + zygote + run children: {cpu:.1} ms)",
+                ours / theirs
+            ),
+            None => println!(
+                "  {label:<17} {ours:>7.3} ms   target <= 2 ms: {verdict}   (CPU per run, host + zygote + run children: {cpu:.1} ms)"
+            ),
+        }
+    }
+    match &baseline {
+        Some(path) => println!(
+            "  baseline: {}; load average after: {}",
+            path.display(),
+            load()
+        ),
+        None => println!(
+            "  (set CODE_RUNTIME_BASELINE to an older build of this bench, from `cargo bench --no-run`, to print its figures beside these)"
+        ),
+    }
 }
 
 /// What the memory account costs a one-call run: each runtime against the same runtime
@@ -324,9 +399,360 @@ fn account_cost(
     );
 }
 
+/// The phases of a sandboxed one-call Python run, each `(label, from, to)`: the time from the
+/// trace line `from` to the line `to` of the same run child (see `python/trace.rs`).
+const CRITICAL_PATH: [(&str, &str, &str); 13] = [
+    ("take a spare", "host_run_start", "host_spare_taken"),
+    (
+        "set the memory limit (cgroup)",
+        "host_spare_taken",
+        "host_limit_set",
+    ),
+    (
+        "program frame sent -> received",
+        "host_limit_set",
+        "program_received",
+    ),
+    (
+        "  of which: spare not ready yet",
+        "host_limit_set",
+        "loop_built",
+    ),
+    ("RLIMIT_AS, /proc reads", "program_received", "limits_set"),
+    ("compile the program", "limits_set", "compiled"),
+    ("start it, first call sent", "compiled", "call_sent"),
+    (
+        "call round trip (host answers)",
+        "call_sent",
+        "reply_received",
+    ),
+    ("program returns", "reply_received", "program_returned"),
+    ("result checked and sent", "program_returned", "result_sent"),
+    ("result frame -> host", "result_sent", "host_result"),
+    ("host after the result", "host_result", "host_run_end"),
+    (
+        "whole run (caller's view)",
+        "host_run_start",
+        "host_run_end",
+    ),
+];
+
+/// The phases of making a spare (off the caller's path), as in [`CRITICAL_PATH`].
+const SPARE_MAKING: [(&str, &str, &str); 19] = [
+    (
+        "host: cgroup made (mkdirs, pids.max, opens)",
+        "host_spare_requested",
+        "host_cgroup_made",
+    ),
+    (
+        "host -> zygote fork request",
+        "host_cgroup_made",
+        "zygote_fork_received",
+    ),
+    (
+        "zygote: fork A, answer",
+        "zygote_fork_received",
+        "zygote_fork_answered",
+    ),
+    (
+        "zygote answer -> host",
+        "zygote_fork_answered",
+        "host_spare_forked",
+    ),
+    (
+        "A: first step after fork",
+        "zygote_fork_received",
+        "a_start",
+    ),
+    ("A: join the cgroup", "a_start", "a_joined"),
+    (
+        "A: close fds, death signal, pgid",
+        "a_joined",
+        "a_ready_to_sandbox",
+    ),
+    (
+        "A: user/PID/mount/IPC namespaces, NPROC",
+        "a_ready_to_sandbox",
+        "a_namespaces",
+    ),
+    ("A: fork B", "a_namespaces", "b_start"),
+    ("B: /tmp, /dev/shm, /proc mounts", "b_start", "b_mounts"),
+    ("B: no_new_privs, Landlock", "b_mounts", "b_landlock"),
+    ("B: drop capabilities", "b_landlock", "b_capabilities"),
+    ("B: seccomp", "b_capabilities", "b_seccomp"),
+    ("B: ready frame", "b_seccomp", "ready_sent"),
+    ("B: event loop (Run)", "ready_sent", "loop_built"),
+    (
+        "spare made: request -> event loop built",
+        "host_spare_requested",
+        "loop_built",
+    ),
+    (
+        "spare made -> taken (negative: not ready)",
+        "loop_built",
+        "host_spare_taken",
+    ),
+    (
+        "B: rehearsal (after 5 ms idle)",
+        "rehearsal_start",
+        "rehearsal_end",
+    ),
+    ("B: whole life, fork -> exit", "b_start", "child_exit"),
+];
+
+/// What happens after the result (off the caller's path), as in [`CRITICAL_PATH`].
+const AFTER: [(&str, &str, &str); 4] = [
+    ("child: result sent -> exit", "result_sent", "child_exit"),
+    (
+        "host: result -> release sent",
+        "host_result",
+        "host_release_sent",
+    ),
+    (
+        "release -> zygote",
+        "host_release_sent",
+        "zygote_release_received",
+    ),
+    (
+        "zygote: release -> reaped",
+        "zygote_release_received",
+        "zygote_reaped",
+    ),
+];
+
+/// `CODE_RUNTIME_PROFILE=python:N[:GAP_MS]` runs N sandboxed one-call Python runs (GAP_MS of
+/// idle between runs, none by default) with the phase trace on, and prints each phase's median
+/// and 90th percentile.
+fn profile_python(rt: &tokio::runtime::Runtime, spec: &str) {
+    let mut parts = spec.split(':').skip(1);
+    let n: usize = parts.next().unwrap_or("200").parse().unwrap();
+    let gap = Duration::from_millis(parts.next().unwrap_or("0").parse().unwrap());
+    let path = std::env::var_os("TOOLS_CODE_PY_TRACE").expect("set by main");
+    let _ = std::fs::remove_file(&path);
+    let runtime = PythonRuntime::new();
+    rt.block_on(runtime.warm_up()).unwrap();
+    let program = PY[0].1;
+    for _ in 0..10 {
+        run_once(rt, &runtime, program);
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    // What the warm-up runs wrote (the host holds the file open: it is read from here on).
+    let skip = std::fs::metadata(&path).map_or(0, |m| m.len());
+    let zygote = rt.block_on(runtime.zygote_pid()).unwrap();
+    let cpu_before = [cpu_ticks("self"), cpu_ticks(&zygote.to_string())];
+    let mut times = Vec::with_capacity(n);
+    for _ in 0..n {
+        std::thread::sleep(gap);
+        let start = Instant::now();
+        run_once(rt, &runtime, program);
+        times.push(start.elapsed());
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let cpu_after = [cpu_ticks("self"), cpu_ticks(&zygote.to_string())];
+    drop(runtime);
+    times.sort();
+    let bytes = std::fs::read(&path).unwrap_or_default();
+    let text = String::from_utf8_lossy(&bytes[usize::try_from(skip).unwrap()..]).into_owned();
+    // Per run child, per label: the time, and (from the runner) the writing process and its
+    // CPU time.
+    type Line<'a> = (u64, Option<(&'a str, u64)>);
+    let mut runs: std::collections::HashMap<&str, std::collections::HashMap<&str, Line<'_>>> =
+        std::collections::HashMap::new();
+    for line in text.lines() {
+        let mut fields = line.split(' ');
+        let (Some(ns), Some(pid), Some(label)) = (fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
+        let Ok(ns) = ns.parse::<u64>() else { continue };
+        let cpu = match (fields.next(), fields.next().and_then(|c| c.parse().ok())) {
+            (Some(writer), Some(cpu)) => Some((writer, cpu)),
+            _ => None,
+        };
+        if pid != "0" {
+            runs.entry(pid)
+                .or_default()
+                .entry(label)
+                .or_insert((ns, cpu));
+        }
+    }
+    // Only the runs measured (and the spares made for them).
+    let measured: Vec<_> = runs
+        .values()
+        .filter(|r| r.contains_key("host_run_start") && r.contains_key("host_run_end"))
+        .collect();
+    println!(
+        "sandboxed one-call Python run, {n} runs, {} ms between runs: median {:.3} ms, p90 {:.3} ms ({} runs traced)",
+        gap.as_millis(),
+        ms(times[n / 2]),
+        ms(times[n * 9 / 10]),
+        measured.len()
+    );
+    // SAFETY: plain sysconf query.
+    let tick_ms = 1e3 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    println!(
+        "CPU time per run: host {:.3} ms, zygote and run children {:.3} ms (reaped children's included)",
+        (cpu_after[0] - cpu_before[0]) as f64 * tick_ms / n as f64,
+        (cpu_after[1] - cpu_before[1]) as f64 * tick_ms / n as f64,
+    );
+    let table = |title: &str, steps: &[(&str, &str, &str)], all: bool| {
+        println!(
+            "\n{title}\n  {:<46} {:>9} {:>9} {:>9} {:>6}",
+            "phase", "median", "p90", "CPU", "runs"
+        );
+        let median = |mut d: Vec<f64>| {
+            d.sort_by(f64::total_cmp);
+            (!d.is_empty()).then(|| (d[d.len() / 2], d[d.len() * 9 / 10]))
+        };
+        for (label, from, to) in steps {
+            let pairs: Vec<(&Line<'_>, &Line<'_>)> = runs
+                .values()
+                .filter(|r| all || r.contains_key("host_run_start"))
+                .filter_map(|r| Some((r.get(from)?, r.get(to)?)))
+                .collect();
+            let wall = median(
+                pairs
+                    .iter()
+                    .map(|(a, b)| (b.0 as f64 - a.0 as f64) / 1e6)
+                    .collect(),
+            );
+            // CPU time where one process wrote both lines.
+            let cpu = median(
+                pairs
+                    .iter()
+                    .filter_map(|(a, b)| match (a.1, b.1) {
+                        (Some((wa, ca)), Some((wb, cb))) if wa == wb => {
+                            Some((cb as f64 - ca as f64) / 1e6)
+                        }
+                        _ => None,
+                    })
+                    .collect(),
+            );
+            let cpu = cpu.map_or_else(|| "-".to_owned(), |(m, _)| format!("{m:.3} ms"));
+            match wall {
+                Some((m, p90)) => println!(
+                    "  {label:<46} {m:>6.3} ms {p90:>6.3} ms {cpu:>9} {:>6}",
+                    pairs.len()
+                ),
+                None => println!("  {label:<46} {:>9}", "-"),
+            }
+        }
+    };
+    // Whole-life CPU times the runner reads from `wait4` (its exit included), per run child.
+    for (label, what) in [
+        ("b_rusage", "the program's process (B), whole life"),
+        ("a_rusage_before_exit", "the run child (A), before its exit"),
+        (
+            "spare_rusage",
+            "A and B, whole life (from the zygote's wait4)",
+        ),
+    ] {
+        let mut d: Vec<f64> = runs
+            .values()
+            .filter_map(|r| Some(r.get(label)?.1?.1 as f64 / 1e6))
+            .collect();
+        d.sort_by(f64::total_cmp);
+        if !d.is_empty() {
+            println!(
+                "CPU of {what}: median {:.3} ms ({} run children)",
+                d[d.len() / 2],
+                d.len()
+            );
+        }
+    }
+    table("the caller's path (ms):", &CRITICAL_PATH, false);
+    table(
+        "making a spare (off the caller's path):",
+        &SPARE_MAKING,
+        true,
+    );
+    table("after the result (off the caller's path):", &AFTER, false);
+}
+
+/// One-call runs through a fresh sandboxed runtime (warmed up, ten runs first): `n` runs, each
+/// after `gap` of idle; their times, sorted.
+fn one_call_times(rt: &tokio::runtime::Runtime, n: usize, gap: Duration) -> Vec<Duration> {
+    one_call_times_with_cpu(rt, n, gap).0
+}
+
+/// [`one_call_times`], and the CPU time per run, in ms, of this process and of the zygote with
+/// its reaped children (from `/proc`, in clock ticks: meaningful over many runs).
+fn one_call_times_with_cpu(
+    rt: &tokio::runtime::Runtime,
+    n: usize,
+    gap: Duration,
+) -> (Vec<Duration>, f64) {
+    let runtime = PythonRuntime::new();
+    rt.block_on(runtime.warm_up()).unwrap();
+    let program = PY[0].1;
+    for _ in 0..10 {
+        run_once(rt, &runtime, program);
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    let zygote = rt
+        .block_on(runtime.zygote_pid())
+        .map_or_else(|| "self".to_owned(), |p| p.to_string());
+    let before = cpu_ticks("self") + cpu_ticks(&zygote);
+    let mut times: Vec<Duration> = (0..n)
+        .map(|_| {
+            std::thread::sleep(gap);
+            let start = Instant::now();
+            run_once(rt, &runtime, program);
+            start.elapsed()
+        })
+        .collect();
+    // Until the last runs' children are reaped.
+    std::thread::sleep(Duration::from_millis(100));
+    let after = cpu_ticks("self") + cpu_ticks(&zygote);
+    times.sort();
+    // SAFETY: plain sysconf query.
+    let tick_ms = 1e3 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    (times, (after - before) as f64 * tick_ms / n as f64)
+}
+
+/// `CODE_RUNTIME_PROFILE=python_times:N:GAP_MS`: N sandboxed one-call runs, GAP_MS of idle
+/// before each; prints `median_ms M p90_ms P` (read by a newer bench comparing against this
+/// one, see `CODE_RUNTIME_BASELINE`).
+fn python_times(rt: &tokio::runtime::Runtime, spec: &str) {
+    let mut parts = spec.split(':');
+    let n: usize = parts.next().unwrap_or("30").parse().unwrap();
+    let gap = Duration::from_millis(parts.next().unwrap_or("0").parse().unwrap());
+    let times = one_call_times(rt, n, gap);
+    println!(
+        "median_ms {:.4} p90_ms {:.4}",
+        ms(times[n / 2]),
+        ms(times[n * 9 / 10])
+    );
+}
+
+/// utime + stime + cutime + cstime of process `pid` (or `self`), in clock ticks.
+fn cpu_ticks(pid: &str) -> i64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let after = stat.rfind(')').map_or("", |i| &stat[i + 2..]);
+    // Fields 14-17 of stat; `after` starts at field 3.
+    after
+        .split(' ')
+        .skip(11)
+        .take(4)
+        .filter_map(|f| f.parse::<i64>().ok())
+        .sum()
+}
+
 /// `CODE_RUNTIME_PROFILE=NAME:N` runs the TypeScript program `NAME` N times and prints the
 /// median and the mean, nothing else: a loop to put under `perf` or `valgrind`.
 fn profile(rt: &tokio::runtime::Runtime, spec: &str) {
+    if spec == "python_compare" {
+        one_call_against_baseline(rt);
+        return;
+    }
+    if let Some(spec) = spec.strip_prefix("python_times:") {
+        python_times(rt, spec);
+        return;
+    }
+    if spec.starts_with("python") {
+        profile_python(rt, spec);
+        return;
+    }
     let (name, n) = spec.split_once(':').unwrap_or((spec, "2000"));
     let n: usize = n.parse().unwrap();
     let program = TS.iter().find(|(k, _)| *k == name).unwrap().1;
@@ -341,6 +767,13 @@ fn profile(rt: &tokio::runtime::Runtime, spec: &str) {
 }
 
 fn main() {
+    if std::env::var("CODE_RUNTIME_PROFILE").is_ok_and(|s| s.starts_with("python:"))
+        && std::env::var_os("TOOLS_CODE_PY_TRACE").is_none()
+    {
+        let path = std::env::temp_dir().join(format!("code-py-trace-{}", std::process::id()));
+        // SAFETY: no other thread runs yet (the tokio runtime is built below).
+        unsafe { std::env::set_var("TOOLS_CODE_PY_TRACE", path) };
+    }
     let rt = tokio_runtime();
     if let Ok(spec) = std::env::var("CODE_RUNTIME_PROFILE") {
         profile(&rt, &spec);

@@ -63,7 +63,7 @@
 //! removes those of hosts that no longer run, once they are more than a minute old. Dropping
 //! the runtime before exiting, and giving the remover a moment, leaves nothing.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::os::fd::OwnedFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -433,6 +433,7 @@ impl Account {
             version,
             dirs: Vec::with_capacity(dirs.len()),
             procs: Vec::new(),
+            memory: None,
         };
         for dir in dirs {
             std::fs::create_dir(&dir)
@@ -449,6 +450,9 @@ impl Account {
                 .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
             cgroup.procs.push(file.into());
         }
+        // Opened now, so that setting the limit when a run takes the spare is one read and one
+        // or two writes (if this fails, they are opened then).
+        cgroup.memory = cgroup.open_memory_files().ok();
         Ok(cgroup)
     }
 }
@@ -468,6 +472,16 @@ pub(crate) struct RunCgroup {
     dirs: Vec<PathBuf>,
     /// The open `cgroup.procs` of each, until handed to the child.
     procs: Vec<OwnedFd>,
+    /// Its memory usage and limit files, opened when it was made.
+    memory: Option<MemoryFiles>,
+}
+
+/// The open files a run's memory limit is read from and written to
+/// ([`RunCgroup::memory_paths`]).
+#[derive(Debug)]
+struct MemoryFiles {
+    usage: std::fs::File,
+    limits: Vec<std::fs::File>,
 }
 
 impl RunCgroup {
@@ -506,15 +520,51 @@ impl RunCgroup {
         std::mem::take(&mut self.procs)
     }
 
-    /// Sets the memory limit to what the cgroup holds now plus `bytes` (rounded up to whole
-    /// pages), with no swap on top; returns the limit.
-    pub(crate) fn limit_memory(&self, bytes: usize) -> Result<u64, LimitError> {
-        let usage_file = self.file(match self.version {
+    /// The file whose number is what the cgroup holds, and the limit files in the order they
+    /// are written (memsw must not be below the memory limit: the memory limit first).
+    fn memory_paths(&self) -> (PathBuf, Vec<PathBuf>) {
+        let usage = self.file(match self.version {
             Version::V2 => "memory.current",
             Version::V1 { .. } => "memory.usage_in_bytes",
         });
-        let usage = read_u64(&usage_file).map_err(|error| LimitError {
-            file: usage_file,
+        let names: &[&str] = match self.version {
+            Version::V2 => &["memory.max"],
+            Version::V1 { swap: true } => &["memory.limit_in_bytes", "memory.memsw.limit_in_bytes"],
+            Version::V1 { swap: false } => &["memory.limit_in_bytes"],
+        };
+        (usage, names.iter().map(|name| self.file(name)).collect())
+    }
+
+    /// Opens the files [`RunCgroup::limit_memory`] reads and writes.
+    fn open_memory_files(&self) -> io::Result<MemoryFiles> {
+        let (usage, limits) = self.memory_paths();
+        let open = |path: &Path, write: bool| {
+            std::fs::OpenOptions::new()
+                .read(!write)
+                .write(write)
+                .open(path)
+        };
+        Ok(MemoryFiles {
+            usage: open(&usage, false)?,
+            limits: limits
+                .iter()
+                .map(|path| open(path, true))
+                .collect::<io::Result<_>>()?,
+        })
+    }
+
+    /// Sets the memory limit to what the cgroup holds now plus `bytes` (rounded up to whole
+    /// pages), with no swap on top; returns the limit. One read and one or two writes, on files
+    /// opened when the cgroup was made (else opened now).
+    pub(crate) fn limit_memory(&self, bytes: usize) -> Result<u64, LimitError> {
+        use std::os::unix::fs::FileExt;
+        let (usage_path, limit_paths) = self.memory_paths();
+        let usage = match &self.memory {
+            Some(files) => read_u64_at(&files.usage),
+            None => std::fs::File::open(&usage_path).and_then(|file| read_u64_at(&file)),
+        }
+        .map_err(|error| LimitError {
+            file: usage_path,
             value: None,
             error,
         })?;
@@ -523,16 +573,26 @@ impl RunCgroup {
             .saturating_add(u64::try_from(bytes).unwrap_or(u64::MAX))
             .div_ceil(page)
             .saturating_mul(page);
-        let files: &[&str] = match self.version {
-            Version::V2 => &["memory.max"],
-            // memsw must not be below the memory limit: the memory limit first.
-            Version::V1 { swap: true } => &["memory.limit_in_bytes", "memory.memsw.limit_in_bytes"],
-            Version::V1 { swap: false } => &["memory.limit_in_bytes"],
-        };
-        for name in files {
-            let file = self.file(name);
-            write_file(&file, &limit.to_string()).map_err(|error| LimitError {
-                file,
+        let text = limit.to_string();
+        for (i, path) in limit_paths.into_iter().enumerate() {
+            let write = |file: &std::fs::File| -> io::Result<()> {
+                // Cgroup files take each write whole, wherever it is written; plain files (the
+                // unit tests') need it alone at the start.
+                file.set_len(0)?;
+                match file.write_at(text.as_bytes(), 0)? {
+                    n if n == text.len() => Ok(()),
+                    _ => Err(io::Error::new(io::ErrorKind::WriteZero, "short write")),
+                }
+            };
+            let written = match self.memory.as_ref().and_then(|files| files.limits.get(i)) {
+                Some(file) => write(file),
+                None => std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&path)
+                    .and_then(|file| write(&file)),
+            };
+            written.map_err(|error| LimitError {
+                file: path,
                 value: Some(limit),
                 error,
             })?;
@@ -572,9 +632,17 @@ fn write_file(path: &Path, value: &str) -> io::Result<()> {
     file.write_all(value.as_bytes())
 }
 
-fn read_u64(path: &Path) -> io::Result<u64> {
-    let mut text = String::new();
-    std::fs::File::open(path)?.read_to_string(&mut text)?;
+/// The number in an open cgroup file (read again from its start).
+fn read_u64_at(file: &std::fs::File) -> io::Result<u64> {
+    use std::os::unix::fs::FileExt;
+    let mut buffer = [0u8; 64];
+    let n = file.read_at(&mut buffer, 0)?;
+    let text = std::str::from_utf8(&buffer[..n])
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "not UTF-8"))?;
+    parse_u64(text)
+}
+
+fn parse_u64(text: &str) -> io::Result<u64> {
     let text = text.trim();
     if text == "max" {
         return Ok(u64::MAX);
@@ -603,7 +671,10 @@ fn remove_later(dirs: Vec<PathBuf>) {
         let (sender, queue) = mpsc::channel::<Vec<PathBuf>>();
         std::thread::Builder::new()
             .name("code-py-cgroups".to_owned())
-            .spawn(move || remover(&queue))
+            .spawn(move || {
+                super::process::become_batch();
+                remover(&queue);
+            })
             .ok()
             .map(|_| std::sync::Mutex::new(sender))
     });
@@ -795,6 +866,7 @@ mod tests {
             version: Version::V2,
             dirs: vec![tree.0.join("run")],
             procs: Vec::new(),
+            memory: None,
         };
         cgroup.configure().unwrap();
         let limit = cgroup.limit_memory(32 << 20).unwrap();
@@ -823,6 +895,7 @@ mod tests {
             version: Version::V1 { swap: true },
             dirs: vec![tree.0.join("mem"), tree.0.join("pids")],
             procs: Vec::new(),
+            memory: None,
         };
         cgroup.configure().unwrap();
         // Rounded up to whole pages.

@@ -63,8 +63,10 @@
 //!
 //! What a spare costs more than without the sandbox: a second fork (B), the per-run user, PID,
 //! mount and IPC namespaces (made in B's time, and torn down when B exits), about 1.5 ms of
-//! system calls through `ctypes`. None of it is on a run's critical path, but on a machine
-//! whose cores are busy it competes with the runs (see the `code_runtime` bench).
+//! CPU for A's and B's set-up through `ctypes`, and A's own life (its fork of B, the pages it
+//! copies, its exit: about 3 ms of CPU in all). None of it is on a run's critical path, but on
+//! a machine whose cores are busy it competes with the runs: it is done as a batch task (see
+//! "What a run costs").
 //!
 //! Why not a Rust helper that execs Python: the zygote's warm start (a forked, preloaded
 //! interpreter) is what makes a run take milliseconds; an exec per run throws it away. Why no
@@ -77,8 +79,9 @@
 //! On Linux, each run child is a *child subreaper* (`PR_SET_CHILD_SUBREAPER`): a process the
 //! program starts stays in the run child's process tree even if it leaves the process group
 //! (`setsid()`) and its parent exits (a double fork), because orphans are reparented to the run
-//! child rather than to `init`. A run child that finishes its run kills its own tree before it
-//! exits. When the run ends (completion, failure, deadline, cancellation,
+//! child rather than to `init`. A spawned run child that finishes its run kills its own tree
+//! before it exits; a zygote's run child waits for its release instead (see "How a run goes"),
+//! which kills the tree. When the run ends (completion, failure, deadline, cancellation,
 //! output overflow, a dropped future), every live process in that tree is killed with
 //! `SIGKILL` (the tree is read from `/proc/PID/task/TID/children` again until it is empty), then
 //! the run child's process group and the run child. In [`PythonMode::Zygote`] the zygote is a
@@ -132,8 +135,11 @@
 //!   [`PythonRuntime::spare_pids`] shows them.
 //! - A child that reported its outcome, or that the host stopped, is **released**: the run
 //!   returns at once, and the zygote kills the child's process tree and group (see "Processes
-//!   a run starts") and reaps the child as soon as it has died (child exit and reaping are off the critical path). Only a child that
-//!   died without an outcome is waited for, to report its exit status. One thread per zygote
+//!   a run starts") and reaps the child as soon as it has died. A child that sent its outcome
+//!   does not exit by itself: it waits (blocked, as a batch task) for that kill, so that its
+//!   teardown (its memory and, under the sandbox, its namespaces: a millisecond or more of
+//!   CPU) comes after the host has the outcome rather than beside it. Only a child that died
+//!   without an outcome is waited for, to report its exit status. One thread per zygote
 //!   serves its control socket, so a released child is reaped even if the run's future is
 //!   dropped outside a tokio runtime, and the zygote reaps only children the host released, so
 //!   a pid is never reused while the host refers to it.
@@ -282,6 +288,7 @@ mod analysis;
 mod cgroup;
 mod process;
 mod sandbox;
+mod trace;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -853,16 +860,24 @@ impl PythonRuntime {
             ));
         }
         let interpreter = self.interpreter().await?;
+        let started = trace::enabled().then(trace::now);
+        let mut traced = 0;
         let mut zygote = None;
         let (mut process, host_socket) = match self.inner.mode {
             PythonMode::Zygote => {
                 let (child, forked_by) = self.zygote_child(&interpreter).await?;
                 zygote = Some(forked_by);
+                if let Some(started) = started {
+                    traced = child.pid().unwrap_or(0);
+                    trace::at(started, traced, "host_run_start");
+                    trace::mark(traced, "host_spare_taken");
+                }
                 // The spare holds what it has built; the run may add `memory_bytes`. One read
                 // and one or two writes: the only cost of the account on the critical path.
                 if let Some(cgroup) = child.process.cgroup() {
                     self.limit(cgroup, limits.memory_bytes, 0)?;
                 }
+                trace::mark(traced, "host_limit_set");
                 (child.process, child.socket)
             }
             PythonMode::SpawnPerRun => {
@@ -883,6 +898,7 @@ impl PythonRuntime {
         };
 
         let outcome = drive(host_socket, &program, code, host, &limits, &cancel).await;
+        trace::mark(traced, "host_result");
         // New spares are forked once this run's program has ended, not while it runs: a fork
         // (and the new child's preparation) beside a running program slowed it down by about
         // a millisecond here, two cores shared by host, zygote and children.
@@ -910,6 +926,7 @@ impl PythonRuntime {
                     other => other,
                 };
                 drop(process);
+                trace::mark(traced, "host_run_end");
                 outcome
             }
             Err(failure) => {

@@ -21,6 +21,7 @@ use tokio::process::{Child, Command};
 use tokio::sync::oneshot;
 
 use super::cgroup::{Account, RunCgroup};
+use super::trace;
 use super::{CONTROL_TIMEOUT, READY_FRAME};
 
 /// The resolved interpreter.
@@ -72,7 +73,8 @@ impl Interpreter {
     /// `python -I -S -c RUNNER MODE CONFIG` with `fd` as descriptor 3 in a new process group
     /// (`CONFIG` is the runner's settings as JSON: the sandbox's), joining the cgroups whose
     /// `cgroup.procs` are `join` before it execs (a failure to join fails the spawn when
-    /// `strict`, and is ignored otherwise).
+    /// `strict`, and is ignored otherwise). With `trace` (see `trace.rs`), that file is its
+    /// descriptor 4 and a last argument `trace` says so.
     fn command(
         &self,
         runner: &str,
@@ -81,20 +83,35 @@ impl Interpreter {
         fd: RawFd,
         join: Vec<RawFd>,
         strict: bool,
+        trace: Option<RawFd>,
     ) -> Command {
         let mut command = Command::new(&self.path);
+        command.args(["-I", "-S", "-c", runner, mode, config]);
+        if trace.is_some() {
+            command.arg("trace");
+        }
         command
-            .args(["-I", "-S", "-c", runner, mode, config])
             .env_clear()
             .current_dir("/")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .kill_on_drop(true);
-        // SAFETY: only async-signal-safe calls (write, dup2, fcntl, setpgid) between fork and
-        // exec.
+        // SAFETY: only async-signal-safe calls (write, dup2, fcntl, setpgid, close) between
+        // fork and exec.
         unsafe {
             command.pre_exec(move || {
+                // Out of the way of descriptor 3 first (the trace file may be 3 here).
+                let trace = match trace {
+                    Some(trace) => {
+                        let moved = libc::fcntl(trace, libc::F_DUPFD_CLOEXEC, 10);
+                        if moved < 0 {
+                            return Err(io::Error::last_os_error());
+                        }
+                        Some(moved)
+                    }
+                    None => None,
+                };
                 for &procs in &join {
                     // "0": the writing process itself.
                     if libc::write(procs, b"0".as_ptr().cast(), 1) != 1 && strict {
@@ -108,6 +125,12 @@ impl Interpreter {
                     }
                 } else if libc::dup2(fd, 3) < 0 {
                     return Err(io::Error::last_os_error());
+                }
+                if let Some(trace) = trace {
+                    if libc::dup2(trace, 4) < 0 {
+                        return Err(io::Error::last_os_error());
+                    }
+                    libc::close(trace);
                 }
                 if libc::setpgid(0, 0) < 0 {
                     return Err(io::Error::last_os_error());
@@ -150,7 +173,9 @@ enum Request {
         reply: oneshot::Sender<Result<RunProcess, String>>,
     },
     /// Kill the child's process tree and group; the zygote reaps it once it has died. No reply.
-    Release { pid: i32 },
+    /// Its cgroup (if any) is dropped here afterwards (and so removed once empty), so that the
+    /// thread that releases the run wakes no other thread but this one.
+    Release { pid: i32, cgroup: Option<RunCgroup> },
     /// Kill the child's process tree and group, wait for it and answer its wait status.
     Reap {
         pid: i32,
@@ -202,6 +227,7 @@ impl Zygote {
             child.as_raw_fd(),
             Vec::new(),
             false,
+            super::trace::descriptor(),
         );
         let process = command.spawn().map_err(|e| {
             format!(
@@ -216,7 +242,10 @@ impl Zygote {
         let thread_alive = alive.clone();
         std::thread::Builder::new()
             .name("code-py-zygote".to_owned())
-            .spawn(move || control_loop(host, &queue, &thread_alive, process))
+            .spawn(move || {
+                become_batch();
+                control_loop(host, &queue, &thread_alive, process);
+            })
             .map_err(|e| format!("cannot start the zygote's control thread: {e}"))?;
         let mut zygote = Zygote {
             requests,
@@ -281,10 +310,15 @@ impl Zygote {
             reply,
         })?;
         let process = answer.await.map_err(gone)??;
+        let pidfd = match &process.kind {
+            Kind::Forked { pid, .. } => pidfd_open(*pid),
+            Kind::Spawned(_) => None,
+        };
         Ok(Spare {
             process,
             socket: host,
             zygote: self.pid,
+            pidfd,
         })
     }
 
@@ -314,6 +348,9 @@ pub(crate) struct Spare {
     pub(crate) socket: UnixStream,
     /// The zygote that forked it.
     zygote: u32,
+    /// A pidfd of the child (where the kernel has them), readable once it has exited: whether
+    /// it still lives is then one `poll`, not a read of `/proc`.
+    pidfd: Option<OwnedFd>,
 }
 
 impl Spare {
@@ -328,17 +365,22 @@ impl Spare {
     /// Whether it was forked by `zygote` and still waits: it is alive, its end of the socket
     /// is open and it has sent nothing but, perhaps, its ready frame (`READY`, which the run
     /// then reads first). A child that sent anything else (a sandbox refusal) or closed its
-    /// end is not. One read of `/proc/PID/stat` and one non-blocking `recv` with `MSG_PEEK`.
+    /// end is not. One `poll` of its pidfd (a read of `/proc/PID/stat` where there are no
+    /// pidfds) and one non-blocking `recv` with `MSG_PEEK`.
     pub(crate) fn is_ready(&self, zygote: &Zygote) -> bool {
         if self.zygote != zygote.pid() || !zygote.is_alive() {
             return false;
         }
         // Under the sandbox the program's process is the run child's child: when the run
         // child died, that process may not have died of it yet and still hold the socket.
-        if let Kind::Forked { pid, .. } = &self.process.kind
-            && is_zombie(*pid)
-        {
-            return false;
+        if let Kind::Forked { pid, .. } = &self.process.kind {
+            let exited = match self.pidfd.as_ref().and_then(has_exited) {
+                Some(exited) => exited,
+                None => is_zombie(*pid),
+            };
+            if exited {
+                return false;
+            }
         }
         // One byte more than the ready frame, to see that nothing follows it.
         let mut pending = [0u8; READY_FRAME.len() + 1];
@@ -354,6 +396,21 @@ impl Spare {
         match usize::try_from(n) {
             Ok(n) => pending.get(..n) == Some(&READY_FRAME[..]),
             Err(_) => io::Error::last_os_error().kind() == io::ErrorKind::WouldBlock,
+        }
+    }
+}
+
+/// Makes the calling thread a batch task (`SCHED_BATCH`, same nice value): its wakeups do not
+/// preempt the task running on a core. For the runtime's background threads (the zygote's
+/// control thread, the cgroup remover), which a run wakes as it ends: the caller's own thread,
+/// which has the outcome, keeps its core. Best effort.
+pub(crate) fn become_batch() {
+    #[cfg(target_os = "linux")]
+    {
+        let param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: plain syscall on the calling thread with a valid parameter.
+        unsafe {
+            libc::sched_setscheduler(0, libc::SCHED_BATCH, &raw const param);
         }
     }
 }
@@ -374,6 +431,7 @@ fn control_loop(
                 requests,
                 reply,
             } => {
+                let requested = trace::enabled().then(trace::now);
                 let mut cgroup = match account.map(|a| a.for_run()).transpose() {
                     Ok(cgroup) => cgroup.flatten(),
                     Err(reason) => {
@@ -381,6 +439,7 @@ fn control_loop(
                         continue;
                     }
                 };
+                let made = trace::enabled().then(trace::now);
                 let mut fds = vec![socket];
                 fds.extend(
                     cgroup
@@ -390,11 +449,18 @@ fn control_loop(
                 );
                 let forked = exchange(&control, alive, r#"{"op":"fork"}"#, fds).and_then(|reply| {
                     match (reply.pid, reply.error) {
-                        (Some(pid), _) => Ok(RunProcess {
-                            kind: Kind::Forked { pid, requests },
-                            finished: false,
-                            cgroup,
-                        }),
+                        (Some(pid), _) => {
+                            if let (Some(requested), Some(made)) = (requested, made) {
+                                trace::at(requested, pid, "host_spare_requested");
+                                trace::at(made, pid, "host_cgroup_made");
+                                trace::mark(pid, "host_spare_forked");
+                            }
+                            Ok(RunProcess {
+                                kind: Kind::Forked { pid, requests },
+                                finished: false,
+                                cgroup,
+                            })
+                        }
                         (None, error) => Err(format!(
                             "the Python zygote could not fork: {}",
                             error.unwrap_or_else(|| "no reason given".to_owned())
@@ -404,13 +470,14 @@ fn control_loop(
                 // If the caller went away, the returned process drops here and is released.
                 let _ = reply.send(forked);
             }
-            Request::Release { pid } => {
+            Request::Release { pid, cgroup } => {
                 let _ = exchange(
                     &control,
                     alive,
                     &format!(r#"{{"op":"release","pid":{pid}}}"#),
                     Vec::new(),
                 );
+                drop(cgroup);
             }
             Request::Reap { pid, reply } => {
                 let status = exchange(
@@ -526,7 +593,7 @@ impl RunProcess {
             .unwrap_or_default();
         let join = procs.iter().map(AsRawFd::as_raw_fd).collect();
         let child = interpreter
-            .command(runner, "run", config, fd.as_raw_fd(), join, strict)
+            .command(runner, "run", config, fd.as_raw_fd(), join, strict, None)
             .spawn()
             .map_err(|e| {
                 format!(
@@ -585,7 +652,11 @@ impl Drop for RunProcess {
         match &mut self.kind {
             // The zygote kills it: only the zygote knows whether the pid is still its child.
             Kind::Forked { pid, requests } => {
-                let _ = requests.send(Request::Release { pid: *pid });
+                trace::mark(*pid, "host_release_sent");
+                let _ = requests.send(Request::Release {
+                    pid: *pid,
+                    cgroup: self.cgroup.take(),
+                });
             }
             // `kill_on_drop` kills and reaps the process itself; the group goes here.
             Kind::Spawned(child) => kill_group(child),
@@ -649,6 +720,37 @@ fn descendants(pid: i32) -> Vec<i32> {
         }
     }
     out
+}
+
+/// A pidfd of `pid`, if the kernel has them (Linux 5.3+). Taken while the zygote has not reaped
+/// the child (it reaps only released children), so it names that child.
+fn pidfd_open(pid: i32) -> Option<OwnedFd> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: plain syscall; a non-negative result is a new descriptor nothing else owns.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, libc::PIDFD_NONBLOCK) };
+        let fd = RawFd::try_from(fd).ok().filter(|fd| *fd >= 0)?;
+        // SAFETY: see above.
+        Some(unsafe { OwnedFd::from_raw_fd(fd) })
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        None
+    }
+}
+
+/// Whether the process of `pidfd` has exited (a pidfd polls readable then); `None` if `poll`
+/// failed.
+fn has_exited(pidfd: &OwnedFd) -> Option<bool> {
+    let mut poll = libc::pollfd {
+        fd: pidfd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, no waiting.
+    let n = unsafe { libc::poll(&raw mut poll, 1, 0) };
+    (n >= 0).then_some(n > 0)
 }
 
 /// Whether `pid` has died and waits to be reaped (or is gone).

@@ -58,6 +58,7 @@ import socket
 import struct
 import sys
 import threading
+import time
 
 _HEADER = struct.Struct(">I")
 # Bound once, before any program runs, so a program that replaces parts of the json module
@@ -85,6 +86,38 @@ INT_MAX = 2 ** 64 - 1
 # How many characters of program-controlled text a message quotes (the host and the
 # TypeScript runtime use the same length and marker).
 CUT_LIMIT = 200
+
+
+# The trace (`trace.rs`): descriptor 4 when the host traces phases, else None; the run child's pid
+# as the host sees it, which every line carries.
+_TRACE_FD = None
+_trace_pid = 0
+
+
+def _trace_at(ns, pid, label, cpu=None):
+    # The writer's own pid and its CPU time, so a phase's CPU cost can be told from its wall time.
+    if cpu is None:
+        cpu = time.thread_time_ns()
+    try:
+        os.write(_TRACE_FD, b"%d %d %s %d %d\n" % (ns, pid, label, os.getpid(), cpu))
+    except OSError:
+        pass
+
+
+def _trace_name(prctl, name):
+    """When tracing, names this process (`zygote`, `run-a`, `run-b`) so a profiler can tell
+    them apart."""
+    if _TRACE_FD is not None and prctl is not None:
+        try:
+            prctl(15, name)  # PR_SET_NAME
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def _trace(label):
+    """Records that this run child's phase `label` (bytes) happens now, when tracing."""
+    if _TRACE_FD is not None:
+        _trace_at(time.monotonic_ns(), _trace_pid, label)
 
 
 def _cut(text):
@@ -434,6 +467,8 @@ class Bridge:
         self.next_id = 0
         # The run's cap on one call's arguments, set when the program arrives.
         self.max_call_bytes = 16 << 20
+        # Whether calls are traced (the program's, not a rehearsal's).
+        self.traced = False
 
     def binding(self, name):
         def call(args=None, /):
@@ -462,6 +497,8 @@ class Bridge:
             call_id = self.next_id
             self.pending[call_id] = (future, name)
             self.channel.call(call_id, name, payload)
+            if self.traced:
+                _trace(b"call_sent")
             return future
 
         call.__name__ = name if name.isidentifier() else "tool"
@@ -472,6 +509,8 @@ class Bridge:
         if entry is None:
             return
         future, name = entry
+        if self.traced:
+            _trace(b"reply_received")
         if future.cancelled():
             return
         if message.get("ok"):
@@ -597,16 +636,23 @@ class Run:
         self.channel = Channel(sock)
         self.loop = asyncio.new_event_loop()
         asyncio.set_event_loop(self.loop)
+        _trace(b"loop_built")
         waiting = select.poll()
         waiting.register(sock, select.POLLIN)
+        # From here on the host may send the program: it wakes a normal task.
+        _batch(False)
         # Rehearse only when idle: when runs come back to back, the next program arrives
         # within a few milliseconds of the fork, and a rehearsal under way would delay it.
         # And stop as soon as a program is waiting.
         if not waiting.poll(_REHEARSAL_DELAY_MS):
+            _trace(b"rehearsal_start")
+            _batch(True)
             try:
                 _rehearse(self.loop, lambda: bool(waiting.poll(0)))
             except Exception:  # noqa: BLE001 - only a head start; the run does not need it
                 pass
+            _batch(False)
+            _trace(b"rehearsal_end")
         self.bridge = Bridge(self.channel, self.loop)
         self.loop.add_reader(sock.fileno(), Reader(sock, self.bridge).on_readable)
         self.writer = LogWriter(self.channel)
@@ -680,6 +726,7 @@ def run_program(run, request):
     writer = run.writer
 
     run.bridge.max_call_bytes = int(limits.get("max_call_bytes", 16 << 20))
+    run.bridge.traced = True
     stack_bytes = int(limits.get("stack_bytes", 1 << 20))
     sys.setrecursionlimit(max(100, stack_bytes // 512))
     memory = int(limits.get("memory_bytes", 256 << 20))
@@ -699,7 +746,10 @@ def run_program(run, request):
             "inherited from the host is %d bytes" % (ceiling, ceiling - memory, memory, error, hard),
         )
         return
-    peak_before = _vm_peak()
+    # Read before the program arrived (`child_main`): the peak only grows, so a peak above it
+    # now was reached by the program or by the receipt of its text, which the ceiling counts.
+    peak_before = run.peak_before
+    _trace(b"limits_set")
 
     sys.stdout = writer
     sys.stderr = writer
@@ -715,6 +765,7 @@ def run_program(run, request):
         channel.error("syntax", _describe(error))
         return
 
+    _trace(b"compiled")
     namespace = {
         "__name__": "__code__",
         "__builtins__": builtins,
@@ -733,6 +784,7 @@ def run_program(run, request):
         channel.error("runtime", _describe(error), _position(error))
         return
     writer.close_line()
+    _trace(b"program_returned")
     # A program that caught a MemoryError still reached its limit: the peak tells.
     peak = _vm_peak()
     if (
@@ -756,6 +808,7 @@ def run_program(run, request):
         channel.error("invalid_result", str(error))
         return
     channel.done(value)
+    _trace(b"result_sent")
 
 
 def child_main(sock):
@@ -768,11 +821,17 @@ def child_main(sock):
     except OSError:
         # The host is gone already (a spare nobody needed).
         os._exit(2)
+    _trace(b"ready_sent")
     run = Run(sock)
+    # Off the run's critical path: reading /proc/self/status costs about as much as the rest
+    # of the run's set-up.
+    run.peak_before = _vm_peak()
+    _trace(b"run_built")
     request = recv_frame(sock)
     if request is None:
         # The host dropped this child (a spare nobody needed).
         os._exit(2)
+    _trace(b"program_received")
     channel = run.channel
     try:
         run_program(run, request)
@@ -791,12 +850,57 @@ def child_main(sock):
         # process's tree. (Once this process exits, its orphans would go to its parent's
         # subreaper, or to init when the host spawned it.)
         # As the first process of a PID namespace, its exit kills every other process of it.
-        if os.getpid() != 1:
+        # A zygote's child leaves both to its release (see `_linger`).
+        if os.getpid() != 1 and not _FORKED:
             try:
                 _kill_tree(os.getpid())
             except BaseException:  # noqa: BLE001 - the host still kills by pid and group
                 pass
+    _trace(b"child_exit")
+    if _FORKED:
+        # Its teardown, when the release kills it, is background work.
+        _batch(True)
+        _linger()
     os._exit(0)
+
+
+# Whether this process is a zygote's run child: it prepares as a batch task (see `_batch`) and
+# waits to be killed once its outcome is sent instead of leaving by itself (see `_linger`).
+_FORKED = False
+_SCHED_PARAM = os.sched_param(0) if hasattr(os, "sched_param") else None
+
+
+def _batch(on):
+    """A zygote's run child makes itself a batch task (`SCHED_BATCH`) for what it does in the
+    background, and a normal one (`SCHED_OTHER`, as it was forked) whenever the host may be
+    waiting for it. A batch task's wakeups do not preempt the task running on a core, so the
+    spare that is being made while a run goes (its fork's set-up, its rehearsal) and the
+    teardown of the run that just ended leave the core to the run and to the host reading its
+    outcome; they still get their fair share of the CPU. Changing between the two at the same
+    nice value needs no privilege; where it fails, nothing changes."""
+    if _FORKED:
+        try:
+            os.sched_setscheduler(0, os.SCHED_BATCH if on else os.SCHED_OTHER, _SCHED_PARAM)
+        except (OSError, AttributeError):
+            pass
+
+
+def _linger():
+    """Waits until the zygote kills this process. A zygote's run child that has sent its outcome
+    is released by the host as soon as the host has read it: the zygote kills it with its
+    process tree (or, under the sandbox, the run's PID namespace) and reaps it. Exiting by
+    itself here instead put this process's teardown (its memory and, under the sandbox, its
+    namespaces: a millisecond or more of CPU) on the machine at the moment the host reads the
+    outcome, which is when the caller waits; killed by its release, it goes once the host has
+    the outcome. It blocks at once (no Python work between the outcome and the wait: a core
+    shared with the host would delay the host by that much). Nothing of the run is read after
+    its outcome (the host stops reading), so what the program left running (another thread, a
+    signal handler) changes nothing but the moments until the release."""
+    while True:
+        try:
+            signal.pause()
+        except BaseException:  # noqa: BLE001 - only the release ends it
+            pass
 
 
 def _warm_up():
@@ -965,12 +1069,19 @@ def _safe_listdir(path):
 def _reap_dead(dying):
     """Reaps the released children that have died, without waiting."""
     for pid in list(dying):
+        usage = None
         try:
-            done, _ = os.waitpid(pid, os.WNOHANG)
+            done, _, usage = os.wait4(pid, os.WNOHANG)
         except ChildProcessError:
             done = pid
         if done:
             dying.discard(pid)
+            if _TRACE_FD is not None:
+                _trace_at(time.monotonic_ns(), pid, b"zygote_reaped")
+                if usage is not None:
+                    # The run child's CPU time, whole, with its child's (the program's process).
+                    cpu = int((usage.ru_utime + usage.ru_stime) * 1e9)
+                    _trace_at(time.monotonic_ns(), pid, b"spare_rusage", cpu)
 
 
 # --- pre-run analysis (served by the zygote; see `_serve_analysis`) -------------------------
@@ -1634,10 +1745,14 @@ class Sandbox:
                 os.chdir("/tmp")
 
             self._layer("mount_namespace", mounts)
+            _trace(b"b_mounts")
         self._layer("no_new_privileges", lambda: self._check(self._prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "PR_SET_NO_NEW_PRIVS"))
         self._layer("landlock", self._landlock, ("no_new_privileges",))
+        _trace(b"b_landlock")
         self._layer("capabilities", self._drop_capabilities)
+        _trace(b"b_capabilities")
         self._layer("seccomp", self._seccomp, ("no_new_privileges",))
+        _trace(b"b_seccomp")
 
     def _plan_landlock(self):
         """What the Landlock ruleset of a run holds, worked out once in the zygote: the
@@ -1751,12 +1866,19 @@ def _mirror(pid):
     """Waits for `pid` and ends this process the same way (exit code or signal)."""
     while True:
         try:
-            _, status = os.waitpid(pid, 0)
+            _, status, usage = os.wait4(pid, 0)
             break
         except InterruptedError:
             continue
         except ChildProcessError:
             os._exit(0)
+    if _TRACE_FD is not None:
+        # The CPU time of the program's process, whole (its exit included), and this one's so
+        # far.
+        mine = resource.getrusage(resource.RUSAGE_SELF)
+        now = time.monotonic_ns()
+        _trace_at(now, _trace_pid, b"b_rusage", int((usage.ru_utime + usage.ru_stime) * 1e9))
+        _trace_at(now, _trace_pid, b"a_rusage_before_exit", int((mine.ru_utime + mine.ru_stime) * 1e9))
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         try:
@@ -1779,6 +1901,7 @@ def sandboxed_child(sandbox, sock, prctl):
         sandbox.enter_run()
     except SandboxError as error:
         _refuse(sock, error)
+    _trace(b"a_namespaces")
     # A change of user in enter_run (a root host's run children become another user) clears
     # the parent-death signal: armed again here, and a parent that died in between (the
     # signal could not come) ends this child now, as `_die_with_parent` does at the fork.
@@ -1787,6 +1910,8 @@ def sandboxed_child(sandbox, sock, prctl):
         os._exit(5)
     pid = os.fork()
     if pid == 0:
+        _trace(b"b_start")
+        _trace_name(prctl, b"py-run-b")
         _set_pdeathsig(prctl)
         try:
             sandbox.enter_program()
@@ -1889,6 +2014,7 @@ def zygote_main(control, sandbox=None):
     children = set()  # forked and not released: the host may still signal them
     dying = set()  # released and killed, not reaped yet
     prctl = _load_prctl()
+    _trace_name(prctl, b"py-zygote")
     # What a run starts and outlives its run child comes here rather than to init, where the
     # zygote finds it and kills it (see `_reap_orphans`).
     _become_subreaper(prctl)
@@ -1902,7 +2028,7 @@ def zygote_main(control, sandbox=None):
     # The throwaway run child is forked at the first request (the host's ping), which carries
     # the cgroup it joins.
     report = None
-    global _PID_NAMESPACES
+    global _PID_NAMESPACES, _trace_pid, _FORKED
     _warm_up()
     # Everything the zygote holds now is left alone by the collector in the children, so a
     # collection there does not copy the zygote's heap page by page.
@@ -1931,6 +2057,8 @@ def zygote_main(control, sandbox=None):
                 except OSError:
                     pass
             os._exit(0)
+        received = time.monotonic_ns() if _TRACE_FD is not None else 0
+        received_cpu = time.thread_time_ns() if _TRACE_FD is not None else 0
         request = json.loads(data.decode("utf-8"))
         op = request.get("op")
         if report is None:
@@ -1946,14 +2074,22 @@ def zygote_main(control, sandbox=None):
                 continue
             pid = os.fork()
             if pid == 0:
+                _FORKED = True
+                # Making a spare is background work (until it waits for its program).
+                _batch(True)
+                _trace_pid = os.getpid()
+                _trace(b"a_start")
+                _trace_name(prctl, b"py-run-a")
                 # Before anything else: into the run's cgroup (the descriptors after the
                 # socket), then only the run's socket and /dev/null stay open (the control
                 # socket, other requests' descriptors and anything else go).
                 refused = sandbox.join_account(fds[1:])
-                _close_inherited((fds[0],))
+                _trace(b"a_joined")
+                _close_inherited((fds[0],) + _TRACE_KEEP)
                 control.detach()
                 _die_with_parent(prctl, me)
                 os.setpgid(0, 0)
+                _trace(b"a_ready_to_sandbox")
                 sock = socket.socket(fileno=fds[0])
                 sock.setblocking(True)
                 if refused is not None:
@@ -1969,8 +2105,13 @@ def zygote_main(control, sandbox=None):
                 os.close(fd)
             children.add(pid)
             control.send(json.dumps({"pid": pid}).encode())
+            if _TRACE_FD is not None:
+                _trace_at(received, pid, b"zygote_fork_received", received_cpu)
+                _trace_at(time.monotonic_ns(), pid, b"zygote_fork_answered")
         elif op == "release":
             pid = request.get("pid")
+            if _TRACE_FD is not None:
+                _trace_at(received, pid, b"zygote_release_received", received_cpu)
             if pid in children:
                 children.discard(pid)
                 _kill_group(pid)
@@ -2006,10 +2147,18 @@ def zygote_main(control, sandbox=None):
             control.send(b"{}")
 
 
+# The descriptors a process keeps for the trace (none unless tracing).
+_TRACE_KEEP = ()
+
+
 def main():
+    global _TRACE_FD, _TRACE_KEEP
+    if len(sys.argv) > 3 and sys.argv[3] == "trace":
+        _TRACE_FD = 4
+        _TRACE_KEEP = (4,)
     # Before anything else: the protocol socket (3) and /dev/null (0, 1, 2) are all this
     # process keeps of what it inherited.
-    _close_inherited((3,))
+    _close_inherited((3,) + _TRACE_KEEP)
     mode = sys.argv[1] if len(sys.argv) > 1 else "run"
     config = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
     sandbox = Sandbox(config.get("sandbox", {}))

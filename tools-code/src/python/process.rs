@@ -75,6 +75,8 @@ impl Interpreter {
     /// `cgroup.procs` are `join` before it execs (a failure to join fails the spawn when
     /// `strict`, and is ignored otherwise). With `trace` (see `trace.rs`), that file is its
     /// descriptor 4 and a last argument `trace` says so.
+    // The spawn's settings, each a plain value its callers already hold.
+    #[allow(clippy::too_many_arguments)]
     fn command(
         &self,
         runner: &str,

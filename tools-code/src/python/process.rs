@@ -243,7 +243,7 @@ impl Zygote {
         std::thread::Builder::new()
             .name("code-py-zygote".to_owned())
             .spawn(move || {
-                become_batch();
+                super::become_batch();
                 control_loop(host, &queue, &thread_alive, process);
             })
             .map_err(|e| format!("cannot start the zygote's control thread: {e}"))?;
@@ -396,21 +396,6 @@ impl Spare {
         match usize::try_from(n) {
             Ok(n) => pending.get(..n) == Some(&READY_FRAME[..]),
             Err(_) => io::Error::last_os_error().kind() == io::ErrorKind::WouldBlock,
-        }
-    }
-}
-
-/// Makes the calling thread a batch task (`SCHED_BATCH`, same nice value): its wakeups do not
-/// preempt the task running on a core. For the runtime's background threads (the zygote's
-/// control thread, the cgroup remover), which a run wakes as it ends: the caller's own thread,
-/// which has the outcome, keeps its core. Best effort.
-pub(crate) fn become_batch() {
-    #[cfg(target_os = "linux")]
-    {
-        let param = libc::sched_param { sched_priority: 0 };
-        // SAFETY: plain syscall on the calling thread with a valid parameter.
-        unsafe {
-            libc::sched_setscheduler(0, libc::SCHED_BATCH, &raw const param);
         }
     }
 }

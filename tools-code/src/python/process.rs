@@ -73,8 +73,8 @@ impl Interpreter {
     /// `python -I -S -c RUNNER MODE CONFIG` with `fd` as descriptor 3 in a new process group
     /// (`CONFIG` is the runner's settings as JSON: the sandbox's), joining the cgroups whose
     /// `cgroup.procs` are `join` before it execs (a failure to join fails the spawn when
-    /// `strict`, and is ignored otherwise). With `trace` (see `trace.rs`), that file is its
-    /// descriptor 4 and a last argument `trace` says so.
+    /// `strict`, and is ignored otherwise). A zygote started while the trace is on (see
+    /// `trace.rs`) gets the trace file as its descriptor 4, and a last argument `trace` says so.
     fn command(
         &self,
         runner: &str,
@@ -83,8 +83,12 @@ impl Interpreter {
         fd: RawFd,
         join: Vec<RawFd>,
         strict: bool,
-        trace: Option<RawFd>,
     ) -> Command {
+        let trace = if mode == "zygote" {
+            super::trace::descriptor()
+        } else {
+            None
+        };
         let mut command = Command::new(&self.path);
         command.args(["-I", "-S", "-c", runner, mode, config]);
         if trace.is_some() {
@@ -227,7 +231,6 @@ impl Zygote {
             child.as_raw_fd(),
             Vec::new(),
             false,
-            super::trace::descriptor(),
         );
         let process = command.spawn().map_err(|e| {
             format!(
@@ -578,7 +581,7 @@ impl RunProcess {
             .unwrap_or_default();
         let join = procs.iter().map(AsRawFd::as_raw_fd).collect();
         let child = interpreter
-            .command(runner, "run", config, fd.as_raw_fd(), join, strict, None)
+            .command(runner, "run", config, fd.as_raw_fd(), join, strict)
             .spawn()
             .map_err(|e| {
                 format!(

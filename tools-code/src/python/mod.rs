@@ -272,7 +272,7 @@
 //! | A: close descriptors, death signal, process group | 0.3 to 0.36 |
 //! | A: user, PID, mount and IPC namespaces, `RLIMIT_NPROC` | 0.6 |
 //! | A: `fork` of B and the pages A copies | about 2.3 (A's whole life before its exit: 3.4 to 3.7) |
-//! | A: its exit (memory; the mount, user and IPC namespaces) | 0.9 |
+//! | A: its exit (memory; the mount, user and IPC namespaces) | 0.9 to 1.5 |
 //! | B: `/tmp`, `/dev/shm`, `/proc` mounts | 0.44 |
 //! | B: `no_new_privs`, Landlock | 0.32 |
 //! | B: dropping every capability (41 `prctl` and a `capset`) | 0.31 |

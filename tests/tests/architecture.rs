@@ -134,18 +134,22 @@ fn rooms_import_one_way() {
 /// failures, `PreparedProgram`). The runtimes and the analysis are below Code Mode's
 /// registry-facing side (`mode`, `bridge`, `assembly`, `discovery`, `sdk`), which they never
 /// import (the analysis reads `mode`'s settings and the bridge's failure text); `output`,
-/// `events`, `may_call` and `sdk` stand alone.
+/// `events`, `may_call`, `host` and `sdk` stand alone.
 const CODE_ALLOWED: &[(&str, &[&str])] = &[
     ("output", &[]),
     ("events", &[]),
     ("may_call", &[]),
+    ("host", &[]),
     ("typescript", &["output"]),
     ("python", &["output", "analysis"]),
     ("analysis", &["typescript", "may_call", "mode", "bridge"]),
     ("sdk", &[]),
     ("discovery", &["sdk"]),
     ("assembly", &["sdk"]),
-    ("bridge", &["analysis", "events", "mode", "may_call"]),
+    (
+        "bridge",
+        &["analysis", "events", "host", "mode", "may_call"],
+    ),
     (
         "mode",
         &[

@@ -21,10 +21,17 @@
 //! the bridge overhead per call (`(sequential_100 - one_call) / 99`), and what the per-run
 //! memory account (a cgroup per run child) costs a one-call Python run: sandboxed and
 //! unsandboxed runs with it and without it (`pretend_missing(SandboxLayer::MemoryAccount)`),
-//! taking turns. Targets on the
-//! reference machine: a one-call TypeScript run at most 0.3 ms, at most 10 µs per call, a
-//! Python run through the zygote at most 5 ms, and a sandboxed one-call Python run at most 1.5x
-//! the unsandboxed one.
+//! taking turns; then a sandboxed one-call Python run back to back and after idle against its
+//! target, beside the figures of an older build of this bench when `CODE_RUNTIME_BASELINE`
+//! names one (measured in turns in the same run). Targets on the reference machine: a one-call
+//! TypeScript run at most 0.3 ms, at most 10 µs per call, a Python run through the zygote at
+//! most 5 ms, a sandboxed one-call Python run at most 1.5x the unsandboxed one and at most 2 ms.
+//!
+//! `CODE_RUNTIME_PROFILE` runs one thing instead: `NAME:N` a TypeScript program N times (a loop
+//! for `perf`); `python:N[:GAP_MS]` N sandboxed one-call Python runs with the phase trace on,
+//! and prints where their time goes (the tables in `python/mod.rs`, "What a run costs");
+//! `python_times:N:GAP_MS` the median of N such runs, untraced (what a newer build reads from
+//! the baseline); `python_compare` only the comparison against the baseline.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

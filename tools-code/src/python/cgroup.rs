@@ -45,8 +45,9 @@
 //!
 //! # What it costs
 //!
-//! Per spare, off the run's critical path: two `mkdir`s, a `pids.max` write and two opens in
-//! the zygote's control thread (0.15-0.25 ms here), the child's join, and the removal. A join
+//! Per spare, off the run's critical path: two `mkdir`s, a `pids.max` write and five opens (the
+//! two `cgroup.procs`, the usage and limit files) in the zygote's control thread (0.15-0.25 ms
+//! here), the child's join, and the removal (by a thread of its own, a batch task). A join
 //! is a cgroup migration, which takes the kernel's `cgroup_threadgroup_rwsem` for writing:
 //! without the hierarchy's `favordynmods` mount option (Linux 6.0+) that waits for an RCU grace
 //! period whenever no migration happened during the previous one. Measured here: 0.03-0.05 ms
@@ -54,7 +55,8 @@
 //! apart; while it waits, every `fork` and thread creation on the machine waits too. So a run
 //! that comes right after another may wait for its spare to finish joining (see the
 //! `code_runtime` bench); mounting the hierarchy with `favordynmods` makes joins cheap. On the
-//! critical path: one read and one or two writes (the limit, about 0.1 ms).
+//! critical path: one read and one or two writes on files opened when the cgroup was made (the
+//! limit, 0.02-0.04 ms).
 //!
 //! Names: `tools-code-<host pid>-<runtime>-<n>`. A host process that exits (or crashes) while
 //! the processes of its runs or spares are still alive cannot remove their cgroups (a cgroup
@@ -672,7 +674,7 @@ fn remove_later(dirs: Vec<PathBuf>) {
         std::thread::Builder::new()
             .name("code-py-cgroups".to_owned())
             .spawn(move || {
-                super::process::become_batch();
+                super::become_batch();
                 remover(&queue);
             })
             .ok()

@@ -220,6 +220,89 @@
 //!   whenever a run ends, the child's process tree and group are killed and the child reaped
 //!   (see "released" above).
 //!
+//! # What a run costs
+//!
+//! Where the time of a sandboxed one-call run goes, measured with the phase trace (`trace.rs`;
+//! the `code_runtime` bench's `CODE_RUNTIME_PROFILE=python:300:GAP` prints these tables): a
+//! program that makes one call to a host that answers at once, [`SandboxPolicy::Require`] with
+//! every layer active, on the project's 2-core VM shared with other builds (load average 5 to
+//! 6 while these were taken); medians of 300 runs. "Before" is the runtime as it was when this
+//! section was written (commit `d152266`, which only added the trace), "after" is this one.
+//! Each phase is a median of its own: under load the whole run's median is more than their
+//! sum, because now one phase and now another waits for a core.
+//!
+//! **After idle** (30 ms between runs, the way a model's calls come: every run finds a spare
+//! ready with its sandbox in place):
+//!
+//! | the caller's path | before | after | what it is |
+//! | --- | --- | --- | --- |
+//! | take a spare | 0.11 | 0.04 | the zygote's lock; is the spare alive (was a read of `/proc/PID/stat`, now a `poll` of a pidfd) and still waiting (`recv` with `MSG_PEEK`) |
+//! | set the memory limit | 0.09 | 0.04 | read the cgroup's usage, write one or two limits (the files are now opened when the cgroup is made) |
+//! | program frame sent, received | 0.28 | 0.26 | the host builds and writes the frame, the spare wakes and reads it |
+//! | `RLIMIT_AS`, `/proc` reads | 0.20 | 0.17 | `/proc/self/statm`, `setrlimit` (the `VmPeak` baseline is now read before the program arrives) |
+//! | compile the program | 0.27 | 0.27 | `ast.parse` and `compile` of the `async def` around it (none with a prepared program: the pre-run analysis compiled it in the zygote) |
+//! | start it, first call sent | 0.22 | 0.21 | `exec`, the bindings, the event loop's first step, the arguments' JSON, the frame |
+//! | call round trip | 0.19 | 0.17 | the host reads the call, answers it, the child reads the reply |
+//! | the program returns | 0.07 | 0.06 | |
+//! | result checked and sent | 0.11 | 0.10 | `VmPeak`, the result's JSON, the frame |
+//! | result frame to the host | 0.08 | 0.08 | |
+//! | the host after the result | 0.10 | 0.05 | the next spare requested, the child released |
+//! | **whole run** | **3.72** | **2.09** | interleaved rounds (the bench's `python_compare`): 2.47 before, 1.61 after |
+//!
+//! What took the whole run past its phases was mostly work of the runtime's own that landed
+//! beside it: the child that had just sent its result exited at once (its teardown, with its
+//! namespaces: about 1.2 ms of CPU, then 0.9 ms for the run child A), right when the host
+//! was reading the result; and the next spare (a fork, then 4 to 6 ms of set-up) preempted the
+//! run or the caller. Now the child waits for its release (the zygote kills it once the host
+//! has the outcome), and all background work is a batch task (`SCHED_BATCH`): a spare until
+//! it waits for its program, its rehearsal, a finished run's teardown, the zygote's control
+//! thread and the cgroup remover. A batch task gets its share of the CPU but its wakeups do
+//! not preempt the run or the caller.
+//!
+//! **Back to back** (each run right after the previous one): a run takes the spare forked
+//! after the run before the last, which is often not ready yet (median 1 to 2.5 ms of waiting
+//! for its set-up, 90th percentile 15 to 18 ms), so the figure is what making a spare costs
+//! when spares are made as fast as runs come: 5 to 10 ms at load 4 to 6, before and after
+//! alike (interleaved rounds: 7.2 ms before, 6.7 after). Making a spare, off the caller's path
+//! (CPU time of each part, where one process does it; `wait4` gives the whole lives):
+//!
+//! | making a spare | CPU ms |
+//! | --- | --- |
+//! | host: the cgroup (two `mkdir`s, `pids.max`, five opens), the fork request, later `rmdir` | 1.1 to 1.4 per run, all host work included |
+//! | zygote: `fork` of A (copying the page tables of a 26 MB interpreter) and its answer | 1.2 to 1.6 |
+//! | A: join the cgroup (a migration that also waits, off CPU, up to 15 ms for an RCU grace period when spares are made far apart) | 0.25 |
+//! | A: close descriptors, death signal, process group | 0.3 to 0.36 |
+//! | A: user, PID, mount and IPC namespaces, `RLIMIT_NPROC` | 0.6 |
+//! | A: `fork` of B and the pages A copies | about 2.3 (A's whole life before its exit: 3.4 to 3.7) |
+//! | A: its exit (memory; the mount, user and IPC namespaces) | 0.9 to 1.5 |
+//! | B: `/tmp`, `/dev/shm`, `/proc` mounts | 0.44 |
+//! | B: `no_new_privs`, Landlock | 0.32 |
+//! | B: dropping every capability (41 `prctl` and a `capset`) | 0.31 |
+//! | B: seccomp | 0.17 |
+//! | B: ready frame, event loop | 0.1, 0.77 |
+//! | B: the rehearsal (only a spare that waited 5 ms) | 2.1 |
+//! | B: the run itself | 0.9 |
+//! | B: its exit (memory, PID namespace) | about 1.2 |
+//! | all of it, per run | 14 to 17 at this load (10 to 11 at load 2 to 4) |
+//!
+//! Most of A's and B's time is page faults: every page of the zygote's heap that a child
+//! writes (Python writes reference counts wherever it reads) is copied on the child's first
+//! write, about 90% of B's CPU outside its exit. On two shared cores that bounds back-to-back
+//! runs near half the CPU a run costs. So the 2 ms target is met after idle (1.6 ms in
+//! interleaved rounds at load 5, 2.1 ms in the 300-run profile above at load 6), and not back
+//! to back. What is left, and why it stays:
+//! - A, the run child outside the PID namespace, costs a fork, the pages it copies and an exit
+//!   (about 4.5 ms of CPU, a quarter of the total). A zygote that is itself the first process of a
+//!   PID namespace it owns could create each run's namespace with `unshare` and `setns` around
+//!   one fork, and A would go. But A is one of the run's [`PROCESS_LIMIT`] processes (it is in
+//!   the run's user namespace and cgroup), and the sandbox tests pin what a run gets beside it
+//!   (63 processes in its namespace); without A a run would get 64, so that change waits for a
+//!   decision on the limit.
+//! - The copies on write need an interpreter with immortal objects (CPython 3.12+) or a smaller
+//!   zygote (it holds `asyncio`, `ctypes` and their imports, 16 MB of anonymous memory).
+//! - The compile (0.27 ms) goes where the pre-run analysis hands the run its code (`run_code`
+//!   does); the bench calls `run` without it.
+//!
 //! # The limits of a run
 //!
 //! | limit | what it counts | default | enforced by | when exceeded |
@@ -243,7 +326,7 @@
 //! cgroup can be had) `memory_bytes` is `RLIMIT_AS` per process only: the memory of the run's
 //! other processes, shared memory (`memfd`, `/dev/shm`), `tmpfs` pages and kernel memory are
 //! not counted, and the report says so. Its cost: a spare's cgroup is made (two `mkdir`s, a
-//! `pids.max` write, two opens) by the zygote's control thread before the fork and removed in
+//! `pids.max` write, five opens) by the zygote's control thread before the fork and removed in
 //! the background once the run's processes are gone; the spare's join is a cgroup migration,
 //! which can wait for an RCU grace period (about 15 ms here when spares are made far apart;
 //! the `favordynmods` mount option avoids it), so a run right after another may wait for its
@@ -1631,6 +1714,21 @@ fn internal(message: String) -> CodeFailure {
 
 /// How long the host waits for the zygote to answer one control request.
 pub(crate) const CONTROL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Makes the calling thread a batch task (`SCHED_BATCH`, same nice value): its wakeups do not
+/// preempt the task running on a core. For the runtime's background threads (the zygote's
+/// control thread, the cgroup remover), which a run wakes as it ends: the caller's own thread,
+/// which has the outcome, keeps its core. Best effort.
+pub(crate) fn become_batch() {
+    #[cfg(target_os = "linux")]
+    {
+        let param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: plain syscall on the calling thread with a valid parameter.
+        unsafe {
+            libc::sched_setscheduler(0, libc::SCHED_BATCH, &raw const param);
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

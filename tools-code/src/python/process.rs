@@ -73,10 +73,8 @@ impl Interpreter {
     /// `python -I -S -c RUNNER MODE CONFIG` with `fd` as descriptor 3 in a new process group
     /// (`CONFIG` is the runner's settings as JSON: the sandbox's), joining the cgroups whose
     /// `cgroup.procs` are `join` before it execs (a failure to join fails the spawn when
-    /// `strict`, and is ignored otherwise). With `trace` (see `trace.rs`), that file is its
-    /// descriptor 4 and a last argument `trace` says so.
-    // The spawn's settings, each a plain value its callers already hold.
-    #[allow(clippy::too_many_arguments)]
+    /// `strict`, and is ignored otherwise). A zygote started while the trace is on (see
+    /// `trace.rs`) gets the trace file as its descriptor 4, and a last argument `trace` says so.
     fn command(
         &self,
         runner: &str,
@@ -85,8 +83,12 @@ impl Interpreter {
         fd: RawFd,
         join: Vec<RawFd>,
         strict: bool,
-        trace: Option<RawFd>,
     ) -> Command {
+        let trace = if mode == "zygote" {
+            super::trace::descriptor()
+        } else {
+            None
+        };
         let mut command = Command::new(&self.path);
         command.args(["-I", "-S", "-c", runner, mode, config]);
         if trace.is_some() {
@@ -229,7 +231,6 @@ impl Zygote {
             child.as_raw_fd(),
             Vec::new(),
             false,
-            super::trace::descriptor(),
         );
         let process = command.spawn().map_err(|e| {
             format!(
@@ -245,7 +246,7 @@ impl Zygote {
         std::thread::Builder::new()
             .name("code-py-zygote".to_owned())
             .spawn(move || {
-                become_batch();
+                super::become_batch();
                 control_loop(host, &queue, &thread_alive, process);
             })
             .map_err(|e| format!("cannot start the zygote's control thread: {e}"))?;
@@ -398,21 +399,6 @@ impl Spare {
         match usize::try_from(n) {
             Ok(n) => pending.get(..n) == Some(&READY_FRAME[..]),
             Err(_) => io::Error::last_os_error().kind() == io::ErrorKind::WouldBlock,
-        }
-    }
-}
-
-/// Makes the calling thread a batch task (`SCHED_BATCH`, same nice value): its wakeups do not
-/// preempt the task running on a core. For the runtime's background threads (the zygote's
-/// control thread, the cgroup remover), which a run wakes as it ends: the caller's own thread,
-/// which has the outcome, keeps its core. Best effort.
-pub(crate) fn become_batch() {
-    #[cfg(target_os = "linux")]
-    {
-        let param = libc::sched_param { sched_priority: 0 };
-        // SAFETY: plain syscall on the calling thread with a valid parameter.
-        unsafe {
-            libc::sched_setscheduler(0, libc::SCHED_BATCH, &raw const param);
         }
     }
 }
@@ -595,7 +581,7 @@ impl RunProcess {
             .unwrap_or_default();
         let join = procs.iter().map(AsRawFd::as_raw_fd).collect();
         let child = interpreter
-            .command(runner, "run", config, fd.as_raw_fd(), join, strict, None)
+            .command(runner, "run", config, fd.as_raw_fd(), join, strict)
             .spawn()
             .map_err(|e| {
                 format!(

@@ -11,11 +11,12 @@
 #                             accounts a run's memory, the cgroup.procs of the run's cgroup (one
 #                             per hierarchy); the zygote forks and answers with the child's pid.
 #                             The child joins the cgroup and closes every other descriptor
-#                             first, then prepares everything that
-#                             does not depend on the program (event loop, bridge, log writer),
+#                             first, then prepares everything that does not depend on the
+#                             program (event loop, bridge, log writer) as a batch task,
 #                             rehearses a run if it has waited a while, and waits for its
 #                             program: the host keeps such children ready as spares, so no
-#                             fork is on a run's critical path.
+#                             fork is on a run's critical path. Once it has sent its outcome
+#                             it waits for its release rather than exiting (`_linger`).
 #                    release  kills the child's process tree and group and answers at once
 #                             (run children are subreapers, so the tree holds every process
 #                             the program started, even after setsid); the zygote

@@ -559,18 +559,10 @@ pub trait CodeRuntime: Send + Sync + fmt::Debug {
     fn language(&self) -> CodeLanguage;
 
     /// Runs `program` against `host` under `limits` until it completes, fails, reaches its
-    /// deadline or `cancel` fires (then the run fails as [`CodeFailureKind::Aborted`]).
-    fn run(
-        &self,
-        program: &str,
-        host: Arc<dyn CodeHost>,
-        limits: &CodeLimits,
-        cancel: CancellationToken,
-    ) -> CodeRunFuture;
-
-    /// [`run`](Self::run) with the work the pre-run analysis did on `program` (see
-    /// [`PreparedProgram`]), which the runtime may use instead of doing it again. `run_code`
-    /// runs every program through this. The default ignores `prepared`.
+    /// deadline or `cancel` fires (then the run fails as [`CodeFailureKind::Aborted`]), using
+    /// the work the pre-run analysis did on it when given (see [`PreparedProgram`]; a runtime
+    /// may ignore it, or work it cannot use, and do the work itself). `run_code` runs every
+    /// program through this.
     fn run_prepared(
         &self,
         program: &str,
@@ -578,9 +570,18 @@ pub trait CodeRuntime: Send + Sync + fmt::Debug {
         host: Arc<dyn CodeHost>,
         limits: &CodeLimits,
         cancel: CancellationToken,
+    ) -> CodeRunFuture;
+
+    /// [`run_prepared`](Self::run_prepared) without prepared work: the runtime parses and
+    /// compiles `program` itself.
+    fn run(
+        &self,
+        program: &str,
+        host: Arc<dyn CodeHost>,
+        limits: &CodeLimits,
+        cancel: CancellationToken,
     ) -> CodeRunFuture {
-        let _ = prepared;
-        self.run(program, host, limits, cancel)
+        self.run_prepared(program, None, host, limits, cancel)
     }
 
     /// Finds the tool calls `program` can make without running it (see [`analysis`]). The

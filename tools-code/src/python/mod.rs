@@ -833,16 +833,6 @@ impl CodeRuntime for PythonRuntime {
         Box::pin(async move { analysis::analyse(&runtime, &program).await })
     }
 
-    fn run(
-        &self,
-        program: &str,
-        host: Arc<dyn CodeHost>,
-        limits: &CodeLimits,
-        cancel: CancellationToken,
-    ) -> CodeRunFuture {
-        self.run_prepared(program, None, host, limits, cancel)
-    }
-
     fn run_prepared(
         &self,
         program: &str,

@@ -205,16 +205,6 @@ impl CodeRuntime for TypeScriptRuntime {
         CodeLanguage::TypeScript
     }
 
-    fn run(
-        &self,
-        program: &str,
-        host: Arc<dyn CodeHost>,
-        limits: &CodeLimits,
-        cancel: CancellationToken,
-    ) -> CodeRunFuture {
-        self.run_prepared(program, None, host, limits, cancel)
-    }
-
     fn run_prepared(
         &self,
         program: &str,

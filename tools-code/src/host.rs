@@ -35,11 +35,12 @@ pub type SettleFuture<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
 /// `run_code` dispatch bridge implements this by running each call through the tool pipeline;
 /// [`FnHost`] makes a host of an async function (tests, benches, small embeddings).
 ///
-/// The runtimes of this crate call [`call`](Self::call) on a thread of their own (TypeScript:
-/// the engine's worker; Python: a task of the run) inside the context of the tokio runtime that
-/// polls [`CodeRuntime::run`](crate::CodeRuntime::run), so `tokio::spawn` and timers work
-/// there. Answering inside `call` is the fast path, but `call` holds up the program while it
-/// runs: keep heavy synchronous work out of it (in a task, or `spawn_blocking`).
+/// The runtimes of this crate call [`call`](Self::call) on a thread of their choosing
+/// (TypeScript: the engine's worker; Python: wherever the run's future is polled), inside the
+/// context of the tokio runtime that polls [`CodeRuntime::run`](crate::CodeRuntime::run), so
+/// `tokio::spawn` and timers work there. Answering inside `call` is the fast path, but `call`
+/// holds up the program while it runs: keep heavy synchronous work out of it (in a task, or
+/// `spawn_blocking`).
 ///
 /// When the run ends (completion, failure, deadline or cancellation) the runtime stops
 /// listening (an answer after that is dropped) and awaits [`settle`](Self::settle) before the

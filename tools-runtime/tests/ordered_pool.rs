@@ -1,7 +1,8 @@
 //! `schedule::OrderedPool`: admission by sequence number, the parallel limit, an exclusive
 //! entry alone, turns passed on by entering or dropping, and entries that give up.
 
-use std::pin::pin;
+use std::future::Future;
+use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -12,15 +13,29 @@ use tools_runtime::{CancellationToken, ExecutionMode};
 
 use ExecutionMode::{Exclusive, Parallel};
 
+/// Whether `future` is still waiting (polled once).
+async fn waits<F: Future>(future: Pin<&mut F>) -> bool {
+    poll!(future).is_pending()
+}
+
 #[tokio::test]
-async fn entries_are_admitted_by_number_whatever_order_they_arrive_in() {
+async fn entries_are_admitted_by_number_and_one_that_gives_up_is_skipped() {
     let pool = OrderedPool::new(4);
     let mut second = pin!(pool.enter(1, Parallel));
-    assert!(poll!(second.as_mut()).is_pending(), "1 waits for 0");
+    assert!(waits(second.as_mut()).await, "1 waits for 0");
     let first = pool.enter(0, Parallel).await;
     let second = second.await;
     assert_eq!((first.seq(), second.seq()), (0, 1));
     assert_eq!(pool.running(), 2);
+    // A wait dropped before its turn gives the entry up: 4 follows 2 directly.
+    {
+        let mut gone = pin!(pool.enter(3, Parallel));
+        assert!(waits(gone.as_mut()).await, "3 waits for 2");
+    }
+    let third = pool.enter(2, Parallel).await;
+    let fifth = pool.enter(4, Parallel).await;
+    assert_eq!((third.seq(), fifth.seq()), (2, 4));
+    assert_eq!(pool.running(), 4);
 }
 
 #[tokio::test]
@@ -29,7 +44,7 @@ async fn parallel_entries_overlap_up_to_the_limit() {
     let a = pool.enter(0, Parallel).await;
     let _b = pool.enter(1, Parallel).await;
     let mut c = pin!(pool.enter(2, Parallel));
-    assert!(poll!(c.as_mut()).is_pending(), "the pool is full");
+    assert!(waits(c.as_mut()).await, "the pool is full");
     drop(a);
     let c = c.await;
     assert_eq!(c.mode(), Parallel);
@@ -41,49 +56,40 @@ async fn an_exclusive_entry_waits_for_the_pool_to_drain_and_runs_alone() {
     let pool = OrderedPool::new(8);
     let a = pool.enter(0, Parallel).await;
     let mut x = pin!(pool.enter(1, Exclusive));
-    assert!(poll!(x.as_mut()).is_pending(), "waits for 0 to leave");
+    assert!(waits(x.as_mut()).await, "waits for 0 to leave");
     let mut later = pin!(pool.enter(2, Parallel));
-    assert!(
-        poll!(later.as_mut()).is_pending(),
-        "waits behind the exclusive entry"
-    );
+    assert!(waits(later.as_mut()).await, "behind the exclusive entry");
     drop(a);
     let x = x.await;
     assert_eq!(pool.running(), 1);
-    assert!(
-        poll!(later.as_mut()).is_pending(),
-        "the exclusive entry runs alone"
-    );
+    assert!(waits(later.as_mut()).await, "1 runs alone");
     drop(x);
     let _later = later.await;
     assert_eq!(pool.running(), 1);
 }
 
 #[tokio::test]
-async fn a_turn_holds_later_entries_until_it_enters_or_is_dropped() {
+async fn a_turn_holds_later_entries_until_it_enters_is_dropped_or_leaves_exclusively() {
     let pool = OrderedPool::new(4);
     let turn = pool.turn(0).await;
     assert_eq!(turn.seq(), 0);
     let mut next = pin!(pool.turn(1));
-    assert!(poll!(next.as_mut()).is_pending(), "0 holds the turn");
+    assert!(waits(next.as_mut()).await, "0 holds the turn");
     let _inside = turn.enter(Parallel).await;
     let next = next.await;
     let mut after = pin!(pool.enter(2, Parallel));
-    assert!(poll!(after.as_mut()).is_pending(), "1 holds the turn");
+    assert!(waits(after.as_mut()).await, "1 holds the turn");
     // Dropped without entering: the turn passes on, and 1 never entered.
     drop(next);
-    let _after = after.await;
+    let after = after.await;
     assert_eq!(pool.running(), 2);
-}
-
-#[tokio::test]
-async fn an_exclusive_entry_keeps_the_turn_until_it_leaves() {
-    let pool = OrderedPool::new(4);
-    let x = pool.turn(0).await.enter(Exclusive).await;
-    let mut next = pin!(pool.turn(1));
-    assert!(poll!(next.as_mut()).is_pending());
+    drop((_inside, after));
+    // An exclusive entry keeps the turn until it leaves.
+    let x = pool.turn(3).await.enter(Exclusive).await;
+    let mut last = pin!(pool.turn(4));
+    assert!(waits(last.as_mut()).await, "3 runs alone");
     drop(x);
-    assert_eq!(next.await.seq(), 1);
+    assert_eq!(last.await.seq(), 4);
 }
 
 #[tokio::test]
@@ -93,9 +99,9 @@ async fn a_cancelled_entry_never_runs_and_later_entries_skip_it() {
     let a = pool.enter(0, Parallel).await;
     // 1 has its turn and waits for room; 2 waits for its turn.
     let mut b = pin!(pool.enter_until_cancelled(1, Parallel, &cancel));
-    assert!(poll!(b.as_mut()).is_pending());
+    assert!(waits(b.as_mut()).await);
     let mut c = pin!(pool.enter_until_cancelled(2, Parallel, &cancel));
-    assert!(poll!(c.as_mut()).is_pending());
+    assert!(waits(c.as_mut()).await);
     cancel.cancel();
     assert!(b.await.is_none());
     assert!(c.await.is_none());
@@ -108,19 +114,6 @@ async fn a_cancelled_entry_never_runs_and_later_entries_skip_it() {
     );
     let d = pool.enter(4, Exclusive).await;
     assert_eq!(d.seq(), 4);
-}
-
-#[tokio::test]
-async fn a_dropped_wait_gives_the_entry_up_even_before_its_turn() {
-    let pool = OrderedPool::new(2);
-    {
-        let mut early = pin!(pool.enter(1, Parallel));
-        assert!(poll!(early.as_mut()).is_pending(), "waits for 0");
-    }
-    let _zero = pool.enter(0, Parallel).await;
-    // 1 gave up while 0 had not come: 2 follows 0 directly.
-    let two = pool.enter(2, Parallel).await;
-    assert_eq!(two.seq(), 2);
 }
 
 /// 200 tasks spawned in reverse order, every 17th exclusive, through a pool of 3: checks the

@@ -185,7 +185,7 @@
 //!     finishes them: the `run_code` bridge cancels and drains its pipeline calls, see
 //!     `bridge.rs`), and no frame after the one that ended it is read: a call frame sent after
 //!     the outcome is never started. The run itself spawns no task for a call: the host
-//!     answers each through a [`CallReply`](crate::CallReply), at once or later.
+//!     answers each through a [`CallReply`], at once or later.
 //! - **What a run makes the host hold.** Besides the frame being read (bounded above) and a log
 //!   line being assembled (bounded by `max_output_bytes`), the host holds, for each run, the
 //!   replies the child has not read yet, the arguments of the calls still running (held by

@@ -33,6 +33,7 @@ use std::time::{Duration, Instant};
 
 use rquickjs::allocator::{Allocator, RustAllocator};
 use rquickjs::context::{EvalOptions, intrinsic};
+use rquickjs::prelude::Opt;
 use rquickjs::{Context, Ctx, Function, Object, Runtime, Value, qjs};
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
@@ -657,40 +658,33 @@ fn install<'js>(
         ctx.clone(),
         move |ctx: Ctx<'js>,
               index: i32,
-              args: rquickjs::String<'js>|
+              args: Value<'js>,
+              object_proto: Opt<Value<'js>>|
               -> rquickjs::Result<Value<'js>> {
             let max = call_state.borrow().max_call_bytes;
-            // The arguments are parsed straight from the engine's text (no copy in Rust).
-            let answer = match with_bounded_text(args, max, |args| {
-                host_call(&call_state, &call_flags, index, Args::Text(args))
-            })? {
-                Ok(answer) => answer,
-                Err(len) => Answer::TooLarge(format!(
-                    "args is {len} bytes of JSON text, more than the {max} bytes one call may \
-                     send (max_call_bytes)"
-                )),
+            let answer = match object_proto.0 {
+                // Simple arguments are read here, without their JSON text (see
+                // `simple_args`); for any others this answers `undefined` and the prelude
+                // writes their text.
+                Some(object_proto) => match simple_args(&ctx, &args, &object_proto, max) {
+                    Some(args) => host_call(&call_state, &call_flags, index, Args::Value(args)),
+                    None => return Ok(Value::new_undefined(ctx)),
+                },
+                // Their JSON text, parsed straight from the engine's string (no copy in Rust).
+                None => match args.into_string() {
+                    Some(text) => match with_bounded_text(text, max, |args| {
+                        host_call(&call_state, &call_flags, index, Args::Text(args))
+                    })? {
+                        Ok(answer) => answer,
+                        Err(len) => Answer::TooLarge(format!(
+                            "args is {len} bytes of JSON text, more than the {max} bytes one \
+                             call may send (max_call_bytes)"
+                        )),
+                    },
+                    None => Answer::Failed("the arguments' text is not a string".to_owned()),
+                },
             };
             answer.into_js(ctx)
-        },
-    )
-    .map_err(|e| setup_error(ctx, e))?;
-    // Simple arguments are read here, without their JSON text (see `simple_args`); for any
-    // others this answers `undefined` and the prelude writes their text for `hostCall`.
-    let value_state = state.clone();
-    let value_flags = flags.clone();
-    let host_call_value = Function::new(
-        ctx.clone(),
-        move |ctx: Ctx<'js>,
-              index: i32,
-              args: Value<'js>,
-              object_proto: Value<'js>|
-              -> rquickjs::Result<Value<'js>> {
-            let max = value_state.borrow().max_call_bytes;
-            match simple_args(&ctx, &args, &object_proto, max) {
-                Some(args) => self::host_call(&value_state, &value_flags, index, Args::Value(args))
-                    .into_js(ctx),
-                None => Ok(Value::new_undefined(ctx)),
-            }
         },
     )
     .map_err(|e| setup_error(ctx, e))?;
@@ -796,7 +790,6 @@ fn install<'js>(
     prelude
         .call::<_, ()>((
             host_call,
-            host_call_value,
             host_log,
             host_finish,
             is_proxy,

@@ -29,9 +29,8 @@
 //!    `Object.keys`, ...) is never consulted, at any depth, and a proxy is refused without
 //!    running any of its traps. An own getter is called once and its value converted;
 //!    properties keyed by symbols and non-enumerable ones are left out. The returned value
-//!    goes through the same conversion. The
-//!    call goes to [`CodeHost::call`](crate::CodeHost::call) on the worker thread (inside the
-//!    context of the tokio runtime that polls [`CodeRuntime::run`]) with a
+//!    goes through the same conversion. The call goes to [`CodeHost::call`] on the worker
+//!    thread (inside the context of the tokio runtime that polls [`CodeRuntime::run`]) with a
 //!    [`CallReply`](crate::CallReply): an answer the host gives inside the call settles the
 //!    call's promise right there, without a thread hop or a trip through the event loop; a
 //!    later answer wakes the event loop, which settles the promise. The host decides where a
@@ -51,7 +50,7 @@
 //!    program left waiting on a promise that nothing can settle (no call in flight, and there
 //!    are no timers): it fails at once instead of at the deadline. The engine stops listening
 //!    to the calls still in flight, and the run's future resolves after the host has settled
-//!    them ([`CodeHost::settle`](crate::CodeHost::settle)).
+//!    them ([`CodeHost::settle`]).
 //!
 //! # Limits and isolation
 //!

@@ -10,12 +10,12 @@
 //                                    max_call_bytes, else `true`: `settle` answers it later,
 //                                    under the next id (the host numbers these calls 1, 2, 3,
 //                                    ... in the order they are made, and so does `bind`)
-//   hostCallValue(index, args, objectProto)
+//   hostCall(index, args, objectProto)
 //                                    the same for arguments the host can read itself (a
-//                                    plain object of a few short scalars; `objectProto` is
+//                                    plain object of a few scalars; `objectProto` is
 //                                    Object.prototype, captured here): the same answers, or
 //                                    `undefined` when the arguments are not that simple (then
-//                                    their text goes through `hostCall`)
+//                                    their text goes through `hostCall(index, argsJson)`)
 //   hostLog(line)                    appends one log line; `null` for a line refused as
 //                                    longer than the output may be
 //   hostFinish(kind, text, message)  records how the program ended (kinds at `finishThrown`)
@@ -35,7 +35,7 @@
 // max_call_bytes and results against max_output_bytes as they are written, log lines and
 // messages are refused once their length passes max_output_bytes, and no pattern runs over
 // a string the program controls unless the pattern keeps no state per character.
-(function (hostCall, hostCallValue, hostLog, hostFinish, isProxy, jsonSize, utf8Size) {
+(function (hostCall, hostLog, hostFinish, isProxy, jsonSize, utf8Size) {
   'use strict';
   const G = globalThis;
   const ObjectProto = Object.prototype;
@@ -605,7 +605,7 @@
       const value = arguments.length === 0 ? {} : args;
       // Simple arguments the host reads without their text, exactly as it would read the text
       // written below.
-      let answer = hostCallValue(index, value, ObjectProto);
+      let answer = hostCall(index, value, ObjectProto);
       if (answer === undefined) {
         let text;
         try {

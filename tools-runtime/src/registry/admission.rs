@@ -8,7 +8,9 @@
 //!   tools directly (`run_code`, `describe_tools`); any other direct call is refused.
 //!
 //! Who made the call is its [`CallOrigin`]: a program's calls carry an origin only a
-//! registry-owned tool can mint, so a call cannot pass for a program's.
+//! registry-owned tool can mint, so neither a model nor a tool registered through a scope can
+//! make a call pass for a program's (host code that sees a program's call can pass its origin
+//! on: an origin is not a secret).
 
 use crate::base::call::CallOrigin;
 use crate::base::definition::Callers;

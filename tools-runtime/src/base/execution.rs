@@ -18,7 +18,6 @@ pub(crate) struct ExecInner {
     pub(crate) arguments: Arc<Value>,
     pub(crate) cancel: CancellationToken,
     pub(crate) agent: Option<ScopeKey>,
-    pub(crate) parent: Option<ExecutionToken>,
     /// The layers whose listeners apply (the agent's chain); empty for a global call.
     pub(crate) chain: Vec<u64>,
     pub(crate) deferred: Mutex<Vec<AdditionalContext>>,
@@ -78,7 +77,7 @@ impl ToolExecution {
     }
     /// The token of the execution that made this call.
     pub fn parent(&self) -> Option<ExecutionToken> {
-        self.0.parent
+        self.0.origin.parent()
     }
 
     /// Where the call comes from: the caller's own, made by another execution, or made by a
@@ -127,7 +126,7 @@ impl fmt::Debug for ToolExecution {
             .field("call_id", &self.0.call_id)
             .field("name", &self.0.name)
             .field("agent", &self.0.agent)
-            .field("parent", &self.0.parent)
+            .field("origin", &self.0.origin)
             .finish_non_exhaustive()
     }
 }

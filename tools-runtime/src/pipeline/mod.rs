@@ -100,7 +100,6 @@ impl Run {
             agent,
             ..
         } = call;
-        let parent = origin.parent();
         let token = ExecutionToken::fresh();
         let snapshot = rt.snapshot(&name, agent, origin);
         let span = tracing::info_span!(
@@ -108,7 +107,7 @@ impl Run {
             tool = %name,
             call_id = %call_id,
             token = token.raw(),
-            parent = parent.map(ExecutionToken::raw),
+            parent = origin.parent().map(ExecutionToken::raw),
             outcome = tracing::field::Empty,
         );
         let scope_gone = snapshot.chain.is_none();
@@ -119,7 +118,6 @@ impl Run {
             arguments,
             cancel,
             agent,
-            parent,
             chain: snapshot.chain.unwrap_or_default(),
             deferred: Mutex::new(Vec::new()),
             body_started: std::sync::atomic::AtomicBool::new(false),

@@ -53,7 +53,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 use tracing::instrument::WithSubscriber;
 
-use super::analysis::bound_tools;
+use super::analysis::{binds, bound_tools};
 use super::events::{SessionEvent, SessionEventSink};
 use super::host::{CallReply, HostTasks, SettleFuture};
 use super::mode::{CODE_RUN_FAILED, CodeMode, SpillRequest};
@@ -110,11 +110,6 @@ pub(crate) async fn run(
         origin,
         parent_call_id: ctx.call_id().to_owned(),
         cancel: ctx.cancellation().child_token(),
-        names: bound_tools(
-            ctx.runtime(),
-            ctx.agent().unwrap_or(ScopeKey::GLOBAL),
-            may_call.as_ref(),
-        ),
         may_call,
         mode: mode.clone(),
         pool: OrderedPool::new(mode.max_parallel_sub_calls),
@@ -188,9 +183,9 @@ struct Bridge {
     parent_call_id: String,
     /// The run's own token: a child of the outer call's, fired when the run settles.
     cancel: CancellationToken,
-    /// The tools the program's `tools` object binds: what the outer call's scope sees.
-    names: Vec<String>,
-    /// What the pre-run analysis found the program may call; a closed set is enforced.
+    /// What the pre-run analysis found the program may call; a closed set is enforced, and
+    /// bound up front. An open set binds what the outer call's scope sees, each name at its
+    /// first use (a scope may have thousands).
     may_call: Option<MayCall>,
     mode: Arc<CodeMode>,
     /// Admits the program's calls in order, parallel ones up to the limit, exclusive ones alone.
@@ -224,7 +219,20 @@ struct Host(Arc<Bridge>);
 
 impl CodeHost for Host {
     fn tool_names(&self) -> Vec<String> {
-        self.0.names.clone()
+        bound_tools(&self.0.runtime, self.0.scope(), self.0.may_call.as_ref())
+    }
+
+    fn binds(&self, name: &str) -> bool {
+        binds(
+            &self.0.runtime,
+            self.0.scope(),
+            self.0.may_call.as_ref(),
+            name,
+        )
+    }
+
+    fn bind_on_first_use(&self) -> bool {
+        !matches!(self.0.may_call, Some(MayCall::Closed(_)))
     }
 
     fn call(&self, name: &str, args: Value, reply: CallReply) {
@@ -288,6 +296,11 @@ impl Bridge {
     async fn settle(&self) {
         self.cancel.cancel();
         self.tasks.join().await;
+    }
+
+    /// The scope the program's calls are made from: the outer call's agent scope.
+    fn scope(&self) -> ScopeKey {
+        self.agent.unwrap_or(ScopeKey::GLOBAL)
     }
 
     /// Call `n`'s id: `<outer call id>:code:<n>`.

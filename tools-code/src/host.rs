@@ -51,6 +51,26 @@ pub trait CodeHost: Send + Sync + 'static {
     /// names that are not identifiers).
     fn tool_names(&self) -> Vec<String>;
 
+    /// Whether `name` is one of [`tool_names`](Self::tool_names). A runtime that binds on
+    /// first use (see [`bind_on_first_use`](Self::bind_on_first_use)) asks this the first time
+    /// a program reads a name off `tools`. The default searches `tool_names`; a host with many
+    /// names answers without listing them.
+    fn binds(&self, name: &str) -> bool {
+        self.tool_names().iter().any(|bound| bound == name)
+    }
+
+    /// Whether the runtime should bind each name at its first use instead of all of them
+    /// before the program starts: `true` for a host whose names are many or costly to list
+    /// (binding a thousand tools up front costs more than a short run). Such a run asks
+    /// [`binds`](Self::binds) for each name the program reads, and lists
+    /// [`tool_names`](Self::tool_names) only if the program enumerates `tools`; a name bound
+    /// that way is the one the host has when the program first reads it. What the program sees
+    /// is the same either way. A runtime may ignore this (the Python runtime does). The
+    /// default is `false`.
+    fn bind_on_first_use(&self) -> bool {
+        false
+    }
+
     /// Starts one call. `args` is already strict JSON (the runtime rejects anything else before
     /// the call reaches the host). Answer through `reply`: a `ToolCallFailure` rejects the
     /// program's call with a `ToolCallError`; a reply dropped unanswered rejects it too.
@@ -325,6 +345,7 @@ pub struct FnHost<F> {
     names: Vec<String>,
     call: F,
     tasks: HostTasks,
+    on_first_use: bool,
 }
 
 impl<F, Fut> FnHost<F>
@@ -338,7 +359,15 @@ where
             names: names.into_iter().map(Into::into).collect(),
             call,
             tasks: HostTasks::new(None),
+            on_first_use: false,
         }
+    }
+
+    /// Has the runtime bind each name at its first use (see [`CodeHost::bind_on_first_use`]).
+    #[must_use]
+    pub fn bind_on_first_use(mut self) -> Self {
+        self.on_first_use = true;
+        self
     }
 }
 
@@ -349,6 +378,10 @@ where
 {
     fn tool_names(&self) -> Vec<String> {
         self.names.clone()
+    }
+
+    fn bind_on_first_use(&self) -> bool {
+        self.on_first_use
     }
 
     fn call(&self, name: &str, args: Value, reply: CallReply) {

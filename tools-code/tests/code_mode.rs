@@ -521,6 +521,51 @@ async fn sub_calls_run_the_whole_pipeline_with_the_outer_token_as_parent() {
 }
 
 #[tokio::test]
+async fn an_open_program_binds_each_tool_at_its_first_use_as_the_scope_has_it_then() {
+    let rt = code_runtime(PresentationMode::Code);
+    let plugin = rt.scope();
+    let _a = plugin.register(echo("alpha")).unwrap();
+    // Registers `gamma` when called (its scope is kept for the test's lifetime).
+    let kept: Arc<Mutex<Vec<Scope>>> = Arc::default();
+    let (registry, keep) = (rt.clone(), kept.clone());
+    let register = ToolDefinition::builder("register_gamma")
+        .description("registers gamma")
+        .input_schema(json!({"type": "object"}))
+        .output(Output::json(json!({"type": "object"})))
+        .execute(move |_args, _ctx| {
+            let scope = registry.scope();
+            let _ = scope.register(echo("gamma")).unwrap();
+            keep.lock().unwrap().push(scope);
+            async { Ok(json!({})) }
+        })
+        .build()
+        .unwrap();
+    let _r = plugin.register(register).unwrap();
+    // A computed name: the analysis cannot close the set, so the run binds on first use.
+    let r = rt
+        .execute(run_code(
+            "const n = (s: string) => s;
+             const before = typeof tools[n('gamma')];
+             await tools[n('register_gamma')]({});
+             const after = await tools[n('gamma')]({x: 5});
+             return [before, after, 'alpha' in tools, typeof tools[n('run_code')], Object.keys(tools)];",
+        ))
+        .await;
+    assert_eq!(
+        r.value().unwrap()["result"],
+        json!([
+            "undefined",
+            {"x": 5},
+            true,
+            "undefined",
+            ["alpha", "gamma", "register_gamma"]
+        ]),
+        "{}",
+        r.text()
+    );
+}
+
+#[tokio::test]
 async fn a_failed_sub_call_rejects_with_a_tool_call_error_carrying_only_name_and_message() {
     let rt = code_runtime(PresentationMode::Code);
     let plugin = rt.scope();

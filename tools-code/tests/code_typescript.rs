@@ -1102,3 +1102,231 @@ async fn html_comments_and_type_syntax_next_to_brackets_open_no_way_out() {
     }
     rt.assert_healthy().await;
 }
+
+// --- binding on first use -------------------------------------------------------------------
+
+/// A program that looks at `tools` every way a program can, and reports what it saw.
+const LOOK_AT_TOOLS: &str = r#"
+const seen: Record<string, unknown> = {};
+const tryIt = (label: string, f: () => unknown) => {
+  try { seen[label] = f(); } catch (e) { seen[label] = "throws " + (e as Error).name; }
+};
+seen.first = typeof tools.b;
+seen.firstAgain = tools.b === tools.b;
+seen.odd = typeof tools["odd-name"];
+seen.missing = typeof (tools as any).missing;
+seen.has = ["b" in tools, "missing" in tools, "then" in tools, "constructor" in tools];
+seen.thenable = (await tools) === tools;
+seen.viaCallTool = (await callTool("then", { n: 1 })).tool;
+seen.proto = (await tools["__proto__"]({ n: 2 })).tool;
+seen.descriptor = Object.getOwnPropertyDescriptor(tools, "a") !== undefined &&
+  Object.getOwnPropertyDescriptor(tools, "a")!.writable === false &&
+  Object.getOwnPropertyDescriptor(tools, "a")!.enumerable === true &&
+  Object.getOwnPropertyDescriptor(tools, "a")!.configurable === false;
+seen.noDescriptor = Object.getOwnPropertyDescriptor(tools, "missing") === undefined;
+seen.prototype = Object.getPrototypeOf(tools) === null;
+tryIt("assign", () => { (tools as any).b = 1; return "assigned"; });
+tryIt("assignNew", () => { (tools as any).fresh = 1; return "assigned"; });
+tryIt("remove", () => { delete (tools as any).b; return "deleted"; });
+tryIt("removeMissing", () => delete (tools as any).missing);
+tryIt("define", () => { Object.defineProperty(tools, "x", { value: 1 }); return "defined"; });
+tryIt("setPrototype", () => { Object.setPrototypeOf(tools, {}); return "set"; });
+tryIt("setPrototypeNull", () => { Object.setPrototypeOf(tools, null); return "set"; });
+seen.keys = Object.keys(tools);
+seen.names = Object.getOwnPropertyNames(tools);
+const forIn: string[] = [];
+for (const k in tools) forIn.push(k);
+seen.forIn = forIn;
+seen.frozen = Object.isFrozen(tools);
+seen.extensible = Object.isExtensible(tools);
+seen.json = JSON.stringify(tools);
+console.log(tools);
+try { await tools.b({ t: tools }); } catch (e) { seen.asArgsMessage = (e as Error).message; }
+seen.afterAll = (await tools.a({ n: 3 })).tool;
+return seen;
+"#;
+
+/// The tools the program above looks at (in a host's order, not sorted).
+const LOOKED_AT: [&str; 9] = [
+    "b",
+    "a",
+    "then",
+    "constructor",
+    "__proto__",
+    "odd-name",
+    "10",
+    "2",
+    "z",
+];
+
+fn naming_host(on_first_use: bool) -> Arc<dyn tools_code::CodeHost> {
+    let host = FnHost::new(LOOKED_AT, |name: &str, _args: Value| {
+        let name = name.to_owned();
+        async move { Ok(json!({ "tool": name })) }
+    });
+    if on_first_use {
+        Arc::new(host.bind_on_first_use())
+    } else {
+        Arc::new(host)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_bound_on_first_use_look_like_tools_bound_up_front() {
+    let rt = runtime();
+    let mut seen = Vec::new();
+    for on_first_use in [false, true] {
+        let done = rt
+            .run(
+                LOOK_AT_TOOLS,
+                naming_host(on_first_use),
+                &ordinary_limits(),
+                CancellationToken::new(),
+            )
+            .await
+            .unwrap();
+        seen.push(done);
+    }
+    let (up_front, on_first_use) = (&seen[0], &seen[1]);
+    assert_eq!(on_first_use.result, up_front.result);
+    assert_eq!(on_first_use.logs, up_front.logs);
+    let seen = up_front.result.as_ref().unwrap();
+    // What both saw, spelled out: keys in the order an object orders them, `then` left out.
+    let keys = json!([
+        "2",
+        "10",
+        "b",
+        "a",
+        "constructor",
+        "__proto__",
+        "odd-name",
+        "z"
+    ]);
+    assert_eq!(seen["keys"], keys);
+    assert_eq!(seen["names"], keys);
+    assert_eq!(seen["forIn"], keys);
+    assert_eq!(seen["first"], "function");
+    assert_eq!(seen["firstAgain"], true);
+    assert_eq!(seen["odd"], "function");
+    assert_eq!(seen["missing"], "undefined");
+    assert_eq!(seen["has"], json!([true, false, false, true]));
+    assert_eq!(seen["thenable"], true);
+    assert_eq!(seen["viaCallTool"], "then");
+    assert_eq!(seen["proto"], "__proto__");
+    assert_eq!(seen["descriptor"], true);
+    assert_eq!(seen["noDescriptor"], true);
+    assert_eq!(seen["prototype"], true);
+    for refused in ["assign", "assignNew", "remove", "define", "setPrototype"] {
+        assert_eq!(seen[refused], "throws TypeError", "{refused}: {seen}");
+    }
+    assert_eq!(seen["removeMissing"], true);
+    assert_eq!(seen["setPrototypeNull"], "set");
+    assert_eq!(seen["frozen"], true);
+    assert_eq!(seen["extensible"], false);
+    assert_eq!(seen["json"], "{}");
+    assert_eq!(seen["afterAll"], "a");
+    assert!(
+        seen["asArgsMessage"]
+            .as_str()
+            .unwrap()
+            .starts_with(r#"args.t["2"] is a function"#),
+        "{seen}"
+    );
+    assert!(
+        up_front.logs[0].starts_with(r#"{"2":"[Function"#),
+        "{:?}",
+        up_front.logs
+    );
+}
+
+/// A host of many names that counts what the runtime asks it.
+struct Counting {
+    names: Vec<String>,
+    listed: std::sync::atomic::AtomicUsize,
+    looked_up: Mutex<Vec<String>>,
+}
+
+impl tools_code::CodeHost for Counting {
+    fn tool_names(&self) -> Vec<String> {
+        self.listed.fetch_add(1, Ordering::SeqCst);
+        self.names.clone()
+    }
+
+    fn binds(&self, name: &str) -> bool {
+        self.looked_up.lock().unwrap().push(name.to_owned());
+        self.names.iter().any(|n| n == name)
+    }
+
+    fn bind_on_first_use(&self) -> bool {
+        true
+    }
+
+    fn call(&self, name: &str, _args: Value, reply: tools_code::CallReply) {
+        reply.send(Ok(json!(name)));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_binds_on_first_use_asks_once_a_name_and_lists_nothing() {
+    let rt = runtime();
+    let host = Arc::new(Counting {
+        names: (0..1000).map(|i| format!("tool_{i:04}")).collect(),
+        listed: std::sync::atomic::AtomicUsize::new(0),
+        looked_up: Mutex::new(Vec::new()),
+    });
+    let long = "x".repeat(70 * 1024);
+    let done = rt
+        .run(
+            &format!(
+                r#"
+                const name = "tool_" + "0007";
+                const out = [];
+                for (let i = 0; i < 5; i++) out.push(await tools[name]({{}}));
+                out.push(await callTool(name, {{}}));
+                out.push(typeof tools.nope, typeof tools.nope, "tool_0008" in tools);
+                out.push(typeof (tools as any)["{long}"]);
+                return out;
+                "#
+            ),
+            host.clone(),
+            &ordinary_limits(),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        done.result,
+        Some(json!([
+            "tool_0007",
+            "tool_0007",
+            "tool_0007",
+            "tool_0007",
+            "tool_0007",
+            "tool_0007",
+            "undefined",
+            "undefined",
+            true,
+            "undefined"
+        ]))
+    );
+    assert_eq!(host.listed.load(Ordering::SeqCst), 0);
+    // Each tool found is asked for once; a name that is none is asked each time it is read,
+    // and a name longer than any lookup (64 KiB) is never asked.
+    assert_eq!(
+        *host.looked_up.lock().unwrap(),
+        ["tool_0007", "nope", "nope", "tool_0008"]
+    );
+
+    // Enumerating lists them once, and binds the rest.
+    let done = rt
+        .run(
+            "const a = Object.keys(tools).length; const b = Object.keys(tools).length; return [a, b, await tools.tool_0999({})];",
+            host.clone(),
+            &ordinary_limits(),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.result, Some(json!([1000, 1000, "tool_0999"])));
+    assert_eq!(host.listed.load(Ordering::SeqCst), 1);
+}

@@ -130,6 +130,50 @@ async fn disposing_a_plugin_scope_removes_what_it_registered_only() {
     );
 }
 
+/// A tool (or a listener) that owns a scope: dropping it disposes what that scope
+/// registered, from inside the disposal that removes it.
+#[test]
+fn what_a_disposal_removes_may_own_scopes_of_its_own() {
+    let rt = ToolRuntime::new();
+    let owner = rt.scope();
+    // A plugin that registered `inner`, owned by a tool and a listener of `owner`.
+    let inner = rt.scope();
+    let _i = inner.register(tool("inner", 1)).unwrap();
+    let inner = Arc::new(inner);
+    let held = inner.clone();
+    let loader = ToolDefinition::builder("loader")
+        .input_schema(json!({"type": "object"}))
+        .output(Output::json(json!({"type": "integer"})))
+        .execute(move |_a, _c| {
+            let _keeps = &held;
+            async { Ok(json!(0)) }
+        })
+        .build()
+        .unwrap();
+    let _l = owner.register(loader).unwrap();
+    let held = inner.clone();
+    let _c = owner
+        .on_change(move |_| {
+            let _keeps = &held;
+        })
+        .unwrap();
+    drop(inner);
+    assert!(rt.get("inner", ScopeKey::GLOBAL).is_some());
+    // The owner's tool and listener go together: the last one dropped takes `inner` with it.
+    // (Dropped on a thread of its own: a disposal that deadlocks fails the test instead of
+    // hanging it.)
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        drop(owner);
+        let _ = done_tx.send(());
+    });
+    done_rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("disposing a scope whose tool owns a scope deadlocked");
+    assert!(rt.get("inner", ScopeKey::GLOBAL).is_none());
+    assert!(rt.get("loader", ScopeKey::GLOBAL).is_none());
+}
+
 #[tokio::test]
 async fn handles_dispose_single_registrations_idempotently() {
     let rt = ToolRuntime::new();

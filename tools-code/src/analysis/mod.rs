@@ -247,7 +247,9 @@ pub(crate) fn sdk_tools(runtime: &ToolRuntime, scope: ScopeKey) -> Vec<String> {
 ///   starts as fast as in a scope of two.
 /// - Otherwise (open, or not analysed) it binds every visible tool, so that a call of a
 ///   direct-only tool the analysis could not see reaches the pipeline and is refused there
-///   with the way back, instead of failing as a missing function.
+///   with the way back, instead of failing as a missing function. The bridge has the
+///   runtime bind these on first use ([`binds`]), so a run in a scope of a thousand tools
+///   does not bind a thousand.
 pub(crate) fn bound_tools(
     runtime: &ToolRuntime,
     scope: ScopeKey,
@@ -256,6 +258,21 @@ pub(crate) fn bound_tools(
     match may_call {
         Some(MayCall::Closed(names)) => names.iter().cloned().collect(),
         _ => runtime.visible_names(scope),
+    }
+}
+
+/// Whether `name` is among [`bound_tools`], found without listing them.
+pub(crate) fn binds(
+    runtime: &ToolRuntime,
+    scope: ScopeKey,
+    may_call: Option<&MayCall>,
+    name: &str,
+) -> bool {
+    match may_call {
+        Some(MayCall::Closed(names)) => names.contains(name),
+        // `visible_names` lists the registered tools the scope resolves, never the registry's
+        // own.
+        _ => !RESERVED_NAMES.contains(&name) && runtime.get(name, scope).is_some(),
     }
 }
 

@@ -67,7 +67,9 @@ pub(crate) struct Job {
     /// The program with its types stripped, when the pre-run analysis did it.
     pub(crate) stripped: Option<String>,
     pub(crate) host: Arc<dyn CodeHost>,
-    pub(crate) tool_names: Vec<String>,
+    /// The names to bind before the program starts; `None` binds each at its first use
+    /// ([`CodeHost::bind_on_first_use`]).
+    pub(crate) tool_names: Option<Vec<String>>,
     pub(crate) limits: CodeLimits,
     pub(crate) handle: tokio::runtime::Handle,
     pub(crate) abort: Arc<AtomicBool>,
@@ -222,10 +224,34 @@ struct State {
 struct Link {
     host: Arc<dyn CodeHost>,
     /// The run's tool names: the prelude names a tool by its index here.
-    names: Rc<[String]>,
+    names: Bound,
     handle: tokio::runtime::Handle,
     events_tx: mpsc::Sender<Event>,
 }
+
+/// The names a run has bound, by the index the prelude calls them by.
+enum Bound {
+    /// All of them, bound before the program started.
+    Listed(Rc<[String]>),
+    /// Those the program has read so far, in that order (the host binds on first use).
+    OnFirstUse(Vec<String>),
+}
+
+impl Bound {
+    fn get(&self, index: i32) -> Option<&str> {
+        let index = usize::try_from(index).ok()?;
+        match self {
+            Bound::Listed(names) => names.get(index),
+            Bound::OnFirstUse(names) => names.get(index),
+        }
+        .map(String::as_str)
+    }
+}
+
+/// The longest name a run that binds on first use asks its host about: a program may read
+/// any string off `tools`, and a longer one is no tool (names a host lists up front have no
+/// such cap).
+const MAX_LOOKUP_NAME_BYTES: usize = 64 * 1024;
 
 /// The allocator of one run: counts bytes against the memory limit (beside what the host holds
 /// for the run) and records a refusal.
@@ -482,7 +508,7 @@ pub(crate) fn run_job(job: Job, spare: &mut Option<Engine>) -> Option<Engine> {
             return None;
         }
     };
-    let names: Rc<[String]> = tool_names.into();
+    let listed: Option<Rc<[String]>> = tool_names.map(Into::into);
     let engine = match spare.take() {
         Some(engine) => engine,
         None => match Engine::new() {
@@ -501,12 +527,22 @@ pub(crate) fn run_job(job: Job, spare: &mut Option<Engine>) -> Option<Engine> {
         deadline,
         Link {
             host,
-            names: names.clone(),
+            names: match &listed {
+                Some(names) => Bound::Listed(names.clone()),
+                None => Bound::OnFirstUse(Vec::new()),
+            },
             handle,
             events_tx,
         },
     );
-    let outcome = drive(&engine, &js, &program, &names, &limits, &events_rx);
+    let outcome = drive(
+        &engine,
+        &js,
+        &program,
+        listed.as_deref(),
+        &limits,
+        &events_rx,
+    );
 
     // Settlement: stop listening to the calls still in flight (their answers go to a channel
     // nobody reads); the async side settles the host.
@@ -558,7 +594,7 @@ fn drive(
     engine: &Engine,
     js: &str,
     program: &str,
-    tool_names: &[String],
+    tool_names: Option<&[String]>,
     limits: &CodeLimits,
     events_rx: &mpsc::Receiver<Event>,
 ) -> CodeOutcome {
@@ -688,6 +724,33 @@ fn install<'js>(
         },
     )
     .map_err(|e| setup_error(ctx, e))?;
+    // A name the program read off `tools` for the first time, in a run that binds on first
+    // use: read in place, and longer names are no tool.
+    let bind_state = state.clone();
+    let host_bind = Function::new(
+        ctx.clone(),
+        move |name: rquickjs::String<'js>| -> rquickjs::Result<i32> {
+            let index = with_bounded_text(name, MAX_LOOKUP_NAME_BYTES, |name| {
+                bind_name(&bind_state, name)
+            })?;
+            Ok(index.unwrap_or(-1))
+        },
+    )
+    .map_err(|e| setup_error(ctx, e))?;
+    // Every name the host binds, for a program that enumerates `tools`.
+    let names_state = state.clone();
+    let host_names = Function::new(ctx.clone(), move || -> Vec<String> {
+        let host = match &names_state.borrow().link {
+            Some(Link {
+                host,
+                names: Bound::OnFirstUse(_),
+                ..
+            }) => host.clone(),
+            _ => return Vec::new(),
+        };
+        host.tool_names()
+    })
+    .map_err(|e| setup_error(ctx, e))?;
     // Log lines and the program's ending are measured before they are copied into Rust: what
     // cannot fit the output budget is refused uncopied, and the run ends as `output_limit`.
     // The prelude refuses (`null`) a line whose length alone passes the limit before building
@@ -787,16 +850,57 @@ fn install<'js>(
     .map_err(|e| setup_error(ctx, e))?;
 
     let prelude = prelude_function(ctx).map_err(|e| setup_error(ctx, e))?;
+    let functions = [
+        host_call,
+        host_bind,
+        host_names,
+        host_log,
+        host_finish,
+        is_proxy,
+        json_size,
+        utf8_size,
+    ];
+    let mut args = rquickjs::function::Args::new(ctx.clone(), functions.len());
+    for function in functions {
+        args.push_arg(function).map_err(|e| setup_error(ctx, e))?;
+    }
     prelude
-        .call::<_, ()>((
-            host_call,
-            host_log,
-            host_finish,
-            is_proxy,
-            json_size,
-            utf8_size,
-        ))
+        .call_arg::<()>(args)
         .map_err(|e| setup_error(ctx, e))
+}
+
+/// Binds `name` (UTF-8, or WTF-8 for a string with an unpaired surrogate, which no host name
+/// has) in a run that binds on first use: the index the prelude calls it by, or -1 when the
+/// host has no such tool.
+fn bind_name(state: &Rc<RefCell<State>>, name: &[u8]) -> i32 {
+    let Ok(name) = std::str::from_utf8(name) else {
+        return -1;
+    };
+    let host = match &state.borrow().link {
+        Some(Link {
+            host,
+            names: Bound::OnFirstUse(_),
+            ..
+        }) => host.clone(),
+        _ => return -1,
+    };
+    // Asked without the state borrowed: the host may take its time.
+    if !host.binds(name) {
+        return -1;
+    }
+    let mut state = state.borrow_mut();
+    let Some(Link {
+        names: Bound::OnFirstUse(names),
+        ..
+    }) = &mut state.link
+    else {
+        return -1;
+    };
+    let Ok(index) = i32::try_from(names.len()) else {
+        return -1;
+    };
+    names.push(name.to_owned());
+    index
 }
 
 /// Hands the UTF-8 text of a JavaScript string to `read`, or gives `Err(its length)` when it
@@ -848,12 +952,13 @@ fn json_text_size(bytes: &[u8]) -> f64 {
     size
 }
 
-/// Evaluates the program and starts it with the run's tools bound.
+/// Evaluates the program and starts it with the run's tools bound (or to be bound at their
+/// first use, without a list).
 fn start(
     ctx: &Ctx<'_>,
     js: &str,
     program: &str,
-    tool_names: &[String],
+    tool_names: Option<&[String]>,
     limits: &CodeLimits,
 ) -> Result<(), CodeFailure> {
     let main: Value<'_> = match ctx.eval_with_options(js, options(PROGRAM_FILE)) {
@@ -877,7 +982,9 @@ fn start(
     #[allow(clippy::cast_precision_loss)]
     let (max_call_bytes, max_output_bytes) =
         (limits.max_call_bytes as f64, limits.max_output_bytes as f64);
-    run.call::<_, ()>((main, tool_names.to_vec(), max_call_bytes, max_output_bytes))
+    // No list (undefined) binds each name at its first use.
+    let tool_names = tool_names.map(<[String]>::to_vec);
+    run.call::<_, ()>((main, tool_names, max_call_bytes, max_output_bytes))
         .map_err(|e| setup_error(ctx, e))?;
     Ok(())
 }
@@ -1025,7 +1132,7 @@ fn host_call(state: &Rc<RefCell<State>>, flags: &Flags, index: i32, args: Args<'
         return Answer::Later;
     };
     // The prelude binds only the run's names, by index.
-    let Some(name) = usize::try_from(index).ok().and_then(|i| link.names.get(i)) else {
+    let Some(name) = link.names.get(index) else {
         return Answer::Failed(format!("no tool has the index {index} in this run"));
     };
     let args = match args {

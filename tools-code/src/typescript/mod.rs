@@ -17,7 +17,13 @@
 //!    for its next run (runtime, context, `console`, `ToolCallError`, the bridge) while it has
 //!    nothing to do, and frees the used one after the reply was sent, so neither cost is on
 //!    the caller's path. The run sets the engine's limits, binds `tools` and `callTool`, and
-//!    starts the program. Top-level `await` and `return` work.
+//!    starts the program. Top-level `await` and `return` work. A host that asks for it
+//!    ([`CodeHost::bind_on_first_use`]; the `run_code` bridge does for a program whose set of
+//!    tools the analysis could not close) has each name bound the first time the program reads
+//!    it, so a short program in a scope of thousands of tools does not bind thousands: `tools`
+//!    is then a Proxy the program cannot tell from the frozen object (members, `in`,
+//!    enumeration, `Object.isFrozen`, refusal as an argument, all alike), whose handler no
+//!    program can reach. Enumerating it binds every name.
 //! 3. `tools.name(args)` (or `tools["odd-name"](args)`, or `callTool("name", args)`) converts `args` to strict JSON (calling
 //!    with no argument sends `{}`); `undefined`, `BigInt`, cycles, sparse arrays, `-0`, `NaN`,
 //!    `Infinity`, functions, symbols, proxies, non-plain objects (class instances, `Date`,
@@ -239,7 +245,7 @@ impl CodeRuntime for TypeScriptRuntime {
                     Vec::new(),
                 ));
             }
-            let tool_names = host.tool_names();
+            let tool_names = (!host.bind_on_first_use()).then(|| host.tool_names());
             // Settled when the run ends: the host owns the calls' work.
             let settle = host.clone();
             let (events_tx, events_rx) = mpsc::channel();

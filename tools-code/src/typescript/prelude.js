@@ -16,6 +16,11 @@
 //                                    Object.prototype, captured here): the same answers, or
 //                                    `undefined` when the arguments are not that simple (then
 //                                    their text goes through `hostCall(index, argsJson)`)
+//   hostBind(name)                   binds `name` for a run that binds on first use: the
+//                                    index `hostCall` takes for it from now on, or -1 when
+//                                    the host has no such tool (only ever asked once a name)
+//   hostNames()                      every name the host binds, in its order (asked when a
+//                                    program that binds on first use enumerates `tools`)
 //   hostLog(line)                    appends one log line; `null` for a line refused as
 //                                    longer than the output may be
 //   hostFinish(kind, text, message)  records how the program ended (kinds at `finishThrown`)
@@ -28,14 +33,15 @@
 // It leaves the functions the Rust side calls later (settle, run, track, reportUnhandled,
 // errorText) on a frozen, non-writable `__codeModeHost` global; the host functions themselves
 // are never reachable from the program. `run(main, toolNames, maxCallBytes, maxOutputBytes)`
-// binds the run's tools and starts the program, once. No JavaScript value is ever handed to
+// binds the run's tools (all of `toolNames`, or each at its first use when it is undefined)
+// and starts the program, once. No JavaScript value is ever handed to
 // Rust to keep: Rust only sees strings and numbers.
 //
 // Nothing here builds a text past the limit it is for: arguments are measured against
 // max_call_bytes and results against max_output_bytes as they are written, log lines and
 // messages are refused once their length passes max_output_bytes, and no pattern runs over
 // a string the program controls unless the pattern keeps no state per character.
-(function (hostCall, hostLog, hostFinish, isProxy, jsonSize, utf8Size) {
+(function (hostCall, hostBind, hostNames, hostLog, hostFinish, isProxy, jsonSize, utf8Size) {
   'use strict';
   const G = globalThis;
   const ObjectProto = Object.prototype;
@@ -44,6 +50,8 @@
   const keysOf = Object.keys;
   const defineProperty = Object.defineProperty;
   const freeze = Object.freeze;
+  const ProxyCtor = Proxy;
+  const ownKeysOf = Reflect.ownKeys;
   const create = Object.create;
   const isArray = Array.isArray;
   // One native call (a bound `hasOwnProperty.call` takes three).
@@ -314,6 +322,11 @@
             out += 'null';
             bytes += 4;
             break;
+          }
+          if (v === lazyTools) {
+            // `tools` bound on first use reads as the object it stands for.
+            bindAll();
+            v = toolsTarget;
           }
           if (isProxy(v)) throw refusal(label, frames, depth, 'is a Proxy');
           if (done !== null) {
@@ -670,9 +683,114 @@
     freeze(tools);
   }
 
+  // --- binding on first use ---------------------------------------------------------------
+  //
+  // A run whose host has many tools (a scope of thousands, of which a program calls one or two)
+  // binds each name the first time the program reads it, instead of all before the program
+  // starts. `tools` is then a Proxy over an empty object without a prototype (`toolsTarget`),
+  // and `bindings` fills as names are read. The program cannot tell the two apart: reading a
+  // name, `in`, `callTool`, enumerating (`Object.keys`, `for ... in`, `JSON.stringify`) and
+  // asking whether `tools` is frozen or extensible all answer as they do for the frozen object.
+  // An enumeration, or a question about the object as a whole, binds every name first (in the
+  // host's order, keys ordered as an object orders them) and freezes the target, so the
+  // Proxy's invariants hold. The handler is private: no program can reach it or its traps.
+  let onFirstUse = false;
+  const toolsTarget = create(null);
+  let allBound = false;
+  let toolKeys = null;
+
+  // The binding of `key` (a string), made now if the host has the tool, else undefined.
+  function lookup(key) {
+    if (hasOwn(bindings, key)) return bindings[key];
+    if (!onFirstUse || allBound) return undefined;
+    const index = hostBind(key);
+    if (index < 0) return undefined;
+    const fn = bind(key, index);
+    defineProperty(bindings, key, { value: fn, writable: false, enumerable: true, configurable: false });
+    return fn;
+  }
+
+  // A member of `tools`: every binding but `then`.
+  function member(key) {
+    return typeof key === 'string' && key !== 'then' ? lookup(key) : undefined;
+  }
+
+  // The member `key` as an own property of the target (a non-configurable property must
+  // exist on the target before the Proxy may report it).
+  function onTarget(key, fn) {
+    if (!hasOwn(toolsTarget, key)) {
+      defineProperty(toolsTarget, key, { value: fn, writable: false, enumerable: true, configurable: false });
+    }
+  }
+
+  // Binds every name the host has, puts every member on the target, and freezes both. The
+  // members are listed in the host's order (then any name bound earlier that the host has
+  // dropped since), keys ordered as an object orders them.
+  function bindAll() {
+    if (allBound) return;
+    const names = hostNames();
+    const order = create(null);
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i];
+      if (lookup(name) !== undefined && name !== 'then') order[name] = true;
+    }
+    allBound = true;
+    const bound = keysOf(bindings);
+    for (let i = 0; i < bound.length; i++) {
+      const name = bound[i];
+      if (name === 'then') continue;
+      onTarget(name, bindings[name]);
+      order[name] = true;
+    }
+    freeze(bindings);
+    freeze(toolsTarget);
+    toolKeys = keysOf(order);
+  }
+
+  const lazyHandler = freeze({
+    __proto__: null,
+    get(target, key) {
+      return member(key);
+    },
+    has(target, key) {
+      return member(key) !== undefined;
+    },
+    getOwnPropertyDescriptor(target, key) {
+      const fn = member(key);
+      if (fn === undefined) return undefined;
+      onTarget(key, fn);
+      return { value: fn, writable: false, enumerable: true, configurable: false };
+    },
+    ownKeys() {
+      bindAll();
+      return toolKeys;
+    },
+    isExtensible() {
+      bindAll();
+      return false;
+    },
+    preventExtensions() {
+      bindAll();
+      return true;
+    },
+    defineProperty() {
+      return false;
+    },
+    set() {
+      return false;
+    },
+    deleteProperty(target, key) {
+      return member(key) === undefined;
+    },
+    setPrototypeOf(target, proto) {
+      return proto === null;
+    },
+  });
+  const lazyTools = new ProxyCtor(toolsTarget, lazyHandler);
+
   function callTool(name, args) {
     const key = typeof name === 'string' ? name : StringCtor(name);
-    if (!hasOwn(bindings, key)) {
+    if (lookup(key) === undefined) {
       return promiseReject(
         new ToolCallError(key, 'no tool named ' + stringify(cutText(key)) + ' is bound in this run'),
       );
@@ -831,7 +949,14 @@
     started = true;
     callLimit = maxCallBytes;
     outputLimit = maxOutputBytes;
-    bindTools(toolNames);
+    onFirstUse = toolNames === undefined;
+    if (!onFirstUse) bindTools(toolNames);
+    defineProperty(G, 'tools', {
+      value: onFirstUse ? lazyTools : tools,
+      enumerable: false,
+      writable: false,
+      configurable: false,
+    });
     if (typeof main !== 'function') {
       hostFinish(3, thrownText('SyntaxError', '', '', null), 'the program must be the body of a function');
       return;
@@ -861,7 +986,6 @@
     if (found) finishThrown(first, 5);
   }
 
-  defineProperty(G, 'tools', { value: tools, enumerable: false, writable: false, configurable: false });
   defineProperty(G, 'callTool', { value: callTool, enumerable: false, writable: false, configurable: false });
   defineProperty(G, 'console', { value: consoleObject, enumerable: false, writable: true, configurable: true });
   defineProperty(G, 'ToolCallError', { value: ToolCallError, enumerable: false, writable: true, configurable: true });

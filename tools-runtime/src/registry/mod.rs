@@ -338,10 +338,15 @@ impl ToolRuntime {
     }
 
     /// Removes the given items (and, for agent layers, everything inside them).
+    ///
+    /// What is removed is dropped after the locks are released: a tool's body, a listener or
+    /// an approval service may own a [`Scope`] (a tool that registers tools keeps
+    /// what it registered), whose drop disposes through this same function.
     fn dispose_items(&self, ids: &[u64]) {
         let mut changes = Vec::new();
         let mut dropped_listeners = Vec::new();
         let mut dropped_approval = Vec::new();
+        let mut released: Vec<Box<dyn std::any::Any>> = Vec::new();
         {
             let mut st = write(&self.0.state);
             let mut work: Vec<u64> = ids.to_vec();
@@ -355,7 +360,7 @@ impl ToolRuntime {
                         if let Some(layer) = st.layers.get_mut(&item.layer)
                             && layer.tools.get(&name).is_some_and(|(rid, _)| *rid == id)
                         {
-                            layer.tools.remove(&name);
+                            released.push(Box::new(layer.tools.remove(&name)));
                             changes.push(RegistryChange::Removed { name, scope });
                         }
                     }
@@ -387,7 +392,7 @@ impl ToolRuntime {
                         // The agent layer's id is the item's id; everything in it, and every
                         // nested layer, goes with it.
                         let layer_id = id;
-                        st.layers.remove(&layer_id);
+                        released.push(Box::new(st.layers.remove(&layer_id)));
                         let inner: Vec<u64> = st
                             .items
                             .iter()
@@ -414,7 +419,7 @@ impl ToolRuntime {
                 for id in &dropped_listeners {
                     next.remove(*id);
                 }
-                *guard = Arc::new(next);
+                released.push(Box::new(std::mem::replace(&mut *guard, Arc::new(next))));
             }
             if !dropped_approval.is_empty() {
                 let mut guard = write(&self.0.approval);
@@ -422,10 +427,11 @@ impl ToolRuntime {
                     .as_ref()
                     .is_some_and(|(id, _)| dropped_approval.contains(id))
                 {
-                    *guard = None;
+                    released.push(Box::new(guard.take()));
                 }
             }
         }
+        drop(released);
         self.notify(&changes);
     }
 

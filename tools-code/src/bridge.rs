@@ -324,6 +324,7 @@ impl Bridge {
             agent: self.agent,
             parent: None,
             program: None,
+            progress: None,
         }
         .with_program(self.origin);
         let mode = self.runtime.execution_mode(&call);

@@ -135,6 +135,65 @@ pub mod extension {
     pub use crate::base::extension::*;
     pub use crate::base::runtime::{Presenter, SchemaList};
 }
+pub mod progress {
+    //! How far a running call has come: the reports a tool body makes ([`Progress`]), what refuses
+    //! a report ([`ProgressError`]), and who sees them.
+    //!
+    //! A body reports with [`ToolRunContext::progress`](crate::ToolRunContext::progress). Each
+    //! report is checked before anything sees it: `done` and `total` must be finite and at least
+    //! zero, and `done` must be larger than the last report's (the rule MCP sets for
+    //! `notifications/progress`, so a report can be forwarded as it is). A message longer than
+    //! [`excerpt::LIMIT`](tools_schema::excerpt::LIMIT) characters is cut, with a note of how much
+    //! was left out. A report after the call's body has settled is
+    //! refused: nothing sees progress after the call's result.
+    //!
+    //! A valid report goes, in this order, to
+    //!
+    //! 1. the call's own sink, set by its caller with
+    //!    [`ToolCall::with_progress`](crate::ToolCall::with_progress) (MCP serve forwards it to the
+    //!    client; Code Mode's bridge records it as a session event and reports it as the program's
+    //!    progress);
+    //! 2. the progress listeners of the call's scopes
+    //!    ([`Scope::on_progress`](crate::Scope::on_progress)), those the call entered with;
+    //! 3. the [`timeout`](crate::wrappers::timeout) wrapper, which restarts the deadline of a tool
+    //!    whose timeout [resets on progress](crate::definition::ToolDefinitionBuilder::timeout_resets_on_progress).
+    //!
+    //! Sinks and listeners run on the body's task, inside the call: keep them short. One that
+    //! panics is logged and skipped.
+    //!
+    //! ```
+    //! use serde_json::json;
+    //! use tools_runtime::progress::Progress;
+    //! use tools_runtime::{Output, ToolCall, ToolDefinition, ToolRuntime};
+    //!
+    //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    //! let runtime = ToolRuntime::new();
+    //! let plugin = runtime.scope();
+    //! let copy = ToolDefinition::builder("copy")
+    //!     .input_schema(json!({"type": "object"}))
+    //!     .output(Output::json(json!({"type": "integer"})))
+    //!     .execute(|_args, ctx| async move {
+    //!         for part in 1..=3 {
+    //!             ctx.progress(Progress::new(f64::from(part)).with_total(3.0).with_message("copying"))?;
+    //!         }
+    //!         Ok(json!(3))
+    //!     })
+    //!     .build()
+    //!     .unwrap();
+    //! let _copy = plugin.register(copy).unwrap();
+    //!
+    //! let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    //! let sink = seen.clone();
+    //! let call = ToolCall::new("c1", "copy", json!({}))
+    //!     .with_progress(move |progress| sink.lock().unwrap().push(progress.done()));
+    //! let result = runtime.execute(call).await;
+    //! assert_eq!(result.value(), Some(&json!(3)));
+    //! assert_eq!(*seen.lock().unwrap(), [1.0, 2.0, 3.0]);
+    //! # });
+    //! ```
+
+    pub use crate::base::progress::{Progress, ProgressError, ProgressSink};
+}
 /// Presentation cards: the render intents a tool gives a UI for its calls and results.
 pub mod cards {
     pub use crate::base::cards::*;

@@ -15,6 +15,7 @@ mod deep_values;
 mod extension_seam;
 mod faults;
 mod ordered_pool;
+mod progress;
 mod scopes;
 mod tool_validated_output;
 mod tracing_span;

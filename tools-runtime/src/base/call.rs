@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::progress::{Progress, ProgressSink};
+
 /// The opaque identity of one execution, assigned by the registry.
 ///
 /// It supports equality only: no public constructor, no serialization, and its `Debug` output is
@@ -56,6 +58,9 @@ pub struct ToolCall {
     /// tool calls): the origin the runtime minted for that run. The call's `parent` is then
     /// the run's token, whatever `parent` says.
     pub program: Option<ProgramOrigin>,
+    /// Where the call's progress reports go (see [`crate::progress`]): set by the caller that
+    /// wants them (an MCP server forwarding them to its client, a UI).
+    pub progress: Option<ProgressSink>,
 }
 
 impl ToolCall {
@@ -73,6 +78,7 @@ impl ToolCall {
             agent: None,
             parent: None,
             program: None,
+            progress: None,
         }
     }
 
@@ -100,6 +106,13 @@ impl ToolCall {
     pub fn with_program(mut self, origin: ProgramOrigin) -> Self {
         self.parent = Some(origin.run);
         self.program = Some(origin);
+        self
+    }
+
+    /// The same call with `f` receiving each progress report its body makes, as the body makes
+    /// it (see [`crate::progress`]); never after the call's result.
+    pub fn with_progress(mut self, f: impl Fn(&Progress) + Send + Sync + 'static) -> Self {
+        self.progress = Some(ProgressSink::new(f));
         self
     }
 

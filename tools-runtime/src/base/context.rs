@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 use super::call::{ExecutionToken, ProgramOrigin, ScopeKey, ToolCall};
 use super::content::AdditionalContext;
 use super::execution::ToolExecution;
+use super::progress::{Progress, ProgressError};
 use super::runtime::ToolRuntime;
 
 /// What a tool body receives beside its arguments.
@@ -70,6 +71,14 @@ impl ToolRunContext {
             .unwrap_or_else(PoisonError::into_inner)
             .push(context);
     }
+    /// Reports how far the call has come (see [`crate::progress`]): the call's caller, the
+    /// progress listeners of its scopes and a timeout that resets on progress see it. Refused
+    /// when a number is not finite or below zero, when `done` is not larger than the last
+    /// report's, and after the body has settled. `?` turns the refusal into the call's failure.
+    pub fn progress(&self, progress: Progress) -> Result<(), ProgressError> {
+        self.exec.report_progress(progress)
+    }
+
     /// Shared state of type `T` installed with [`ToolRuntime::insert_state`].
     pub fn state<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
         self.runtime.state::<T>()
@@ -96,6 +105,7 @@ impl ToolRunContext {
             agent: self.exec.agent(),
             parent: Some(self.exec.token()),
             program: None,
+            progress: None,
         }
     }
 

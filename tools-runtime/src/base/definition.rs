@@ -239,6 +239,8 @@ pub(crate) struct DefInner {
     pub(crate) body: Arc<BodyFn>,
     pub(crate) finalize_content: Option<Arc<FinalizeContentFn>>,
     pub(crate) timeout: Option<Duration>,
+    /// The maximum total time of a call whose timeout resets on progress.
+    pub(crate) max_total: Option<Duration>,
     pub(crate) concurrency: Option<Arc<ConcurrencyFn>>,
     pub(crate) present_call: Option<Arc<PresentCallFn>>,
     pub(crate) present_result: Option<Arc<PresentResultFn>>,
@@ -300,6 +302,13 @@ impl ToolDefinition {
     /// The declared timeout (enforced only by [`timeout_wrapper`](crate::wrappers::timeout)).
     pub fn timeout(&self) -> Option<Duration> {
         self.0.timeout
+    }
+    /// The maximum total time of a call when its [`timeout`](Self::timeout) restarts at each
+    /// progress report
+    /// ([`timeout_resets_on_progress`](ToolDefinitionBuilder::timeout_resets_on_progress));
+    /// `None` when the timeout bounds the whole call.
+    pub fn timeout_max_total(&self) -> Option<Duration> {
+        self.0.max_total
     }
     /// Whether this is a raw definition (input not validated by the registry).
     pub fn is_raw(&self) -> bool {
@@ -383,6 +392,7 @@ impl fmt::Debug for ToolDefinition {
             .field("name", &self.0.name)
             .field("raw", &self.is_raw())
             .field("timeout", &self.0.timeout)
+            .field("timeout_max_total", &self.0.max_total)
             .finish_non_exhaustive()
     }
 }
@@ -420,6 +430,7 @@ pub struct ToolDefinitionBuilder {
     body: Option<Arc<BodyFn>>,
     finalize_content: Option<Arc<FinalizeContentFn>>,
     timeout: Option<Result<Duration, String>>,
+    max_total: Option<Duration>,
     concurrency: Option<Arc<ConcurrencyFn>>,
     present_call: Option<Arc<PresentCallFn>>,
     present_result: Option<Arc<PresentResultFn>>,
@@ -438,6 +449,7 @@ impl ToolDefinitionBuilder {
             body: None,
             finalize_content: None,
             timeout: None,
+            max_total: None,
             concurrency: None,
             present_call: None,
             present_result: None,
@@ -516,6 +528,34 @@ impl ToolDefinitionBuilder {
         self
     }
 
+    /// Makes the [`timeout`](Self::timeout) restart at each progress report of the call (see
+    /// [`crate::progress`]): a long-running tool that keeps reporting keeps running, one that
+    /// goes quiet for the timeout is stopped (`TOOL_TIMEOUT`, "reported no progress for ...").
+    /// `max_total` still bounds the whole call, progress or not. Enforced by the
+    /// [`timeout`](crate::wrappers::timeout) wrapper, like the timeout itself. Without a
+    /// timeout, or with `max_total` shorter than the timeout, the build fails
+    /// (`INVALID_TIMEOUT`).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use serde_json::json;
+    /// use tools_runtime::{Output, ToolDefinition};
+    ///
+    /// let export = ToolDefinition::builder("export")
+    ///     .input_schema(json!({"type": "object"}))
+    ///     .output(Output::json(json!({"type": "string"})))
+    ///     .timeout(Duration::from_secs(30))
+    ///     .timeout_resets_on_progress(Duration::from_secs(3600))
+    ///     .execute(|_args, _ctx| async { Ok(json!("done")) })
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(export.timeout_max_total(), Some(Duration::from_secs(3600)));
+    /// ```
+    pub fn timeout_resets_on_progress(mut self, max_total: Duration) -> Self {
+        self.max_total = Some(max_total);
+        self
+    }
+
     /// A per-call classifier: a call runs in parallel with its neighbours only when this
     /// returns exactly `true` for its (valid) arguments.
     pub fn concurrency_safe(
@@ -586,6 +626,21 @@ impl ToolDefinitionBuilder {
             Some(Ok(d)) => Some(d),
             Some(Err(given)) => return Err(DefinitionError::InvalidTimeout { name, given }),
         };
+        if let Some(max_total) = self.max_total {
+            let reason = match timeout {
+                None => Some(
+                    "a timeout that resets on progress needs a timeout (`timeout`) to reset"
+                        .to_owned(),
+                ),
+                Some(timeout) if max_total < timeout => Some(format!(
+                    "the maximum total time ({max_total:?}) must be at least the timeout ({timeout:?})"
+                )),
+                Some(_) => None,
+            };
+            if let Some(reason) = reason {
+                return Err(DefinitionError::InvalidProgressTimeout { name, reason });
+            }
+        }
         let Some(input_source) = self.input else {
             return Err(DefinitionError::MissingInputSchema { name });
         };
@@ -636,6 +691,7 @@ impl ToolDefinitionBuilder {
             body,
             finalize_content: self.finalize_content,
             timeout,
+            max_total: self.max_total,
             concurrency: self.concurrency,
             present_call: self.present_call,
             present_result: self.present_result,

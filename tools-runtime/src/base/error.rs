@@ -282,6 +282,24 @@ pub enum ExecutionError {
         /// The deadline, in milliseconds.
         millis: u128,
     },
+    /// The shipped timeout wrapper stopped a call whose timeout resets on progress: it made no
+    /// progress report for the timeout.
+    #[error("`{tool}` reported no progress for {millis} ms")]
+    NoProgress {
+        /// The tool.
+        tool: String,
+        /// The timeout, in milliseconds.
+        millis: u128,
+    },
+    /// The shipped timeout wrapper stopped a call whose timeout resets on progress: it ran for
+    /// its maximum total time, progress or not.
+    #[error("`{tool}` did not finish within its maximum total time of {millis} ms")]
+    MaxTotalTime {
+        /// The tool.
+        tool: String,
+        /// The maximum total time, in milliseconds.
+        millis: u128,
+    },
     /// A panic was caught.
     #[error("{site} of `{tool}` panicked: {message}")]
     Panicked {
@@ -375,7 +393,9 @@ impl ExecutionError {
             ExecutionError::GuardDenied { .. } => codes::GUARD_DENIED,
             ExecutionError::InvalidOutput { .. } => codes::INVALID_OUTPUT,
             ExecutionError::Blocked { .. } => codes::BLOCKED,
-            ExecutionError::Timeout { .. } => codes::TOOL_TIMEOUT,
+            ExecutionError::Timeout { .. }
+            | ExecutionError::NoProgress { .. }
+            | ExecutionError::MaxTotalTime { .. } => codes::TOOL_TIMEOUT,
             ExecutionError::Panicked { site, .. } => match site {
                 PanicSite::Body => codes::TOOL_PANICKED,
                 PanicSite::Listener => codes::LISTENER_PANICKED,
@@ -441,6 +461,15 @@ pub enum DefinitionError {
         /// The given value, as written.
         given: String,
     },
+    /// A timeout that resets on progress without a timeout, or with a maximum total time
+    /// shorter than the timeout.
+    #[error("tool `{name}`: {reason}")]
+    InvalidProgressTimeout {
+        /// The tool.
+        name: String,
+        /// What is wrong.
+        reason: String,
+    },
 }
 
 impl DefinitionError {
@@ -453,7 +482,8 @@ impl DefinitionError {
             DefinitionError::MissingInputSchema { .. } => "MISSING_INPUT_SCHEMA",
             DefinitionError::InvalidInputSchema { .. } => "INVALID_INPUT_SCHEMA",
             DefinitionError::InvalidOutputSchema { .. } => "INVALID_OUTPUT_SCHEMA",
-            DefinitionError::InvalidTimeout { .. } => "INVALID_TIMEOUT",
+            DefinitionError::InvalidTimeout { .. }
+            | DefinitionError::InvalidProgressTimeout { .. } => "INVALID_TIMEOUT",
         }
     }
 }

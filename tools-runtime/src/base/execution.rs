@@ -1,7 +1,7 @@
 //! The read-only view of one execution that the pipeline's listeners see ([`ToolExecution`]).
 
 use std::fmt;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use serde_json::Value;
@@ -10,6 +10,33 @@ use tokio_util::sync::CancellationToken;
 use super::call::{CallOrigin, ExecutionToken, GLOBAL_LAYER, ScopeKey};
 use super::content::AdditionalContext;
 use super::extensions::Extensions;
+use super::progress::{self, Progress, ProgressError, ProgressSink};
+
+/// A progress listener ([`Scope::on_progress`](crate::Scope::on_progress)).
+pub(crate) type ProgressListenerFn = dyn Fn(&ToolExecution, &Progress) + Send + Sync;
+
+/// One execution's progress: the last report, whether the body has settled, where reports go.
+pub(crate) struct ProgressState {
+    sink: Option<ProgressSink>,
+    /// The progress listeners of the call's scopes, those the call entered with.
+    listeners: Vec<Arc<ProgressListenerFn>>,
+    last: Mutex<Option<f64>>,
+    ended: AtomicBool,
+    /// Counts valid reports, for the timeout wrapper.
+    reports: tokio::sync::watch::Sender<u64>,
+}
+
+impl ProgressState {
+    pub(crate) fn new(sink: Option<ProgressSink>, listeners: Vec<Arc<ProgressListenerFn>>) -> Self {
+        ProgressState {
+            sink,
+            listeners,
+            last: Mutex::new(None),
+            ended: AtomicBool::new(false),
+            reports: tokio::sync::watch::Sender::new(0),
+        }
+    }
+}
 
 pub(crate) struct ExecInner {
     pub(crate) token: ExecutionToken,
@@ -29,6 +56,7 @@ pub(crate) struct ExecInner {
     pub(crate) owned: bool,
     /// What the definition's prepare hook computed (set once, at admission).
     pub(crate) extensions: OnceLock<Extensions>,
+    pub(crate) progress: ProgressState,
 }
 
 impl Drop for ExecInner {
@@ -102,6 +130,60 @@ impl ToolExecution {
     /// Records what the prepare hook computed; only the first record counts.
     pub(crate) fn set_extensions(&self, extensions: Extensions) {
         let _ = self.0.extensions.set(extensions);
+    }
+
+    /// Checks a report of the body against the last one and hands it to the call's sink, its
+    /// scopes' listeners and the timeout wrapper (see [`crate::progress`]).
+    pub(crate) fn report_progress(&self, progress: Progress) -> Result<(), ProgressError> {
+        let state = &self.0.progress;
+        let progress = {
+            // Checked and recorded together, so reports from two tasks stay increasing.
+            let mut last = state.last.lock().unwrap_or_else(PoisonError::into_inner);
+            if state.ended.load(Ordering::Acquire) {
+                return Err(ProgressError::Ended {
+                    tool: self.name().to_owned(),
+                });
+            }
+            let progress = progress::check(self.name(), *last, progress)?;
+            *last = Some(progress.done());
+            progress
+        };
+        tracing::debug!(
+            tool = self.name(),
+            call_id = self.call_id(),
+            done = progress.done(),
+            total = progress.total(),
+            message = progress.message(),
+            "tool progress"
+        );
+        let deliver = |f: &dyn Fn()| {
+            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).is_err() {
+                tracing::error!(
+                    tool = self.name(),
+                    "a progress sink or listener panicked; skipped"
+                );
+            }
+        };
+        if let Some(sink) = &state.sink {
+            deliver(&|| (sink.0)(&progress));
+        }
+        for listener in &state.listeners {
+            deliver(&|| listener(self, &progress));
+        }
+        state.reports.send_modify(|count| *count += 1);
+        Ok(())
+    }
+
+    /// The body has settled: no report is accepted from now on.
+    pub(crate) fn end_progress(&self) {
+        let state = &self.0.progress;
+        let _last = state.last.lock().unwrap_or_else(PoisonError::into_inner);
+        state.ended.store(true, Ordering::Release);
+    }
+
+    /// Sees each valid report (as a count), for the timeout wrapper.
+    pub(crate) fn progress_reports(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.0.progress.reports.subscribe()
     }
 
     pub(crate) fn applies(&self, layer: u64) -> bool {

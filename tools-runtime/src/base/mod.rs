@@ -20,6 +20,7 @@ pub(crate) mod extension;
 pub(crate) mod extensions;
 pub(crate) mod hooks;
 pub(crate) mod mode;
+pub(crate) mod progress;
 pub(crate) mod result;
 pub(crate) mod runtime;
 pub(crate) mod validation;

@@ -288,6 +288,7 @@ pub(crate) type PostAsyncFn =
     dyn Fn(ToolExecution, PostSnapshot) -> BoxFuture<'static, PostDecision> + Send + Sync;
 pub(crate) type ObserverFn = dyn Fn(&ToolExecution, &ToolExecutionResult) + Send + Sync;
 pub(crate) type ChangeFn = dyn Fn(&RegistryChange) + Send + Sync;
+pub(crate) use super::execution::ProgressListenerFn;
 
 #[derive(Clone)]
 pub(crate) enum PreListener {
@@ -319,6 +320,7 @@ pub(crate) struct Listeners {
     pub(crate) post: Vec<Entry<PostListener>>,
     pub(crate) observers: Vec<Entry<Arc<ObserverFn>>>,
     pub(crate) change: Vec<Entry<Arc<ChangeFn>>>,
+    pub(crate) progress: Vec<Entry<Arc<ProgressListenerFn>>>,
 }
 
 impl Listeners {
@@ -330,6 +332,7 @@ impl Listeners {
         self.post.retain(|e| e.id != id);
         self.observers.retain(|e| e.id != id);
         self.change.retain(|e| e.id != id);
+        self.progress.retain(|e| e.id != id);
         before != self.len()
     }
 
@@ -340,6 +343,7 @@ impl Listeners {
             + self.post.len()
             + self.observers.len()
             + self.change.len()
+            + self.progress.len()
     }
 }
 

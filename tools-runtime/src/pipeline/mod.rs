@@ -32,11 +32,11 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 use tracing::Instrument;
 
-use crate::base::call::{ExecutionToken, ScopeKey, ToolCall};
+use crate::base::call::{ExecutionToken, GLOBAL_LAYER, ScopeKey, ToolCall};
 use crate::base::content::ContentBlock;
 use crate::base::definition::ToolDefinition;
 use crate::base::error::{ExecutionError, PanicSite, panic_message};
-use crate::base::execution::{ExecInner, ToolExecution};
+use crate::base::execution::{ExecInner, ProgressState, ToolExecution};
 use crate::base::result::{ToolExecutionResult, ToolFailureInfo};
 use crate::base::runtime::Listeners;
 use crate::base::runtime::ToolRuntime;
@@ -98,6 +98,7 @@ impl Run {
             arguments,
             cancel,
             agent,
+            progress,
             ..
         } = call;
         let token = ExecutionToken::fresh();
@@ -111,6 +112,14 @@ impl Run {
             outcome = tracing::field::Empty,
         );
         let scope_gone = snapshot.chain.is_none();
+        let chain = snapshot.chain.unwrap_or_default();
+        let listening = snapshot
+            .listeners
+            .progress
+            .iter()
+            .filter(|e| e.layer == GLOBAL_LAYER || chain.contains(&e.layer))
+            .map(|e| e.f.clone())
+            .collect();
         let exec = ToolExecution(Arc::new(ExecInner {
             token,
             call_id,
@@ -118,12 +127,13 @@ impl Run {
             arguments,
             cancel,
             agent,
-            chain: snapshot.chain.unwrap_or_default(),
+            chain,
             deferred: Mutex::new(Vec::new()),
             body_started: std::sync::atomic::AtomicBool::new(false),
             origin,
             owned: snapshot.owned,
             extensions: std::sync::OnceLock::new(),
+            progress: ProgressState::new(progress, listening),
         }));
         Run {
             rt: rt.clone(),
@@ -152,6 +162,8 @@ impl Run {
             Ok(def) => self.dispatch(&def).await,
             Err(failure) => failure,
         };
+        // The body has settled: nothing sees its progress after this.
+        self.exec.end_progress();
         self.conclude(draft).await
     }
 

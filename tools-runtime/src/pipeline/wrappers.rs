@@ -19,8 +19,12 @@ use crate::base::runtime::{Dispatch, Next};
 ///
 /// At the deadline it cancels the token the body sees, waits for the body to settle (bodies
 /// are cooperative and are never abandoned), and fails the call with `TOOL_TIMEOUT`, whatever
-/// the body returned. Tools without a timeout pass straight through. Needs a Tokio runtime with
-/// the time driver enabled.
+/// the body returned. Tools without a timeout pass straight through. A tool whose timeout
+/// [resets on progress](crate::definition::ToolDefinitionBuilder::timeout_resets_on_progress)
+/// gets a new deadline at each progress report (see [`crate::progress`]) and fails with
+/// "reported no progress for ..." when it goes quiet for the timeout, or "did not finish within
+/// its maximum total time ..." at its maximum total time. Needs a Tokio runtime with the time
+/// driver enabled.
 ///
 /// ```
 /// # async fn demo(scope: &tools_runtime::Scope) {
@@ -33,23 +37,57 @@ pub fn timeout()
         let Some(limit) = dispatch.definition().timeout() else {
             return next.run(dispatch);
         };
+        let max_total = dispatch.definition().timeout_max_total();
+        // Subscribed before the body starts, so no report is missed.
+        let mut reports = max_total.map(|_| dispatch.execution().progress_reports());
         let deadline = dispatch.cancellation().child_token();
         dispatch.set_cancellation(deadline.clone());
         let tool = dispatch.definition().name().to_owned();
         Box::pin(async move {
+            let start = tokio::time::Instant::now();
+            let mut quiet_until = start + limit;
             let mut inner = std::pin::pin!(next.run(dispatch));
-            tokio::select! {
-                biased;
-                out = &mut inner => out,
-                () = tokio::time::sleep(limit) => {
-                    deadline.cancel();
-                    let _settled = inner.await;
-                    Err(ToolError::from_execution(ExecutionError::Timeout {
-                        tool,
-                        millis: limit.as_millis(),
-                    }))
+            let error = loop {
+                let (until, error) = match max_total {
+                    None => (
+                        quiet_until,
+                        ExecutionError::Timeout {
+                            tool: tool.clone(),
+                            millis: limit.as_millis(),
+                        },
+                    ),
+                    Some(max) if start + max <= quiet_until => (
+                        start + max,
+                        ExecutionError::MaxTotalTime {
+                            tool: tool.clone(),
+                            millis: max.as_millis(),
+                        },
+                    ),
+                    Some(_) => (
+                        quiet_until,
+                        ExecutionError::NoProgress {
+                            tool: tool.clone(),
+                            millis: limit.as_millis(),
+                        },
+                    ),
+                };
+                tokio::select! {
+                    biased;
+                    out = &mut inner => return out,
+                    Some(Ok(())) = async {
+                        match reports.as_mut() {
+                            Some(reports) => Some(reports.changed().await),
+                            None => None,
+                        }
+                    } => {
+                        quiet_until = tokio::time::Instant::now() + limit;
+                    }
+                    () = tokio::time::sleep_until(until) => break error,
                 }
-            }
+            };
+            deadline.cancel();
+            let _settled = inner.await;
+            Err(ToolError::from_execution(error))
         })
     }
 }

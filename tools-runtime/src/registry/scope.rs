@@ -16,10 +16,11 @@ use crate::base::hooks::{
     ApprovalService, PostDecision, PostSnapshot, PostView, PreDecision, RegistryChange,
 };
 use crate::base::mode::PresentationMode;
+use crate::base::progress::Progress;
 use crate::base::result::ToolExecutionResult;
 use crate::base::runtime::{ChangeFn, Dispatch, Entry, GuardFn, Listeners, Next, ObserverFn};
 use crate::base::runtime::{ItemKind, Shared, ToolFilter, ToolRuntime, write};
-use crate::base::runtime::{PostListener, PreListener, WrapperFn};
+use crate::base::runtime::{PostListener, PreListener, ProgressListenerFn, WrapperFn};
 
 /// The handle of one registration (a tool, a reservation, a mask, a listener, the approval
 /// service). Dropping it keeps the registration, which lasts until [`dispose`](Self::dispose)
@@ -354,6 +355,16 @@ impl Scope {
         f: impl Fn(&ToolExecution, &ToolExecutionResult) + Send + Sync + 'static,
     ) -> Result<Registration, RegistryError> {
         self.listen::<Arc<ObserverFn>>(|l| &mut l.observers, Arc::new(f))
+    }
+
+    /// Adds a listener of the progress reports of the calls this scope's listeners apply to
+    /// (see [`crate::progress`]). It runs on the reporting body's task: keep it short; one
+    /// that panics is logged and skipped.
+    pub fn on_progress(
+        &self,
+        f: impl Fn(&ToolExecution, &Progress) + Send + Sync + 'static,
+    ) -> Result<Registration, RegistryError> {
+        self.listen::<Arc<ProgressListenerFn>>(|l| &mut l.progress, Arc::new(f))
     }
 
     /// Adds a listener of registry changes. Changes are shared-state notifications: every

@@ -30,6 +30,15 @@ struct Page {
     next_offset: Option<u64>,
 }
 
+/// Export everything, reporting progress.
+#[tool(timeout = "30s", timeout_resets_on_progress = "1h")]
+async fn export_all(
+    #[context] ctx: ToolRunContext,
+) -> Result<u32, tools_runtime::progress::ProgressError> {
+    ctx.progress(tools_runtime::progress::Progress::new(1.0))?;
+    Ok(1)
+}
+
 /// Read a file.
 #[tool(timeout = "30s")]
 async fn read_file(
@@ -83,6 +92,14 @@ fn plain_call_and_schemas() {
         }, "required": ["a", "b"], "additionalProperties": true})
     );
     let def = read_file::definition().unwrap();
+    assert_eq!(def.timeout(), Some(std::time::Duration::from_secs(30)));
+    assert_eq!(def.timeout_max_total(), None);
+    let export = export_all::definition().unwrap();
+    assert_eq!(export.timeout(), Some(std::time::Duration::from_secs(30)));
+    assert_eq!(
+        export.timeout_max_total(),
+        Some(std::time::Duration::from_secs(3600))
+    );
     println!(
         "{}",
         serde_json::to_string_pretty(def.input_schema()).unwrap()

@@ -16,8 +16,11 @@
 //! - A success resolves the program's call to the final value after policy; a failure rejects
 //!   it with a `ToolCallError` carrying the tool's name and the failure's message, never its
 //!   code or its content.
-//! - A call that starts records `code-dispatch-start` as it enters the pipeline and
-//!   `code-dispatch` with its model-facing outcome (see [`super::events`]). Its additional
+//! - A call that starts records `code-dispatch-start` as it enters the pipeline, a
+//!   `code-dispatch-progress` for each progress report its tool makes, and `code-dispatch`
+//!   with its model-facing outcome (see [`super::events`]). Each report is also reported as
+//!   the `run_code` call's own progress (`done` counts the run's reports; the message names
+//!   the tool and what it said), so a caller of `run_code` sees a long run move. Its additional
 //!   contexts are deferred through the outer call in call order, after the run, whether the
 //!   program succeeded or not.
 //!
@@ -65,6 +68,7 @@ use tools_runtime::AdditionalContext;
 use tools_runtime::ToolError;
 use tools_runtime::ToolRunContext;
 use tools_runtime::ToolRuntime;
+use tools_runtime::progress::Progress;
 use tools_runtime::schedule::OrderedPool;
 use tools_runtime::{ProgramOrigin, ScopeKey, ToolCall};
 use tools_runtime::{ToolExecutionResult, ToolOutcome};
@@ -104,7 +108,14 @@ pub(crate) async fn run(
         language = %mode.language(),
         sub_calls = tracing::field::Empty,
     );
+    let relay = Arc::new(Relay {
+        outer: ctx.clone(),
+        reports: Mutex::new(0),
+        events: mode.events.clone(),
+        parent_call_id: ctx.call_id().to_owned(),
+    });
     let bridge = Arc::new(Bridge {
+        relay,
         runtime: ctx.runtime().clone(),
         agent: ctx.agent(),
         origin,
@@ -174,8 +185,58 @@ pub(crate) fn failure_message(failure: &CodeFailure) -> String {
     message
 }
 
+/// Where the progress reports of a run's calls go: a `code-dispatch-progress` event each, and a
+/// report of the `run_code` call itself (the program's progress: how many reports its calls
+/// made, with the tool and what it said), so that a caller of `run_code` (an MCP client, a
+/// timeout that resets on progress) sees the run move.
+struct Relay {
+    outer: ToolRunContext,
+    /// How many reports the run's calls made (the outer report's `done`); held while the outer
+    /// report is made, so the outer reports stay increasing.
+    reports: Mutex<u64>,
+    events: Option<Arc<dyn SessionEventSink>>,
+    parent_call_id: String,
+}
+
+impl Relay {
+    fn report(&self, id: &str, tool: &str, progress: &Progress) {
+        if let Some(sink) = &self.events {
+            record(
+                sink.as_ref(),
+                SessionEvent::CodeDispatchProgress {
+                    id: id.to_owned(),
+                    parent_call_id: self.parent_call_id.clone(),
+                    tool: tool.to_owned(),
+                    done: progress.done(),
+                    total: progress.total(),
+                    message: progress.message().map(str::to_owned),
+                    time: SystemTime::now(),
+                },
+            );
+        }
+        let mut message = format!("{tool}: {}", progress.done());
+        if let Some(total) = progress.total() {
+            message.push_str(&format!("/{total}"));
+        }
+        if let Some(said) = progress.message() {
+            message.push_str(": ");
+            message.push_str(said);
+        }
+        let mut reports = lock(&self.reports);
+        *reports += 1;
+        // Refused only once `run_code` itself has settled (a call still reporting then).
+        #[allow(clippy::cast_precision_loss)]
+        let done = *reports as f64;
+        let _ = self
+            .outer
+            .progress(Progress::new(done).with_message(message));
+    }
+}
+
 /// One run's bridge.
 struct Bridge {
+    /// Where the progress of the run's calls goes.
+    relay: Arc<Relay>,
     runtime: ToolRuntime,
     agent: Option<ScopeKey>,
     /// The origin the runtime minted for this run: set on every call the program makes.
@@ -327,6 +388,8 @@ impl Bridge {
             progress: None,
         }
         .with_program(self.origin);
+        let (relay, id, tool) = (self.relay.clone(), call.call_id.clone(), call.name.clone());
+        let call = call.with_progress(move |progress| relay.report(&id, &tool, progress));
         let mode = self.runtime.execution_mode(&call);
         // The pool numbers from 0, the program's calls from 1.
         let Some(_slot) = self

@@ -2,7 +2,8 @@
 //! program makes, for the host's session log.
 //!
 //! Each sub-call that starts records a [`SessionEvent::CodeDispatchStart`] as it enters the
-//! pipeline and, when its result is final, one [`SessionEvent::CodeDispatch`] with the
+//! pipeline, a [`SessionEvent::CodeDispatchProgress`] for each progress report its tool makes,
+//! and, when its result is final, one [`SessionEvent::CodeDispatch`] with the
 //! model-facing content and error flag (the vocabulary of a native tool result, so a UI renders
 //! sub-calls the way it renders direct calls). A call still queued when the run settles records
 //! neither. The events are log-only: nothing here re-enters the model's context.
@@ -38,6 +39,24 @@ pub enum SessionEvent {
         /// When the sub-call entered the pipeline.
         time: SystemTime,
     },
+    /// A sub-call reported progress (see [`tools_runtime::progress`]); recorded between its
+    /// start and its outcome, in the order the tool reported.
+    CodeDispatchProgress {
+        /// The id of its [`CodeDispatchStart`](SessionEvent::CodeDispatchStart).
+        id: String,
+        /// The call id of the `run_code` call that made it.
+        parent_call_id: String,
+        /// The tool the program called.
+        tool: String,
+        /// How much is done.
+        done: f64,
+        /// The total, when the tool gave one.
+        total: Option<f64>,
+        /// The tool's message, when it gave one.
+        message: Option<String>,
+        /// When the tool reported.
+        time: SystemTime,
+    },
     /// A sub-call's final, model-facing outcome.
     CodeDispatch {
         /// The id of its [`CodeDispatchStart`](SessionEvent::CodeDispatchStart).
@@ -59,10 +78,11 @@ pub enum SessionEvent {
 }
 
 impl SessionEvent {
-    /// The event's name: `code-dispatch-start` or `code-dispatch`.
+    /// The event's name: `code-dispatch-start`, `code-dispatch-progress` or `code-dispatch`.
     pub fn kind(&self) -> &'static str {
         match self {
             SessionEvent::CodeDispatchStart { .. } => "code-dispatch-start",
+            SessionEvent::CodeDispatchProgress { .. } => "code-dispatch-progress",
             SessionEvent::CodeDispatch { .. } => "code-dispatch",
         }
     }
@@ -70,9 +90,9 @@ impl SessionEvent {
     /// The sub-call id the event is about.
     pub fn id(&self) -> &str {
         match self {
-            SessionEvent::CodeDispatchStart { id, .. } | SessionEvent::CodeDispatch { id, .. } => {
-                id
-            }
+            SessionEvent::CodeDispatchStart { id, .. }
+            | SessionEvent::CodeDispatchProgress { id, .. }
+            | SessionEvent::CodeDispatch { id, .. } => id,
         }
     }
 }

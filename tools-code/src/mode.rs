@@ -117,7 +117,8 @@ impl CodeMode {
         self
     }
 
-    /// Where the bridge records `code-dispatch-start` and `code-dispatch` events.
+    /// Where the bridge records `code-dispatch-start`, `code-dispatch-progress` and
+    /// `code-dispatch` events.
     #[must_use]
     pub fn events(mut self, sink: impl SessionEventSink) -> Self {
         self.events = Some(Arc::new(sink));

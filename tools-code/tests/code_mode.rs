@@ -19,6 +19,7 @@ use tools_code::{
 use tools_runtime::error::RegistryError;
 use tools_runtime::hooks::PostDecision;
 use tools_runtime::presentation::{AssembleOptions, AssemblyError};
+use tools_runtime::progress::Progress;
 use tools_runtime::{
     AdditionalContext, ContentBlock, Output, PresentationMode, Scope, ToolCall, ToolDefinition,
     ToolFilter, ToolRuntime, codes,
@@ -796,6 +797,81 @@ async fn each_started_sub_call_records_a_start_and_its_model_facing_outcome() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+#[tokio::test]
+async fn a_sub_calls_progress_is_a_session_event_and_the_runs_own_progress() {
+    let (rt, sink) = with_sink(CodeMode::new(TypeScriptRuntime::new()));
+    let plugin = rt.scope();
+    let export = ToolDefinition::builder("export")
+        .description("reports twice")
+        .input_schema(json!({"type": "object"}))
+        .output(Output::json(json!({"type": "integer"})))
+        .execute(|_args, ctx| async move {
+            ctx.progress(Progress::new(1.0).with_total(2.0).with_message("first"))?;
+            ctx.progress(Progress::new(2.0).with_total(2.0))?;
+            Ok(json!(2))
+        })
+        .build()
+        .unwrap();
+    let _e = plugin.register(export).unwrap();
+    type Reports = Arc<Mutex<Vec<(f64, Option<String>)>>>;
+    let outer: Reports = Arc::default();
+    let o = outer.clone();
+    let call = run_code("return (await tools.export({})) + (await tools.export({}));")
+        .with_progress(move |p| {
+            o.lock()
+                .unwrap()
+                .push((p.done(), p.message().map(str::to_owned)))
+        });
+    let r = rt.execute(call).await;
+    assert_eq!(r.value().unwrap()["result"], json!(4), "{}", r.text());
+    let events = sink.events();
+    assert_eq!(
+        kinds(&events),
+        [
+            ("code-dispatch-start", "outer:code:1"),
+            ("code-dispatch-progress", "outer:code:1"),
+            ("code-dispatch-progress", "outer:code:1"),
+            ("code-dispatch", "outer:code:1"),
+            ("code-dispatch-start", "outer:code:2"),
+            ("code-dispatch-progress", "outer:code:2"),
+            ("code-dispatch-progress", "outer:code:2"),
+            ("code-dispatch", "outer:code:2"),
+        ]
+        .map(|(k, i)| (k.to_owned(), i.to_owned()))
+    );
+    let SessionEvent::CodeDispatchProgress {
+        parent_call_id,
+        tool,
+        done,
+        total,
+        message,
+        ..
+    } = &events[1]
+    else {
+        panic!("{:?}", events[1]);
+    };
+    assert_eq!(
+        (
+            parent_call_id.as_str(),
+            tool.as_str(),
+            *done,
+            *total,
+            message.as_deref()
+        ),
+        ("outer", "export", 1.0, Some(2.0), Some("first"))
+    );
+    // The run's own progress counts its calls' reports.
+    assert_eq!(
+        *outer.lock().unwrap(),
+        [
+            (1.0, Some("export: 1/2: first".to_owned())),
+            (2.0, Some("export: 2/2".to_owned())),
+            (3.0, Some("export: 1/2: first".to_owned())),
+            (4.0, Some("export: 2/2".to_owned())),
+        ]
+    );
 }
 
 #[tokio::test]

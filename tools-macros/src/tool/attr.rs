@@ -8,8 +8,24 @@ use super::model::{CallersKey, Concurrency, Spanned, ToolAttrs};
 use crate::diag::{Errors, skip_value};
 
 /// Every key `#[tool]` accepts, for messages.
-pub(crate) const KEYS: &str = "`name`, `description`, `timeout`, `concurrency_safe`, `render`, `finalize_content`, \
+pub(crate) const KEYS: &str = "`name`, `description`, `timeout`, `timeout_resets_on_progress`, `concurrency_safe`, `render`, `finalize_content`, \
      `presentation_meta`, `present_call`, `present_result`, `callers`";
+
+/// The duration after `= ` (`"1m30s"`) in milliseconds, or why it is not one (`what` names it).
+fn duration_value(
+    meta: &syn::meta::ParseNestedMeta<'_>,
+    what: &str,
+) -> syn::Result<Spanned<Result<u128, String>>> {
+    let lit: syn::Lit = meta.value()?.parse()?;
+    let value = match &lit {
+        syn::Lit::Str(s) => parse_duration(&s.value()),
+        _ => Err(format!("{what} is a string with a unit")),
+    };
+    Ok(Spanned {
+        value,
+        span: lit.span(),
+    })
+}
 
 /// Parses `name = "...", timeout = "30s", ...`.
 pub(crate) fn parse(tokens: TokenStream, errors: &mut Errors) -> ToolAttrs {
@@ -47,17 +63,9 @@ pub(crate) fn parse(tokens: TokenStream, errors: &mut Errors) -> ToolAttrs {
                     span: lit.span(),
                 });
             }
-            "timeout" => {
-                let value = meta.value()?;
-                let lit: syn::Lit = value.parse()?;
-                let parsed = match &lit {
-                    syn::Lit::Str(s) => parse_duration(&s.value()),
-                    _ => Err("the timeout is a string with a unit".to_owned()),
-                };
-                attrs.timeout = Some(Spanned {
-                    value: parsed,
-                    span: lit.span(),
-                });
+            "timeout" => attrs.timeout = Some(duration_value(&meta, "the timeout")?),
+            "timeout_resets_on_progress" => {
+                attrs.max_total = Some(duration_value(&meta, "the maximum total time")?);
             }
             "concurrency_safe" => {
                 let value = if meta.input.peek(syn::Token![=]) {

@@ -45,6 +45,8 @@ pub(crate) struct ToolAttrs {
     pub(crate) description: Option<Spanned<String>>,
     /// The timeout in milliseconds, as written (zero is rejected by validation).
     pub(crate) timeout: Option<Spanned<Result<u128, String>>>,
+    /// `timeout_resets_on_progress`: the maximum total time in milliseconds, as written.
+    pub(crate) max_total: Option<Spanned<Result<u128, String>>>,
     pub(crate) concurrency: Option<Spanned<Concurrency>>,
     pub(crate) render: Option<syn::Path>,
     pub(crate) finalize_content: Option<syn::Path>,

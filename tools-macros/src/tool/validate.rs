@@ -66,6 +66,22 @@ pub(crate) fn validate(tool: &ToolFn, errors: &mut Errors) {
             Err(message) => errors.error_at(timeout.span, message),
         }
     }
+    if let Some(max_total) = &tool.attrs.max_total {
+        match (&max_total.value, tool.attrs.timeout.as_ref().map(|t| &t.value)) {
+            (Err(message), _) => errors.error_at(max_total.span, message),
+            (Ok(_), None) => errors.error_at(
+                max_total.span,
+                "a timeout that resets on progress needs a timeout to reset: add `timeout = \"30s\"` \
+                 (the longest quiet time), or remove `timeout_resets_on_progress`",
+            ),
+            (Ok(max), Some(Ok(timeout))) if max < timeout => errors.error_at(
+                max_total.span,
+                "`timeout_resets_on_progress` is the maximum total time of a call, and it is \
+                 shorter than the timeout: give at least the timeout",
+            ),
+            _ => {}
+        }
+    }
     if let Some(callers) = &tool.attrs.callers
         && callers.value.is_none()
     {

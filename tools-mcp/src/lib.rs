@@ -63,6 +63,7 @@
 pub mod error;
 pub mod import;
 mod import_http;
+mod progress;
 pub mod schema;
 pub mod serve;
 mod serve_http;

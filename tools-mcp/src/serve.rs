@@ -522,7 +522,19 @@ impl ServerHandler for McpServer {
             if !inner.scope.is_global() {
                 call = call.with_agent(inner.scope);
             }
-            let result = inner.runtime.execute(call).await;
+            // With a progress token, the call's reports go to the client while it runs.
+            let result = match context.meta.get_progress_token() {
+                Some(token) => {
+                    crate::progress::execute_forwarding(
+                        &inner.runtime,
+                        call,
+                        token,
+                        context.peer.clone(),
+                    )
+                    .await
+                }
+                None => inner.runtime.execute(call).await,
+            };
             if result.code() == Some(tools_runtime::codes::UNKNOWN_TOOL) {
                 let message = result
                     .error()

@@ -23,6 +23,17 @@
 //! request (the server is told) and fails with [`codes::MCP_TIMEOUT`]. Each `tools/list` page is
 //! held to the import's timeout too.
 //!
+//! Progress: every `tools/call` carries a progress token (rmcp puts one on each request), and the
+//! server's `notifications/progress` for it become progress reports of the local call
+//! ([`ToolRunContext::progress`]): the call's own sink
+//! ([`ToolCall::with_progress`](tools_runtime::ToolCall::with_progress)) and the progress
+//! listeners of its scopes ([`Scope::on_progress`]) see them in the order the server sent them,
+//! every one the server sent before its answer arriving before the call's result. A report the
+//! pipeline refuses (a number that is not finite, or not above the last report's) is dropped
+//! with a `tracing` warning; one for a token no call in flight has is ignored; a call holds at
+//! most 256 unread reports (one beyond is dropped with a warning). The call's timeout does not
+//! restart on progress: it bounds the whole call.
+//!
 //! An answer over the limit of one message ([`ImportOptions::max_message_size`],
 //! [`DEFAULT_MAX_MESSAGE_SIZE`] by default, on stdio and HTTP alike) is read past without being
 //! kept and fails the call it answers with [`codes::MCP_MESSAGE_TOO_LARGE`], naming its size and

@@ -224,7 +224,9 @@ async fn serve_here(options: HttpOptions) -> (String, CancellationToken, Scope) 
     (url, stop, scope)
 }
 
-async fn count_through(source: McpSource, protocol: Protocol, tool: &str, args: Value) {
+/// Imports `source` with `protocol` and calls its `count` to 50 (`ms` 0 where the tool takes it),
+/// with a sink: every report arrives, in order, before the result.
+async fn count_through(source: McpSource, protocol: Protocol) {
     let runtime = ToolRuntime::new();
     let import = McpImport::connect(
         runtime.scope(),
@@ -233,13 +235,13 @@ async fn count_through(source: McpSource, protocol: Protocol, tool: &str, args: 
     )
     .await
     .unwrap();
-    let (call, reports) = collecting(ToolCall::new("c", tool, args));
+    let (call, reports) = collecting(ToolCall::new("c", "count", json!({"to": 50, "ms": 0})));
     let result = runtime.execute(call).await;
     assert!(!result.is_error(), "{}", result.text());
     assert_eq!(*reports.lock().unwrap(), counted(50));
     // A call of the same tool without a sink goes on unbothered.
     let quiet = runtime
-        .execute(ToolCall::new("q", tool, json!({"to": 2, "ms": 0})))
+        .execute(ToolCall::new("q", "count", json!({"to": 2, "ms": 0})))
         .await;
     assert!(!quiet.is_error(), "{}", quiet.text());
     import.close().await;
@@ -247,49 +249,22 @@ async fn count_through(source: McpSource, protocol: Protocol, tool: &str, args: 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn served_progress_reaches_an_import_over_stdio() {
-    count_through(
-        McpSource::stdio(SERVER, ["serve"]),
-        Protocol::Auto,
-        "count",
-        json!({"to": 50, "ms": 0}),
-    )
-    .await;
-    count_through(
-        McpSource::stdio(SERVER, ["serve"]),
-        Protocol::Initialize,
-        "count",
-        json!({"to": 50, "ms": 0}),
-    )
-    .await;
+    for protocol in [Protocol::Auto, Protocol::Initialize] {
+        count_through(McpSource::stdio(SERVER, ["serve"]), protocol).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn served_progress_reaches_an_import_over_http() {
-    let (url, stop, _served) = serve_here(HttpOptions::new()).await;
-    count_through(
-        McpSource::http(&url),
-        Protocol::Auto,
-        "count",
-        json!({"to": 50}),
-    )
-    .await;
-    count_through(
-        McpSource::http(&url),
-        Protocol::Initialize,
-        "count",
-        json!({"to": 50}),
-    )
-    .await;
-    stop.cancel();
-    let (url, stop, _served) = serve_here(HttpOptions::new().sessions(true)).await;
-    count_through(
-        McpSource::http(&url),
-        Protocol::Initialize,
-        "count",
-        json!({"to": 50}),
-    )
-    .await;
-    stop.cancel();
+    for (sessions, protocol) in [
+        (false, Protocol::Auto),
+        (false, Protocol::Initialize),
+        (true, Protocol::Initialize),
+    ] {
+        let (url, stop, _served) = serve_here(HttpOptions::new().sessions(sessions)).await;
+        count_through(McpSource::http(&url), protocol).await;
+        stop.cancel();
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

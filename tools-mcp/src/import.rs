@@ -23,6 +23,17 @@
 //! request (the server is told) and fails with [`codes::MCP_TIMEOUT`]. Each `tools/list` page is
 //! held to the import's timeout too.
 //!
+//! Progress: every `tools/call` carries a progress token (rmcp puts one on each request), and the
+//! server's `notifications/progress` for it become progress reports of the local call
+//! ([`ToolRunContext::progress`]): the call's own sink
+//! ([`ToolCall::with_progress`](tools_runtime::ToolCall::with_progress)) and the progress
+//! listeners of its scopes ([`Scope::on_progress`]) see them in the order the server sent them,
+//! every one the server sent before its answer arriving before the call's result. A report the
+//! pipeline refuses (a number that is not finite, or not above the last report's) is dropped
+//! with a `tracing` warning; one for a token no call in flight has is ignored; a call holds at
+//! most 256 unread reports (one beyond is dropped with a warning). The call's timeout does not
+//! restart on progress: it bounds the whole call.
+//!
 //! An answer over the limit of one message ([`ImportOptions::max_message_size`],
 //! [`DEFAULT_MAX_MESSAGE_SIZE`] by default, on stdio and HTTP alike) is read past without being
 //! kept and fails the call it answers with [`codes::MCP_MESSAGE_TOO_LARGE`], naming its size and
@@ -51,21 +62,24 @@ use std::time::Duration;
 
 use rmcp::ClientHandler;
 use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, ClientJsonRpcMessage, ClientRequest,
-    DiscoverRequest, DiscoverRequestParams, Implementation, JsonRpcMessage, ProtocolVersion,
-    RequestId, RequestMetaObject, ServerResult, SubscriptionFilter, Tool,
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
+    ClientCapabilities, ClientConfig, ClientJsonRpcMessage, ClientRequest, DiscoverRequest,
+    DiscoverRequestParams, Implementation, JsonRpcMessage, ProgressNotificationParam,
+    ProtocolVersion, RequestId, RequestMetaObject, ServerResult, SubscriptionFilter, Tool,
 };
 use rmcp::service::MaybeSendFuture;
 use rmcp::service::{
-    ClientLifecycleMode, ClientServiceExt, NotificationContext, Peer, RoleClient, RunningService,
-    ServiceError,
+    ClientLifecycleMode, ClientServiceExt, NotificationContext, Peer, PeerRequestOptions,
+    RoleClient, RunningService, ServiceError,
 };
 use rmcp::transport::{StreamableHttpClientTransport, Transport};
 use serde_json::{Value, json};
+use tools_runtime::progress::Progress;
 use tools_runtime::{Output, Registration, Scope, ToolDefinition, ToolError, ToolRunContext};
 
 use crate::error::{ConnectError, McpError, RequestError, SpawnError, codes, report};
 use crate::import_http::LimitedClient;
+use crate::progress::{ProgressRoutes, ProgressTap};
 use crate::schema::FullSchema;
 use crate::wire::{DEFAULT_MAX_MESSAGE_SIZE, LineTransport, REASON_TOO_LARGE, made_up_reason};
 use tools_schema::excerpt::cut;
@@ -333,6 +347,15 @@ type Client = RunningService<RoleClient, Handler>;
 struct Connection {
     client: Client,
     pid: Option<u32>,
+    /// Where the server's progress for each call in flight goes.
+    progress: Arc<ProgressRoutes>,
+}
+
+/// A connection's client and what comes with it.
+struct Connected {
+    client: Client,
+    pid: Option<u32>,
+    progress: Arc<ProgressRoutes>,
 }
 
 struct Imported {
@@ -533,13 +556,21 @@ fn spawn_refresh(weak: Weak<Inner>) {
 }
 
 async fn open(inner: &Arc<Inner>) -> Result<(), McpError> {
-    let (client, pid) = connect(&inner.source, &inner.options, Arc::downgrade(inner)).await?;
+    let Connected {
+        client,
+        pid,
+        progress,
+    } = connect(&inner.source, &inner.options, Arc::downgrade(inner)).await?;
     let modern = client
         .peer()
         .peer_info()
         .is_some_and(|info| !info.protocol_version.has_initialize());
     let peer = client.peer().clone();
-    *lock(&inner.connection) = Some(Arc::new(Connection { client, pid }));
+    *lock(&inner.connection) = Some(Arc::new(Connection {
+        client,
+        pid,
+        progress,
+    }));
     if modern {
         listen_for_changes(Arc::downgrade(inner), peer);
     }
@@ -594,7 +625,7 @@ async fn connect(
     source: &McpSource,
     options: &ImportOptions,
     inner: Weak<Inner>,
-) -> Result<(Client, Option<u32>), McpError> {
+) -> Result<Connected, McpError> {
     let timeout = options.connect_timeout;
     match tokio::time::timeout(timeout, connect_unbounded(source, options, inner)).await {
         Ok(connected) => connected,
@@ -613,7 +644,7 @@ async fn connect_unbounded(
     source: &McpSource,
     options: &ImportOptions,
     inner: Weak<Inner>,
-) -> Result<(Client, Option<u32>), McpError> {
+) -> Result<Connected, McpError> {
     let server = source.describe();
     let connect_error = |why: ConnectError| McpError::Connect {
         server: server.clone(),
@@ -624,6 +655,7 @@ async fn connect_unbounded(
         inner: inner.clone(),
     };
     let protocol = options.protocol;
+    let progress = Arc::new(ProgressRoutes::default());
     match source {
         McpSource::Stdio { .. } => {
             let mut transport = spawn(source, options)?;
@@ -637,17 +669,22 @@ async fn connect_unbounded(
                 other => other.lifecycle(),
             };
             let client = handler()
-                .serve_with_lifecycle(transport, lifecycle)
+                .serve_with_lifecycle(ProgressTap::new(transport, progress.clone()), lifecycle)
                 .await
                 .map_err(handshake_error)?;
-            Ok((client, pid))
+            Ok(Connected {
+                client,
+                pid,
+                progress,
+            })
         }
         McpSource::Http { url } => {
             let attempt = |lifecycle: ClientLifecycleMode| {
                 let client = LimitedClient::new(options.max_message_size);
                 let config = client.config(url);
                 let transport = StreamableHttpClientTransport::with_client(client, config);
-                handler().serve_with_lifecycle(transport, lifecycle)
+                handler()
+                    .serve_with_lifecycle(ProgressTap::new(transport, progress.clone()), lifecycle)
             };
             let client =
                 match protocol {
@@ -674,7 +711,11 @@ async fn connect_unbounded(
                     }
                     other => attempt(other.lifecycle()).await.map_err(handshake_error)?,
                 };
-            Ok((client, None))
+            Ok(Connected {
+                client,
+                pid: None,
+                progress,
+            })
         }
     }
 }
@@ -808,11 +849,16 @@ fn listen_for_changes(weak: Weak<Inner>, peer: Peer<RoleClient>) {
 }
 
 fn current_peer(inner: &Inner) -> Option<Peer<RoleClient>> {
+    current(inner).map(|(peer, _)| peer)
+}
+
+/// The peer of the connection, if it is up, and its progress routes.
+fn current(inner: &Inner) -> Option<(Peer<RoleClient>, Arc<ProgressRoutes>)> {
     let conn = lock(&inner.connection).clone()?;
     if conn.client.is_closed() || conn.client.peer().is_transport_closed() {
         return None;
     }
-    Some(conn.client.peer().clone())
+    Some((conn.client.peer().clone(), conn.progress.clone()))
 }
 
 /// At most this many `tools/list` pages are read (a server that never stops paging is an error).
@@ -833,7 +879,7 @@ pub async fn list_tools(
     source: &McpSource,
     options: &ImportOptions,
 ) -> Result<Vec<Tool>, McpError> {
-    let (client, _pid) = connect(source, options, Weak::new()).await?;
+    let Connected { client, .. } = connect(source, options, Weak::new()).await?;
     let listed = list_pages(client.peer(), options.call_timeout)
         .await
         .map_err(|why| McpError::Request {
@@ -1084,71 +1130,75 @@ impl RemoteCall {
         let Some(inner) = self.inner.upgrade() else {
             return Err(gone("the import was closed"));
         };
-        let Some(peer) = current_peer(&inner) else {
+        let Some((peer, routes)) = current(&inner) else {
             return Err(gone("it exited or the connection broke"));
         };
         drop(inner);
         let mut params = CallToolRequestParams::new(self.remote.clone());
         params.arguments = Some(map.clone());
-        // Dropping the request future (cancelled, or past its timeout) sends
-        // `notifications/cancelled`.
-        let outcome = tokio::select! {
-            biased;
-            () = ctx.cancellation().cancelled() => {
-                return Err(ToolError::with_code(
-                    tools_runtime::codes::ABORTED,
-                    "the call was cancelled; the MCP server was told",
-                ));
-            }
-            () = tokio::time::sleep(self.timeout) => {
-                return Err(ToolError::with_code(
-                    codes::MCP_TIMEOUT,
-                    format!(
-                        "the MCP server did not answer `{}` within {:?} (its timeout; set by \
-                         ImportOptions::call_timeout or tool_timeout); the call was cancelled and \
-                         the server was told",
-                        ctx.name(),
-                        self.timeout
-                    ),
-                ));
-            }
-            outcome = peer.call_tool(params) => outcome,
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let aborted = || {
+            ToolError::with_code(
+                tools_runtime::codes::ABORTED,
+                "the call was cancelled; the MCP server was told",
+            )
         };
-        let result = match outcome {
-            Ok(result) => result,
-            Err(ServiceError::TransportClosed | ServiceError::TransportSend(_)) => {
-                return Err(gone("it exited or the connection broke during the call"));
+        let timed_out = || {
+            ToolError::with_code(
+                codes::MCP_TIMEOUT,
+                format!(
+                    "the MCP server did not answer `{}` within {:?} (its timeout; set by \
+                     ImportOptions::call_timeout or tool_timeout); the call was cancelled and \
+                     the server was told",
+                    ctx.name(),
+                    self.timeout
+                ),
+            )
+        };
+        let deadline = tokio::time::sleep(self.timeout);
+        tokio::pin!(deadline);
+        let sent = tokio::select! {
+            biased;
+            () = ctx.cancellation().cancelled() => return Err(aborted()),
+            () = &mut deadline => return Err(timed_out()),
+            sent = peer.send_request_with_option(request, PeerRequestOptions::no_options()) => sent,
+        };
+        let handle = match sent {
+            Ok(handle) => handle,
+            Err(e) => return Err(call_failed(e, ctx.name(), &gone)),
+        };
+        // From here, leaving before the answer (cancelled, past the timeout, or this future
+        // dropped) sends `notifications/cancelled`.
+        let mut abandoned = Abandoned::new(peer, handle.id.clone());
+        let mut progress = routes.claim(&handle.progress_token);
+        let answer = handle.await_response();
+        tokio::pin!(answer);
+        let outcome = loop {
+            tokio::select! {
+                biased;
+                () = ctx.cancellation().cancelled() => return Err(aborted()),
+                () = &mut deadline => return Err(timed_out()),
+                outcome = &mut answer => break outcome,
+                Some(report) = progress.next() => forward_progress(ctx, &report),
             }
-            Err(ServiceError::McpError(e)) => {
-                return Err(match made_up_reason(&e) {
-                    Some(REASON_TOO_LARGE) => ToolError::with_code(
-                        codes::MCP_MESSAGE_TOO_LARGE,
-                        format!(
-                            "the MCP call of `{}` failed: {}",
-                            ctx.name(),
-                            cut(&e.message)
-                        ),
-                    ),
-                    Some(_) => ToolError::with_code(
-                        codes::MCP_INVALID_RESULT,
-                        format!(
-                            "the MCP call of `{}` failed: {}",
-                            ctx.name(),
-                            cut(&e.message)
-                        ),
-                    ),
-                    None => ToolError::with_code(
-                        codes::MCP_TOOL_ERROR,
-                        format!("the MCP server refused the call: {}", cut(&e.message)),
-                    ),
-                });
-            }
-            Err(e) => {
+        };
+        abandoned.disarm();
+        // The reports the server sent before its answer, still queued.
+        while let Some(report) = progress.queued() {
+            forward_progress(ctx, &report);
+        }
+        let result = match outcome.map(call_tool_result) {
+            Ok(Ok(result)) => result,
+            Ok(Err(unexpected)) => {
                 return Err(ToolError::with_code(
-                    codes::MCP_TOOL_ERROR,
-                    format!("the MCP call failed: {}", cut(&e.to_string())),
+                    codes::MCP_INVALID_RESULT,
+                    format!(
+                        "the MCP server answered `{}` with {unexpected}, not a tools/call result",
+                        ctx.name()
+                    ),
                 ));
             }
+            Err(e) => return Err(call_failed(e, ctx.name(), &gone)),
         };
         if result.is_error == Some(true) {
             let mut text = content_text(&result.content);
@@ -1182,6 +1232,112 @@ impl RemoteCall {
             }
             None => Ok(Value::String(content_text(&result.content))),
         }
+    }
+}
+
+/// A server's progress report as a report of the local call. One the pipeline refuses (not
+/// finite, not increasing, after the call ended) is dropped with a warning.
+fn forward_progress(ctx: &ToolRunContext, report: &ProgressNotificationParam) {
+    let mut progress = Progress::new(report.progress);
+    if let Some(total) = report.total {
+        progress = progress.with_total(total);
+    }
+    if let Some(message) = &report.message {
+        progress = progress.with_message(message.clone());
+    }
+    if let Err(refused) = ctx.progress(progress) {
+        tracing::warn!(
+            tool = ctx.name(),
+            code = refused.code(),
+            error = %refused,
+            "an MCP server's progress report was dropped"
+        );
+    }
+}
+
+/// The `tools/call` result in a server's answer, or what the answer was instead. A result that
+/// omits `content` is read as an empty one, as rmcp's own `call_tool` does.
+fn call_tool_result(answer: ServerResult) -> Result<CallToolResult, &'static str> {
+    match answer {
+        ServerResult::CallToolResult(result) => Ok(result),
+        ServerResult::EmptyResult(_) | ServerResult::TaskAckResult(_) => {
+            Ok(CallToolResult::default())
+        }
+        ServerResult::CustomResult(custom)
+            if custom
+                .0
+                .as_object()
+                .is_some_and(|o| o.keys().all(|k| k == "_meta")) =>
+        {
+            Ok(CallToolResult::default())
+        }
+        ServerResult::CreateTaskResult(_) => Err("a task"),
+        ServerResult::InputRequiredResult(_) => Err("a request for input"),
+        _ => Err("another kind of result"),
+    }
+}
+
+/// The call's error for a failed `tools/call` request.
+fn call_failed(error: ServiceError, tool: &str, gone: &dyn Fn(&str) -> ToolError) -> ToolError {
+    match error {
+        ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
+            gone("it exited or the connection broke during the call")
+        }
+        ServiceError::McpError(e) => match made_up_reason(&e) {
+            Some(REASON_TOO_LARGE) => ToolError::with_code(
+                codes::MCP_MESSAGE_TOO_LARGE,
+                format!("the MCP call of `{tool}` failed: {}", cut(&e.message)),
+            ),
+            Some(_) => ToolError::with_code(
+                codes::MCP_INVALID_RESULT,
+                format!("the MCP call of `{tool}` failed: {}", cut(&e.message)),
+            ),
+            None => ToolError::with_code(
+                codes::MCP_TOOL_ERROR,
+                format!("the MCP server refused the call: {}", cut(&e.message)),
+            ),
+        },
+        e => ToolError::with_code(
+            codes::MCP_TOOL_ERROR,
+            format!("the MCP call failed: {}", cut(&e.to_string())),
+        ),
+    }
+}
+
+/// Tells the server a request was abandoned (`notifications/cancelled`) when dropped armed: the
+/// call was cancelled, ran past its timeout, or its future was dropped.
+struct Abandoned {
+    peer: Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl Abandoned {
+    fn new(peer: Peer<RoleClient>, id: RequestId) -> Abandoned {
+        Abandoned { peer, id: Some(id) }
+    }
+
+    /// The answer came: nothing to tell.
+    fn disarm(&mut self) {
+        self.id = None;
+    }
+}
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let peer = self.peer.clone();
+        runtime.spawn(async move {
+            let cancelled = CancelledNotificationParam::new(
+                Some(id),
+                Some("the call was abandoned by its caller".to_owned()),
+            );
+            let _ = peer.notify_cancelled(cancelled).await;
+        });
     }
 }
 

@@ -12,6 +12,11 @@
 //!   importing nothing: the `tools-codegen` CLI renders a live server's catalog from it.
 //! - [`McpServer`] serves what a scope sees over stdio or streamable HTTP, every call through
 //!   [`ToolRuntime::execute`](tools_runtime::ToolRuntime::execute).
+//! - Progress goes both ways: a served call whose request carries a `progressToken` sends each
+//!   of its reports ([`ToolRunContext::progress`](tools_runtime::ToolRunContext::progress)) to
+//!   the client as `notifications/progress` while it runs, and an imported tool's call turns the
+//!   server's `notifications/progress` into reports of the local call, in the server's order and
+//!   all before the result (see [`serve`] and [`import`]).
 //! - Both sides hold an incoming message to one limit, [`DEFAULT_MAX_MESSAGE_SIZE`] (16 MiB) by
 //!   default on stdio and HTTP alike, and answer what they cannot read with a JSON-RPC error
 //!   ([`wire`]).
@@ -63,6 +68,7 @@
 pub mod error;
 pub mod import;
 mod import_http;
+mod progress;
 pub mod schema;
 pub mod serve;
 mod serve_http;

@@ -3,8 +3,9 @@
 //! `--max-message-size BYTES` sets the limit of one incoming message (16 MiB by default).
 //!
 //! The scope holds `echo` (a guard refuses the message `forbidden`), `add` (structured output),
-//! `wait` (sleeps, observing cancellation), `enable_extra` (registers `extra`, so clients see
-//! `list_changed`) and `stats` (how many `wait` calls were cancelled). With `--http`, the bound
+//! `wait` (sleeps, observing cancellation), `count` (reports progress: a client that sends a
+//! progress token gets `notifications/progress`), `enable_extra` (registers `extra`, so clients
+//! see `list_changed`) and `stats` (how many `wait` calls were cancelled). With `--http`, the bound
 //! address is printed on stdout as `listening on ADDR (cancellation: ...)`, the parenthesis
 //! saying what cancels a call in that mode ([`HttpOptions::cancellation`]).
 
@@ -15,8 +16,10 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::json;
 use tools_mcp::{HttpOptions, McpServer};
+use tools_runtime::progress::Progress;
 use tools_runtime::{
-    CancellationToken, Output, Scope, ToolDefinition, ToolRunContext, ToolRuntime, ToolSchema, tool,
+    CancellationToken, Output, Scope, ToolDefinition, ToolError, ToolRunContext, ToolRuntime,
+    ToolSchema, tool,
 };
 
 static CANCELLED: AtomicU64 = AtomicU64::new(0);
@@ -65,6 +68,36 @@ async fn wait(ms: u64, #[context] cancel: CancellationToken) -> Result<Waited, s
     }
 }
 
+/// How far a count went.
+#[derive(Serialize, ToolSchema)]
+struct Counted {
+    /// The last number counted.
+    counted: u32,
+}
+
+/// Count from 1 to `to` (at most 1000), reporting each number as progress (total `to`, message
+/// `n of to`) and waiting `ms` milliseconds (at most a second) after each; stops early when
+/// cancelled.
+#[tool]
+async fn count(to: u32, ms: u64, #[context] ctx: ToolRunContext) -> Result<Counted, ToolError> {
+    let to = to.min(1000);
+    let pause = Duration::from_millis(ms.min(1000));
+    for n in 1..=to {
+        ctx.progress(
+            Progress::new(f64::from(n))
+                .with_total(f64::from(to))
+                .with_message(format!("{n} of {to}")),
+        )?;
+        tokio::select! {
+            () = ctx.cancellation().cancelled() => {
+                return Err(ToolError::with_code(tools_runtime::codes::ABORTED, "cancelled"));
+            }
+            () = tokio::time::sleep(pause) => {}
+        }
+    }
+    Ok(Counted { counted: to })
+}
+
 /// Counters of this server.
 #[derive(Serialize, ToolSchema)]
 struct Stats {
@@ -93,6 +126,7 @@ fn demo_scope(
         scope.register(echo::definition()?)?,
         scope.register(add::definition()?)?,
         scope.register(wait::definition()?)?,
+        scope.register(count::definition()?)?,
         scope.register(stats::definition()?)?,
         scope.guard(|call| {
             (call.name() == "echo" && call.arguments()["message"] == "forbidden")

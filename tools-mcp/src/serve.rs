@@ -30,6 +30,19 @@
 //!   not trust each other share an address, such as one proxy). In a 2025-11-25 HTTP session
 //!   (`HttpOptions::sessions`), a dropped connection does not cancel: the session keeps the
 //!   call, as it keeps the session.
+//! - Progress: a `tools/call` whose `_meta` carries a `progressToken` runs with a progress sink
+//!   ([`ToolCall::with_progress`]), and each report the pipeline accepts from the call (its
+//!   body's [`ToolRunContext::progress`](tools_runtime::ToolRunContext::progress), which checks
+//!   that reports are finite and increasing) is sent as `notifications/progress` with that token
+//!   (`progress`, `total`, `message`) while the call runs, in the order it was made. Every report
+//!   is handed to the transport before the result is sent, and none after it. On stdio and in an
+//!   HTTP session it goes on the connection (rmcp routes it to the request's response stream by
+//!   its token); without a session, on the request's own response stream (the answer becomes an
+//!   SSE stream). A request without a token gets no notification. A client that reads more
+//!   slowly than the tool reports has at most 256 reports waiting; past that the newest replaces
+//!   the last waiting one, so what it receives still increases. Only the call's own reports are
+//!   sent: the progress of calls it makes (Code Mode's sub-calls) reaches the client only as far
+//!   as the call itself reports it.
 //! - When the scope's list changes (a registration, a removal, a mask), connected clients get
 //!   `notifications/tools/list_changed`: on a session (stdio, or a stateful HTTP session) when
 //!   they initialized, on a 2026-07-28 `subscriptions/listen` stream when they asked for it.
@@ -522,7 +535,19 @@ impl ServerHandler for McpServer {
             if !inner.scope.is_global() {
                 call = call.with_agent(inner.scope);
             }
-            let result = inner.runtime.execute(call).await;
+            // With a progress token, the call's reports go to the client while it runs.
+            let result = match context.meta.get_progress_token() {
+                Some(token) => {
+                    crate::progress::execute_forwarding(
+                        &inner.runtime,
+                        call,
+                        token,
+                        context.peer.clone(),
+                    )
+                    .await
+                }
+                None => inner.runtime.execute(call).await,
+            };
             if result.code() == Some(tools_runtime::codes::UNKNOWN_TOOL) {
                 let message = result
                     .error()

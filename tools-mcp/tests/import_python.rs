@@ -29,7 +29,7 @@ fn stdio_source() -> McpSource {
 async fn exercise(runtime: &ToolRuntime, import: &McpImport) {
     assert_eq!(
         import.tool_names(),
-        vec!["py_fail", "py_forecast", "py_greet", "py_grow"]
+        vec!["py_fail", "py_forecast", "py_greet", "py_grow", "py_jumpy"]
     );
     let greet = runtime
         .execute(ToolCall::new("c1", "py_greet", json!({"name": "Ada"})))

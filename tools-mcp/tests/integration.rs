@@ -14,6 +14,7 @@ mod inherited_fds;
 mod limits;
 mod malformed;
 mod probe;
+mod progress;
 mod round_trip;
 mod serve_python;
 mod stateless_cancel;

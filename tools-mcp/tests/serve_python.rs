@@ -39,7 +39,7 @@ fn check(seen: &Value, protocol: &str) {
     assert_eq!(seen["protocol"], protocol);
     assert_eq!(
         seen["tools"],
-        json!(["add", "echo", "enable_extra", "stats", "wait"])
+        json!(["add", "count", "echo", "enable_extra", "stats", "wait"])
     );
     assert_eq!(
         seen["add_output_schema"]["properties"]["sum"]["type"],
@@ -76,7 +76,15 @@ fn check(seen: &Value, protocol: &str) {
     assert_eq!(seen["list_changed"], true, "{seen}");
     assert_eq!(
         seen["tools_after"],
-        json!(["add", "echo", "enable_extra", "extra", "stats", "wait"])
+        json!([
+            "add",
+            "count",
+            "echo",
+            "enable_extra",
+            "extra",
+            "stats",
+            "wait"
+        ])
     );
 }
 

@@ -3,8 +3,9 @@
 Usage: server.py stdio | server.py http   (http prints `port N` on stdout, then serves /mcp)
 
 Tools: `greet` (text), `forecast` (structured output from a pydantic model with a nested
-model, so its schemas use `$defs`/`$ref`), `fail` (raises: an isError result), and `grow`
-(adds the tool `grown` and publishes tools list_changed).
+model, so its schemas use `$defs`/`$ref`), `fail` (raises: an isError result), `grow`
+(adds the tool `grown` and publishes tools list_changed), and `jumpy` (reports progress out of
+order, and for a token no call has).
 """
 
 import socket
@@ -62,6 +63,20 @@ async def grow(ctx: Context) -> str:
     except Exception:
         pass
     return "ok"
+
+
+@server.tool()
+async def jumpy(ctx: Context) -> str:
+    """Report progress badly: for a token nobody sent, then 1, 1 again, 0.5, 2 (of 4)."""
+    session = ctx.request_context.session
+    await session.send_progress_notification(
+        "nobody-has-this-token", 3, 4, "not yours", related_request_id=ctx.request_id
+    )
+    await ctx.report_progress(1, 4, "one")
+    await ctx.report_progress(1, 4, "one again")
+    await ctx.report_progress(0.5, 4, "back")
+    await ctx.report_progress(2, 4, "two")
+    return "jumped"
 
 
 if __name__ == "__main__":

@@ -59,6 +59,16 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // With the `otel` feature, every call of the demo is a span exported over OTLP (the
+    // `OTEL_*` variables say where); the guard exports what is left when the demo ends.
+    #[cfg(feature = "otel")]
+    let _otel = match tools_otel::init("tools-demo") {
+        Ok(guard) => guard,
+        Err(error) => {
+            eprintln!("tools-demo: {error} ({})", error.code());
+            return ExitCode::FAILURE;
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

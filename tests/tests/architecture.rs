@@ -383,6 +383,7 @@ const CRATES: &[(&str, &[&str])] = &[
         &["tools-runtime", "tools-schema", "tools-codegen"],
     ),
     ("tools-mcp", &["tools-runtime", "tools-schema"]),
+    ("tools-otel", &[]),
     (
         "tools-demo",
         &[
@@ -390,6 +391,7 @@ const CRATES: &[(&str, &[&str])] = &[
             "tools-code",
             "tools-codegen",
             "tools-schema",
+            "tools-otel",
         ],
     ),
     (

@@ -102,11 +102,16 @@ pub(crate) async fn run(
     // What the pre-run analysis found, and the parse it made for the run.
     let may_call = ctx.execution().get::<MayCall>().cloned();
     let prepared = ctx.execution().get::<Prepared>().and_then(Prepared::take);
+    // The program's run: the engine's run and every call the program makes are its children.
     let span = tracing::info_span!(
         "run_code",
-        call_id = %ctx.call_id(),
-        language = %mode.language(),
-        sub_calls = tracing::field::Empty,
+        gen_ai.tool.call.id = %ctx.call_id(),
+        agent_tools.code.language = %mode.language(),
+        agent_tools.code.may_call = may_call.as_ref().map(|m| match m {
+            MayCall::Closed(_) => "closed",
+            _ => "open",
+        }),
+        agent_tools.code.sub_calls = tracing::field::Empty,
     );
     let relay = Arc::new(Relay {
         outer: ctx.clone(),
@@ -138,13 +143,17 @@ pub(crate) async fn run(
     let outcome = mode
         .runtime
         .run_prepared(code, prepared, host, &mode.limits, bridge.cancel.clone())
+        .instrument(tracing::info_span!(parent: &span, "code_engine"))
         .instrument(span.clone())
         .await;
     // The run settled (the runtime has settled the bridge already; this covers a runtime that
     // did not).
     bridge.settle().await;
     drop(settle);
-    span.record("sub_calls", bridge.submitted.load(Ordering::Relaxed));
+    span.record(
+        "agent_tools.code.sub_calls",
+        bridge.submitted.load(Ordering::Relaxed),
+    );
     // Every sub-call's contexts, in call order, kept whatever the program's outcome.
     let contexts = std::mem::take(&mut *lock(&bridge.contexts));
     for context in contexts.into_values().flatten() {

@@ -57,7 +57,8 @@ fn sub_call_spans_are_children_of_the_run_code_span() {
         v
     };
     let outer = find(&|s| {
-        s.name == "tool_call" && s.fields.get("tool").map(String::as_str) == Some("run_code")
+        s.name == "execute_tool"
+            && s.fields.get("gen_ai.tool.name").map(String::as_str) == Some("run_code")
     });
     assert_eq!(outer.len(), 1);
     let run = find(&|s| s.name == "run_code");
@@ -65,17 +66,29 @@ fn sub_call_spans_are_children_of_the_run_code_span() {
     assert_eq!(
         run[0].1.parent,
         Some(outer[0].0),
-        "run_code runs inside its tool_call span"
+        "run_code runs inside its execute_tool span"
     );
-    assert_eq!(run[0].1.fields["call_id"], "outer");
-    assert_eq!(run[0].1.fields["sub_calls"], "2");
+    assert_eq!(run[0].1.fields["gen_ai.tool.call.id"], "outer");
+    assert_eq!(run[0].1.fields["agent_tools.code.sub_calls"], "2");
+    assert_eq!(run[0].1.fields["agent_tools.code.may_call"], "closed");
+    // The analysis is a child of the run_code call, the engine's run a child of the run.
+    let analysis = find(&|s| s.name == "code_analysis");
+    assert_eq!(analysis.len(), 1);
+    assert_eq!(analysis[0].1.parent, Some(outer[0].0));
+    let engine = find(&|s| s.name == "code_engine");
+    assert_eq!(engine.len(), 1);
+    assert_eq!(engine[0].1.parent, Some(run[0].0));
     let leaves = find(&|s| {
-        s.name == "tool_call" && s.fields.get("tool").map(String::as_str) == Some("leaf")
+        s.name == "execute_tool"
+            && s.fields.get("gen_ai.tool.name").map(String::as_str) == Some("leaf")
     });
     assert_eq!(leaves.len(), 2);
     for (_, leaf) in &leaves {
         assert_eq!(leaf.parent, Some(run[0].0), "{leaf:?}");
-        assert_eq!(leaf.fields["outcome"], "ok");
-        assert_eq!(leaf.fields["parent"], outer[0].1.fields["token"]);
+        assert_eq!(leaf.fields["agent_tools.outcome"], "ok");
+        assert_eq!(
+            leaf.fields["agent_tools.parent"],
+            outer[0].1.fields["agent_tools.token"]
+        );
     }
 }

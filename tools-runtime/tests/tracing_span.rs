@@ -49,21 +49,24 @@ fn each_call_is_a_tracing_span_with_tool_call_id_parent_and_outcome() {
             .await;
     });
     let mut calls: Vec<std::collections::HashMap<String, String>> = recorder
-        .named("tool_call")
+        .named("execute_tool")
         .into_iter()
         .map(|(_, span)| span.fields)
         .collect();
-    calls.sort_by_key(|f| f["call_id"].clone());
+    calls.sort_by_key(|f| f["gen_ai.tool.call.id"].clone());
     assert_eq!(calls.len(), 2);
-    assert_eq!(calls[0]["tool"], "traced");
-    assert_eq!(calls[0]["call_id"], "call-7");
-    assert_eq!(calls[0]["outcome"], "ok");
+    assert_eq!(calls[0]["gen_ai.tool.name"], "traced");
+    assert_eq!(calls[0]["gen_ai.tool.call.id"], "call-7");
+    assert_eq!(calls[0]["agent_tools.outcome"], "ok");
     assert!(
-        !calls[0].contains_key("parent"),
+        !calls[0].contains_key("agent_tools.parent"),
         "a top-level call has no parent"
     );
-    assert_eq!(calls[1]["tool"], "missing");
-    assert_eq!(calls[1]["outcome"], codes::UNKNOWN_TOOL);
+    assert_eq!(calls[1]["gen_ai.tool.name"], "missing");
+    assert_eq!(calls[1]["agent_tools.outcome"], codes::UNKNOWN_TOOL);
     // The parent field is the parent's token, correlating the nested span with its parent.
-    assert_eq!(calls[1]["parent"], calls[0]["token"]);
+    assert_eq!(
+        calls[1]["agent_tools.parent"],
+        calls[0]["agent_tools.token"]
+    );
 }

@@ -60,6 +60,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
+use tracing::Instrument as _;
 
 use serde_json::{Map, Value};
 
@@ -322,10 +323,11 @@ pub(crate) async fn prepare(
     let Some(code) = args.get("code").and_then(Value::as_str) else {
         return Ok(out);
     };
+    let span = tracing::info_span!("code_analysis", agent_tools.code.language = %mode.language());
     let analysed = match mode.language() {
         #[cfg(feature = "typescript")]
-        CodeLanguage::TypeScript => typescript::analyse(code),
-        _ => mode.runtime.analyse(code).await,
+        CodeLanguage::TypeScript => span.in_scope(|| typescript::analyse(code)),
+        _ => mode.runtime.analyse(code).instrument(span).await,
     };
     let mut analysis = match analysed {
         None => {

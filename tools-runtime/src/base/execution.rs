@@ -22,8 +22,9 @@ pub(crate) struct ProgressState {
     listeners: Vec<Arc<ProgressListenerFn>>,
     last: Mutex<Option<f64>>,
     ended: AtomicBool,
-    /// Counts valid reports, for the timeout wrapper.
-    reports: tokio::sync::watch::Sender<u64>,
+    /// Counts valid reports, for the timeout wrapper; made when it subscribes (most calls have
+    /// no such wrapper, and pay nothing for it).
+    reports: OnceLock<tokio::sync::watch::Sender<u64>>,
 }
 
 impl ProgressState {
@@ -33,7 +34,7 @@ impl ProgressState {
             listeners,
             last: Mutex::new(None),
             ended: AtomicBool::new(false),
-            reports: tokio::sync::watch::Sender::new(0),
+            reports: OnceLock::new(),
         }
     }
 }
@@ -170,7 +171,9 @@ impl ToolExecution {
         for listener in &state.listeners {
             deliver(&|| listener(self, &progress));
         }
-        state.reports.send_modify(|count| *count += 1);
+        if let Some(reports) = state.reports.get() {
+            reports.send_modify(|count| *count += 1);
+        }
         Ok(())
     }
 
@@ -183,7 +186,11 @@ impl ToolExecution {
 
     /// Sees each valid report (as a count), for the timeout wrapper.
     pub(crate) fn progress_reports(&self) -> tokio::sync::watch::Receiver<u64> {
-        self.0.progress.reports.subscribe()
+        self.0
+            .progress
+            .reports
+            .get_or_init(|| tokio::sync::watch::Sender::new(0))
+            .subscribe()
     }
 
     pub(crate) fn applies(&self, layer: u64) -> bool {

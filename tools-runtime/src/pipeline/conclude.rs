@@ -126,13 +126,17 @@ impl Run {
                 ),
             }
         }
-        self.span.record(
-            "outcome",
-            match &result.outcome {
-                ToolOutcome::Success { .. } => "ok",
-                ToolOutcome::Failure { error } => error_code(error),
-            },
-        );
+        match &result.outcome {
+            ToolOutcome::Success { .. } => {
+                self.span.record("agent_tools.outcome", "ok");
+            }
+            ToolOutcome::Failure { error } => {
+                let code = error_code(error);
+                self.span.record("agent_tools.outcome", code);
+                self.span.record("error.type", code);
+                self.span.record("otel.status_code", "ERROR");
+            }
+        }
         // Observers see the frozen outcome; a panicking observer is logged and skipped.
         for entry in self
             .listeners

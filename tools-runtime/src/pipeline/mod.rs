@@ -103,13 +103,25 @@ impl Run {
         } = call;
         let token = ExecutionToken::fresh();
         let snapshot = rt.snapshot(&name, agent, origin);
+        // Named and attributed as OpenTelemetry's GenAI conventions say for a tool's execution
+        // (`otel.name` gives the exported span its name), with the toolkit's own attributes
+        // under `agent_tools.`. Nothing here is evaluated without a subscriber that wants it.
         let span = tracing::info_span!(
-            "tool_call",
-            tool = %name,
-            call_id = %call_id,
-            token = token.raw(),
-            parent = origin.parent().map(ExecutionToken::raw),
-            outcome = tracing::field::Empty,
+            "execute_tool",
+            otel.name = %format_args!("execute_tool {name}"),
+            otel.status_code = tracing::field::Empty,
+            gen_ai.operation.name = "execute_tool",
+            gen_ai.tool.name = %name,
+            gen_ai.tool.call.id = %call_id,
+            gen_ai.tool.type = "function",
+            gen_ai.tool.description = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+            agent_tools.token = token.raw(),
+            agent_tools.parent = origin.parent().map(ExecutionToken::raw),
+            agent_tools.origin = origin_name(origin),
+            agent_tools.agent_scope = agent.map(|scope| scope.0),
+            agent_tools.policy = tracing::field::Empty,
+            agent_tools.outcome = tracing::field::Empty,
         );
         let scope_gone = snapshot.chain.is_none();
         let chain = snapshot.chain.unwrap_or_default();
@@ -144,6 +156,12 @@ impl Run {
             listeners: snapshot.listeners,
             span,
         }
+    }
+
+    /// Records the policy's answer on the call's span (`allowed`, `denied`, `approved`,
+    /// `not_approved`, `guard_denied`).
+    pub(crate) fn record_policy(&self, answer: &'static str) {
+        self.span.record("agent_tools.policy", answer);
     }
 
     fn cancelled(&self) -> bool {
@@ -214,5 +232,14 @@ impl ToolRuntime {
             let span = run.span.clone();
             run.run().instrument(span).await
         }
+    }
+}
+
+/// How a call's origin reads on its span.
+fn origin_name(origin: crate::base::call::CallOrigin) -> &'static str {
+    match origin {
+        crate::base::call::CallOrigin::Direct => "direct",
+        crate::base::call::CallOrigin::Nested { .. } => "nested",
+        crate::base::call::CallOrigin::Program(_) => "program",
     }
 }

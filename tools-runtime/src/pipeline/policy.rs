@@ -41,6 +41,10 @@ impl Run {
         let Some(def) = self.def.clone() else {
             return Err(Draft::from_error(self.unknown_tool()));
         };
+        if !self.span.is_disabled() {
+            self.span
+                .record("gen_ai.tool.description", def.description());
+        }
         // Validation against the compiled input schema (raw definitions validate their own).
         if let Some(input) = &def.0.input
             && let Err(violations) = input.validate(exec.arguments())
@@ -104,11 +108,13 @@ impl Run {
         }
         match decision {
             PreDecision::Allow => {
+                self.record_policy("allowed");
                 if self.cancelled() {
                     return Err(self.aborted_before_dispatch());
                 }
             }
             PreDecision::Deny { reason } => {
+                self.record_policy("denied");
                 return Err(Draft::from_error(ExecutionError::Denied { reason }));
             }
             PreDecision::Ask { reason } => {
@@ -122,6 +128,7 @@ impl Run {
                             def.name()
                         ),
                     };
+                    self.record_policy("not_approved");
                     return Err(Draft::from_error(ExecutionError::Denied { reason }));
                 };
                 // Nobody is asked about a call that can no longer run.
@@ -136,8 +143,9 @@ impl Run {
                     Err(p) => Err(p),
                 };
                 match answer {
-                    Ok(Approval::Approved) => {}
+                    Ok(Approval::Approved) => self.record_policy("approved"),
                     Ok(Approval::Denied { reason: why }) => {
+                        self.record_policy("not_approved");
                         let reason = why.or(reason).unwrap_or_else(|| {
                             format!("the call to `{}` was not approved", def.name())
                         });
@@ -160,6 +168,7 @@ impl Run {
             match std::panic::catch_unwind(AssertUnwindSafe(|| (entry.f)(exec))) {
                 Ok(None) => {}
                 Ok(Some(reason)) => {
+                    self.record_policy("guard_denied");
                     return Err(Draft::from_error(ExecutionError::GuardDenied { reason }));
                 }
                 Err(p) => return Err(self.panicked(PanicSite::Guard, p)),

@@ -1,0 +1,218 @@
+//! OpenTelemetry for agent-tools: the toolkit's `tracing` spans, exported over OTLP.
+//!
+//! The toolkit's crates speak [`tracing`] only: every executed call is an `execute_tool <name>`
+//! span with the OpenTelemetry GenAI conventions' attributes (`gen_ai.operation.name`,
+//! `gen_ai.tool.name`, `gen_ai.tool.call.id`, `gen_ai.tool.description`, `gen_ai.tool.type`) and
+//! the toolkit's own under `agent_tools.*` (the execution token and its parent, the agent scope,
+//! the outcome and result code, the policy's answer), and a Code Mode run is a tree: the
+//! `run_code` call's span holds the pre-run analysis, the run and one span per call its program
+//! makes. This crate carries those spans to a collector: [`init`] installs a `tracing`
+//! subscriber whose OpenTelemetry layer exports them with the OTLP HTTP exporter, configured the
+//! standard way:
+//!
+//! | variable | meaning |
+//! | --- | --- |
+//! | `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, `OTEL_EXPORTER_OTLP_ENDPOINT` | where spans go (default `http://localhost:4318/v1/traces`) |
+//! | `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_EXPORTER_OTLP_TIMEOUT` | headers and timeout of each export |
+//! | `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES` | the resource (the service name defaults to the one given to [`Otel::new`]) |
+//! | `OTEL_SDK_DISABLED=true` | nothing is installed; [`init`] returns a guard that does nothing |
+//!
+//! Spans are batched on a thread of the SDK's own; dropping the [`OtelGuard`] (or
+//! [`OtelGuard::shutdown`]) exports what is left. For a subscriber of your own, [`Otel::layer`]
+//! gives the layer and the guard without installing anything. Nothing here is compiled into the
+//! other crates: `tools-mcp serve` and the demo take it behind their `otel` feature, and a
+//! program without a subscriber pays nothing for the spans (`tracing` skips them).
+//!
+//! ```no_run
+//! # fn main() -> Result<(), tools_otel::OtelError> {
+//! // In main, before the runtime executes anything:
+//! let _otel = tools_otel::init("my-agent")?;
+//! // ... build the ToolRuntime and execute calls: each is a span in the collector ...
+//! # Ok(())
+//! # }
+//! ```
+
+use std::time::Duration;
+
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_otlp::WithExportConfig as _;
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::trace::SdkTracerProvider;
+use tracing_subscriber::layer::SubscriberExt as _;
+
+/// The OpenTelemetry layer of a subscriber `S`, as [`layer_for`] configures it.
+pub type Layer<S> = tracing_opentelemetry::OpenTelemetryLayer<S, opentelemetry_sdk::trace::Tracer>;
+
+/// Why OpenTelemetry could not be set up.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OtelError {
+    /// The OTLP exporter could not be built (an invalid endpoint or header).
+    #[error("the OTLP exporter could not be built: {0}")]
+    Exporter(#[source] opentelemetry_otlp::ExporterBuildError),
+    /// Another `tracing` subscriber is installed already.
+    #[error("a global tracing subscriber is already installed: {0}")]
+    Subscriber(#[source] tracing::subscriber::SetGlobalDefaultError),
+}
+
+impl OtelError {
+    /// The stable code of the error.
+    pub fn code(&self) -> &'static str {
+        match self {
+            OtelError::Exporter(_) => "OTEL_EXPORTER",
+            OtelError::Subscriber(_) => "OTEL_SUBSCRIBER",
+        }
+    }
+}
+
+/// How spans are exported: the OTLP HTTP exporter as the `OTEL_*` variables configure it, with
+/// what the program overrides.
+#[derive(Debug, Clone)]
+pub struct Otel {
+    service_name: String,
+    endpoint: Option<String>,
+    timeout: Option<Duration>,
+}
+
+impl Otel {
+    /// The configuration of the environment, with `service_name` as the service's name unless
+    /// `OTEL_SERVICE_NAME` gives one.
+    pub fn new(service_name: impl Into<String>) -> Self {
+        Otel {
+            service_name: service_name.into(),
+            endpoint: None,
+            timeout: None,
+        }
+    }
+
+    /// Sends spans to `endpoint` (the full URL, such as `http://127.0.0.1:4318/v1/traces`),
+    /// whatever the environment says.
+    #[must_use]
+    pub fn endpoint(mut self, endpoint: impl Into<String>) -> Self {
+        self.endpoint = Some(endpoint.into());
+        self
+    }
+
+    /// Each export's timeout, whatever the environment says.
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// The tracer provider, without a subscriber (`None` when `OTEL_SDK_DISABLED` is `true`).
+    fn provider(&self) -> Result<Option<SdkTracerProvider>, OtelError> {
+        if std::env::var("OTEL_SDK_DISABLED").is_ok_and(|v| v.trim().eq_ignore_ascii_case("true")) {
+            return Ok(None);
+        }
+        let mut exporter = opentelemetry_otlp::SpanExporter::builder().with_http();
+        if let Some(endpoint) = &self.endpoint {
+            exporter = exporter.with_endpoint(endpoint.clone());
+        }
+        if let Some(timeout) = self.timeout {
+            exporter = exporter.with_timeout(timeout);
+        }
+        let exporter = exporter.build().map_err(OtelError::Exporter)?;
+        let mut resource = Resource::builder();
+        if std::env::var_os("OTEL_SERVICE_NAME").is_none() {
+            resource = resource.with_service_name(self.service_name.clone());
+        }
+        // Batched on the SDK's own thread: the exporter's blocking client must not run on a
+        // thread of the caller's async runtime, where spans end.
+        Ok(Some(
+            SdkTracerProvider::builder()
+                .with_resource(resource.build())
+                .with_batch_exporter(exporter)
+                .build(),
+        ))
+    }
+
+    /// The OpenTelemetry layer for a subscriber of your own, and the guard that flushes it
+    /// (`None` when `OTEL_SDK_DISABLED` is `true`).
+    pub fn layer<S>(&self) -> Result<Option<(Layer<S>, OtelGuard)>, OtelError>
+    where
+        S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
+    {
+        let Some(provider) = self.provider()? else {
+            return Ok(None);
+        };
+        let layer = layer_for(&provider);
+        Ok(Some((layer, OtelGuard(Some(provider)))))
+    }
+
+    /// A subscriber exporting every span (a `tracing_subscriber` registry with the
+    /// OpenTelemetry layer), and its guard; `None` when `OTEL_SDK_DISABLED` is `true`. Install
+    /// it for a scope with [`tracing::subscriber::set_default`] or for the process with
+    /// [`tracing::subscriber::set_global_default`] (what [`init`] does).
+    pub fn subscriber(
+        &self,
+    ) -> Result<Option<(impl tracing::Subscriber + Send + Sync + 'static, OtelGuard)>, OtelError>
+    {
+        Ok(self
+            .layer()?
+            .map(|(layer, guard)| (tracing_subscriber::registry().with(layer), guard)))
+    }
+
+    /// Installs [`subscriber`](Self::subscriber) as the process's subscriber.
+    pub fn init(&self) -> Result<OtelGuard, OtelError> {
+        match self.subscriber()? {
+            None => Ok(OtelGuard(None)),
+            Some((subscriber, guard)) => {
+                tracing::subscriber::set_global_default(subscriber)
+                    .map_err(OtelError::Subscriber)?;
+                Ok(guard)
+            }
+        }
+    }
+}
+
+/// The OpenTelemetry layer this crate installs, over a tracer provider of your own (your
+/// exporter, your processor): spans carry the toolkit's attributes and no per-span extras
+/// (source location, thread, target, time spent idle), which would cost each call more than the
+/// rest of the layer.
+pub fn layer_for<S>(provider: &SdkTracerProvider) -> Layer<S>
+where
+    S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
+{
+    tracing_opentelemetry::layer()
+        .with_tracer(provider.tracer("agent-tools"))
+        .with_location(false)
+        .with_threads(false)
+        .with_target(false)
+        .with_level(false)
+        .with_tracked_inactivity(false)
+}
+
+/// Exports the spans still waiting when dropped (or at [`shutdown`](Self::shutdown)).
+#[derive(Debug)]
+#[must_use = "dropping the guard shuts the exporter down"]
+pub struct OtelGuard(Option<SdkTracerProvider>);
+
+impl OtelGuard {
+    /// Exports what is waiting and stops exporting; errors are logged, not returned (there is
+    /// nobody left to tell).
+    pub fn shutdown(mut self) {
+        self.stop();
+    }
+
+    fn stop(&mut self) {
+        if let Some(provider) = self.0.take()
+            && let Err(error) = provider.shutdown()
+        {
+            eprintln!("tools-otel: the last spans could not be exported: {error}");
+        }
+    }
+}
+
+impl Drop for OtelGuard {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Installs a process-wide subscriber that exports every span over OTLP, configured by the
+/// `OTEL_*` variables, with `service_name` unless `OTEL_SERVICE_NAME` is set: the one call a
+/// `main` makes. Keep the guard until the program ends.
+pub fn init(service_name: &str) -> Result<OtelGuard, OtelError> {
+    Otel::new(service_name).init()
+}

@@ -23,6 +23,11 @@
 //! other crates: `tools-mcp serve` and the demo take it behind their `otel` feature, and a
 //! program without a subscriber pays nothing for the spans (`tracing` skips them).
 //!
+//! A trace crosses processes in W3C trace context (`traceparent`, `tracestate`): [`current`]
+//! reads the current span's, and [`set_remote_parent`] makes a span the child of one that came
+//! from elsewhere. `tools-mcp` carries it in each `tools/call`'s `_meta` (its `otel` feature),
+//! so a call through an imported MCP tool and the server's execution of it are one trace.
+//!
 //! ```no_run
 //! # fn main() -> Result<(), tools_otel::OtelError> {
 //! // In main, before the runtime executes anything:
@@ -32,7 +37,12 @@
 //! # }
 //! ```
 
+use std::collections::HashMap;
 use std::time::Duration;
+
+use opentelemetry::propagation::TextMapPropagator as _;
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::WithExportConfig as _;
@@ -216,3 +226,44 @@ impl Drop for OtelGuard {
 pub fn init(service_name: &str) -> Result<OtelGuard, OtelError> {
     Otel::new(service_name).init()
 }
+
+/// W3C trace context (`traceparent` and `tracestate`), as it crosses a process boundary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceContext {
+    /// `00-<trace id>-<span id>-<flags>`.
+    pub traceparent: String,
+    /// Vendor entries; empty when there are none.
+    pub tracestate: String,
+}
+
+/// The trace context of the current `tracing` span, when an OpenTelemetry layer records it
+/// (`None` without one, or outside any span).
+pub fn current() -> Option<TraceContext> {
+    let context = tracing::Span::current().context();
+    let mut carrier: HashMap<String, String> = HashMap::new();
+    TraceContextPropagator::new().inject_context(&context, &mut carrier);
+    let traceparent = carrier.remove("traceparent")?;
+    Some(TraceContext {
+        traceparent,
+        tracestate: carrier.remove("tracestate").unwrap_or_default(),
+    })
+}
+
+/// Makes `span` the child of the span `traceparent` names (another process's); whether it did
+/// (an invalid `traceparent`, or no OpenTelemetry layer, leaves `span` as it was). Call it
+/// before the span is first entered.
+pub fn set_remote_parent(span: &tracing::Span, traceparent: &str, tracestate: &str) -> bool {
+    let mut carrier: HashMap<String, String> = HashMap::new();
+    carrier.insert("traceparent".to_owned(), traceparent.to_owned());
+    if !tracestate.is_empty() {
+        carrier.insert("tracestate".to_owned(), tracestate.to_owned());
+    }
+    let context = TraceContextPropagator::new().extract(&carrier);
+    use opentelemetry::trace::TraceContextExt as _;
+    if !context.span().span_context().is_valid() {
+        return false;
+    }
+    span.set_parent(context).is_ok()
+}
+
+pub mod receiver;

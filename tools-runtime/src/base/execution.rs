@@ -137,18 +137,18 @@ impl ToolExecution {
     /// scopes' listeners and the timeout wrapper (see [`crate::progress`]).
     pub(crate) fn report_progress(&self, progress: Progress) -> Result<(), ProgressError> {
         let state = &self.0.progress;
-        let progress = {
-            // Checked and recorded together, so reports from two tasks stay increasing.
-            let mut last = state.last.lock().unwrap_or_else(PoisonError::into_inner);
-            if state.ended.load(Ordering::Acquire) {
-                return Err(ProgressError::Ended {
-                    tool: self.name().to_owned(),
-                });
-            }
-            let progress = progress::check(self.name(), *last, progress)?;
-            *last = Some(progress.done());
-            progress
-        };
+        // Held while the report is checked, recorded and delivered: reports from two tasks of
+        // one body reach everyone in the order they were recorded, and none is delivered after
+        // `end_progress` (which takes the same lock). Nothing a sink or a listener is given can
+        // report progress of this call, so none can re-enter it.
+        let mut last = state.last.lock().unwrap_or_else(PoisonError::into_inner);
+        if state.ended.load(Ordering::Acquire) {
+            return Err(ProgressError::Ended {
+                tool: self.name().to_owned(),
+            });
+        }
+        let progress = progress::check(self.name(), *last, progress)?;
+        *last = Some(progress.done());
         tracing::debug!(
             tool = self.name(),
             call_id = self.call_id(),
@@ -174,6 +174,7 @@ impl ToolExecution {
         if let Some(reports) = state.reports.get() {
             reports.send_modify(|count| *count += 1);
         }
+        drop(last);
         Ok(())
     }
 

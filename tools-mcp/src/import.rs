@@ -31,8 +31,17 @@
 //! every one the server sent before its answer arriving before the call's result. A report the
 //! pipeline refuses (a number that is not finite, or not above the last report's) is dropped
 //! with a `tracing` warning; one for a token no call in flight has is ignored; a call holds at
-//! most 256 unread reports (one beyond is dropped with a warning). The call's timeout does not
-//! restart on progress: it bounds the whole call.
+//! most 256 unread reports (one beyond is dropped with a warning).
+//!
+//! The call's timeout bounds the whole call, unless it restarts on progress
+//! ([`ImportOptions::timeout_resets_on_progress`] for every tool,
+//! [`ImportOptions::tool_timeout_resets_on_progress`] for one): then each report the local call
+//! takes restarts it, and a maximum total time still bounds the call. A call that goes quiet
+//! for the timeout fails with [`codes::MCP_TIMEOUT`], "reported no progress for N ms"; one
+//! past its maximum total time with "maximum total time of N ms"; the server is told
+//! (`notifications/cancelled`) either way. The definition declares both
+//! ([`ToolDefinition::timeout_max_total`]), so the runtime's own timeout wrapper, if installed,
+//! agrees.
 //!
 //! An answer over the limit of one message ([`ImportOptions::max_message_size`],
 //! [`DEFAULT_MAX_MESSAGE_SIZE`] by default, on stdio and HTTP alike) is read past without being
@@ -208,6 +217,8 @@ pub struct ImportOptions {
     probe_timeout: Duration,
     call_timeout: Duration,
     tool_timeouts: HashMap<String, Duration>,
+    max_total: Option<Duration>,
+    tool_max_totals: HashMap<String, Duration>,
     max_message_size: usize,
 }
 
@@ -226,6 +237,8 @@ impl Default for ImportOptions {
             probe_timeout: DEFAULT_PROBE_TIMEOUT,
             call_timeout: DEFAULT_CALL_TIMEOUT,
             tool_timeouts: HashMap::new(),
+            max_total: None,
+            tool_max_totals: HashMap::new(),
             max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
         }
     }
@@ -240,6 +253,8 @@ impl fmt::Debug for ImportOptions {
             .field("probe_timeout", &self.probe_timeout)
             .field("call_timeout", &self.call_timeout)
             .field("tool_timeouts", &self.tool_timeouts)
+            .field("max_total", &self.max_total)
+            .field("tool_max_totals", &self.tool_max_totals)
             .field("max_message_size", &self.max_message_size)
             .finish_non_exhaustive()
     }
@@ -308,6 +323,84 @@ impl ImportOptions {
     pub fn tool_timeout(mut self, name: impl Into<String>, timeout: Duration) -> ImportOptions {
         self.tool_timeouts.insert(name.into(), timeout);
         self
+    }
+
+    /// Makes the timeout of every imported call ([`call_timeout`](Self::call_timeout), or the
+    /// tool's own [`tool_timeout`](Self::tool_timeout)) restart at each progress report the
+    /// server sends for that call, as
+    /// [`ToolDefinitionBuilder::timeout_resets_on_progress`](tools_runtime::definition::ToolDefinitionBuilder::timeout_resets_on_progress)
+    /// does for a local tool: a call whose server keeps reporting keeps running, one that goes
+    /// quiet for the timeout fails with [`codes::MCP_TIMEOUT`] ("reported no progress for N
+    /// ms"), and `max_total` still bounds the whole call ("maximum total time of N ms"). Either
+    /// way the request is cancelled and the server told (`notifications/cancelled`). A report
+    /// counts when the local call accepts it (finite, above the last one). The imported
+    /// definitions declare it ([`ToolDefinition::timeout_max_total`]).
+    /// [`tool_timeout_resets_on_progress`](Self::tool_timeout_resets_on_progress) sets one
+    /// tool's own. A `max_total` shorter than a timeout it bounds makes
+    /// [`McpImport::connect`] fail ([`McpError::InvalidOptions`]).
+    pub fn timeout_resets_on_progress(mut self, max_total: Duration) -> ImportOptions {
+        self.max_total = Some(max_total);
+        self
+    }
+
+    /// [`timeout_resets_on_progress`](Self::timeout_resets_on_progress) for the server's tool
+    /// `name` alone (the server's name, before renaming), in place of the import's setting.
+    pub fn tool_timeout_resets_on_progress(
+        mut self,
+        name: impl Into<String>,
+        max_total: Duration,
+    ) -> ImportOptions {
+        self.tool_max_totals.insert(name.into(), max_total);
+        self
+    }
+
+    /// The time limits of a call of the server's tool `remote`.
+    fn limits(&self, remote: &str) -> CallLimits {
+        CallLimits {
+            timeout: self
+                .tool_timeouts
+                .get(remote)
+                .copied()
+                .unwrap_or(self.call_timeout),
+            max_total: self.tool_max_totals.get(remote).copied().or(self.max_total),
+        }
+    }
+
+    /// Fails on limits that contradict each other: a maximum total time shorter than the timeout
+    /// it bounds, or bounding a zero timeout.
+    fn check(&self) -> Result<(), McpError> {
+        let import = CallLimits {
+            timeout: self.call_timeout,
+            max_total: self.max_total,
+        };
+        let tools = self
+            .tool_timeouts
+            .keys()
+            .chain(self.tool_max_totals.keys())
+            .map(|name| (format!("tool `{}`", cut(name)), self.limits(name)));
+        for (whose, limits) in std::iter::once(("the import".to_owned(), import)).chain(tools) {
+            let Some(max_total) = limits.max_total else {
+                continue;
+            };
+            if limits.timeout.is_zero() {
+                return Err(McpError::InvalidOptions {
+                    reason: format!(
+                        "the timeout of {whose} is zero, so it cannot restart on progress \
+                         (timeout_resets_on_progress)"
+                    ),
+                });
+            }
+            if max_total < limits.timeout {
+                return Err(McpError::InvalidOptions {
+                    reason: format!(
+                        "the maximum total time of {whose} ({max_total:?}, \
+                         timeout_resets_on_progress) is shorter than its timeout ({:?})",
+                        limits.timeout
+                    ),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// The largest message taken from the server, in bytes ([`DEFAULT_MAX_MESSAGE_SIZE`], 16
@@ -404,6 +497,7 @@ impl McpImport {
         source: McpSource,
         options: ImportOptions,
     ) -> Result<McpImport, McpError> {
+        options.check()?;
         let inner = Arc::new(Inner {
             source,
             options,
@@ -1065,25 +1159,23 @@ fn definition(
         .map(str::to_owned)
         .or_else(|| tool.title.clone())
         .unwrap_or_default();
-    let timeout = inner
-        .options
-        .tool_timeouts
-        .get(remote)
-        .copied()
-        .unwrap_or(inner.options.call_timeout);
+    let limits = inner.options.limits(remote);
     let call = Arc::new(RemoteCall {
         inner: Arc::downgrade(inner),
         remote: remote.to_owned(),
         input,
         output: output_check,
-        timeout,
+        limits,
     });
     let mut builder = ToolDefinition::raw(local)
         .description(description)
         .input_schema(input_schema)
         .output(output);
-    if !timeout.is_zero() {
-        builder = builder.timeout(timeout);
+    if !limits.timeout.is_zero() {
+        builder = builder.timeout(limits.timeout);
+        if let Some(max_total) = limits.max_total {
+            builder = builder.timeout_resets_on_progress(max_total);
+        }
     }
     builder
         .execute(move |args: Arc<Value>, ctx: ToolRunContext| {
@@ -1094,14 +1186,95 @@ fn definition(
         .map_err(|e| e.to_string())
 }
 
+/// The time limits of an imported tool's calls.
+#[derive(Debug, Clone, Copy)]
+struct CallLimits {
+    /// How long the server may take to answer (or, with `max_total`, to report progress).
+    timeout: Duration,
+    /// With a maximum total time, the timeout restarts at each progress report.
+    max_total: Option<Duration>,
+}
+
+/// Which limit a call ran into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Limit {
+    /// The timeout, which does not restart.
+    Timeout,
+    /// The timeout that restarts on progress: no report for that long.
+    NoProgress,
+    /// The maximum total time.
+    MaxTotal,
+}
+
+/// The deadline of one call under its [`CallLimits`], moved on by progress.
+struct Deadline {
+    limits: CallLimits,
+    start: tokio::time::Instant,
+    quiet_until: tokio::time::Instant,
+}
+
+impl Deadline {
+    fn start(limits: CallLimits) -> Deadline {
+        let start = tokio::time::Instant::now();
+        Deadline {
+            limits,
+            start,
+            quiet_until: start + limits.timeout,
+        }
+    }
+
+    /// When the call runs out of time, and which limit it is then.
+    fn next(&self) -> (tokio::time::Instant, Limit) {
+        match self.limits.max_total {
+            None => (self.quiet_until, Limit::Timeout),
+            Some(max) if self.start + max <= self.quiet_until => {
+                (self.start + max, Limit::MaxTotal)
+            }
+            Some(_) => (self.quiet_until, Limit::NoProgress),
+        }
+    }
+
+    /// The call made progress: a timeout that restarts on progress restarts now.
+    fn progressed(&mut self) {
+        if self.limits.max_total.is_some() {
+            self.quiet_until = tokio::time::Instant::now() + self.limits.timeout;
+        }
+    }
+
+    /// The call's error for running into `limit`.
+    fn error(&self, limit: Limit, tool: &str) -> ToolError {
+        let told = "the call was cancelled and the server was told";
+        let message = match limit {
+            Limit::Timeout => format!(
+                "the MCP server did not answer `{tool}` within {:?} (its timeout; set by \
+                 ImportOptions::call_timeout or tool_timeout); {told}",
+                self.limits.timeout
+            ),
+            Limit::NoProgress => format!(
+                "the MCP server reported no progress on `{tool}` for {} ms (its timeout, which \
+                 restarts at each progress report; set by ImportOptions::call_timeout or \
+                 tool_timeout); {told}",
+                self.limits.timeout.as_millis()
+            ),
+            Limit::MaxTotal => format!(
+                "the MCP server did not finish `{tool}` within its maximum total time of {} ms \
+                 (ImportOptions::timeout_resets_on_progress or \
+                 tool_timeout_resets_on_progress); {told}",
+                self.limits.max_total.unwrap_or_default().as_millis()
+            ),
+        };
+        ToolError::with_code(codes::MCP_TIMEOUT, message)
+    }
+}
+
 /// What an imported tool's body holds.
 struct RemoteCall {
     inner: Weak<Inner>,
     remote: String,
     input: FullSchema,
     output: Option<Arc<FullSchema>>,
-    /// How long the server may take to answer.
-    timeout: Duration,
+    /// How long the server may take.
+    limits: CallLimits,
 }
 
 impl RemoteCall {
@@ -1143,24 +1316,14 @@ impl RemoteCall {
                 "the call was cancelled; the MCP server was told",
             )
         };
-        let timed_out = || {
-            ToolError::with_code(
-                codes::MCP_TIMEOUT,
-                format!(
-                    "the MCP server did not answer `{}` within {:?} (its timeout; set by \
-                     ImportOptions::call_timeout or tool_timeout); the call was cancelled and \
-                     the server was told",
-                    ctx.name(),
-                    self.timeout
-                ),
-            )
-        };
-        let deadline = tokio::time::sleep(self.timeout);
+        let mut limits = Deadline::start(self.limits);
+        let (until, mut limit) = limits.next();
+        let deadline = tokio::time::sleep_until(until);
         tokio::pin!(deadline);
         let sent = tokio::select! {
             biased;
             () = ctx.cancellation().cancelled() => return Err(aborted()),
-            () = &mut deadline => return Err(timed_out()),
+            () = &mut deadline => return Err(limits.error(limit, ctx.name())),
             sent = peer.send_request_with_option(request, PeerRequestOptions::no_options()) => sent,
         };
         let handle = match sent {
@@ -1177,15 +1340,22 @@ impl RemoteCall {
             tokio::select! {
                 biased;
                 () = ctx.cancellation().cancelled() => return Err(aborted()),
-                () = &mut deadline => return Err(timed_out()),
+                () = &mut deadline => return Err(limits.error(limit, ctx.name())),
                 outcome = &mut answer => break outcome,
-                Some(report) = progress.next() => forward_progress(ctx, &report),
+                Some(report) = progress.next() => {
+                    if forward_progress(ctx, &report) {
+                        limits.progressed();
+                        let until;
+                        (until, limit) = limits.next();
+                        deadline.as_mut().reset(until);
+                    }
+                }
             }
         };
         abandoned.disarm();
         // The reports the server sent before its answer, still queued.
         while let Some(report) = progress.queued() {
-            forward_progress(ctx, &report);
+            let _taken = forward_progress(ctx, &report);
         }
         let result = match outcome.map(call_tool_result) {
             Ok(Ok(result)) => result,
@@ -1235,9 +1405,9 @@ impl RemoteCall {
     }
 }
 
-/// A server's progress report as a report of the local call. One the pipeline refuses (not
-/// finite, not increasing, after the call ended) is dropped with a warning.
-fn forward_progress(ctx: &ToolRunContext, report: &ProgressNotificationParam) {
+/// A server's progress report as a report of the local call; whether it was taken. One the
+/// pipeline refuses (not finite, not increasing, after the call ended) is dropped with a warning.
+fn forward_progress(ctx: &ToolRunContext, report: &ProgressNotificationParam) -> bool {
     let mut progress = Progress::new(report.progress);
     if let Some(total) = report.total {
         progress = progress.with_total(total);
@@ -1245,13 +1415,17 @@ fn forward_progress(ctx: &ToolRunContext, report: &ProgressNotificationParam) {
     if let Some(message) = &report.message {
         progress = progress.with_message(message.clone());
     }
-    if let Err(refused) = ctx.progress(progress) {
-        tracing::warn!(
-            tool = ctx.name(),
-            code = refused.code(),
-            error = %refused,
-            "an MCP server's progress report was dropped"
-        );
+    match ctx.progress(progress) {
+        Ok(()) => true,
+        Err(refused) => {
+            tracing::warn!(
+                tool = ctx.name(),
+                code = refused.code(),
+                error = %refused,
+                "an MCP server's progress report was dropped"
+            );
+            false
+        }
     }
 }
 

@@ -43,6 +43,20 @@
 //! ([`ToolDefinition::timeout_max_total`]), so the runtime's own timeout wrapper, if installed,
 //! agrees.
 //!
+//! Tasks: the import declares the MCP tasks extension (SEP-2663), so a server may answer a
+//! `tools/call` with a task (`CreateTaskResult`) instead of its result. The call then polls
+//! `tasks/get` at the interval the task suggests (held to 50 ms .. 5 s; 500 ms without one)
+//! until the task ends: `completed` gives the result, read as a `tools/call` answer is;
+//! `failed` and a task the server `cancelled` fail with [`codes::MCP_TOOL_ERROR`]; a task that
+//! asks for input (`input_required`, answered by `tasks/update`) fails the same way, as an
+//! imported tool has no one to ask, and is cancelled. The call's limits go on counting from the
+//! call's start; a change of the task's `lastUpdatedAt` counts as progress for a timeout that
+//! restarts on it. Leaving before the end (the call cancelled, a limit reached, the future
+//! dropped) sends `tasks/cancel`; a timeout says the call ran as a task and that the task was
+//! cancelled. The server's `notifications/progress` reach the call only until the task is
+//! created; SEP-2663's `notifications/tasks` are not listened for (rmcp 3.11 cannot route them
+//! on a 2026-07-28 connection), polling is the one way.
+//!
 //! An answer over the limit of one message ([`ImportOptions::max_message_size`],
 //! [`DEFAULT_MAX_MESSAGE_SIZE`] by default, on stdio and HTTP alike) is read past without being
 //! kept and fails the call it answers with [`codes::MCP_MESSAGE_TOO_LARGE`], naming its size and
@@ -622,7 +636,9 @@ impl ClientHandler for Handler {
     /// What the `initialize` handshake sends: it is the 2025-11-25 handshake, so it asks for
     /// 2025-11-25 (rmcp's default would be the newest version, which `initialize` cannot give).
     fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(ClientCapabilities::default(), client_implementation())
+        // The tasks extension: a long-running tool may answer with a task, which the call awaits.
+        let capabilities = ClientCapabilities::builder().enable_tasks().build();
+        ClientConfig::new(capabilities, client_implementation())
             .with_protocol_version(ProtocolVersion::V_2025_11_25)
     }
 
@@ -1241,9 +1257,15 @@ impl Deadline {
         }
     }
 
-    /// The call's error for running into `limit`.
-    fn error(&self, limit: Limit, tool: &str) -> ToolError {
-        let told = "the call was cancelled and the server was told";
+    /// The call's error for running into `limit`; `task` is the MCP task it ran as, if any.
+    fn error(&self, limit: Limit, tool: &str, task: Option<&str>) -> ToolError {
+        let told = match task {
+            None => "the call was cancelled and the server was told".to_owned(),
+            Some(id) => format!(
+                "it ran as the MCP task `{}`, which was cancelled (tasks/cancel)",
+                cut(id)
+            ),
+        };
         let message = match limit {
             Limit::Timeout => format!(
                 "the MCP server did not answer `{tool}` within {:?} (its timeout; set by \
@@ -1323,7 +1345,7 @@ impl RemoteCall {
         let sent = tokio::select! {
             biased;
             () = ctx.cancellation().cancelled() => return Err(aborted()),
-            () = &mut deadline => return Err(limits.error(limit, ctx.name())),
+            () = &mut deadline => return Err(limits.error(limit, ctx.name(), None)),
             sent = peer.send_request_with_option(request, PeerRequestOptions::no_options()) => sent,
         };
         let handle = match sent {
@@ -1332,7 +1354,7 @@ impl RemoteCall {
         };
         // From here, leaving before the answer (cancelled, past the timeout, or this future
         // dropped) sends `notifications/cancelled`.
-        let mut abandoned = Abandoned::new(peer, handle.id.clone());
+        let mut abandoned = Abandoned::new(peer.clone(), handle.id.clone());
         let mut progress = routes.claim(&handle.progress_token);
         let answer = handle.await_response();
         tokio::pin!(answer);
@@ -1340,7 +1362,7 @@ impl RemoteCall {
             tokio::select! {
                 biased;
                 () = ctx.cancellation().cancelled() => return Err(aborted()),
-                () = &mut deadline => return Err(limits.error(limit, ctx.name())),
+                () = &mut deadline => return Err(limits.error(limit, ctx.name(), None)),
                 outcome = &mut answer => break outcome,
                 Some(report) = progress.next() => {
                     if forward_progress(ctx, &report) {
@@ -1357,6 +1379,15 @@ impl RemoteCall {
         while let Some(report) = progress.queued() {
             let _taken = forward_progress(ctx, &report);
         }
+        drop(progress);
+        // A long-running tool may answer with a task: await it.
+        let outcome = match outcome {
+            Ok(ServerResult::CreateTaskResult(created)) => {
+                let result = await_task(&peer, created.task, ctx, &mut limits).await?;
+                Ok(ServerResult::CallToolResult(result))
+            }
+            other => other,
+        };
         let result = match outcome.map(call_tool_result) {
             Ok(Ok(result)) => result,
             Ok(Err(unexpected)) => {
@@ -1405,6 +1436,127 @@ impl RemoteCall {
     }
 }
 
+/// The bounds of the interval between two `tasks/get` of a task; the server's `pollIntervalMs`
+/// is held to them, 500 ms without one.
+const POLL_MIN: Duration = Duration::from_millis(50);
+const POLL_MAX: Duration = Duration::from_secs(5);
+const POLL_DEFAULT: Duration = Duration::from_millis(500);
+
+fn poll_interval(suggested: Option<u64>) -> Duration {
+    suggested
+        .map(Duration::from_millis)
+        .unwrap_or(POLL_DEFAULT)
+        .clamp(POLL_MIN, POLL_MAX)
+}
+
+/// Awaits the MCP task a server answered a call with: `tasks/get` at the interval the task
+/// suggests until it ends, within the call's limits (a change of the task's `lastUpdatedAt`
+/// counts as progress). Leaving early (cancelled, past a limit, the future dropped, a task that
+/// asks for input) sends `tasks/cancel`.
+async fn await_task(
+    peer: &Peer<RoleClient>,
+    task: rmcp::model::Task,
+    ctx: &ToolRunContext,
+    limits: &mut Deadline,
+) -> Result<CallToolResult, ToolError> {
+    use rmcp::model::{GetTaskParams, TaskPayload};
+    let id = task.task_id.clone();
+    let gone = |why: &str| {
+        ToolError::with_code(
+            codes::MCP_SERVER_GONE,
+            format!(
+                "the MCP server of `{}` is not connected ({why}); the import must reconnect it",
+                ctx.name()
+            ),
+        )
+    };
+    let aborted = || {
+        ToolError::with_code(
+            tools_runtime::codes::ABORTED,
+            format!(
+                "the call was cancelled; the MCP server was told (tasks/cancel of `{}`)",
+                cut(&id)
+            ),
+        )
+    };
+    let mut cancel = Abandoned::task(peer.clone(), id.clone());
+    let mut seen = task.last_updated_at.clone();
+    let mut interval = poll_interval(task.poll_interval_ms);
+    let (until, mut limit) = limits.next();
+    let deadline = tokio::time::sleep_until(until);
+    tokio::pin!(deadline);
+    loop {
+        tokio::select! {
+            biased;
+            () = ctx.cancellation().cancelled() => return Err(aborted()),
+            () = &mut deadline => return Err(limits.error(limit, ctx.name(), Some(&id))),
+            () = tokio::time::sleep(interval) => {}
+        }
+        let got = tokio::select! {
+            biased;
+            () = ctx.cancellation().cancelled() => return Err(aborted()),
+            () = &mut deadline => return Err(limits.error(limit, ctx.name(), Some(&id))),
+            got = peer.get_task(GetTaskParams::new(id.clone())) => got,
+        };
+        let got = got.map_err(|e| call_failed(e, ctx.name(), &gone))?;
+        let state = got.task;
+        if state.task.last_updated_at != seen {
+            seen = state.task.last_updated_at.clone();
+            limits.progressed();
+            let until;
+            (until, limit) = limits.next();
+            deadline.as_mut().reset(until);
+        }
+        interval = poll_interval(state.task.poll_interval_ms);
+        match state.payload {
+            TaskPayload::Completed { result } => {
+                cancel.disarm();
+                return serde_json::from_value::<CallToolResult>(Value::Object(result)).map_err(
+                    |e| {
+                        ToolError::with_code(
+                            codes::MCP_INVALID_RESULT,
+                            format!(
+                                "the MCP task of `{}` completed with no tools/call result: {}",
+                                ctx.name(),
+                                cut(&e.to_string())
+                            ),
+                        )
+                    },
+                );
+            }
+            TaskPayload::Failed { error } => {
+                cancel.disarm();
+                let words = error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("no message");
+                return Err(ToolError::with_code(
+                    codes::MCP_TOOL_ERROR,
+                    format!("the MCP task of `{}` failed: {}", ctx.name(), cut(words)),
+                ));
+            }
+            TaskPayload::Cancelled => {
+                cancel.disarm();
+                return Err(ToolError::with_code(
+                    codes::MCP_TOOL_ERROR,
+                    format!("the MCP server cancelled the task of `{}`", ctx.name()),
+                ));
+            }
+            TaskPayload::InputRequired { .. } => {
+                return Err(ToolError::with_code(
+                    codes::MCP_TOOL_ERROR,
+                    format!(
+                        "the MCP task of `{}` asks for input (tasks/update), which an imported \
+                         tool cannot give; the task was cancelled",
+                        ctx.name()
+                    ),
+                ));
+            }
+            _ => {}
+        }
+    }
+}
+
 /// A server's progress report as a report of the local call; whether it was taken. One the
 /// pipeline refuses (not finite, not increasing, after the call ended) is dropped with a warning.
 fn forward_progress(ctx: &ToolRunContext, report: &ProgressNotificationParam) -> bool {
@@ -1445,7 +1597,7 @@ fn call_tool_result(answer: ServerResult) -> Result<CallToolResult, &'static str
         {
             Ok(CallToolResult::default())
         }
-        ServerResult::CreateTaskResult(_) => Err("a task"),
+        ServerResult::CreateTaskResult(_) => Err("a task the import did not await"),
         ServerResult::InputRequiredResult(_) => Err("a request for input"),
         _ => Err("another kind of result"),
     }
@@ -1478,27 +1630,44 @@ fn call_failed(error: ServiceError, tool: &str, gone: &dyn Fn(&str) -> ToolError
     }
 }
 
-/// Tells the server a request was abandoned (`notifications/cancelled`) when dropped armed: the
-/// call was cancelled, ran past its timeout, or its future was dropped.
+/// Tells the server a request or a task was abandoned when dropped armed: the call was
+/// cancelled, ran past its limits, or its future was dropped. A request gets
+/// `notifications/cancelled`, a task `tasks/cancel`.
 struct Abandoned {
     peer: Peer<RoleClient>,
-    id: Option<RequestId>,
+    left: Option<Left>,
+}
+
+/// What a call leaves behind when it goes early.
+enum Left {
+    Request(RequestId),
+    Task(String),
 }
 
 impl Abandoned {
     fn new(peer: Peer<RoleClient>, id: RequestId) -> Abandoned {
-        Abandoned { peer, id: Some(id) }
+        Abandoned {
+            peer,
+            left: Some(Left::Request(id)),
+        }
+    }
+
+    fn task(peer: Peer<RoleClient>, id: String) -> Abandoned {
+        Abandoned {
+            peer,
+            left: Some(Left::Task(id)),
+        }
     }
 
     /// The answer came: nothing to tell.
     fn disarm(&mut self) {
-        self.id = None;
+        self.left = None;
     }
 }
 
 impl Drop for Abandoned {
     fn drop(&mut self) {
-        let Some(id) = self.id.take() else {
+        let Some(left) = self.left.take() else {
             return;
         };
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
@@ -1506,11 +1675,21 @@ impl Drop for Abandoned {
         };
         let peer = self.peer.clone();
         runtime.spawn(async move {
-            let cancelled = CancelledNotificationParam::new(
-                Some(id),
-                Some("the call was abandoned by its caller".to_owned()),
-            );
-            let _ = peer.notify_cancelled(cancelled).await;
+            match left {
+                Left::Request(id) => {
+                    let cancelled = CancelledNotificationParam::new(
+                        Some(id),
+                        Some("the call was abandoned by its caller".to_owned()),
+                    );
+                    let _ = peer.notify_cancelled(cancelled).await;
+                }
+                Left::Task(id) => {
+                    let cancel = rmcp::model::CancelTaskParams::new(id);
+                    if let Err(error) = peer.cancel_task(cancel).await {
+                        tracing::debug!(%error, "tasks/cancel failed");
+                    }
+                }
+            }
         });
     }
 }

@@ -29,8 +29,11 @@ pub mod codes {
     pub const MCP_MESSAGE_TOO_LARGE: &str = "MCP_MESSAGE_TOO_LARGE";
     /// The server did not answer the call within its timeout
     /// ([`ImportOptions::call_timeout`](crate::ImportOptions::call_timeout),
-    /// [`ImportOptions::tool_timeout`](crate::ImportOptions::tool_timeout)); the call was
-    /// cancelled and the server told so.
+    /// [`ImportOptions::tool_timeout`](crate::ImportOptions::tool_timeout)), or, for a timeout
+    /// that restarts at each progress report
+    /// ([`ImportOptions::timeout_resets_on_progress`](crate::ImportOptions::timeout_resets_on_progress)),
+    /// reported no progress for the timeout or ran past its maximum total time (the message says
+    /// which); the call was cancelled and the server told so.
     pub const MCP_TIMEOUT: &str = "MCP_TIMEOUT";
 }
 
@@ -102,6 +105,13 @@ pub enum McpError {
     /// The MCP service could not start, or stopped with an error.
     #[error("the MCP service failed")]
     Service(#[source] ServeError),
+    /// The import's options contradict each other (a maximum total time shorter than the
+    /// timeout it bounds, for instance).
+    #[error("invalid import options: {reason}")]
+    InvalidOptions {
+        /// What is wrong, naming the options.
+        reason: String,
+    },
 }
 
 /// Why a stdio server could not be started ([`McpError::Spawn`]).
@@ -242,6 +252,7 @@ impl McpError {
             McpError::Register { .. } => "MCP_REGISTER_FAILED",
             McpError::Io(_) => "MCP_IO",
             McpError::Service(_) => "MCP_SERVICE_FAILED",
+            McpError::InvalidOptions { .. } => "MCP_INVALID_OPTIONS",
         }
     }
 

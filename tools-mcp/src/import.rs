@@ -31,8 +31,31 @@
 //! every one the server sent before its answer arriving before the call's result. A report the
 //! pipeline refuses (a number that is not finite, or not above the last report's) is dropped
 //! with a `tracing` warning; one for a token no call in flight has is ignored; a call holds at
-//! most 256 unread reports (one beyond is dropped with a warning). The call's timeout does not
-//! restart on progress: it bounds the whole call.
+//! most 256 unread reports (one beyond is dropped with a warning).
+//!
+//! The call's timeout bounds the whole call, unless it restarts on progress
+//! ([`ImportOptions::timeout_resets_on_progress`] for every tool,
+//! [`ImportOptions::tool_timeout_resets_on_progress`] for one): then each report the local call
+//! takes restarts it, and a maximum total time still bounds the call. A call that goes quiet
+//! for the timeout fails with [`codes::MCP_TIMEOUT`], "reported no progress for N ms"; one
+//! past its maximum total time with "maximum total time of N ms"; the server is told
+//! (`notifications/cancelled`) either way. The definition declares both
+//! ([`ToolDefinition::timeout_max_total`]), so the runtime's own timeout wrapper, if installed,
+//! agrees.
+//!
+//! Tasks: the import declares the MCP tasks extension (SEP-2663), so a server may answer a
+//! `tools/call` with a task (`CreateTaskResult`) instead of its result. The call then polls
+//! `tasks/get` at the interval the task suggests (held to 50 ms .. 5 s; 500 ms without one)
+//! until the task ends: `completed` gives the result, read as a `tools/call` answer is;
+//! `failed` and a task the server `cancelled` fail with [`codes::MCP_TOOL_ERROR`]; a task that
+//! asks for input (`input_required`, answered by `tasks/update`) fails the same way, as an
+//! imported tool has no one to ask, and is cancelled. The call's limits go on counting from the
+//! call's start; a change of the task's `lastUpdatedAt` counts as progress for a timeout that
+//! restarts on it. Leaving before the end (the call cancelled, a limit reached, the future
+//! dropped) sends `tasks/cancel`; a timeout says the call ran as a task and that the task was
+//! cancelled. The server's `notifications/progress` reach the call only until the task is
+//! created; SEP-2663's `notifications/tasks` are not listened for (rmcp 3.11 cannot route them
+//! on a 2026-07-28 connection), polling is the one way.
 //!
 //! An answer over the limit of one message ([`ImportOptions::max_message_size`],
 //! [`DEFAULT_MAX_MESSAGE_SIZE`] by default, on stdio and HTTP alike) is read past without being
@@ -208,6 +231,8 @@ pub struct ImportOptions {
     probe_timeout: Duration,
     call_timeout: Duration,
     tool_timeouts: HashMap<String, Duration>,
+    max_total: Option<Duration>,
+    tool_max_totals: HashMap<String, Duration>,
     max_message_size: usize,
 }
 
@@ -226,6 +251,8 @@ impl Default for ImportOptions {
             probe_timeout: DEFAULT_PROBE_TIMEOUT,
             call_timeout: DEFAULT_CALL_TIMEOUT,
             tool_timeouts: HashMap::new(),
+            max_total: None,
+            tool_max_totals: HashMap::new(),
             max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
         }
     }
@@ -240,6 +267,8 @@ impl fmt::Debug for ImportOptions {
             .field("probe_timeout", &self.probe_timeout)
             .field("call_timeout", &self.call_timeout)
             .field("tool_timeouts", &self.tool_timeouts)
+            .field("max_total", &self.max_total)
+            .field("tool_max_totals", &self.tool_max_totals)
             .field("max_message_size", &self.max_message_size)
             .finish_non_exhaustive()
     }
@@ -308,6 +337,84 @@ impl ImportOptions {
     pub fn tool_timeout(mut self, name: impl Into<String>, timeout: Duration) -> ImportOptions {
         self.tool_timeouts.insert(name.into(), timeout);
         self
+    }
+
+    /// Makes the timeout of every imported call ([`call_timeout`](Self::call_timeout), or the
+    /// tool's own [`tool_timeout`](Self::tool_timeout)) restart at each progress report the
+    /// server sends for that call, as
+    /// [`ToolDefinitionBuilder::timeout_resets_on_progress`](tools_runtime::definition::ToolDefinitionBuilder::timeout_resets_on_progress)
+    /// does for a local tool: a call whose server keeps reporting keeps running, one that goes
+    /// quiet for the timeout fails with [`codes::MCP_TIMEOUT`] ("reported no progress for N
+    /// ms"), and `max_total` still bounds the whole call ("maximum total time of N ms"). Either
+    /// way the request is cancelled and the server told (`notifications/cancelled`). A report
+    /// counts when the local call accepts it (finite, above the last one). The imported
+    /// definitions declare it ([`ToolDefinition::timeout_max_total`]).
+    /// [`tool_timeout_resets_on_progress`](Self::tool_timeout_resets_on_progress) sets one
+    /// tool's own. A `max_total` shorter than a timeout it bounds makes
+    /// [`McpImport::connect`] fail ([`McpError::InvalidOptions`]).
+    pub fn timeout_resets_on_progress(mut self, max_total: Duration) -> ImportOptions {
+        self.max_total = Some(max_total);
+        self
+    }
+
+    /// [`timeout_resets_on_progress`](Self::timeout_resets_on_progress) for the server's tool
+    /// `name` alone (the server's name, before renaming), in place of the import's setting.
+    pub fn tool_timeout_resets_on_progress(
+        mut self,
+        name: impl Into<String>,
+        max_total: Duration,
+    ) -> ImportOptions {
+        self.tool_max_totals.insert(name.into(), max_total);
+        self
+    }
+
+    /// The time limits of a call of the server's tool `remote`.
+    fn limits(&self, remote: &str) -> CallLimits {
+        CallLimits {
+            timeout: self
+                .tool_timeouts
+                .get(remote)
+                .copied()
+                .unwrap_or(self.call_timeout),
+            max_total: self.tool_max_totals.get(remote).copied().or(self.max_total),
+        }
+    }
+
+    /// Fails on limits that contradict each other: a maximum total time shorter than the timeout
+    /// it bounds, or bounding a zero timeout.
+    fn check(&self) -> Result<(), McpError> {
+        let import = CallLimits {
+            timeout: self.call_timeout,
+            max_total: self.max_total,
+        };
+        let tools = self
+            .tool_timeouts
+            .keys()
+            .chain(self.tool_max_totals.keys())
+            .map(|name| (format!("tool `{}`", cut(name)), self.limits(name)));
+        for (whose, limits) in std::iter::once(("the import".to_owned(), import)).chain(tools) {
+            let Some(max_total) = limits.max_total else {
+                continue;
+            };
+            if limits.timeout.is_zero() {
+                return Err(McpError::InvalidOptions {
+                    reason: format!(
+                        "the timeout of {whose} is zero, so it cannot restart on progress \
+                         (timeout_resets_on_progress)"
+                    ),
+                });
+            }
+            if max_total < limits.timeout {
+                return Err(McpError::InvalidOptions {
+                    reason: format!(
+                        "the maximum total time of {whose} ({max_total:?}, \
+                         timeout_resets_on_progress) is shorter than its timeout ({:?})",
+                        limits.timeout
+                    ),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// The largest message taken from the server, in bytes ([`DEFAULT_MAX_MESSAGE_SIZE`], 16
@@ -404,6 +511,7 @@ impl McpImport {
         source: McpSource,
         options: ImportOptions,
     ) -> Result<McpImport, McpError> {
+        options.check()?;
         let inner = Arc::new(Inner {
             source,
             options,
@@ -528,7 +636,9 @@ impl ClientHandler for Handler {
     /// What the `initialize` handshake sends: it is the 2025-11-25 handshake, so it asks for
     /// 2025-11-25 (rmcp's default would be the newest version, which `initialize` cannot give).
     fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(ClientCapabilities::default(), client_implementation())
+        // The tasks extension: a long-running tool may answer with a task, which the call awaits.
+        let capabilities = ClientCapabilities::builder().enable_tasks().build();
+        ClientConfig::new(capabilities, client_implementation())
             .with_protocol_version(ProtocolVersion::V_2025_11_25)
     }
 
@@ -1065,25 +1175,23 @@ fn definition(
         .map(str::to_owned)
         .or_else(|| tool.title.clone())
         .unwrap_or_default();
-    let timeout = inner
-        .options
-        .tool_timeouts
-        .get(remote)
-        .copied()
-        .unwrap_or(inner.options.call_timeout);
+    let limits = inner.options.limits(remote);
     let call = Arc::new(RemoteCall {
         inner: Arc::downgrade(inner),
         remote: remote.to_owned(),
         input,
         output: output_check,
-        timeout,
+        limits,
     });
     let mut builder = ToolDefinition::raw(local)
         .description(description)
         .input_schema(input_schema)
         .output(output);
-    if !timeout.is_zero() {
-        builder = builder.timeout(timeout);
+    if !limits.timeout.is_zero() {
+        builder = builder.timeout(limits.timeout);
+        if let Some(max_total) = limits.max_total {
+            builder = builder.timeout_resets_on_progress(max_total);
+        }
     }
     builder
         .execute(move |args: Arc<Value>, ctx: ToolRunContext| {
@@ -1094,14 +1202,101 @@ fn definition(
         .map_err(|e| e.to_string())
 }
 
+/// The time limits of an imported tool's calls.
+#[derive(Debug, Clone, Copy)]
+struct CallLimits {
+    /// How long the server may take to answer (or, with `max_total`, to report progress).
+    timeout: Duration,
+    /// With a maximum total time, the timeout restarts at each progress report.
+    max_total: Option<Duration>,
+}
+
+/// Which limit a call ran into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Limit {
+    /// The timeout, which does not restart.
+    Timeout,
+    /// The timeout that restarts on progress: no report for that long.
+    NoProgress,
+    /// The maximum total time.
+    MaxTotal,
+}
+
+/// The deadline of one call under its [`CallLimits`], moved on by progress.
+struct Deadline {
+    limits: CallLimits,
+    start: tokio::time::Instant,
+    quiet_until: tokio::time::Instant,
+}
+
+impl Deadline {
+    fn start(limits: CallLimits) -> Deadline {
+        let start = tokio::time::Instant::now();
+        Deadline {
+            limits,
+            start,
+            quiet_until: start + limits.timeout,
+        }
+    }
+
+    /// When the call runs out of time, and which limit it is then.
+    fn next(&self) -> (tokio::time::Instant, Limit) {
+        match self.limits.max_total {
+            None => (self.quiet_until, Limit::Timeout),
+            Some(max) if self.start + max <= self.quiet_until => {
+                (self.start + max, Limit::MaxTotal)
+            }
+            Some(_) => (self.quiet_until, Limit::NoProgress),
+        }
+    }
+
+    /// The call made progress: a timeout that restarts on progress restarts now.
+    fn progressed(&mut self) {
+        if self.limits.max_total.is_some() {
+            self.quiet_until = tokio::time::Instant::now() + self.limits.timeout;
+        }
+    }
+
+    /// The call's error for running into `limit`; `task` is the MCP task it ran as, if any.
+    fn error(&self, limit: Limit, tool: &str, task: Option<&str>) -> ToolError {
+        let told = match task {
+            None => "the call was cancelled and the server was told".to_owned(),
+            Some(id) => format!(
+                "it ran as the MCP task `{}`, which was cancelled (tasks/cancel)",
+                cut(id)
+            ),
+        };
+        let message = match limit {
+            Limit::Timeout => format!(
+                "the MCP server did not answer `{tool}` within {:?} (its timeout; set by \
+                 ImportOptions::call_timeout or tool_timeout); {told}",
+                self.limits.timeout
+            ),
+            Limit::NoProgress => format!(
+                "the MCP server reported no progress on `{tool}` for {} ms (its timeout, which \
+                 restarts at each progress report; set by ImportOptions::call_timeout or \
+                 tool_timeout); {told}",
+                self.limits.timeout.as_millis()
+            ),
+            Limit::MaxTotal => format!(
+                "the MCP server did not finish `{tool}` within its maximum total time of {} ms \
+                 (ImportOptions::timeout_resets_on_progress or \
+                 tool_timeout_resets_on_progress); {told}",
+                self.limits.max_total.unwrap_or_default().as_millis()
+            ),
+        };
+        ToolError::with_code(codes::MCP_TIMEOUT, message)
+    }
+}
+
 /// What an imported tool's body holds.
 struct RemoteCall {
     inner: Weak<Inner>,
     remote: String,
     input: FullSchema,
     output: Option<Arc<FullSchema>>,
-    /// How long the server may take to answer.
-    timeout: Duration,
+    /// How long the server may take.
+    limits: CallLimits,
 }
 
 impl RemoteCall {
@@ -1143,24 +1338,14 @@ impl RemoteCall {
                 "the call was cancelled; the MCP server was told",
             )
         };
-        let timed_out = || {
-            ToolError::with_code(
-                codes::MCP_TIMEOUT,
-                format!(
-                    "the MCP server did not answer `{}` within {:?} (its timeout; set by \
-                     ImportOptions::call_timeout or tool_timeout); the call was cancelled and \
-                     the server was told",
-                    ctx.name(),
-                    self.timeout
-                ),
-            )
-        };
-        let deadline = tokio::time::sleep(self.timeout);
+        let mut limits = Deadline::start(self.limits);
+        let (until, mut limit) = limits.next();
+        let deadline = tokio::time::sleep_until(until);
         tokio::pin!(deadline);
         let sent = tokio::select! {
             biased;
             () = ctx.cancellation().cancelled() => return Err(aborted()),
-            () = &mut deadline => return Err(timed_out()),
+            () = &mut deadline => return Err(limits.error(limit, ctx.name(), None)),
             sent = peer.send_request_with_option(request, PeerRequestOptions::no_options()) => sent,
         };
         let handle = match sent {
@@ -1169,7 +1354,7 @@ impl RemoteCall {
         };
         // From here, leaving before the answer (cancelled, past the timeout, or this future
         // dropped) sends `notifications/cancelled`.
-        let mut abandoned = Abandoned::new(peer, handle.id.clone());
+        let mut abandoned = Abandoned::new(peer.clone(), handle.id.clone());
         let mut progress = routes.claim(&handle.progress_token);
         let answer = handle.await_response();
         tokio::pin!(answer);
@@ -1177,16 +1362,32 @@ impl RemoteCall {
             tokio::select! {
                 biased;
                 () = ctx.cancellation().cancelled() => return Err(aborted()),
-                () = &mut deadline => return Err(timed_out()),
+                () = &mut deadline => return Err(limits.error(limit, ctx.name(), None)),
                 outcome = &mut answer => break outcome,
-                Some(report) = progress.next() => forward_progress(ctx, &report),
+                Some(report) = progress.next() => {
+                    if forward_progress(ctx, &report) {
+                        limits.progressed();
+                        let until;
+                        (until, limit) = limits.next();
+                        deadline.as_mut().reset(until);
+                    }
+                }
             }
         };
         abandoned.disarm();
         // The reports the server sent before its answer, still queued.
         while let Some(report) = progress.queued() {
-            forward_progress(ctx, &report);
+            let _taken = forward_progress(ctx, &report);
         }
+        drop(progress);
+        // A long-running tool may answer with a task: await it.
+        let outcome = match outcome {
+            Ok(ServerResult::CreateTaskResult(created)) => {
+                let result = await_task(&peer, created.task, ctx, &mut limits).await?;
+                Ok(ServerResult::CallToolResult(result))
+            }
+            other => other,
+        };
         let result = match outcome.map(call_tool_result) {
             Ok(Ok(result)) => result,
             Ok(Err(unexpected)) => {
@@ -1235,9 +1436,130 @@ impl RemoteCall {
     }
 }
 
-/// A server's progress report as a report of the local call. One the pipeline refuses (not
-/// finite, not increasing, after the call ended) is dropped with a warning.
-fn forward_progress(ctx: &ToolRunContext, report: &ProgressNotificationParam) {
+/// The bounds of the interval between two `tasks/get` of a task; the server's `pollIntervalMs`
+/// is held to them, 500 ms without one.
+const POLL_MIN: Duration = Duration::from_millis(50);
+const POLL_MAX: Duration = Duration::from_secs(5);
+const POLL_DEFAULT: Duration = Duration::from_millis(500);
+
+fn poll_interval(suggested: Option<u64>) -> Duration {
+    suggested
+        .map(Duration::from_millis)
+        .unwrap_or(POLL_DEFAULT)
+        .clamp(POLL_MIN, POLL_MAX)
+}
+
+/// Awaits the MCP task a server answered a call with: `tasks/get` at the interval the task
+/// suggests until it ends, within the call's limits (a change of the task's `lastUpdatedAt`
+/// counts as progress). Leaving early (cancelled, past a limit, the future dropped, a task that
+/// asks for input) sends `tasks/cancel`.
+async fn await_task(
+    peer: &Peer<RoleClient>,
+    task: rmcp::model::Task,
+    ctx: &ToolRunContext,
+    limits: &mut Deadline,
+) -> Result<CallToolResult, ToolError> {
+    use rmcp::model::{GetTaskParams, TaskPayload};
+    let id = task.task_id.clone();
+    let gone = |why: &str| {
+        ToolError::with_code(
+            codes::MCP_SERVER_GONE,
+            format!(
+                "the MCP server of `{}` is not connected ({why}); the import must reconnect it",
+                ctx.name()
+            ),
+        )
+    };
+    let aborted = || {
+        ToolError::with_code(
+            tools_runtime::codes::ABORTED,
+            format!(
+                "the call was cancelled; the MCP server was told (tasks/cancel of `{}`)",
+                cut(&id)
+            ),
+        )
+    };
+    let mut cancel = Abandoned::task(peer.clone(), id.clone());
+    let mut seen = task.last_updated_at.clone();
+    let mut interval = poll_interval(task.poll_interval_ms);
+    let (until, mut limit) = limits.next();
+    let deadline = tokio::time::sleep_until(until);
+    tokio::pin!(deadline);
+    loop {
+        tokio::select! {
+            biased;
+            () = ctx.cancellation().cancelled() => return Err(aborted()),
+            () = &mut deadline => return Err(limits.error(limit, ctx.name(), Some(&id))),
+            () = tokio::time::sleep(interval) => {}
+        }
+        let got = tokio::select! {
+            biased;
+            () = ctx.cancellation().cancelled() => return Err(aborted()),
+            () = &mut deadline => return Err(limits.error(limit, ctx.name(), Some(&id))),
+            got = peer.get_task(GetTaskParams::new(id.clone())) => got,
+        };
+        let got = got.map_err(|e| call_failed(e, ctx.name(), &gone))?;
+        let state = got.task;
+        if state.task.last_updated_at != seen {
+            seen = state.task.last_updated_at.clone();
+            limits.progressed();
+            let until;
+            (until, limit) = limits.next();
+            deadline.as_mut().reset(until);
+        }
+        interval = poll_interval(state.task.poll_interval_ms);
+        match state.payload {
+            TaskPayload::Completed { result } => {
+                cancel.disarm();
+                return serde_json::from_value::<CallToolResult>(Value::Object(result)).map_err(
+                    |e| {
+                        ToolError::with_code(
+                            codes::MCP_INVALID_RESULT,
+                            format!(
+                                "the MCP task of `{}` completed with no tools/call result: {}",
+                                ctx.name(),
+                                cut(&e.to_string())
+                            ),
+                        )
+                    },
+                );
+            }
+            TaskPayload::Failed { error } => {
+                cancel.disarm();
+                let words = error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("no message");
+                return Err(ToolError::with_code(
+                    codes::MCP_TOOL_ERROR,
+                    format!("the MCP task of `{}` failed: {}", ctx.name(), cut(words)),
+                ));
+            }
+            TaskPayload::Cancelled => {
+                cancel.disarm();
+                return Err(ToolError::with_code(
+                    codes::MCP_TOOL_ERROR,
+                    format!("the MCP server cancelled the task of `{}`", ctx.name()),
+                ));
+            }
+            TaskPayload::InputRequired { .. } => {
+                return Err(ToolError::with_code(
+                    codes::MCP_TOOL_ERROR,
+                    format!(
+                        "the MCP task of `{}` asks for input (tasks/update), which an imported \
+                         tool cannot give; the task was cancelled",
+                        ctx.name()
+                    ),
+                ));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A server's progress report as a report of the local call; whether it was taken. One the
+/// pipeline refuses (not finite, not increasing, after the call ended) is dropped with a warning.
+fn forward_progress(ctx: &ToolRunContext, report: &ProgressNotificationParam) -> bool {
     let mut progress = Progress::new(report.progress);
     if let Some(total) = report.total {
         progress = progress.with_total(total);
@@ -1245,13 +1567,17 @@ fn forward_progress(ctx: &ToolRunContext, report: &ProgressNotificationParam) {
     if let Some(message) = &report.message {
         progress = progress.with_message(message.clone());
     }
-    if let Err(refused) = ctx.progress(progress) {
-        tracing::warn!(
-            tool = ctx.name(),
-            code = refused.code(),
-            error = %refused,
-            "an MCP server's progress report was dropped"
-        );
+    match ctx.progress(progress) {
+        Ok(()) => true,
+        Err(refused) => {
+            tracing::warn!(
+                tool = ctx.name(),
+                code = refused.code(),
+                error = %refused,
+                "an MCP server's progress report was dropped"
+            );
+            false
+        }
     }
 }
 
@@ -1271,7 +1597,7 @@ fn call_tool_result(answer: ServerResult) -> Result<CallToolResult, &'static str
         {
             Ok(CallToolResult::default())
         }
-        ServerResult::CreateTaskResult(_) => Err("a task"),
+        ServerResult::CreateTaskResult(_) => Err("a task the import did not await"),
         ServerResult::InputRequiredResult(_) => Err("a request for input"),
         _ => Err("another kind of result"),
     }
@@ -1304,27 +1630,44 @@ fn call_failed(error: ServiceError, tool: &str, gone: &dyn Fn(&str) -> ToolError
     }
 }
 
-/// Tells the server a request was abandoned (`notifications/cancelled`) when dropped armed: the
-/// call was cancelled, ran past its timeout, or its future was dropped.
+/// Tells the server a request or a task was abandoned when dropped armed: the call was
+/// cancelled, ran past its limits, or its future was dropped. A request gets
+/// `notifications/cancelled`, a task `tasks/cancel`.
 struct Abandoned {
     peer: Peer<RoleClient>,
-    id: Option<RequestId>,
+    left: Option<Left>,
+}
+
+/// What a call leaves behind when it goes early.
+enum Left {
+    Request(RequestId),
+    Task(String),
 }
 
 impl Abandoned {
     fn new(peer: Peer<RoleClient>, id: RequestId) -> Abandoned {
-        Abandoned { peer, id: Some(id) }
+        Abandoned {
+            peer,
+            left: Some(Left::Request(id)),
+        }
+    }
+
+    fn task(peer: Peer<RoleClient>, id: String) -> Abandoned {
+        Abandoned {
+            peer,
+            left: Some(Left::Task(id)),
+        }
     }
 
     /// The answer came: nothing to tell.
     fn disarm(&mut self) {
-        self.id = None;
+        self.left = None;
     }
 }
 
 impl Drop for Abandoned {
     fn drop(&mut self) {
-        let Some(id) = self.id.take() else {
+        let Some(left) = self.left.take() else {
             return;
         };
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
@@ -1332,11 +1675,21 @@ impl Drop for Abandoned {
         };
         let peer = self.peer.clone();
         runtime.spawn(async move {
-            let cancelled = CancelledNotificationParam::new(
-                Some(id),
-                Some("the call was abandoned by its caller".to_owned()),
-            );
-            let _ = peer.notify_cancelled(cancelled).await;
+            match left {
+                Left::Request(id) => {
+                    let cancelled = CancelledNotificationParam::new(
+                        Some(id),
+                        Some("the call was abandoned by its caller".to_owned()),
+                    );
+                    let _ = peer.notify_cancelled(cancelled).await;
+                }
+                Left::Task(id) => {
+                    let cancel = rmcp::model::CancelTaskParams::new(id);
+                    if let Err(error) = peer.cancel_task(cancel).await {
+                        tracing::debug!(%error, "tasks/cancel failed");
+                    }
+                }
+            }
         });
     }
 }

@@ -17,6 +17,12 @@
 //!   the client as `notifications/progress` while it runs, and an imported tool's call turns the
 //!   server's `notifications/progress` into reports of the local call, in the server's order and
 //!   all before the result (see [`serve`] and [`import`]).
+//! - MCP tasks (the `io.modelcontextprotocol/tasks` extension, SEP-2663, as rmcp 3.11 speaks
+//!   it): [`McpServer::tasks`] names long-running tools, whose calls by a client that declares
+//!   the extension answer at once with a task that `tasks/get` follows to its one result and
+//!   `tasks/cancel` cancels ([`tasks`]); an imported tool whose server answers with a task
+//!   awaits it by polling `tasks/get`, cancels it with `tasks/cancel`, and holds it to the
+//!   call's timeout (see [`import`]).
 //! - Both sides hold an incoming message to one limit, [`DEFAULT_MAX_MESSAGE_SIZE`] (16 MiB) by
 //!   default on stdio and HTTP alike, and answer what they cannot read with a JSON-RPC error
 //!   ([`wire`]).
@@ -72,6 +78,7 @@ mod progress;
 pub mod schema;
 pub mod serve;
 mod serve_http;
+pub mod tasks;
 pub mod wire;
 
 pub use error::{McpError, codes};
@@ -80,4 +87,5 @@ pub use import::{
 };
 pub use schema::FullSchema;
 pub use serve::{HttpOptions, McpServer};
+pub use tasks::TaskOptions;
 pub use wire::DEFAULT_MAX_MESSAGE_SIZE;

@@ -43,6 +43,10 @@
 //!   the last waiting one, so what it receives still increases. Only the call's own reports are
 //!   sent: the progress of calls it makes (Code Mode's sub-calls) reaches the client only as far
 //!   as the call itself reports it.
+//! - Tasks: tools named by [`McpServer::tasks`] are long-running; a client that declares the MCP
+//!   tasks extension gets a task for each call of one (create, `tasks/get`, `tasks/cancel`),
+//!   run through the same pipeline. See [`crate::tasks`] for the states, the one result, the
+//!   bounds and the ids.
 //! - When the scope's list changes (a registration, a removal, a mask), connected clients get
 //!   `notifications/tools/list_changed`: on a session (stdio, or a stateful HTTP session) when
 //!   they initialized, on a 2026-07-28 `subscriptions/listen` stream when they asked for it.
@@ -56,9 +60,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, RequestId, ServerCapabilities, ServerConfig,
-    SubscriptionFilter, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CreateTaskResult,
+    GetTaskParams, GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, RequestId, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
 };
 use rmcp::service::{
     MaybeSendFuture, NotificationContext, Peer, RequestContext, RoleServer, SubscriptionContext,
@@ -74,6 +78,7 @@ use tools_runtime::{
 
 use crate::error::{McpError, ServeError};
 use crate::schema::MAX_DEPTH;
+use crate::tasks::{TaskOptions, TaskTable};
 use crate::wire::{DEFAULT_MAX_MESSAGE_SIZE, LineTransport};
 use crate::wire::{HttpCaller, SESSION_HEADER};
 
@@ -158,6 +163,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 pub struct McpServer {
     inner: Arc<ServeInner>,
     limit: usize,
+    tasks: Option<Arc<TaskTable>>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -202,7 +208,17 @@ impl McpServer {
         Ok(McpServer {
             inner,
             limit: DEFAULT_MAX_MESSAGE_SIZE,
+            tasks: None,
         })
+    }
+
+    /// Serves the tools `options` names as long-running: a client that declares the MCP tasks
+    /// extension gets a task for each of their calls (see [`crate::tasks`]), and the server
+    /// declares the extension. Replaces the task table of this server and of clones made from
+    /// it after this call.
+    pub fn tasks(mut self, options: TaskOptions) -> McpServer {
+        self.tasks = Some(Arc::new(TaskTable::new(options)));
+        self
     }
 
     /// The largest incoming message, in bytes, on stdio and HTTP alike
@@ -213,6 +229,11 @@ impl McpServer {
     pub fn max_message_size(mut self, bytes: usize) -> McpServer {
         self.limit = bytes;
         self
+    }
+
+    /// How many MCP tasks this server keeps, working and finished (see [`tasks`](Self::tasks)).
+    pub fn task_count(&self) -> usize {
+        self.tasks.as_ref().map_or(0, |t| t.len())
     }
 
     /// The limit of one incoming message.
@@ -491,12 +512,78 @@ fn stateless_caller(context: &RequestContext<RoleServer>) -> Option<IpAddr> {
     parts.extensions.get::<HttpCaller>().map(|c| c.ip)
 }
 
+/// The call of `tools/call` number `n`: as the scope's agent, cancelled by `cancel`.
+fn new_call(
+    inner: &ServeInner,
+    n: u64,
+    name: &str,
+    args: Value,
+    cancel: tokio_util::sync::CancellationToken,
+) -> ToolCall {
+    let call = ToolCall::new(format!("mcp-{n}"), name.to_owned(), args).with_cancel(cancel);
+    if inner.scope.is_global() {
+        call
+    } else {
+        call.with_agent(inner.scope)
+    }
+}
+
+/// The `tools/call` answer for a call's result: an unknown tool is the JSON-RPC error `-32602`.
+fn answer(
+    inner: &ServeInner,
+    name: &str,
+    result: ToolExecutionResult,
+) -> Result<CallToolResult, ErrorData> {
+    if result.code() == Some(tools_runtime::codes::UNKNOWN_TOOL) {
+        let message = result
+            .error()
+            .map(|e| e.message.clone())
+            .unwrap_or_default();
+        return Err(ErrorData::invalid_params(message, None));
+    }
+    let structured = result.value().is_some_and(Value::is_object)
+        && inner.runtime.get(name, inner.scope).is_some_and(|d| {
+            d.output_schema().get("type").and_then(Value::as_str) == Some("object")
+        })
+        || (name == tools_runtime::definition::RESERVED_RUN_CODE
+            && result.value().is_some_and(Value::is_object));
+    Ok(to_call_result(result, structured))
+}
+
+/// Starts the call as a task of `table` and gives the task at once; the call runs in the
+/// background, its progress the task's status message, its answer the task's one result.
+fn start_task(
+    inner: Arc<ServeInner>,
+    table: Arc<TaskTable>,
+    n: u64,
+    name: String,
+    args: Value,
+) -> Result<CreateTaskResult, ErrorData> {
+    let entry = table.create()?;
+    let task = entry.task();
+    let keep = table.keep();
+    // The task holds no reference to its table: dropping the server cancels it.
+    drop(table);
+    let sink = entry.clone();
+    let call = new_call(&inner, n, &name, args, entry.cancellation())
+        .with_progress(move |progress| sink.progress(progress));
+    tokio::spawn(async move {
+        let result = inner.runtime.execute(call).await;
+        entry.finish(answer(&inner, &name, result), keep);
+    });
+    Ok(CreateTaskResult::new(task))
+}
+
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder()
+        let builder = ServerCapabilities::builder()
             .enable_tools()
-            .enable_tool_list_changed()
-            .build();
+            .enable_tool_list_changed();
+        let capabilities = if self.tasks.as_ref().is_some_and(|t| t.any()) {
+            builder.enable_tasks().build()
+        } else {
+            builder.build()
+        };
         let mut implementation = Implementation::default();
         implementation.name = self.inner.name.clone();
         implementation.version = env!("CARGO_PKG_VERSION").to_owned();
@@ -521,20 +608,24 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + MaybeSendFuture + '_ {
         let inner = self.inner.clone();
+        let tasks = self.tasks.clone();
         async move {
             let n = inner.calls.fetch_add(1, Ordering::Relaxed);
             let name = request.name.to_string();
             let args = Value::Object(request.arguments.unwrap_or_default());
+            if let Some(table) = tasks.filter(|t| t.runs(&name))
+                && context
+                    .client_capabilities()
+                    .is_some_and(|c| c.supports_tasks())
+            {
+                return start_task(inner, table, n, name, args).map(CallToolResponse::Task);
+            }
             let cancel = context.ct.child_token();
             // Over HTTP without a session, rmcp drops `notifications/cancelled`; the front door
             // finds the call here instead (see `serve_http`).
             let _stateless = stateless_caller(&context)
                 .map(|ip| inner.register_stateless((ip, context.id.clone()), cancel.clone()));
-            let mut call =
-                ToolCall::new(format!("mcp-{n}"), name.clone(), args).with_cancel(cancel);
-            if !inner.scope.is_global() {
-                call = call.with_agent(inner.scope);
-            }
+            let call = new_call(&inner, n, &name, args, cancel);
             // With a progress token, the call's reports go to the client while it runs.
             let result = match context.meta.get_progress_token() {
                 Some(token) => {
@@ -548,23 +639,32 @@ impl ServerHandler for McpServer {
                 }
                 None => inner.runtime.execute(call).await,
             };
-            if result.code() == Some(tools_runtime::codes::UNKNOWN_TOOL) {
-                let message = result
-                    .error()
-                    .map(|e| e.message.clone())
-                    .unwrap_or_default();
-                return Err(ErrorData::invalid_params(message, None));
-            }
-            let structured = result.value().is_some_and(Value::is_object)
-                && inner.runtime.get(&name, inner.scope).is_some_and(|d| {
-                    d.output_schema().get("type").and_then(Value::as_str) == Some("object")
-                })
-                || (name == tools_runtime::definition::RESERVED_RUN_CODE
-                    && result.value().is_some_and(Value::is_object));
-            Ok(CallToolResponse::Complete(to_call_result(
-                result, structured,
-            )))
+            answer(&inner, &name, result).map(CallToolResponse::Complete)
         }
+    }
+
+    fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<GetTaskResult, ErrorData>> + MaybeSendFuture + '_ {
+        let outcome = match &self.tasks {
+            Some(table) => table.get(&request.task_id).map(GetTaskResult::new),
+            None => Err(ErrorData::method_not_found::<rmcp::model::GetTaskMethod>()),
+        };
+        std::future::ready(outcome)
+    }
+
+    fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<(), ErrorData>> + MaybeSendFuture + '_ {
+        let outcome = match &self.tasks {
+            Some(table) => table.cancel(&request.task_id),
+            None => Err(ErrorData::method_not_found::<rmcp::model::CancelTaskMethod>()),
+        };
+        std::future::ready(outcome)
     }
 
     fn on_initialized(

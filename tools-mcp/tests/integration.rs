@@ -18,3 +18,4 @@ mod progress;
 mod round_trip;
 mod serve_python;
 mod stateless_cancel;
+mod tasks;

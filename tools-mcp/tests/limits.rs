@@ -5,7 +5,8 @@
 //! names the size and the limit, and its session goes on. Import: a Python `MCPServer` answers
 //! over the limit; the call fails with `MCP_MESSAGE_TOO_LARGE` instead of waiting forever, and
 //! the next call works. A call the server does not answer in time fails with `MCP_TIMEOUT` and
-//! the server sees it cancelled.
+//! the server sees it cancelled; a timeout that restarts on progress lets a reporting call run
+//! past it, and fails one that goes quiet, or runs past its maximum total time, saying which.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -143,6 +144,11 @@ async fn import_http_fails_an_oversized_answer_as_its_call() {
 }
 
 async fn wait_for_cancelled(runtime: &ToolRuntime) -> Value {
+    wait_for_cancellations(runtime, 1).await
+}
+
+/// The server's count of cancelled calls, once it reaches `n` (or what it was after 10 s).
+async fn wait_for_cancellations(runtime: &ToolRuntime, n: u64) -> Value {
     let mut count = json!(null);
     for i in 0..200 {
         let seen = execute(
@@ -151,7 +157,7 @@ async fn wait_for_cancelled(runtime: &ToolRuntime) -> Value {
         )
         .await;
         count = seen.value().cloned().unwrap_or_default();
-        if count == json!({"result": 1}) {
+        if count == json!({"result": n}) {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -202,4 +208,129 @@ async fn a_tool_timeout_is_declared_and_enforced() {
     .await;
     assert_eq!(slept.code(), Some(codes::MCP_TIMEOUT), "{slept:?}");
     assert_eq!(wait_for_cancelled(&runtime).await, json!({"result": 1}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timeout_that_restarts_on_progress_outlives_a_reporting_call_and_stops_a_quiet_one() {
+    let (runtime, _import) = connect(
+        support::python_stdio("limits_server.py"),
+        ImportOptions::new()
+            .call_timeout(Duration::from_secs(1))
+            .timeout_resets_on_progress(Duration::from_secs(120)),
+    )
+    .await;
+    let steady = runtime.get("steady", ScopeKey::GLOBAL).unwrap();
+    assert_eq!(steady.timeout(), Some(Duration::from_secs(1)));
+    assert_eq!(steady.timeout_max_total(), Some(Duration::from_secs(120)));
+    // Three seconds of reports 50 ms apart: three times the timeout, never quiet for it.
+    let ran = execute(
+        &runtime,
+        ToolCall::new("c1", "steady", json!({"seconds": 3, "every": 0.05})),
+    )
+    .await;
+    assert_eq!(
+        ran.value(),
+        Some(&json!({"result": "steady for 60 steps"})),
+        "{ran:?}"
+    );
+    // One report, then quiet.
+    let quiet = execute(
+        &runtime,
+        ToolCall::new("c2", "quiet", json!({"seconds": 600})),
+    )
+    .await;
+    assert_eq!(quiet.code(), Some(codes::MCP_TIMEOUT), "{quiet:?}");
+    assert!(
+        quiet
+            .text()
+            .contains("reported no progress on `quiet` for 1000 ms"),
+        "{}",
+        quiet.text()
+    );
+    assert_eq!(
+        wait_for_cancellations(&runtime, 1).await,
+        json!({"result": 1})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_maximum_total_time_bounds_a_call_that_keeps_reporting() {
+    let (runtime, _import) = connect(
+        support::python_stdio("limits_server.py"),
+        ImportOptions::new()
+            .call_timeout(Duration::from_secs(1))
+            .tool_timeout_resets_on_progress("steady", Duration::from_secs(2)),
+    )
+    .await;
+    let ran = execute(
+        &runtime,
+        ToolCall::new("c1", "steady", json!({"seconds": 600, "every": 0.05})),
+    )
+    .await;
+    assert_eq!(ran.code(), Some(codes::MCP_TIMEOUT), "{ran:?}");
+    assert!(
+        ran.text()
+            .contains("did not finish `steady` within its maximum total time of 2000 ms"),
+        "{}",
+        ran.text()
+    );
+    assert_eq!(
+        wait_for_cancellations(&runtime, 1).await,
+        json!({"result": 1})
+    );
+    // Only `steady` restarts on progress: `quiet`'s report does not move its timeout.
+    let quiet = runtime.get("quiet", ScopeKey::GLOBAL).unwrap();
+    assert_eq!(quiet.timeout_max_total(), None);
+    let quiet = execute(
+        &runtime,
+        ToolCall::new("c2", "quiet", json!({"seconds": 600})),
+    )
+    .await;
+    assert_eq!(quiet.code(), Some(codes::MCP_TIMEOUT), "{quiet:?}");
+    assert!(quiet.text().contains("within 1s"), "{}", quiet.text());
+    assert_eq!(
+        wait_for_cancellations(&runtime, 2).await,
+        json!({"result": 2})
+    );
+}
+
+#[tokio::test]
+async fn a_maximum_total_time_shorter_than_its_timeout_is_refused() {
+    for (whose, options) in [
+        (
+            "of the import (5s",
+            ImportOptions::new()
+                .call_timeout(Duration::from_secs(10))
+                .timeout_resets_on_progress(Duration::from_secs(5)),
+        ),
+        (
+            "of tool `slow` (5s",
+            ImportOptions::new()
+                .call_timeout(Duration::from_secs(4))
+                .tool_timeout("slow", Duration::from_secs(10))
+                .timeout_resets_on_progress(Duration::from_secs(5)),
+        ),
+        (
+            "of tool `slow` (5s",
+            ImportOptions::new()
+                .call_timeout(Duration::from_secs(10))
+                .tool_timeout_resets_on_progress("slow", Duration::from_secs(5)),
+        ),
+    ] {
+        let refused = McpImport::connect(
+            ToolRuntime::new().scope(),
+            McpSource::stdio("/nonexistent/server", ["stdio"]),
+            options,
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(refused.code(), "MCP_INVALID_OPTIONS", "{refused}");
+        assert!(
+            refused.to_string().contains(whose)
+                && refused
+                    .to_string()
+                    .contains("is shorter than its timeout (10s)"),
+            "{refused}"
+        );
+    }
 }

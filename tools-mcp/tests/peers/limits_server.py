@@ -5,7 +5,9 @@ serves /mcp)
 
 Tools: `blob` (a text of `size` bytes, as content and as structured content, so the answer is
 about twice that), `sleep` (sleeps `seconds`, counting the sleeps that were cancelled),
-`cancelled` (that count) and `client_version` (the protocol version the client asked for in its
+`cancelled` (that count), `steady` (reports progress every `every` seconds for `seconds`,
+counting cancellations too), `quiet` (reports once, then sleeps `seconds`, counted the same way)
+and `client_version` (the protocol version the client asked for in its
 `initialize` request, or `none` without one).
 """
 
@@ -36,6 +38,34 @@ async def sleep(seconds: float) -> str:
         CANCELLED += 1
         raise
     return "slept"
+
+
+@server.tool()
+async def steady(seconds: float, every: float, ctx: Context) -> str:
+    """Report progress every `every` seconds for `seconds`."""
+    global CANCELLED
+    steps = max(1, int(seconds / every))
+    try:
+        for step in range(1, steps + 1):
+            await ctx.report_progress(step, steps, f"step {step}")
+            await anyio.sleep(every)
+    except anyio.get_cancelled_exc_class():
+        CANCELLED += 1
+        raise
+    return f"steady for {steps} steps"
+
+
+@server.tool()
+async def quiet(seconds: float, ctx: Context) -> str:
+    """Report progress once, then sleep."""
+    global CANCELLED
+    try:
+        await ctx.report_progress(1, 2, "started")
+        await anyio.sleep(seconds)
+    except anyio.get_cancelled_exc_class():
+        CANCELLED += 1
+        raise
+    return "woke"
 
 
 @server.tool()

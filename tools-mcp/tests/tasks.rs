@@ -1,0 +1,322 @@
+//! MCP tasks (SEP-2663, as rmcp 3.11 speaks it): our serve runs a long-running tool as a task
+//! for a client that declares the extension (on the wire: create, get, the one result inline,
+//! cancel), and our import awaits a server's task, cancels it when its call is cancelled, and
+//! fails with `MCP_TIMEOUT` (cancelling the task) when it outlives the call's timeout.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use tools_mcp::{
+    HttpOptions, ImportOptions, McpImport, McpServer, McpSource, Protocol, TaskOptions, codes,
+};
+use tools_runtime::progress::Progress;
+use tools_runtime::{Output, Scope, ToolCall, ToolDefinition, ToolRuntime};
+
+/// A scope with `slow` (reports `steps` steps 20 ms apart, then answers `{"steps": n}`) and
+/// `wait` (waits for its cancellation, counting it in `cancelled`).
+fn scope(runtime: &ToolRuntime, cancelled: Arc<AtomicU32>) -> Scope {
+    let scope = runtime.scope();
+    let slow = ToolDefinition::builder("slow")
+        .description("Take a few steps.")
+        .input_schema(json!({
+            "type": "object",
+            "properties": {"steps": {"type": "integer", "minimum": 0, "maximum": 100}},
+            "required": ["steps"]
+        }))
+        .output(Output::json(json!({
+            "type": "object",
+            "properties": {"steps": {"type": "integer"}},
+            "required": ["steps"]
+        })))
+        .execute(|args, ctx| async move {
+            let steps = args["steps"].as_u64().unwrap_or(0);
+            for n in 1..=steps {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                ctx.progress(Progress::new(n as f64).with_total(steps as f64))?;
+            }
+            Ok(json!({"steps": steps}))
+        })
+        .build()
+        .unwrap();
+    let wait = ToolDefinition::builder("wait")
+        .description("Wait until cancelled.")
+        .input_schema(json!({"type": "object"}))
+        .output(Output::json(json!({"type": "string"})))
+        .execute(move |_args, ctx| {
+            let cancelled = cancelled.clone();
+            async move {
+                ctx.cancellation().cancelled().await;
+                cancelled.fetch_add(1, Ordering::SeqCst);
+                Ok(json!("cancelled"))
+            }
+        })
+        .build()
+        .unwrap();
+    let _ = scope.register(slow).unwrap();
+    let _ = scope.register(wait).unwrap();
+    scope
+}
+
+struct Served {
+    url: String,
+    server: McpServer,
+    cancelled: Arc<AtomicU32>,
+    stop: CancellationToken,
+    _scope: Scope,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+/// The scope served on loopback HTTP, `slow` and `wait` long-running.
+async fn serve(options: HttpOptions) -> Served {
+    let runtime = ToolRuntime::new();
+    let cancelled = Arc::new(AtomicU32::new(0));
+    let scope = scope(&runtime, cancelled.clone());
+    let server = McpServer::new(&scope, "tasks").unwrap().tasks(
+        TaskOptions::new()
+            .tools(["slow", "wait"])
+            .poll_interval(Duration::from_millis(50)),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let stop = CancellationToken::new();
+    tokio::spawn(server.clone().serve_http(listener, options, stop.clone()));
+    Served {
+        url,
+        server,
+        cancelled,
+        stop,
+        _scope: scope,
+    }
+}
+
+/// Waits (10 s at most) for `check` to hold.
+async fn eventually(mut check: impl FnMut() -> bool) -> bool {
+    for _ in 0..200 {
+        if check() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+// ---------------------------------------------------------------------------------------------
+// On the wire.
+
+/// Posts one 2026-07-28 request; the last JSON-RPC message of the answer.
+async fn post(url: &str, id: u64, method: &str, params: Value, tasks: bool) -> Value {
+    let mut params = params;
+    let capabilities = if tasks {
+        json!({"extensions": {"io.modelcontextprotocol/tasks": {}}})
+    } else {
+        json!({})
+    };
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    });
+    let name = params["name"]
+        .as_str()
+        .or(params["taskId"].as_str())
+        .unwrap_or("")
+        .to_owned();
+    let body = reqwest::Client::new()
+        .post(url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", method)
+        .header("Mcp-Name", name)
+        .body(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string())
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let last = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .rfind(|d| !d.trim().is_empty())
+        .unwrap_or(&body)
+        .trim()
+        .to_owned();
+    serde_json::from_str(&last).unwrap_or_else(|e| panic!("{e}: {body}"))
+}
+
+/// `tasks/get` until the task is no longer working (10 s at most): the last answer.
+async fn settled(url: &str, task: &str) -> Value {
+    let mut last = Value::Null;
+    for n in 0..200 {
+        last = post(url, 100 + n, "tasks/get", json!({"taskId": task}), true).await;
+        if last["result"]["status"] != "working" {
+            return last;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the task is still working: {last}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_running_tool_answers_with_a_task_whose_get_gives_the_one_result() {
+    let served = serve(HttpOptions::new()).await;
+    let url = &served.url;
+    let created = post(
+        url,
+        1,
+        "tools/call",
+        json!({"name": "slow", "arguments": {"steps": 3}}),
+        true,
+    )
+    .await;
+    let result = &created["result"];
+    assert_eq!(result["resultType"], "task", "{created}");
+    assert_eq!(result["status"], "working", "{created}");
+    assert_eq!(result["pollIntervalMs"], 50, "{created}");
+    let task = result["taskId"].as_str().unwrap().to_owned();
+    let done = settled(url, &task).await;
+    assert_eq!(done["result"]["status"], "completed", "{done}");
+    assert_eq!(
+        done["result"]["result"]["structuredContent"],
+        json!({"steps": 3}),
+        "{done}"
+    );
+    assert_eq!(done["result"]["ttlMs"], 600_000, "{done}");
+    // The one result: asked again, the same.
+    let again = post(url, 2, "tasks/get", json!({"taskId": task}), true).await;
+    assert_eq!(again["result"], done["result"]);
+    // A client that does not declare the extension gets the ordinary answer.
+    let plain = post(
+        url,
+        3,
+        "tools/call",
+        json!({"name": "slow", "arguments": {"steps": 1}}),
+        false,
+    )
+    .await;
+    assert_eq!(
+        plain["result"]["structuredContent"],
+        json!({"steps": 1}),
+        "{plain}"
+    );
+    assert_eq!(served.server.task_count(), 1);
+    // An unknown task is an invalid-params error.
+    let unknown = post(url, 4, "tasks/get", json!({"taskId": "nope"}), true).await;
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_cancel_cancels_the_call_and_the_task_ends_cancelled() {
+    let served = serve(HttpOptions::new()).await;
+    let url = &served.url;
+    let created = post(
+        url,
+        1,
+        "tools/call",
+        json!({"name": "wait", "arguments": {}}),
+        true,
+    )
+    .await;
+    let task = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let working = post(url, 2, "tasks/get", json!({"taskId": task}), true).await;
+    assert_eq!(working["result"]["status"], "working", "{working}");
+    let ack = post(url, 3, "tasks/cancel", json!({"taskId": task}), true).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    let done = settled(url, &task).await;
+    assert_eq!(done["result"]["status"], "cancelled", "{done}");
+    assert!(done["result"].get("result").is_none(), "{done}");
+    assert_eq!(served.cancelled.load(Ordering::SeqCst), 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Our serve, imported by our import.
+
+async fn import(served: &Served, options: ImportOptions) -> (ToolRuntime, McpImport) {
+    let runtime = ToolRuntime::new();
+    let import = McpImport::connect(runtime.scope(), McpSource::http(&served.url), options)
+        .await
+        .unwrap();
+    (runtime, import)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_import_awaits_a_served_task() {
+    for (sessions, protocol) in [(false, Protocol::Auto), (true, Protocol::Initialize)] {
+        let served = serve(HttpOptions::new().sessions(sessions)).await;
+        let (runtime, _import) = import(&served, ImportOptions::new().protocol(protocol)).await;
+        let result = runtime
+            .execute(ToolCall::new("c", "slow", json!({"steps": 5})))
+            .await;
+        assert_eq!(result.value(), Some(&json!({"steps": 5})), "{result:?}");
+        assert_eq!(
+            served.server.task_count(),
+            1,
+            "it ran as a task ({protocol:?})"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_an_imported_call_cancels_its_task() {
+    let served = serve(HttpOptions::new()).await;
+    let (runtime, _import) = import(&served, ImportOptions::new()).await;
+    let cancel = CancellationToken::new();
+    let call = runtime.execute(ToolCall::new("c", "wait", json!({})).with_cancel(cancel.clone()));
+    let server = served.server.clone();
+    let canceller = async {
+        assert!(
+            eventually(|| server.task_count() == 1).await,
+            "no task was created"
+        );
+        cancel.cancel();
+    };
+    let (result, ()) = tokio::join!(call, canceller);
+    assert_eq!(
+        result.code(),
+        Some(tools_runtime::codes::ABORTED),
+        "{result:?}"
+    );
+    let cancelled = served.cancelled.clone();
+    assert!(
+        eventually(|| cancelled.load(Ordering::SeqCst) == 1).await,
+        "the served call was not cancelled"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_that_outlives_the_timeout_fails_and_is_cancelled() {
+    let served = serve(HttpOptions::new()).await;
+    let (runtime, _import) = import(
+        &served,
+        ImportOptions::new().tool_timeout("wait", Duration::from_millis(700)),
+    )
+    .await;
+    let result = runtime.execute(ToolCall::new("c", "wait", json!({}))).await;
+    assert_eq!(result.code(), Some(codes::MCP_TIMEOUT), "{result:?}");
+    assert!(
+        result.text().contains("did not answer `wait` within 700ms"),
+        "{}",
+        result.text()
+    );
+    assert!(
+        result.text().contains("ran as the MCP task"),
+        "{}",
+        result.text()
+    );
+    let cancelled = served.cancelled.clone();
+    assert!(
+        eventually(|| cancelled.load(Ordering::SeqCst) == 1).await,
+        "the task was not cancelled"
+    );
+}

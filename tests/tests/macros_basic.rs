@@ -31,7 +31,7 @@ struct Page {
 }
 
 /// Export everything, reporting progress.
-#[tool(timeout = "30s", timeout_resets_on_progress = "1h")]
+#[tool(timeout = "30s", timeout_resets_on_progress = "1h", long_running)]
 async fn export_all(
     #[context] ctx: ToolRunContext,
 ) -> Result<u32, tools_runtime::progress::ProgressError> {
@@ -94,12 +94,14 @@ fn plain_call_and_schemas() {
     let def = read_file::definition().unwrap();
     assert_eq!(def.timeout(), Some(std::time::Duration::from_secs(30)));
     assert_eq!(def.timeout_max_total(), None);
+    assert!(!def.is_long_running());
     let export = export_all::definition().unwrap();
     assert_eq!(export.timeout(), Some(std::time::Duration::from_secs(30)));
     assert_eq!(
         export.timeout_max_total(),
         Some(std::time::Duration::from_secs(3600))
     );
+    assert!(export.is_long_running());
     println!(
         "{}",
         serde_json::to_string_pretty(def.input_schema()).unwrap()

@@ -110,6 +110,7 @@
 //! | `name = "..."` | the tool name (default: the function's name); checked at compile time against the catalog's rule (1 to 128 of `A-Z a-z 0-9 _ - .`), and `run_code` and `describe_tools` are reserved |
 //! | `description = "..."` | the description, instead of the `///` text; one of the two is required |
 //! | `timeout = "30s"` | a cooperative timeout: a number and unit (`ms`, `s`, `m`, `h`), combinable as `"1m30s"`; zero is a compile error |
+//! | `long_running` | the tool's calls may run for minutes (`ToolDefinitionBuilder::long_running`: MCP serve offers it as a task) |
 //! | `timeout_resets_on_progress = "1h"` | the timeout restarts at each progress report of the call (`ctx.progress(...)`), and this is the maximum total time; needs `timeout`, and at least as long |
 //! | `concurrency_safe` | every call may overlap with other concurrency-safe calls |
 //! | `concurrency_safe = path` | `fn(&A, &B, ...) -> bool` over references to the typed arguments, in order (context parameters excluded); arguments that do not deserialize classify as exclusive |

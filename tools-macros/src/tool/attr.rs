@@ -8,7 +8,7 @@ use super::model::{CallersKey, Concurrency, Spanned, ToolAttrs};
 use crate::diag::{Errors, skip_value};
 
 /// Every key `#[tool]` accepts, for messages.
-pub(crate) const KEYS: &str = "`name`, `description`, `timeout`, `timeout_resets_on_progress`, `concurrency_safe`, `render`, `finalize_content`, \
+pub(crate) const KEYS: &str = "`name`, `description`, `timeout`, `timeout_resets_on_progress`, `long_running`, `concurrency_safe`, `render`, `finalize_content`, \
      `presentation_meta`, `present_call`, `present_result`, `callers`";
 
 /// The duration after `= ` (`"1m30s"`) in milliseconds, or why it is not one (`what` names it).
@@ -67,6 +67,7 @@ pub(crate) fn parse(tokens: TokenStream, errors: &mut Errors) -> ToolAttrs {
             "timeout_resets_on_progress" => {
                 attrs.max_total = Some(duration_value(&meta, "the maximum total time")?);
             }
+            "long_running" => attrs.long_running = true,
             "concurrency_safe" => {
                 let value = if meta.input.peek(syn::Token![=]) {
                     Concurrency::Classifier(meta.value()?.parse()?)

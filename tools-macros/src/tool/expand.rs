@@ -155,6 +155,9 @@ pub(crate) fn definition(tool: &ToolFn) -> (TokenStream, TokenStream) {
         let ms = u64::try_from(ms).unwrap_or(u64::MAX);
         extra.extend(quote!(.timeout_resets_on_progress(#p::Duration::from_millis(#ms))));
     }
+    if tool.attrs.long_running {
+        extra.extend(quote!(.long_running()));
+    }
     if let Some(concurrency) = &tool.attrs.concurrency {
         extra.extend(match &concurrency.value {
             Concurrency::Always => quote!(.concurrency_safe(#p::always_concurrency_safe)),

@@ -47,6 +47,8 @@ pub(crate) struct ToolAttrs {
     pub(crate) timeout: Option<Spanned<Result<u128, String>>>,
     /// `timeout_resets_on_progress`: the maximum total time in milliseconds, as written.
     pub(crate) max_total: Option<Spanned<Result<u128, String>>>,
+    /// `long_running`.
+    pub(crate) long_running: bool,
     pub(crate) concurrency: Option<Spanned<Concurrency>>,
     pub(crate) render: Option<syn::Path>,
     pub(crate) finalize_content: Option<syn::Path>,

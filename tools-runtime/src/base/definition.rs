@@ -241,6 +241,8 @@ pub(crate) struct DefInner {
     pub(crate) timeout: Option<Duration>,
     /// The maximum total time of a call whose timeout resets on progress.
     pub(crate) max_total: Option<Duration>,
+    /// The tool may run for minutes (see `ToolDefinitionBuilder::long_running`).
+    pub(crate) long_running: bool,
     pub(crate) concurrency: Option<Arc<ConcurrencyFn>>,
     pub(crate) present_call: Option<Arc<PresentCallFn>>,
     pub(crate) present_result: Option<Arc<PresentResultFn>>,
@@ -309,6 +311,11 @@ impl ToolDefinition {
     /// `None` when the timeout bounds the whole call.
     pub fn timeout_max_total(&self) -> Option<Duration> {
         self.0.max_total
+    }
+    /// Whether the tool says its calls may run for minutes
+    /// ([`long_running`](ToolDefinitionBuilder::long_running)).
+    pub fn is_long_running(&self) -> bool {
+        self.0.long_running
     }
     /// Whether this is a raw definition (input not validated by the registry).
     pub fn is_raw(&self) -> bool {
@@ -393,6 +400,7 @@ impl fmt::Debug for ToolDefinition {
             .field("raw", &self.is_raw())
             .field("timeout", &self.0.timeout)
             .field("timeout_max_total", &self.0.max_total)
+            .field("long_running", &self.0.long_running)
             .finish_non_exhaustive()
     }
 }
@@ -431,6 +439,7 @@ pub struct ToolDefinitionBuilder {
     finalize_content: Option<Arc<FinalizeContentFn>>,
     timeout: Option<Result<Duration, String>>,
     max_total: Option<Duration>,
+    long_running: bool,
     concurrency: Option<Arc<ConcurrencyFn>>,
     present_call: Option<Arc<PresentCallFn>>,
     present_result: Option<Arc<PresentResultFn>>,
@@ -450,6 +459,7 @@ impl ToolDefinitionBuilder {
             finalize_content: None,
             timeout: None,
             max_total: None,
+            long_running: false,
             concurrency: None,
             present_call: None,
             present_result: None,
@@ -553,6 +563,16 @@ impl ToolDefinitionBuilder {
     /// ```
     pub fn timeout_resets_on_progress(mut self, max_total: Duration) -> Self {
         self.max_total = Some(max_total);
+        self
+    }
+
+    /// Says the tool's calls may run for minutes: a caller that can wait without holding a
+    /// request open should. `tools-mcp` serve offers such a tool as an MCP task to clients
+    /// that support tasks (the call returns a task at once; the client polls for its one
+    /// result). It changes nothing in the registry's pipeline. Pair it with progress reports
+    /// and a timeout that resets on them ([`timeout_resets_on_progress`](Self::timeout_resets_on_progress)).
+    pub fn long_running(mut self) -> Self {
+        self.long_running = true;
         self
     }
 
@@ -692,6 +712,7 @@ impl ToolDefinitionBuilder {
             finalize_content: self.finalize_content,
             timeout,
             max_total: self.max_total,
+            long_running: self.long_running,
             concurrency: self.concurrency,
             present_call: self.present_call,
             present_result: self.present_result,

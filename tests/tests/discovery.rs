@@ -10,6 +10,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use crate::codegen_support;
+use crate::tracing_support::Recorder;
 
 use std::fmt::Write as _;
 
@@ -366,18 +367,49 @@ fn auto_shows_the_full_sdk_up_to_the_threshold_and_the_index_past_it() {
 }
 
 #[test]
-fn the_default_threshold_indexes_a_large_catalog() {
-    let rt = ToolRuntime::builder()
-        .mode(PresentationMode::Code)
-        .extension(Lang::TypeScript.code_mode())
-        .build()
-        .unwrap();
-    let plugin = rt.scope();
-    let _regs: Vec<Registration> = large_catalog()
-        .into_iter()
-        .map(|d| plugin.register(d).unwrap())
-        .collect();
-    let assembly = rt.assemble(plugin.key()).unwrap();
+fn the_default_shows_the_full_sdk_of_a_large_catalog_with_a_warning_and_auto_indexes_it() {
+    let assemble = |discovery: Option<Discovery>| {
+        let mode = match discovery {
+            Some(discovery) => Lang::TypeScript.code_mode().discovery(discovery),
+            None => Lang::TypeScript.code_mode(),
+        };
+        let rt = ToolRuntime::builder()
+            .mode(PresentationMode::Code)
+            .extension(mode)
+            .build()
+            .unwrap();
+        let plugin = rt.scope();
+        let _regs: Vec<Registration> = large_catalog()
+            .into_iter()
+            .map(|d| plugin.register(d).unwrap())
+            .collect();
+        let recorder = Recorder::default();
+        let assembly = tracing::subscriber::with_default(recorder.clone(), || {
+            rt.assemble(plugin.key()).unwrap()
+        });
+        let warnings: Vec<String> = recorder
+            .events
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|e| e["level"] == "WARN")
+            .map(|e| e["message"].clone())
+            .collect();
+        (assembly, warnings)
+    };
+    // The contract's behaviour by default: the full SDK, and a warning that says what to do.
+    let (full, warnings) = assemble(None);
+    assert_eq!(full.tool_names(), ["run_code"]);
+    let bytes = full.section("tools:sdk").unwrap().text.len();
+    assert!(bytes > tools_code::DEFAULT_DISCOVERY_ABOVE_BYTES);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("Discovery::auto()") && warnings[0].contains(&bytes.to_string()),
+        "{warnings:?}"
+    );
+    // `Discovery::auto()` indexes it, without a warning.
+    let (assembly, warnings) = assemble(Some(Discovery::auto()));
+    assert!(warnings.is_empty(), "{warnings:?}");
     assert_eq!(assembly.tool_names(), ["describe_tools", "run_code"]);
     let sdk = &assembly.section("tools:sdk").unwrap().text;
     assert!(

@@ -4,6 +4,8 @@
 
 // Helpers for the modules below, declared once here.
 mod codegen_support;
+#[path = "../../tools-runtime/tests/tracing_support/mod.rs"]
+mod tracing_support;
 
 mod architecture;
 mod callers;

@@ -279,6 +279,21 @@ pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 64 * 1024 * 1024;
 pub const DEFAULT_MAX_CALL_BYTES: usize = 16 * 1024 * 1024;
 /// The largest stack limit a run may ask for: 64 MiB.
 pub const MAX_STACK_BYTES: usize = 64 * 1024 * 1024;
+/// The longest program either runtime accepts, in bytes of UTF-8 text: 1 MiB. A longer one is
+/// a [`CodeFailureKind::Syntax`] failure that gives its size and the limit, before anything of
+/// it is parsed or run.
+pub const MAX_PROGRAM_BYTES: usize = 1024 * 1024;
+
+/// Why a program longer than [`MAX_PROGRAM_BYTES`] is refused (its size and the limit), or
+/// `None` for one that is not.
+pub(crate) fn too_long(program: &str) -> Option<String> {
+    (program.len() > MAX_PROGRAM_BYTES).then(|| {
+        format!(
+            "the program is {} bytes long; the limit is {MAX_PROGRAM_BYTES} bytes",
+            program.len()
+        )
+    })
+}
 
 impl Default for CodeLimits {
     fn default() -> Self {

@@ -29,7 +29,7 @@ pub const DEFAULT_MAX_PENDING_SUB_CALLS: usize = 10_000;
 pub const CODE_RUN_FAILED: &str = "CODE_RUN_FAILED";
 
 /// What the model reads when a program printed nothing and returned nothing.
-pub const NO_OUTPUT: &str = "(the program printed nothing and returned nothing)";
+pub const NO_OUTPUT: &str = "(run_code completed with no output)";
 
 /// How far the rendered result of a program is indented at most, in characters; deeper parts
 /// are written as compact JSON.
@@ -150,7 +150,9 @@ impl CodeMode {
     }
 
     /// Whether the SDK section carries the full SDK or, for large catalogs, a compact index
-    /// with the `describe_tools` tool beside `run_code` (default: [`Discovery::Auto`] above
+    /// with the `describe_tools` tool beside `run_code` (default: [`Discovery::Never`], the
+    /// full SDK, as the behaviour contract describes; [`Discovery::auto`] is recommended for
+    /// catalogs whose SDK passes
     /// [`DEFAULT_DISCOVERY_ABOVE_BYTES`](crate::DEFAULT_DISCOVERY_ABOVE_BYTES); see
     /// [`Discovery`]).
     #[must_use]

@@ -36,15 +36,24 @@ pub enum Discovery {
 }
 
 impl Default for Discovery {
-    /// [`Discovery::Auto`] above [`DEFAULT_DISCOVERY_ABOVE_BYTES`].
+    /// [`Discovery::Never`]: the full SDK, as the behaviour contract describes Code Mode. For
+    /// large catalogs choose [`Discovery::auto`] (or `Always`); a full SDK section past
+    /// [`DEFAULT_DISCOVERY_ABOVE_BYTES`] logs a warning that says so, once each time it is
+    /// rendered (when the scope's tool set changes).
     fn default() -> Self {
-        Discovery::Auto {
-            above_bytes: DEFAULT_DISCOVERY_ABOVE_BYTES,
-        }
+        Discovery::Never
     }
 }
 
 impl Discovery {
+    /// [`Discovery::Auto`] above [`DEFAULT_DISCOVERY_ABOVE_BYTES`]: the index for a catalog
+    /// whose full SDK section would pass 40 KiB (about ten thousand tokens).
+    pub fn auto() -> Self {
+        Discovery::Auto {
+            above_bytes: DEFAULT_DISCOVERY_ABOVE_BYTES,
+        }
+    }
+
     /// Whether a full SDK section of `bytes` bytes is replaced by the index.
     pub fn uses_index(self, bytes: usize) -> bool {
         match self {
@@ -150,6 +159,18 @@ impl SdkViews {
                 tools_codegen::render_sdk(&catalog, language)
             )
         });
+        if self.discovery == Discovery::Never
+            && let Some(full) = &full
+            && full.len() > DEFAULT_DISCOVERY_ABOVE_BYTES
+        {
+            tracing::warn!(
+                bytes = full.len(),
+                tools = sdk_tools.0.len(),
+                "the SDK section of a code prompt is {} bytes, past {DEFAULT_DISCOVERY_ABOVE_BYTES}: \
+                 `CodeMode::discovery(Discovery::auto())` would show an index and `describe_tools` instead",
+                full.len()
+            );
+        }
         let (sdk, indexed) = match full {
             Some(full) if !self.discovery.uses_index(full.len()) => (Arc::from(full), false),
             _ => (

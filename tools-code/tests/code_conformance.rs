@@ -65,6 +65,7 @@ for_each_runtime!(
     one_huge_log_line_hits_the_output_limit,
     a_never_settling_call_times_out_and_is_aborted,
     ten_thousand_concurrent_calls,
+    a_program_over_the_size_cap_is_refused_before_it_runs,
 );
 
 // --- ordinary behaviour -------------------------------------------------------------------
@@ -327,4 +328,37 @@ async fn ten_thousand_concurrent_calls<R: TestRuntime>() {
     assert_eq!(done.result, Some(json!(19999)));
     assert_eq!(host.calls(), 10000);
     rt.assert_healthy().await;
+}
+
+async fn a_program_over_the_size_cap_is_refused_before_it_runs<R: TestRuntime>() {
+    let rt = R::for_tests();
+    let host = TestHost::new();
+    let limit = tools_code::MAX_PROGRAM_BYTES;
+    // A comment line that makes the program one byte over the cap, after a call that would be
+    // made if any of it ran.
+    let call = R::pick("await tools.echo({});\n", "await tools.echo({})\n");
+    let comment = R::pick("//", "#");
+    let filler = limit + 1 - call.len() - comment.len();
+    let program = format!("{call}{comment}{}", "x".repeat(filler));
+    assert_eq!(program.len(), limit + 1);
+    let failure = run_with(&rt, &host, &program, &ordinary_limits())
+        .await
+        .unwrap_err();
+    assert_eq!(failure.kind, CodeFailureKind::Syntax, "{failure:?}");
+    assert_eq!(
+        failure.message,
+        format!(
+            "the program is {} bytes long; the limit is {limit} bytes",
+            limit + 1
+        )
+    );
+    assert_eq!(host.calls(), 0, "nothing of it ran");
+    // At the cap it runs.
+    let at_cap = &program[..program.len() - 1];
+    assert!(
+        run_with(&rt, &host, at_cap, &ordinary_limits())
+            .await
+            .is_ok()
+    );
+    assert_eq!(host.calls(), 1);
 }

@@ -317,6 +317,7 @@
 //! | `max_output_bytes` | log lines, the result and the failure message together | 64 MiB | the host (each frame bounded before it is read) | a [`CodeFailureKind::OutputLimit`] failure |
 //! | `max_call_bytes` | the JSON text of one call's arguments | 16 MiB | the runner (and the host's frame bound) | a `ValueError` in the program |
 //! | `stack_bytes` | recursion depth: one frame per 512 bytes | 1 MiB | the runner (`sys.setrecursionlimit`) | a `RecursionError` in the program ([`CodeFailureKind::Runtime`] when uncaught) |
+//! | program size | the program's UTF-8 text, as in TypeScript ([`MAX_PROGRAM_BYTES`](crate::MAX_PROGRAM_BYTES)) | 1 MiB | the host, before the program is sent or compiled | a [`CodeFailureKind::Syntax`] failure giving the size and the limit |
 //!
 //! The run's account is [`SandboxLayer::MemoryAccount`]; it applies under every policy where
 //! the machine gives the host a cgroup (`cgroup.rs` says how it is found: cgroup v2 where a
@@ -929,6 +930,14 @@ impl PythonRuntime {
             return Err(CodeFailure::new(
                 CodeFailureKind::Aborted,
                 "the run was cancelled before it started",
+                Vec::new(),
+            ));
+        }
+        // The same cap as TypeScript's, before anything of it is sent or compiled.
+        if let Some(message) = crate::too_long(&program) {
+            return Err(CodeFailure::new(
+                CodeFailureKind::Syntax,
+                message,
                 Vec::new(),
             ));
         }

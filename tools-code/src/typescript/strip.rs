@@ -31,8 +31,7 @@ pub(crate) const PREFIX: &str = "(async () => {";
 /// Text put after the program, on a new line (so a trailing `//` comment cannot swallow it).
 pub(crate) const SUFFIX: &str = "\n})";
 
-/// The longest program accepted, in bytes (1 MiB).
-pub(crate) const MAX_PROGRAM_BYTES: usize = 1024 * 1024;
+pub(crate) use crate::MAX_PROGRAM_BYTES;
 
 /// The deepest bracket nesting accepted before parsing (parsers recurse on nesting).
 pub(crate) const MAX_NESTING: usize = 1000;
@@ -102,17 +101,14 @@ fn body_of(js: &str) -> Result<&str, StripError> {
 
 /// Refuses a program longer than [`MAX_PROGRAM_BYTES`].
 fn check_size(program: &str) -> Result<(), StripError> {
-    if program.len() > MAX_PROGRAM_BYTES {
-        return Err(StripError {
-            message: format!(
-                "the program is {} bytes long; the limit is {MAX_PROGRAM_BYTES} bytes",
-                program.len()
-            ),
+    match crate::too_long(program) {
+        Some(message) => Err(StripError {
+            message,
             line: None,
             column: None,
-        });
+        }),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Strips the types from `program` (its size and nesting checked already): the wrapped

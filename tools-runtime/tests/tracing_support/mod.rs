@@ -1,4 +1,5 @@
-//! A `tracing` subscriber for tests that records every span, its fields and its parent.
+//! A `tracing` subscriber for tests that records every span, its fields and its parent, and
+//! every event's fields.
 #![allow(dead_code)]
 
 use std::cell::RefCell;
@@ -18,6 +19,8 @@ pub struct SpanInfo {
 #[derive(Default, Clone)]
 pub struct Recorder {
     pub spans: Arc<Mutex<HashMap<u64, SpanInfo>>>,
+    /// Every event's fields (its text under `message`) and its level under `level`.
+    pub events: Arc<Mutex<Vec<HashMap<String, String>>>>,
     next: Arc<AtomicU64>,
 }
 
@@ -66,7 +69,12 @@ impl tracing::Subscriber for Recorder {
         }
     }
     fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
-    fn event(&self, _: &tracing::Event<'_>) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        let mut fields = HashMap::new();
+        event.record(&mut Visit(&mut fields));
+        fields.insert("level".to_owned(), event.metadata().level().to_string());
+        self.events.lock().unwrap().push(fields);
+    }
     fn enter(&self, span: &tracing::span::Id) {
         ENTERED.with(|e| e.borrow_mut().push(span.into_u64()));
     }

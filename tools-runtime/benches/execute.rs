@@ -19,7 +19,8 @@
 //! `tracing_subscriber` registry: each span is created, recorded and dropped), and that registry
 //! with `tools-otel`'s OpenTelemetry layer and a batch processor whose exporter drops every
 //! batch (what the export costs a call, less the network). Target: under 2 µs a call added by the
-//! OpenTelemetry layer.
+//! OpenTelemetry layer. `EXECUTE_PROFILE=otel:N` runs N calls under that layer and nothing
+//! else, for a profiler.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -214,6 +215,17 @@ fn traced(cases: &Cases, rounds: usize, per_round: u32) -> [(f64, f64); 3] {
 
 fn main() {
     let cases = Cases::new();
+    // `EXECUTE_PROFILE=otel:N`: N calls under the OpenTelemetry layer and nothing else, a loop
+    // for a profiler.
+    if let Ok(spec) = std::env::var("EXECUTE_PROFILE") {
+        let n: u32 = spec
+            .strip_prefix("otel:")
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(100_000);
+        let [_, _, otel] = traced(&cases, 1, n);
+        println!("otel: {:.0} ns per call over {n} calls", otel.0);
+        return;
+    }
     let mut c = Criterion::default()
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3))

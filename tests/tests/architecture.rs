@@ -382,7 +382,10 @@ const CRATES: &[(&str, &[&str])] = &[
         "tools-code",
         &["tools-runtime", "tools-schema", "tools-codegen"],
     ),
-    ("tools-mcp", &["tools-runtime", "tools-schema"]),
+    (
+        "tools-mcp",
+        &["tools-runtime", "tools-schema", "tools-otel"],
+    ),
     ("tools-otel", &[]),
     (
         "tools-demo",

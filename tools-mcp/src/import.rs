@@ -57,6 +57,12 @@
 //! created; SEP-2663's `notifications/tasks` are not listened for (rmcp 3.11 cannot route them
 //! on a 2026-07-28 connection), polling is the one way.
 //!
+//! Traces (feature `otel`): each `tools/call` carries the trace context of the importing call's
+//! span (its `execute_tool` span) in its `_meta`, `traceparent` and, when not empty,
+//! `tracestate`, where the MCP 2026-07-28 revision places W3C trace context (SEP-414), so a server
+//! that reads it (ours does) puts its spans in the caller's trace. Without a valid context (no
+//! OpenTelemetry layer) nothing is added.
+//!
 //! An answer over the limit of one message ([`ImportOptions::max_message_size`],
 //! [`DEFAULT_MAX_MESSAGE_SIZE`] by default, on stdio and HTTP alike) is read past without being
 //! kept and fails the call it answers with [`codes::MCP_MESSAGE_TOO_LARGE`], naming its size and
@@ -1331,6 +1337,8 @@ impl RemoteCall {
         drop(inner);
         let mut params = CallToolRequestParams::new(self.remote.clone());
         params.arguments = Some(map.clone());
+        // The importing call's trace context, for the server's span (feature `otel`).
+        crate::trace::inject(&mut params);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let aborted = || {
             ToolError::with_code(

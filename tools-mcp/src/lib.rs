@@ -23,6 +23,14 @@
 //!   `tasks/cancel` cancels ([`tasks`]); an imported tool whose server answers with a task
 //!   awaits it by polling `tasks/get`, cancels it with `tasks/cancel`, and holds it to the
 //!   call's timeout (see [`import`]).
+//! - Traces: a served `tools/call` runs in a `tools/call <tool>` span holding the pipeline's
+//!   `execute_tool <tool>` span. With the `otel` feature (an optional dependency on
+//!   `tools-otel`; without it nothing of OpenTelemetry is compiled), trace context crosses in
+//!   `_meta` as the MCP 2026-07-28 revision places it (SEP-414): the import sends the importing
+//!   call's `traceparent` (and `tracestate` when not empty) with each `tools/call`, and serve
+//!   parents the call's span on the one it receives, so both processes' spans are one trace. An
+//!   absent or invalid `traceparent` parents nothing and fails nothing. The `tools-mcp serve`
+//!   binary built with the feature exports its spans over OTLP (`OTEL_*` variables).
 //! - Both sides hold an incoming message to one limit, [`DEFAULT_MAX_MESSAGE_SIZE`] (16 MiB) by
 //!   default on stdio and HTTP alike, and answer what they cannot read with a JSON-RPC error
 //!   ([`wire`]).
@@ -79,6 +87,7 @@ pub mod schema;
 pub mod serve;
 mod serve_http;
 pub mod tasks;
+mod trace;
 pub mod wire;
 
 pub use error::{McpError, codes};

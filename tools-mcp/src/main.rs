@@ -7,7 +7,13 @@
 //! progress token gets `notifications/progress`), `enable_extra` (registers `extra`, so clients
 //! see `list_changed`) and `stats` (how many `wait` calls were cancelled). With `--http`, the bound
 //! address is printed on stdout as `listening on ADDR (cancellation: ...)`, the parenthesis
-//! saying what cancels a call in that mode ([`HttpOptions::cancellation`]).
+//! saying what cancels a call in that mode ([`HttpOptions::cancellation`]). The server stops
+//! when stdin closes (stdio), or on SIGINT or SIGTERM (both modes).
+//!
+//! Built with the `otel` feature, it exports its spans over OTLP as the `OTEL_*` variables say
+//! (`tools_otel::init("tools-mcp")`: service `tools-mcp` unless `OTEL_SERVICE_NAME` names
+//! another), and a `tools/call` whose `_meta` carries a `traceparent` runs in the caller's
+//! trace. The last spans are exported when the server stops.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -165,8 +171,7 @@ fn demo_scope(
     Ok((scope, keep))
 }
 
-#[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     if args.next().as_deref() != Some("serve") {
         usage();
@@ -191,6 +196,56 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             _ => usage(),
         }
     }
+    // With the `otel` feature, every call is a span exported over OTLP (the `OTEL_*` variables
+    // say where), parented on the caller's trace context when its `tools/call` carries one. Set
+    // up before the async runtime (the exporter's blocking client must not be made or dropped
+    // on one of its threads) and dropped after it, which exports what is left: when stdin
+    // closes, on SIGINT or SIGTERM, and on an error.
+    #[cfg(feature = "otel")]
+    let _otel = match tools_otel::init("tools-mcp") {
+        Ok(guard) => guard,
+        Err(error) => {
+            eprintln!("tools-mcp: {error} ({})", error.code());
+            std::process::exit(1)
+        }
+    };
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let served = tokio.block_on(serve(http, sessions, max_message_size));
+    // The calls still running end with the runtime, before the guard exports the last spans.
+    drop(tokio);
+    served
+}
+
+/// SIGINT or SIGTERM: the server stops (and, with `otel`, exports what is left).
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+async fn serve(
+    http: Option<String>,
+    sessions: bool,
+    max_message_size: Option<usize>,
+) -> Result<(), Box<dyn std::error::Error>> {
     let runtime = ToolRuntime::new();
     let (scope, _keep) = demo_scope(&runtime)?;
     let mut server = McpServer::new(&scope, "tools-mcp-demo")?;
@@ -198,7 +253,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         server = server.max_message_size(bytes);
     }
     match http {
-        None => server.serve_stdio().await?,
+        None => {
+            tokio::select! {
+                served = server.serve_stdio() => served?,
+                () = stop_signal() => {}
+            }
+        }
         Some(addr) => {
             let listener = tokio::net::TcpListener::bind(&addr).await?;
             let options = HttpOptions::new().sessions(sessions);
@@ -209,13 +269,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             );
             use std::io::Write;
             std::io::stdout().flush()?;
-            server
-                .serve_http(
-                    listener,
-                    options,
-                    tokio_util::sync::CancellationToken::new(),
-                )
-                .await?;
+            let shutdown = tokio_util::sync::CancellationToken::new();
+            let stop = shutdown.clone();
+            tokio::spawn(async move {
+                stop_signal().await;
+                stop.cancel();
+            });
+            server.serve_http(listener, options, shutdown).await?;
         }
     }
     Ok(())

@@ -47,6 +47,13 @@
 //!   tasks extension gets a task for each call of one (create, `tasks/get`, `tasks/cancel`),
 //!   run through the same pipeline. See [`crate::tasks`] for the states, the one result, the
 //!   bounds and the ids.
+//! - Traces: every `tools/call` runs in a span `mcp tools/call` (exported as `tools/call
+//!   <tool>`, kind server, with `rpc.system = "mcp"`, `mcp.method.name`, `gen_ai.tool.name`,
+//!   `jsonrpc.request.id`), which holds the pipeline's `execute_tool <tool>` span (a task's call
+//!   too). With the `otel` feature, a `traceparent` in the request's `_meta` (and its
+//!   `tracestate`) makes that span the child of the caller's span, in the caller's trace; an
+//!   absent or invalid one leaves it where it is, and nothing fails. Without a subscriber the
+//!   span is not built.
 //! - When the scope's list changes (a registration, a removal, a mask), connected clients get
 //!   `notifications/tools/list_changed`: on a session (stdio, or a stateful HTTP session) when
 //!   they initialized, on a 2026-07-28 `subscriptions/listen` stream when they asked for it.
@@ -558,6 +565,7 @@ fn start_task(
     n: u64,
     name: String,
     args: Value,
+    span: tracing::Span,
 ) -> Result<CreateTaskResult, ErrorData> {
     let entry = table.create()?;
     let task = entry.task();
@@ -567,8 +575,9 @@ fn start_task(
     let sink = entry.clone();
     let call = new_call(&inner, n, &name, args, entry.cancellation())
         .with_progress(move |progress| sink.progress(progress));
+    // The task's call runs in the request's span: it is the caller's trace's too.
     tokio::spawn(async move {
-        let result = inner.runtime.execute(call).await;
+        let result = crate::trace::within(span, inner.runtime.execute(call)).await;
         entry.finish(answer(&inner, &name, result), keep);
     });
     Ok(CreateTaskResult::new(task))
@@ -613,12 +622,14 @@ impl ServerHandler for McpServer {
             let n = inner.calls.fetch_add(1, Ordering::Relaxed);
             let name = request.name.to_string();
             let args = Value::Object(request.arguments.unwrap_or_default());
+            // The call's span, parented on the caller's trace context when `_meta` has one.
+            let span = crate::trace::call_span(&name, &context.id, &context.meta);
             if let Some(table) = tasks.filter(|t| t.runs(&name))
                 && context
                     .client_capabilities()
                     .is_some_and(|c| c.supports_tasks())
             {
-                return start_task(inner, table, n, name, args).map(CallToolResponse::Task);
+                return start_task(inner, table, n, name, args, span).map(CallToolResponse::Task);
             }
             let cancel = context.ct.child_token();
             // Over HTTP without a session, rmcp drops `notifications/cancelled`; the front door
@@ -627,18 +638,21 @@ impl ServerHandler for McpServer {
                 .map(|ip| inner.register_stateless((ip, context.id.clone()), cancel.clone()));
             let call = new_call(&inner, n, &name, args, cancel);
             // With a progress token, the call's reports go to the client while it runs.
-            let result = match context.meta.get_progress_token() {
-                Some(token) => {
-                    crate::progress::execute_forwarding(
-                        &inner.runtime,
-                        call,
-                        token,
-                        context.peer.clone(),
-                    )
-                    .await
+            let result = crate::trace::within(span, async {
+                match context.meta.get_progress_token() {
+                    Some(token) => {
+                        crate::progress::execute_forwarding(
+                            &inner.runtime,
+                            call,
+                            token,
+                            context.peer.clone(),
+                        )
+                        .await
+                    }
+                    None => inner.runtime.execute(call).await,
                 }
-                None => inner.runtime.execute(call).await,
-            };
+            })
+            .await;
             answer(&inner, &name, result).map(CallToolResponse::Complete)
         }
     }

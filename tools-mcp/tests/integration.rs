@@ -13,6 +13,8 @@ mod import_python;
 mod inherited_fds;
 mod limits;
 mod malformed;
+// Only with the `otel` feature (the module is `#![cfg(feature = "otel")]`).
+mod otel;
 mod probe;
 mod progress;
 mod round_trip;

@@ -93,10 +93,17 @@ impl Drop for Child {
 /// `tools-mcp serve --http 127.0.0.1:0` with `extra` arguments: the process, its URL and its
 /// startup line.
 pub fn serve_http(extra: &[&str]) -> (Child, String, String) {
+    let mut command = std::process::Command::new(SERVER);
+    command.arg("serve").args(extra);
+    serve_http_command(command)
+}
+
+/// `command` (a `tools-mcp serve` with its arguments and environment) with `--http
+/// 127.0.0.1:0` added: the process, its URL and its startup line.
+pub fn serve_http_command(mut command: std::process::Command) -> (Child, String, String) {
     use std::io::BufRead;
-    let mut child = std::process::Command::new(SERVER)
-        .args(["serve", "--http", "127.0.0.1:0"])
-        .args(extra)
+    let mut child = command
+        .args(["--http", "127.0.0.1:0"])
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("tools-mcp serve starts");

@@ -482,3 +482,146 @@ fn the_binary_serves_its_long_running_tool_as_a_task_over_stdio() {
     );
     assert!(plain.close().success());
 }
+
+// ---------------------------------------------------------------------------------------------
+// A task the server made before it heard of the cancellation.
+
+/// A server whose one tool, `late`, answers with a task only after a pause (it says when it has
+/// made the task), and which records each `tasks/cancel`.
+#[derive(Clone)]
+struct LateTask {
+    made: Arc<tokio::sync::Notify>,
+    cancelled: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl rmcp::ServerHandler for LateTask {
+    fn get_info(&self) -> rmcp::model::ServerConfig {
+        rmcp::model::ServerConfig::new(
+            rmcp::model::ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tasks()
+                .build(),
+        )
+    }
+
+    fn list_tools(
+        &self,
+        _request: Option<rmcp::model::PaginatedRequestParams>,
+        _context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> impl Future<Output = Result<rmcp::model::ListToolsResult, rmcp::ErrorData>>
+    + rmcp::service::MaybeSendFuture
+    + '_ {
+        let schema = json!({"type": "object"}).as_object().cloned().unwrap();
+        let tool = rmcp::model::Tool::new("late", "Answers with a task, late.", schema);
+        std::future::ready(Ok(rmcp::model::ListToolsResult::with_all_items(vec![tool])))
+    }
+
+    async fn call_tool(
+        &self,
+        _request: rmcp::model::CallToolRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, rmcp::ErrorData> {
+        let task = rmcp::model::Task::new(
+            "late-task",
+            rmcp::model::TaskStatus::Working,
+            "2026-01-01T00:00:00Z",
+            "2026-01-01T00:00:00Z",
+        );
+        self.made.notify_one();
+        // The caller leaves meanwhile; the task is answered anyway.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        Ok(rmcp::model::CallToolResponse::Task(
+            rmcp::model::CreateTaskResult::new(task),
+        ))
+    }
+
+    fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> impl Future<Output = Result<rmcp::model::GetTaskResult, rmcp::ErrorData>>
+    + rmcp::service::MaybeSendFuture
+    + '_ {
+        let task = rmcp::model::Task::new(
+            request.task_id,
+            rmcp::model::TaskStatus::Working,
+            "2026-01-01T00:00:00Z",
+            "2026-01-01T00:00:00Z",
+        );
+        std::future::ready(Ok(rmcp::model::GetTaskResult::new(
+            rmcp::model::DetailedTask::new(task, rmcp::model::TaskPayload::Working),
+        )))
+    }
+
+    fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> impl Future<Output = Result<(), rmcp::ErrorData>> + rmcp::service::MaybeSendFuture + '_
+    {
+        self.cancelled.lock().unwrap().push(request.task_id);
+        std::future::ready(Ok(()))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_left_before_its_answer_cancels_the_task_the_answer_brings() {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+    let server = LateTask {
+        made: Arc::default(),
+        cancelled: Arc::default(),
+    };
+    let handler = server.clone();
+    let mut config = StreamableHttpServerConfig::default();
+    config.legacy_session_mode = false;
+    let service = StreamableHttpService::new(
+        move || Ok(handler.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let accept = tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                return;
+            };
+            let service = hyper_util::service::TowerToHyperService::new(service.clone());
+            tokio::spawn(async move {
+                let io = hyper_util::rt::TokioIo::new(stream);
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(io, service)
+                    .with_upgrades()
+                    .await;
+            });
+        }
+    });
+
+    let runtime = ToolRuntime::new();
+    let _import = McpImport::connect(runtime.scope(), McpSource::http(url), ImportOptions::new())
+        .await
+        .unwrap();
+    let cancel = CancellationToken::new();
+    let call = runtime.execute(ToolCall::new("c", "late", json!({})).with_cancel(cancel.clone()));
+    let made = server.made.clone();
+    let canceller = async {
+        made.notified().await;
+        cancel.cancel();
+    };
+    let (result, ()) = tokio::join!(call, canceller);
+    assert_eq!(
+        result.code(),
+        Some(tools_runtime::codes::ABORTED),
+        "{result:?}"
+    );
+    let cancelled = server.cancelled.clone();
+    assert!(
+        eventually(|| cancelled.lock().unwrap().as_slice() == ["late-task"]).await,
+        "the task the late answer brought was not cancelled: {:?}",
+        cancelled.lock().unwrap()
+    );
+    accept.abort();
+}

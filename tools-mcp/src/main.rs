@@ -248,7 +248,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
     let served = tokio.block_on(serve(http, sessions, max_message_size));
     // The calls still running end with the runtime, before the guard exports the last spans.
-    drop(tokio);
+    // Bounded: after a signal, the thread reading stdin is still blocked in its read.
+    tokio.shutdown_timeout(Duration::from_millis(500));
     served
 }
 

@@ -207,3 +207,28 @@ fn stdio_serve_parents_on_a_valid_traceparent_only_and_exports_when_stdin_closes
         );
     }
 }
+
+#[test]
+fn stdio_serve_exports_when_stopped_by_sigterm_with_stdin_open() {
+    let receiver = Receiver::start().unwrap();
+    let mut peer = RawStdio::start(server_command(&receiver, "otel-sigterm"));
+    peer.initialize(json!({}));
+    let answer = peer.request(1, "tools/call", call("before the signal", None));
+    assert_eq!(answer["result"]["content"][0]["text"], "before the signal");
+    let pid = libc::pid_t::try_from(peer.pid()).unwrap();
+    // SAFETY: kill(2) on the pid of a child this test started and has not reaped.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    // Stdin stays open: the signal alone stops the server.
+    let status = peer.exited();
+    assert!(
+        status.success(),
+        "the server exits cleanly on SIGTERM: {status}"
+    );
+    let spans = receiver.spans();
+    assert_eq!(
+        named(&spans, "otel-sigterm", "tools/call echo").len(),
+        1,
+        "{:#?}",
+        summary(&spans)
+    );
+}

@@ -244,6 +244,23 @@ impl RawStdio {
         answer
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.0.id()
+    }
+
+    /// Waits for the server to exit with stdin still open (10 s at most; then it is killed and
+    /// this panics).
+    pub fn exited(mut self) -> std::process::ExitStatus {
+        for _ in 0..200 {
+            if let Some(status) = self.child.0.try_wait().expect("the server is ours") {
+                return status;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("the server did not exit");
+    }
+
     /// Closes stdin and waits for the server to exit.
     pub fn close(mut self) -> std::process::ExitStatus {
         drop(self.stdin.take());

@@ -53,7 +53,11 @@
 //! call's start; a change of the task's `lastUpdatedAt` counts as progress for a timeout that
 //! restarts on it. Leaving before the end (the call cancelled, a limit reached, the future
 //! dropped) sends `tasks/cancel`; a timeout says the call ran as a task and that the task was
-//! cancelled. The server's `notifications/progress` reach the call only until the task is
+//! cancelled. A call that leaves while its `tools/call` is still unanswered, on a server that
+//! declares the extension, waits up to a second for the answer before it sends
+//! `notifications/cancelled`: the server may have made a task before it heard, and that task
+//! (which outlives its request, and whose answer a 2026-07-28 HTTP cancellation would drop with
+//! the stream) gets `tasks/cancel` instead. The server's `notifications/progress` reach the call only until the task is
 //! created; SEP-2663's `notifications/tasks` are not listened for (rmcp 3.11 cannot route them
 //! on a 2026-07-28 connection), polling is the one way.
 //!
@@ -1361,17 +1365,16 @@ impl RemoteCall {
             Err(e) => return Err(call_failed(e, ctx.name(), &gone)),
         };
         // From here, leaving before the answer (cancelled, past the timeout, or this future
-        // dropped) sends `notifications/cancelled`.
-        let mut abandoned = Abandoned::new(peer.clone(), handle.id.clone());
+        // dropped) sends `notifications/cancelled`, or `tasks/cancel` when the answer is a task
+        // after all (see `Abandoned`).
         let mut progress = routes.claim(&handle.progress_token);
-        let answer = handle.await_response();
-        tokio::pin!(answer);
+        let mut abandoned = Abandoned::request(peer.clone(), handle);
         let outcome = loop {
             tokio::select! {
                 biased;
                 () = ctx.cancellation().cancelled() => return Err(aborted()),
                 () = &mut deadline => return Err(limits.error(limit, ctx.name(), None)),
-                outcome = &mut answer => break outcome,
+                outcome = abandoned.answer() => break outcome,
                 Some(report) = progress.next() => {
                     if forward_progress(ctx, &report) {
                         limits.progressed();
@@ -1382,7 +1385,7 @@ impl RemoteCall {
                 }
             }
         };
-        abandoned.disarm();
+        drop(abandoned);
         // The reports the server sent before its answer, still queued.
         while let Some(report) = progress.queued() {
             let _taken = forward_progress(ctx, &report);
@@ -1638,9 +1641,20 @@ fn call_failed(error: ServiceError, tool: &str, gone: &dyn Fn(&str) -> ToolError
     }
 }
 
+/// How long a request the call left is still awaited, before `notifications/cancelled`, when the
+/// server declares the tasks extension: its answer may be a task made before it heard, which
+/// then gets `tasks/cancel` (once told, a 2026-07-28 HTTP server's answer is lost with the closed
+/// stream, and the task would run on).
+const TASK_GRACE: Duration = Duration::from_secs(1);
+
+/// The answer to a request in flight.
+type Answer = std::pin::Pin<Box<dyn Future<Output = Result<ServerResult, ServiceError>> + Send>>;
+
 /// Tells the server a request or a task was abandoned when dropped armed: the call was
 /// cancelled, ran past its limits, or its future was dropped. A request gets
-/// `notifications/cancelled`, a task `tasks/cancel`.
+/// `notifications/cancelled` (from a server that declares tasks, only when no answer came within
+/// [`TASK_GRACE`]; an answer that is a task gets `tasks/cancel` instead); a task gets
+/// `tasks/cancel`.
 struct Abandoned {
     peer: Peer<RoleClient>,
     left: Option<Left>,
@@ -1648,16 +1662,44 @@ struct Abandoned {
 
 /// What a call leaves behind when it goes early.
 enum Left {
-    Request(RequestId),
+    Request {
+        id: RequestId,
+        answer: Answer,
+        /// How long to wait for the answer before telling the server (a server with tasks).
+        grace: Option<Duration>,
+    },
     Task(String),
 }
 
 impl Abandoned {
-    fn new(peer: Peer<RoleClient>, id: RequestId) -> Abandoned {
+    /// A request in flight: armed until [`answer`](Self::answer) gives its answer.
+    fn request(
+        peer: Peer<RoleClient>,
+        handle: rmcp::service::RequestHandle<RoleClient>,
+    ) -> Abandoned {
+        let id = handle.id.clone();
+        let grace = peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.supports_tasks())
+            .then_some(TASK_GRACE);
         Abandoned {
             peer,
-            left: Some(Left::Request(id)),
+            left: Some(Left::Request {
+                id,
+                answer: Box::pin(handle.await_response()),
+                grace,
+            }),
         }
+    }
+
+    /// The request's answer (never, for a task); once it came, nothing is left to tell.
+    async fn answer(&mut self) -> Result<ServerResult, ServiceError> {
+        let outcome = match &mut self.left {
+            Some(Left::Request { answer, .. }) => answer.await,
+            _ => return std::future::pending().await,
+        };
+        self.left = None;
+        outcome
     }
 
     fn task(peer: Peer<RoleClient>, id: String) -> Abandoned {
@@ -1684,7 +1726,28 @@ impl Drop for Abandoned {
         let peer = self.peer.clone();
         runtime.spawn(async move {
             match left {
-                Left::Request(id) => {
+                Left::Request {
+                    id,
+                    mut answer,
+                    grace,
+                } => {
+                    // A server with tasks may have answered with a task already: it outlives
+                    // its request, so it is cancelled on its own.
+                    if let Some(grace) = grace {
+                        match tokio::time::timeout(grace, &mut answer).await {
+                            Ok(Ok(ServerResult::CreateTaskResult(created))) => {
+                                let cancel =
+                                    rmcp::model::CancelTaskParams::new(created.task.task_id);
+                                if let Err(error) = peer.cancel_task(cancel).await {
+                                    tracing::debug!(%error, "tasks/cancel failed");
+                                }
+                                return;
+                            }
+                            // Answered: nothing runs on.
+                            Ok(_) => return,
+                            Err(_) => {}
+                        }
+                    }
                     let cancelled = CancelledNotificationParam::new(
                         Some(id),
                         Some("the call was abandoned by its caller".to_owned()),

@@ -18,7 +18,9 @@
 //!   server's `notifications/progress` into reports of the local call, in the server's order and
 //!   all before the result (see [`serve`] and [`import`]).
 //! - MCP tasks (the `io.modelcontextprotocol/tasks` extension, SEP-2663, as rmcp 3.11 speaks
-//!   it): [`McpServer::tasks`] names long-running tools, whose calls by a client that declares
+//!   it): a tool whose definition is long-running
+//!   ([`ToolDefinition::is_long_running`](tools_runtime::ToolDefinition::is_long_running)), or
+//!   that [`McpServer::tasks`] names, is served as a task: its calls by a client that declares
 //!   the extension answer at once with a task that `tasks/get` follows to its one result and
 //!   `tasks/cancel` cancels ([`tasks`]); an imported tool whose server answers with a task
 //!   awaits it by polling `tasks/get`, cancels it with `tasks/cancel`, and holds it to the

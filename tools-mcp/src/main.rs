@@ -4,8 +4,9 @@
 //!
 //! The scope holds `echo` (a guard refuses the message `forbidden`), `add` (structured output),
 //! `wait` (sleeps, observing cancellation), `count` (reports progress: a client that sends a
-//! progress token gets `notifications/progress`), `enable_extra` (registers `extra`, so clients
-//! see `list_changed`) and `stats` (how many `wait` calls were cancelled). With `--http`, the bound
+//! progress token gets `notifications/progress`), `job` (long-running: like `count`, but a client
+//! that supports MCP tasks gets a task for each call), `enable_extra` (registers `extra`, so
+//! clients see `list_changed`) and `stats` (how many `wait` and `job` calls were cancelled). With `--http`, the bound
 //! address is printed on stdout as `listening on ADDR (cancellation: ...)`, the parenthesis
 //! saying what cancels a call in that mode ([`HttpOptions::cancellation`]). The server stops
 //! when stdin closes (stdio), or on SIGINT or SIGTERM (both modes).
@@ -81,11 +82,10 @@ struct Counted {
     counted: u32,
 }
 
-/// Count from 1 to `to` (at most 1000), reporting each number as progress (total `to`, message
-/// `n of to`) and waiting `ms` milliseconds (at most a second) after each; stops early when
-/// cancelled.
-#[tool]
-async fn count(to: u32, ms: u64, #[context] ctx: ToolRunContext) -> Result<Counted, ToolError> {
+/// Counts from 1 to `to` (at most 1000), reporting each number as progress (total `to`, message
+/// `n of to`) and waiting `ms` milliseconds (at most a second) after each; `ABORTED` when
+/// cancelled. The last number counted.
+async fn count_to(to: u32, ms: u64, ctx: &ToolRunContext) -> Result<u32, ToolError> {
     let to = to.min(1000);
     let pause = Duration::from_millis(ms.min(1000));
     for n in 1..=to {
@@ -101,13 +101,46 @@ async fn count(to: u32, ms: u64, #[context] ctx: ToolRunContext) -> Result<Count
             () = tokio::time::sleep(pause) => {}
         }
     }
-    Ok(Counted { counted: to })
+    Ok(to)
+}
+
+/// Count from 1 to `to` (at most 1000), reporting each number as progress (total `to`, message
+/// `n of to`) and waiting `ms` milliseconds (at most a second) after each; stops early when
+/// cancelled.
+#[tool]
+async fn count(to: u32, ms: u64, #[context] ctx: ToolRunContext) -> Result<Counted, ToolError> {
+    Ok(Counted {
+        counted: count_to(to, ms, &ctx).await?,
+    })
+}
+
+/// How far a job went.
+#[derive(Serialize, ToolSchema)]
+struct Finished {
+    /// The steps taken.
+    steps: u32,
+}
+
+/// A long-running job of `steps` steps (at most 1000), each reported as progress and taking `ms`
+/// milliseconds (at most a second); stops early when cancelled. A client that supports MCP
+/// tasks gets a task for each call.
+#[tool(long_running)]
+async fn job(steps: u32, ms: u64, #[context] ctx: ToolRunContext) -> Result<Finished, ToolError> {
+    match count_to(steps, ms, &ctx).await {
+        Ok(steps) => Ok(Finished { steps }),
+        Err(error) => {
+            if ctx.cancellation().is_cancelled() {
+                CANCELLED.fetch_add(1, Ordering::SeqCst);
+            }
+            Err(error)
+        }
+    }
 }
 
 /// Counters of this server.
 #[derive(Serialize, ToolSchema)]
 struct Stats {
-    /// `wait` calls that were cancelled.
+    /// `wait` and `job` calls that were cancelled.
     cancelled: u64,
 }
 
@@ -133,6 +166,7 @@ fn demo_scope(
         scope.register(add::definition()?)?,
         scope.register(wait::definition()?)?,
         scope.register(count::definition()?)?,
+        scope.register(job::definition()?)?,
         scope.register(stats::definition()?)?,
         scope.guard(|call| {
             (call.name() == "echo" && call.arguments()["message"] == "forbidden")
@@ -214,7 +248,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
     let served = tokio.block_on(serve(http, sessions, max_message_size));
     // The calls still running end with the runtime, before the guard exports the last spans.
-    drop(tokio);
+    // Bounded: after a signal, the thread reading stdin is still blocked in its read.
+    tokio.shutdown_timeout(Duration::from_millis(500));
     served
 }
 

@@ -43,10 +43,12 @@
 //!   the last waiting one, so what it receives still increases. Only the call's own reports are
 //!   sent: the progress of calls it makes (Code Mode's sub-calls) reaches the client only as far
 //!   as the call itself reports it.
-//! - Tasks: tools named by [`McpServer::tasks`] are long-running; a client that declares the MCP
-//!   tasks extension gets a task for each call of one (create, `tasks/get`, `tasks/cancel`),
-//!   run through the same pipeline. See [`crate::tasks`] for the states, the one result, the
-//!   bounds and the ids.
+//! - Tasks: a tool whose definition is long-running
+//!   ([`ToolDefinition::is_long_running`](tools_runtime::ToolDefinition::is_long_running)), or
+//!   that [`McpServer::tasks`] names, is offered as an MCP task: a client that declares the
+//!   tasks extension gets a task for each call of one (create, `tasks/get`, `tasks/cancel`), run
+//!   through the same pipeline. See [`crate::tasks`] for which wins, the states, the one result,
+//!   the bounds and the ids.
 //! - Traces: every `tools/call` runs in a span `mcp tools/call` (exported as `tools/call
 //!   <tool>`, kind server, with `rpc.system = "mcp"`, `mcp.method.name`, `gen_ai.tool.name`,
 //!   `jsonrpc.request.id`), which holds the pipeline's `execute_tool <tool>` span (a task's call
@@ -63,7 +65,7 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use rmcp::model::{
@@ -103,6 +105,8 @@ struct ServeInner {
     listener: Mutex<Option<Registration>>,
     /// Bumped each time the served list changes.
     generation: AtomicU64,
+    /// Whether a listed tool's definition is long-running (updated when the list changes).
+    long_running_listed: AtomicBool,
     /// The generation at each accepted `subscriptions/listen`, oldest first: a change between
     /// the acknowledgment and the stream's registration is still sent.
     accepted: Mutex<std::collections::VecDeque<u64>>,
@@ -170,7 +174,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 pub struct McpServer {
     inner: Arc<ServeInner>,
     limit: usize,
-    tasks: Option<Arc<TaskTable>>,
+    tasks: Arc<TaskTable>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -198,6 +202,7 @@ impl McpServer {
             changed: tokio::sync::Notify::new(),
             listener: Mutex::new(None),
             generation: AtomicU64::new(0),
+            long_running_listed: AtomicBool::new(false),
             accepted: Mutex::new(std::collections::VecDeque::new()),
             stateless: Mutex::new(HashMap::new()),
             serial: AtomicU64::new(0),
@@ -211,21 +216,35 @@ impl McpServer {
             })
             .map_err(|e| McpError::Service(ServeError::Listen(e)))?;
         *lock(&inner.listener) = Some(registration);
-        handle.spawn(watch_changes(Arc::downgrade(&inner), listed(&inner)));
+        let first = listed(&inner);
+        note_long_running(&inner, &first);
+        handle.spawn(watch_changes(Arc::downgrade(&inner), first));
         Ok(McpServer {
             inner,
             limit: DEFAULT_MAX_MESSAGE_SIZE,
-            tasks: None,
+            tasks: Arc::new(TaskTable::new(TaskOptions::new())),
         })
     }
 
-    /// Serves the tools `options` names as long-running: a client that declares the MCP tasks
-    /// extension gets a task for each of their calls (see [`crate::tasks`]), and the server
-    /// declares the extension. Replaces the task table of this server and of clones made from
-    /// it after this call.
+    /// The MCP tasks of this server under `options`: the tools they name run as tasks besides
+    /// those whose definition is long-running (unless
+    /// [`TaskOptions::long_running_definitions`]`(false)`), and the table's bounds. Without
+    /// this call a server has [`TaskOptions::new`]: the long-running definitions, the default
+    /// bounds. See [`crate::tasks`]. Replaces the task table of this server and of clones made
+    /// from it after this call.
     pub fn tasks(mut self, options: TaskOptions) -> McpServer {
-        self.tasks = Some(Arc::new(TaskTable::new(options)));
+        self.tasks = Arc::new(TaskTable::new(options));
         self
+    }
+
+    /// Whether this server offers tasks now: the options name a tool, a listed tool's
+    /// definition is long-running (and the options follow the definitions), or tasks are kept
+    /// (a task outlives its tool's listing, so `tasks/get` still reaches it).
+    fn offers_tasks(&self) -> bool {
+        self.tasks.names_any()
+            || (self.tasks.follows_definitions()
+                && self.inner.long_running_listed.load(Ordering::Relaxed))
+            || !self.tasks.is_empty()
     }
 
     /// The largest incoming message, in bytes, on stdio and HTTP alike
@@ -240,7 +259,7 @@ impl McpServer {
 
     /// How many MCP tasks this server keeps, working and finished (see [`tasks`](Self::tasks)).
     pub fn task_count(&self) -> usize {
-        self.tasks.as_ref().map_or(0, |t| t.len())
+        self.tasks.len()
     }
 
     /// The limit of one incoming message.
@@ -400,6 +419,17 @@ fn same_list(a: &[Arc<CatalogEntry>], b: &[Arc<CatalogEntry>]) -> bool {
         })
 }
 
+/// Notes whether a tool of `listed` has a long-running definition.
+fn note_long_running(inner: &ServeInner, listed: &[Arc<CatalogEntry>]) {
+    let any = listed.iter().any(|entry| {
+        inner
+            .runtime
+            .get(&entry.name, inner.scope)
+            .is_some_and(|d| d.is_long_running())
+    });
+    inner.long_running_listed.store(any, Ordering::Relaxed);
+}
+
 async fn watch_changes(weak: Weak<ServeInner>, mut last: Vec<Arc<CatalogEntry>>) {
     loop {
         let Some(inner) = weak.upgrade() else {
@@ -416,6 +446,8 @@ async fn watch_changes(weak: Weak<ServeInner>, mut last: Vec<Arc<CatalogEntry>>)
             return;
         };
         let now = listed(&inner);
+        // A definition replaced by one that is (not) long-running may list the same.
+        note_long_running(&inner, &now);
         if same_list(&now, &last) {
             continue;
         }
@@ -588,7 +620,7 @@ impl ServerHandler for McpServer {
         let builder = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed();
-        let capabilities = if self.tasks.as_ref().is_some_and(|t| t.any()) {
+        let capabilities = if self.offers_tasks() {
             builder.enable_tasks().build()
         } else {
             builder.build()
@@ -617,17 +649,23 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + MaybeSendFuture + '_ {
         let inner = self.inner.clone();
-        let tasks = self.tasks.clone();
+        let tasks = self.offers_tasks().then(|| self.tasks.clone());
         async move {
             let n = inner.calls.fetch_add(1, Ordering::Relaxed);
             let name = request.name.to_string();
             let args = Value::Object(request.arguments.unwrap_or_default());
             // The call's span, parented on the caller's trace context when `_meta` has one.
             let span = crate::trace::call_span(&name, &context.id, &context.meta);
-            if let Some(table) = tasks.filter(|t| t.runs(&name))
+            if let Some(table) = tasks
                 && context
                     .client_capabilities()
                     .is_some_and(|c| c.supports_tasks())
+                && table.runs(&name, || {
+                    inner
+                        .runtime
+                        .get(&name, inner.scope)
+                        .is_some_and(|d| d.is_long_running())
+                })
             {
                 return start_task(inner, table, n, name, args, span).map(CallToolResponse::Task);
             }
@@ -662,10 +700,8 @@ impl ServerHandler for McpServer {
         request: GetTaskParams,
         _context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<GetTaskResult, ErrorData>> + MaybeSendFuture + '_ {
-        let outcome = match &self.tasks {
-            Some(table) => table.get(&request.task_id).map(GetTaskResult::new),
-            None => Err(ErrorData::method_not_found::<rmcp::model::GetTaskMethod>()),
-        };
+        // rmcp answers `tasks/*` itself (method not found) while the server offers no tasks.
+        let outcome = self.tasks.get(&request.task_id).map(GetTaskResult::new);
         std::future::ready(outcome)
     }
 
@@ -674,10 +710,7 @@ impl ServerHandler for McpServer {
         request: CancelTaskParams,
         _context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<(), ErrorData>> + MaybeSendFuture + '_ {
-        let outcome = match &self.tasks {
-            Some(table) => table.cancel(&request.task_id),
-            None => Err(ErrorData::method_not_found::<rmcp::model::CancelTaskMethod>()),
-        };
+        let outcome = self.tasks.cancel(&request.task_id);
         std::future::ready(outcome)
     }
 

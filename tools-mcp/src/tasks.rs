@@ -1,8 +1,18 @@
 //! MCP tasks (the `io.modelcontextprotocol/tasks` extension, SEP-2663, as rmcp 3.11 speaks it),
 //! served.
 //!
-//! A tool named in [`TaskOptions`] (given to [`McpServer::tasks`](crate::McpServer::tasks)) is
-//! long-running: when a client that declares the tasks extension calls it, the server answers
+//! A tool is long-running when its definition says so
+//! ([`ToolDefinitionBuilder::long_running`](tools_runtime::definition::ToolDefinitionBuilder::long_running),
+//! `#[tool(long_running)]`) or when [`TaskOptions::tool`] names it (by its served name: for a
+//! tool whose definition is not yours to mark, such as an imported one or `run_code`). Either
+//! is enough; naming cannot turn a long-running definition off, only
+//! [`TaskOptions::long_running_definitions`]`(false)` can, for every tool at once (a server
+//! behind a balancer, where a `tasks/get` may reach another process, wants that). Every server
+//! follows the definitions with the default options; [`McpServer::tasks`](crate::McpServer::tasks)
+//! gives other options. The server declares the extension when a tool it lists is long-running
+//! or the options name a tool (looked at again when the list changes).
+//!
+//! When a client that declares the tasks extension calls a long-running tool, the server answers
 //! `tools/call` at once with a task (`CreateTaskResult`, status `working`) and runs the call in
 //! the background through the same [`ToolRuntime::execute`](tools_runtime::ToolRuntime::execute)
 //! pipeline as any call, so policy, guards, approval, wrappers and observers apply. A client that
@@ -50,10 +60,12 @@ pub const DEFAULT_KEEP_FINISHED: Duration = Duration::from_secs(600);
 /// The default of [`TaskOptions::poll_interval`].
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(500);
 
-/// Which served tools run as MCP tasks, and the bounds of the task table (see the module doc).
+/// Which served tools run as MCP tasks besides those whose definition is long-running, and the
+/// bounds of the task table (see the module doc).
 #[derive(Debug, Clone)]
 pub struct TaskOptions {
     tools: HashSet<String>,
+    definitions: bool,
     max_tasks: usize,
     keep_finished: Duration,
     poll_interval: Duration,
@@ -63,6 +75,7 @@ impl Default for TaskOptions {
     fn default() -> Self {
         TaskOptions {
             tools: HashSet::new(),
+            definitions: true,
             max_tasks: DEFAULT_MAX_TASKS,
             keep_finished: DEFAULT_KEEP_FINISHED,
             poll_interval: DEFAULT_POLL_INTERVAL,
@@ -71,14 +84,15 @@ impl Default for TaskOptions {
 }
 
 impl TaskOptions {
-    /// No tool runs as a task yet; [`DEFAULT_MAX_TASKS`], [`DEFAULT_KEEP_FINISHED`],
-    /// [`DEFAULT_POLL_INTERVAL`].
+    /// The tools whose definitions are long-running run as tasks, no other;
+    /// [`DEFAULT_MAX_TASKS`], [`DEFAULT_KEEP_FINISHED`], [`DEFAULT_POLL_INTERVAL`]. What every
+    /// server has unless given other options.
     pub fn new() -> TaskOptions {
         TaskOptions::default()
     }
 
-    /// The tool `name` (its served name) is long-running: a client that declares the tasks
-    /// extension gets a task for each call of it.
+    /// The tool `name` (its served name) is long-running, whatever its definition says: a client
+    /// that declares the tasks extension gets a task for each call of it.
     pub fn tool(mut self, name: impl Into<String>) -> TaskOptions {
         self.tools.insert(name.into());
         self
@@ -91,6 +105,14 @@ impl TaskOptions {
         S: Into<String>,
     {
         self.tools.extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// Whether a tool whose definition is long-running
+    /// ([`ToolDefinition::is_long_running`](tools_runtime::ToolDefinition::is_long_running))
+    /// runs as a task (`true` by default). Off, only the tools named here do.
+    pub fn long_running_definitions(mut self, on: bool) -> TaskOptions {
+        self.definitions = on;
         self
     }
 
@@ -225,14 +247,25 @@ impl TaskTable {
         }
     }
 
-    /// Whether calls of `tool` run as tasks.
-    pub(crate) fn runs(&self, tool: &str) -> bool {
-        self.options.tools.contains(tool)
+    /// Whether calls of `tool` run as tasks; `long_running` says whether its definition is
+    /// (asked only when the options do not name it and follow the definitions).
+    pub(crate) fn runs(&self, tool: &str, long_running: impl FnOnce() -> bool) -> bool {
+        self.options.tools.contains(tool) || (self.options.definitions && long_running())
     }
 
-    /// Whether any tool runs as a task.
-    pub(crate) fn any(&self) -> bool {
+    /// Whether the options name any tool.
+    pub(crate) fn names_any(&self) -> bool {
         !self.options.tools.is_empty()
+    }
+
+    /// Whether the definitions' word counts.
+    pub(crate) fn follows_definitions(&self) -> bool {
+        self.options.definitions
+    }
+
+    /// Whether no task is kept (without sweeping the finished ones out).
+    pub(crate) fn is_empty(&self) -> bool {
+        lock(&self.tasks).is_empty()
     }
 
     /// How many tasks are kept, working and finished.

@@ -73,3 +73,49 @@ pub(crate) async fn within<F: Future>(span: tracing::Span, future: F) -> F::Outp
         future.instrument(span).await
     }
 }
+
+#[cfg(all(test, feature = "otel"))]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use rmcp::model::{CallToolRequestParams, RequestParamsMeta as _};
+
+    use super::inject;
+
+    #[test]
+    fn inject_writes_the_current_context_only_when_there_is_one() {
+        let receiver = tools_otel::receiver::Receiver::start().unwrap();
+        let (subscriber, guard) = tools_otel::Otel::new("inject")
+            .endpoint(receiver.url())
+            .subscriber()
+            .unwrap()
+            .expect("OpenTelemetry is set up");
+        let (outside, inside, expected) = tracing::subscriber::with_default(subscriber, || {
+            let mut outside = CallToolRequestParams::new("t");
+            inject(&mut outside);
+            tracing::info_span!("calling").in_scope(|| {
+                let mut inside = CallToolRequestParams::new("t");
+                inject(&mut inside);
+                (outside, inside, tools_otel::current().unwrap())
+            })
+        });
+        guard.shutdown();
+        assert!(
+            outside.meta.is_none(),
+            "outside any span nothing is written"
+        );
+        assert_eq!(inside.traceparent(), Some(expected.traceparent.as_str()));
+        assert!(expected.tracestate.is_empty());
+        assert_eq!(inside.tracestate(), None, "an empty tracestate is not sent");
+        // The keys on the wire are the spec's.
+        let wire = serde_json::to_value(&inside).unwrap();
+        assert_eq!(wire["_meta"]["traceparent"], expected.traceparent.as_str());
+    }
+
+    #[test]
+    fn without_a_subscriber_nothing_is_written() {
+        let mut params = CallToolRequestParams::new("t");
+        tracing::info_span!("calling").in_scope(|| inject(&mut params));
+        assert!(params.meta.is_none());
+    }
+}

@@ -10,16 +10,14 @@
 #![cfg(feature = "otel")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::collections::HashMap;
-use std::io::{BufRead as _, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::{Value, json};
 use tools_mcp::{ImportOptions, McpImport, McpSource};
 use tools_otel::receiver::{Received, Receiver};
 use tools_runtime::{ToolCall, ToolRuntime};
 
-use crate::support::{Child, SERVER, serve_http_command};
+use crate::support::{RawStdio, SERVER, serve_http_command};
 
 /// OTLP's `SPAN_KIND_SERVER` (`opentelemetry.proto.trace.v1.Span.SpanKind`).
 const SPAN_KIND_SERVER: i32 = 2;
@@ -145,20 +143,12 @@ fn an_imported_call_and_the_servers_execution_of_it_are_one_trace() {
     );
 }
 
-/// Sends one JSON-RPC message on a line.
-fn send(stdin: &mut impl Write, message: &Value) {
-    let mut line = serde_json::to_vec(message).unwrap();
-    line.push(b'\n');
-    stdin.write_all(&line).unwrap();
-    stdin.flush().unwrap();
-}
-
-fn call(id: u64, message: &str, meta: Option<Value>) -> Value {
+fn call(message: &str, meta: Option<Value>) -> Value {
     let mut params = json!({"name": "echo", "arguments": {"message": message}});
     if let Some(meta) = meta {
         params["_meta"] = meta;
     }
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+    params
 }
 
 #[test]
@@ -166,65 +156,24 @@ fn stdio_serve_parents_on_a_valid_traceparent_only_and_exports_when_stdin_closes
     let receiver = Receiver::start().unwrap();
     let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
     let parent_id = "00f067aa0ba902b7";
-    let mut child = server_command(&receiver, "otel-stdio")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("tools-mcp serve starts");
-    let mut stdin = child.stdin.take().unwrap();
-    let stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut child = Child(child);
-    send(
-        &mut stdin,
-        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"}
-        }}),
-    );
-    send(
-        &mut stdin,
-        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-    );
-    send(
-        &mut stdin,
-        &call(
-            2,
-            "valid",
-            Some(json!({
-                "traceparent": format!("00-{trace_id}-{parent_id}-01"),
-                "tracestate": "vendor=on"
-            })),
-        ),
-    );
-    send(
-        &mut stdin,
-        &call(3, "invalid", Some(json!({"traceparent": "00-nonsense-01"}))),
-    );
-    send(&mut stdin, &call(4, "absent", None));
-    let mut answers: HashMap<u64, Value> = HashMap::new();
-    let mut lines = stdout.lines();
-    while answers.len() < 4 {
-        let line = lines
-            .next()
-            .expect("the server answers every request")
-            .unwrap();
-        let message: Value = serde_json::from_str(&line).unwrap();
-        if let Some(id) = message["id"].as_u64() {
-            answers.insert(id, message);
-        }
-    }
-    for (id, text) in [(2, "valid"), (3, "invalid"), (4, "absent")] {
-        assert_eq!(
-            answers[&id]["result"]["content"][0]["text"], text,
-            "{:?}",
-            answers[&id]
-        );
-        assert_ne!(answers[&id]["result"]["isError"], json!(true));
+    let mut peer = RawStdio::start(server_command(&receiver, "otel-stdio"));
+    peer.initialize(json!({}));
+    let valid = json!({
+        "traceparent": format!("00-{trace_id}-{parent_id}-01"),
+        "tracestate": "vendor=on"
+    });
+    let invalid = json!({"traceparent": "00-nonsense-01"});
+    for (id, text, meta) in [
+        (2, "valid", Some(valid)),
+        (3, "invalid", Some(invalid)),
+        (4, "absent", None),
+    ] {
+        let answer = peer.request(id, "tools/call", call(text, meta));
+        assert_eq!(answer["result"]["content"][0]["text"], text, "{answer}");
+        assert_ne!(answer["result"]["isError"], json!(true), "{answer}");
     }
     // Closing stdin stops the server, which exports its spans before it exits.
-    drop(stdin);
-    let status = child.0.wait().unwrap();
+    let status = peer.close();
     assert!(status.success(), "the server exits cleanly: {status}");
 
     let spans = receiver.spans();
@@ -257,4 +206,29 @@ fn stdio_serve_parents_on_a_valid_traceparent_only_and_exports_when_stdin_closes
             "{all:#?}"
         );
     }
+}
+
+#[test]
+fn stdio_serve_exports_when_stopped_by_sigterm_with_stdin_open() {
+    let receiver = Receiver::start().unwrap();
+    let mut peer = RawStdio::start(server_command(&receiver, "otel-sigterm"));
+    peer.initialize(json!({}));
+    let answer = peer.request(1, "tools/call", call("before the signal", None));
+    assert_eq!(answer["result"]["content"][0]["text"], "before the signal");
+    let pid = libc::pid_t::try_from(peer.pid()).unwrap();
+    // SAFETY: kill(2) on the pid of a child this test started and has not reaped.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    // Stdin stays open: the signal alone stops the server.
+    let status = peer.exited();
+    assert!(
+        status.success(),
+        "the server exits cleanly on SIGTERM: {status}"
+    );
+    let spans = receiver.spans();
+    assert_eq!(
+        named(&spans, "otel-sigterm", "tools/call echo").len(),
+        1,
+        "{:#?}",
+        summary(&spans)
+    );
 }

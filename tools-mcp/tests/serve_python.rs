@@ -39,7 +39,15 @@ fn check(seen: &Value, protocol: &str) {
     assert_eq!(seen["protocol"], protocol);
     assert_eq!(
         seen["tools"],
-        json!(["add", "count", "echo", "enable_extra", "stats", "wait"])
+        json!([
+            "add",
+            "count",
+            "echo",
+            "enable_extra",
+            "job",
+            "stats",
+            "wait"
+        ])
     );
     assert_eq!(
         seen["add_output_schema"]["properties"]["sum"]["type"],
@@ -82,6 +90,7 @@ fn check(seen: &Value, protocol: &str) {
             "echo",
             "enable_extra",
             "extra",
+            "job",
             "stats",
             "wait"
         ])

@@ -15,6 +15,8 @@ use tools_mcp::{
     HttpOptions, ImportOptions, McpImport, McpServer, McpSource, Protocol, TaskOptions, codes,
 };
 use tools_runtime::progress::Progress;
+
+use crate::support;
 use tools_runtime::{Output, Scope, ToolCall, ToolDefinition, ToolRuntime};
 
 /// A scope with `slow` (reports `steps` steps 20 ms apart, then answers `{"steps": n}`) and
@@ -319,4 +321,307 @@ async fn a_task_that_outlives_the_timeout_fails_and_is_cancelled() {
         eventually(|| cancelled.load(Ordering::SeqCst) == 1).await,
         "the task was not cancelled"
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tasks from the definition.
+
+/// A scope with `marked`, whose definition is long-running (it answers `"done"`).
+fn marked_scope(runtime: &ToolRuntime) -> Scope {
+    let scope = runtime.scope();
+    let marked = ToolDefinition::builder("marked")
+        .description("A long-running tool.")
+        .input_schema(json!({"type": "object"}))
+        .output(Output::json(json!({"type": "string"})))
+        .long_running()
+        .execute(|_args, _ctx| async { Ok(json!("done")) })
+        .build()
+        .unwrap();
+    let _ = scope.register(marked).unwrap();
+    scope
+}
+
+/// `server` on loopback HTTP: its URL and the token that stops it.
+async fn serve_server(server: McpServer) -> (String, CancellationToken) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let stop = CancellationToken::new();
+    tokio::spawn(server.serve_http(listener, HttpOptions::new(), stop.clone()));
+    (url, stop)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_running_definition_is_a_task_without_options_unless_they_turn_definitions_off() {
+    let runtime = ToolRuntime::new();
+    let scope = marked_scope(&runtime);
+    let call = json!({"name": "marked", "arguments": {}});
+
+    // No `tasks` call: the definition is enough.
+    let (url, stop) = serve_server(McpServer::new(&scope, "marked").unwrap()).await;
+    let created = post(&url, 1, "tools/call", call.clone(), true).await;
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let task = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let done = settled(&url, &task).await;
+    assert_eq!(done["result"]["status"], "completed", "{done}");
+    assert_eq!(
+        done["result"]["result"]["content"][0]["text"], "done",
+        "{done}"
+    );
+    stop.cancel();
+
+    // Options that name another tool: `marked` is still a task (either is enough).
+    let named = McpServer::new(&scope, "marked")
+        .unwrap()
+        .tasks(TaskOptions::new().tool("other"));
+    let (url, stop) = serve_server(named).await;
+    let created = post(&url, 1, "tools/call", call.clone(), true).await;
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    stop.cancel();
+
+    // Definitions off: the ordinary answer, and no tasks offered at all.
+    let off = McpServer::new(&scope, "marked")
+        .unwrap()
+        .tasks(TaskOptions::new().long_running_definitions(false));
+    let (url, stop) = serve_server(off).await;
+    let plain = post(&url, 1, "tools/call", call, true).await;
+    assert_eq!(plain["result"]["content"][0]["text"], "done", "{plain}");
+    assert!(plain["result"].get("taskId").is_none(), "{plain}");
+    let get = post(&url, 2, "tasks/get", json!({"taskId": "nope"}), true).await;
+    assert_eq!(get["error"]["code"], -32601, "{get}");
+    stop.cancel();
+}
+
+/// `tasks/get` on stdio until the task is no longer working (10 s at most): its result.
+fn settled_stdio(peer: &mut support::RawStdio, first_id: u64, task: &str) -> Value {
+    let mut last = Value::Null;
+    for n in 0..200 {
+        last = peer.request(first_id + n, "tasks/get", json!({"taskId": task}));
+        if last["result"]["status"] != "working" {
+            return last["result"].clone();
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("the task is still working: {last}");
+}
+
+const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
+#[test]
+fn the_binary_serves_its_long_running_tool_as_a_task_over_stdio() {
+    let mut command = std::process::Command::new(support::SERVER);
+    command.arg("serve");
+    let mut peer = support::RawStdio::start(command);
+    let init = peer.initialize(json!({"extensions": {TASKS_EXTENSION: {}}}));
+    assert!(
+        init["result"]["capabilities"]["extensions"]
+            .get(TASKS_EXTENSION)
+            .is_some(),
+        "the server declares the tasks extension: {init}"
+    );
+
+    // `job` is long-running: a task, whose get gives the one result.
+    let created = peer.request(
+        1,
+        "tools/call",
+        json!({"name": "job", "arguments": {"steps": 3, "ms": 10}}),
+    );
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let task = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let done = settled_stdio(&mut peer, 100, &task);
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(
+        done["result"]["structuredContent"],
+        json!({"steps": 3}),
+        "{done}"
+    );
+
+    // `count` is not: the ordinary answer, from the same client.
+    let counted = peer.request(
+        2,
+        "tools/call",
+        json!({"name": "count", "arguments": {"to": 2, "ms": 0}}),
+    );
+    assert_eq!(
+        counted["result"]["structuredContent"],
+        json!({"counted": 2}),
+        "{counted}"
+    );
+
+    // tasks/cancel cancels the job's call; the task ends cancelled and the body saw it.
+    let created = peer.request(
+        3,
+        "tools/call",
+        json!({"name": "job", "arguments": {"steps": 1000, "ms": 1000}}),
+    );
+    let task = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let ack = peer.request(4, "tasks/cancel", json!({"taskId": task}));
+    assert!(ack.get("error").is_none(), "{ack}");
+    let cancelled = settled_stdio(&mut peer, 300, &task);
+    assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
+    let stats = peer.request(5, "tools/call", json!({"name": "stats", "arguments": {}}));
+    assert_eq!(
+        stats["result"]["structuredContent"]["cancelled"], 1,
+        "{stats}"
+    );
+    assert!(peer.close().success());
+
+    // A client without the extension gets the ordinary answer from `job`.
+    let mut command = std::process::Command::new(support::SERVER);
+    command.arg("serve");
+    let mut plain = support::RawStdio::start(command);
+    plain.initialize(json!({}));
+    let answer = plain.request(
+        1,
+        "tools/call",
+        json!({"name": "job", "arguments": {"steps": 2, "ms": 0}}),
+    );
+    assert_eq!(
+        answer["result"]["structuredContent"],
+        json!({"steps": 2}),
+        "{answer}"
+    );
+    assert!(plain.close().success());
+}
+
+// ---------------------------------------------------------------------------------------------
+// A task the server made before it heard of the cancellation.
+
+/// A server whose one tool, `late`, answers with a task only after a pause (it says when it has
+/// made the task), and which records each `tasks/cancel`.
+#[derive(Clone)]
+struct LateTask {
+    made: Arc<tokio::sync::Notify>,
+    cancelled: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl rmcp::ServerHandler for LateTask {
+    fn get_info(&self) -> rmcp::model::ServerConfig {
+        rmcp::model::ServerConfig::new(
+            rmcp::model::ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tasks()
+                .build(),
+        )
+    }
+
+    fn list_tools(
+        &self,
+        _request: Option<rmcp::model::PaginatedRequestParams>,
+        _context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> impl Future<Output = Result<rmcp::model::ListToolsResult, rmcp::ErrorData>>
+    + rmcp::service::MaybeSendFuture
+    + '_ {
+        let schema = json!({"type": "object"}).as_object().cloned().unwrap();
+        let tool = rmcp::model::Tool::new("late", "Answers with a task, late.", schema);
+        std::future::ready(Ok(rmcp::model::ListToolsResult::with_all_items(vec![tool])))
+    }
+
+    async fn call_tool(
+        &self,
+        _request: rmcp::model::CallToolRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, rmcp::ErrorData> {
+        let task = rmcp::model::Task::new(
+            "late-task",
+            rmcp::model::TaskStatus::Working,
+            "2026-01-01T00:00:00Z",
+            "2026-01-01T00:00:00Z",
+        );
+        self.made.notify_one();
+        // The caller leaves meanwhile; the task is answered anyway.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        Ok(rmcp::model::CallToolResponse::Task(
+            rmcp::model::CreateTaskResult::new(task),
+        ))
+    }
+
+    fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> impl Future<Output = Result<rmcp::model::GetTaskResult, rmcp::ErrorData>>
+    + rmcp::service::MaybeSendFuture
+    + '_ {
+        let task = rmcp::model::Task::new(
+            request.task_id,
+            rmcp::model::TaskStatus::Working,
+            "2026-01-01T00:00:00Z",
+            "2026-01-01T00:00:00Z",
+        );
+        std::future::ready(Ok(rmcp::model::GetTaskResult::new(
+            rmcp::model::DetailedTask::new(task, rmcp::model::TaskPayload::Working),
+        )))
+    }
+
+    fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> impl Future<Output = Result<(), rmcp::ErrorData>> + rmcp::service::MaybeSendFuture + '_
+    {
+        self.cancelled.lock().unwrap().push(request.task_id);
+        std::future::ready(Ok(()))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_left_before_its_answer_cancels_the_task_the_answer_brings() {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+    let server = LateTask {
+        made: Arc::default(),
+        cancelled: Arc::default(),
+    };
+    let handler = server.clone();
+    let mut config = StreamableHttpServerConfig::default();
+    config.legacy_session_mode = false;
+    let service = StreamableHttpService::new(
+        move || Ok(handler.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let accept = tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                return;
+            };
+            let service = hyper_util::service::TowerToHyperService::new(service.clone());
+            tokio::spawn(async move {
+                let io = hyper_util::rt::TokioIo::new(stream);
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(io, service)
+                    .with_upgrades()
+                    .await;
+            });
+        }
+    });
+
+    let runtime = ToolRuntime::new();
+    let _import = McpImport::connect(runtime.scope(), McpSource::http(url), ImportOptions::new())
+        .await
+        .unwrap();
+    let cancel = CancellationToken::new();
+    let call = runtime.execute(ToolCall::new("c", "late", json!({})).with_cancel(cancel.clone()));
+    let made = server.made.clone();
+    let canceller = async {
+        made.notified().await;
+        cancel.cancel();
+    };
+    let (result, ()) = tokio::join!(call, canceller);
+    assert_eq!(
+        result.code(),
+        Some(tools_runtime::codes::ABORTED),
+        "{result:?}"
+    );
+    let cancelled = server.cancelled.clone();
+    assert!(
+        eventually(|| cancelled.lock().unwrap().as_slice() == ["late-task"]).await,
+        "the task the late answer brought was not cancelled: {:?}",
+        cancelled.lock().unwrap()
+    );
+    accept.abort();
 }

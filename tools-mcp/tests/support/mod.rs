@@ -154,3 +154,116 @@ pub fn python_stdio(script: &str) -> tools_mcp::McpSource {
         ],
     )
 }
+
+/// A raw client of a stdio server (`tools-mcp serve`): JSON-RPC messages written and read one
+/// per line. The server is killed when this drops, unless [`close`](Self::close) ended it.
+pub struct RawStdio {
+    child: Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+    /// Answers read while waiting for another id.
+    early: std::collections::HashMap<u64, serde_json::Value>,
+}
+
+impl RawStdio {
+    /// Starts `command` (a `tools-mcp serve` with its arguments and environment) with piped
+    /// stdin and stdout.
+    pub fn start(mut command: std::process::Command) -> RawStdio {
+        use std::io::BufRead;
+        let mut child = command
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("tools-mcp serve starts");
+        let stdin = child.stdin.take().expect("piped");
+        let stdout = child.stdout.take().expect("piped");
+        RawStdio {
+            child: Child(child),
+            stdin: Some(stdin),
+            lines: std::io::BufReader::new(stdout).lines(),
+            early: std::collections::HashMap::new(),
+        }
+    }
+
+    /// Sends one message.
+    pub fn send(&mut self, message: &serde_json::Value) {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        let mut line = serde_json::to_vec(message).expect("a message serializes");
+        line.push(b'\n');
+        stdin.write_all(&line).expect("the server reads");
+        stdin.flush().expect("the server reads");
+    }
+
+    /// Sends request `id` and waits for its answer.
+    pub fn request(
+        &mut self,
+        id: u64,
+        method: &str,
+        params: serde_json::Value,
+    ) -> serde_json::Value {
+        self.send(
+            &serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        );
+        self.answer(id)
+    }
+
+    /// The answer to request `id` (reading past notifications and other answers, which are kept).
+    pub fn answer(&mut self, id: u64) -> serde_json::Value {
+        loop {
+            if let Some(answer) = self.early.remove(&id) {
+                return answer;
+            }
+            let line = self
+                .lines
+                .next()
+                .unwrap_or_else(|| panic!("the server closed stdout before answering {id}"))
+                .expect("stdout reads");
+            let message: serde_json::Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("not JSON from the server ({e}): {line}"));
+            if message.get("method").is_none()
+                && let Some(n) = message["id"].as_u64()
+            {
+                self.early.insert(n, message);
+            }
+        }
+    }
+
+    /// The 2025-11-25 handshake with `capabilities` (request id 0): the `initialize` answer.
+    pub fn initialize(&mut self, capabilities: serde_json::Value) -> serde_json::Value {
+        let answer = self.request(
+            0,
+            "initialize",
+            serde_json::json!({
+                "protocolVersion": "2025-11-25",
+                "capabilities": capabilities,
+                "clientInfo": {"name": "raw", "version": "0"}
+            }),
+        );
+        self.send(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        answer
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.0.id()
+    }
+
+    /// Waits for the server to exit with stdin still open (10 s at most; then it is killed and
+    /// this panics).
+    pub fn exited(mut self) -> std::process::ExitStatus {
+        for _ in 0..200 {
+            if let Some(status) = self.child.0.try_wait().expect("the server is ours") {
+                return status;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("the server did not exit");
+    }
+
+    /// Closes stdin and waits for the server to exit.
+    pub fn close(mut self) -> std::process::ExitStatus {
+        drop(self.stdin.take());
+        self.child.0.wait().expect("the server exits")
+    }
+}

@@ -87,6 +87,7 @@
 //! [`list_tools`] connects and lists the same way, once, and gives the tools as the server listed
 //! them without importing anything (what `tools-codegen --mcp-stdio`/`--mcp-url` renders).
 
+use crate::lock;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::process::Stdio;
@@ -490,10 +491,6 @@ struct Inner {
     skipped: Mutex<Vec<Skipped>>,
     refresh: tokio::sync::Mutex<()>,
     last_error: Mutex<Option<String>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The tools of one MCP server, imported into a scope (the spec's "one plugin per server").

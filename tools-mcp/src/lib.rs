@@ -100,3 +100,9 @@ pub use schema::FullSchema;
 pub use serve::{HttpOptions, McpServer};
 pub use tasks::TaskOptions;
 pub use wire::DEFAULT_MAX_MESSAGE_SIZE;
+
+/// The guard of `m`, also when a thread panicked while holding it (the data is kept consistent
+/// by every writer).
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}

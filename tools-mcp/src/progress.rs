@@ -32,8 +32,9 @@
 //! that is dropped with a warning. The routes of a call are removed when its answer arrives, when
 //! it is cancelled, or when the call lets go of its channel.
 
+use crate::lock;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     ClientJsonRpcMessage, ClientNotification, ClientRequest, GetMeta, JsonRpcMessage,
@@ -44,10 +45,6 @@ use rmcp::transport::Transport;
 use tokio::sync::mpsc;
 use tools_runtime::progress::Progress;
 use tools_runtime::{ToolCall, ToolExecutionResult, ToolRuntime};
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 /// The reports of one served call waiting to be sent.
 struct Outbox {

@@ -63,6 +63,7 @@
 //! A tool whose schema nests deeper than [`MAX_DEPTH`] levels is left
 //! out of the list (the wire encoder recurses); it stays callable by name.
 
+use crate::lock;
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -162,10 +163,6 @@ impl Drop for ServeInner {
             registration.dispose();
         }
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// A scope served as an MCP server. Cheap to clone; every clone serves the same scope and

@@ -38,6 +38,7 @@
 //! - A task id is 128 bits from the process's random hash keys: whoever holds it can read and
 //!   cancel the task (there is no other owner check, as a 2026-07-28 request has no session).
 
+use crate::lock;
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -48,10 +49,6 @@ use rmcp::ErrorData;
 use rmcp::model::{CallToolResult, DetailedTask, JsonObject, Task, TaskPayload, TaskStatus};
 use tokio_util::sync::CancellationToken;
 use tools_runtime::progress::Progress;
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
 
 /// The default of [`TaskOptions::max_tasks`].
 pub const DEFAULT_MAX_TASKS: usize = 1024;

@@ -114,7 +114,7 @@ impl Run {
             gen_ai.tool.name = %name,
             gen_ai.tool.call.id = %call_id,
             gen_ai.tool.type = "function",
-            gen_ai.tool.description = tracing::field::Empty,
+            gen_ai.tool.description = snapshot.def.as_ref().map(ToolDefinition::description),
             error.type = tracing::field::Empty,
             agent_tools.token = token.raw(),
             agent_tools.parent = origin.parent().map(ExecutionToken::raw),

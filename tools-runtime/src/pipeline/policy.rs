@@ -41,10 +41,6 @@ impl Run {
         let Some(def) = self.def.clone() else {
             return Err(Draft::from_error(self.unknown_tool()));
         };
-        if !self.span.is_disabled() {
-            self.span
-                .record("gen_ai.tool.description", def.description());
-        }
         // Validation against the compiled input schema (raw definitions validate their own).
         if let Some(input) = &def.0.input
             && let Err(violations) = input.validate(exec.arguments())

@@ -112,7 +112,7 @@ impl Otel {
 
     /// The tracer provider, without a subscriber (`None` when `OTEL_SDK_DISABLED` is `true`).
     fn provider(&self) -> Result<Option<SdkTracerProvider>, OtelError> {
-        if std::env::var("OTEL_SDK_DISABLED").is_ok_and(|v| v.trim().eq_ignore_ascii_case("true")) {
+        if disabled(std::env::var("OTEL_SDK_DISABLED").ok().as_deref()) {
             return Ok(None);
         }
         let mut exporter = opentelemetry_otlp::SpanExporter::builder().with_http();
@@ -193,6 +193,12 @@ where
         .with_tracked_inactivity(false)
 }
 
+/// Whether `OTEL_SDK_DISABLED` (its value, when set) turns the SDK off: `true`, in any case,
+/// around spaces, as the specification says; anything else leaves it on.
+fn disabled(value: Option<&str>) -> bool {
+    value.is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+}
+
 /// Exports the spans still waiting when dropped (or at [`shutdown`](Self::shutdown)).
 #[derive(Debug)]
 #[must_use = "dropping the guard shuts the exporter down"]
@@ -267,3 +273,18 @@ pub fn set_remote_parent(span: &tracing::Span, traceparent: &str, tracestate: &s
 }
 
 pub mod receiver;
+
+#[cfg(test)]
+mod tests {
+    use super::disabled;
+
+    #[test]
+    fn only_true_disables_the_sdk() {
+        for on in [None, Some(""), Some("false"), Some("1"), Some("yes")] {
+            assert!(!disabled(on), "{on:?}");
+        }
+        for off in [Some("true"), Some("TRUE"), Some(" True ")] {
+            assert!(disabled(off), "{off:?}");
+        }
+    }
+}

@@ -1320,15 +1320,7 @@ impl RemoteCall {
                 "the arguments of an MCP tool must be a JSON object",
             ));
         };
-        let gone = |why: &str| {
-            ToolError::with_code(
-                codes::MCP_SERVER_GONE,
-                format!(
-                    "the MCP server of `{}` is not connected ({why}); the import must reconnect it",
-                    ctx.name()
-                ),
-            )
-        };
+        let gone = |why: &str| server_gone(ctx.name(), why);
         let Some(inner) = self.inner.upgrade() else {
             return Err(gone("the import was closed"));
         };
@@ -1469,15 +1461,7 @@ async fn await_task(
 ) -> Result<CallToolResult, ToolError> {
     use rmcp::model::{GetTaskParams, TaskPayload};
     let id = task.task_id.clone();
-    let gone = |why: &str| {
-        ToolError::with_code(
-            codes::MCP_SERVER_GONE,
-            format!(
-                "the MCP server of `{}` is not connected ({why}); the import must reconnect it",
-                ctx.name()
-            ),
-        )
-    };
+    let gone = |why: &str| server_gone(ctx.name(), why);
     let aborted = || {
         ToolError::with_code(
             tools_runtime::codes::ABORTED,
@@ -1787,4 +1771,14 @@ pub fn content_text(content: &[rmcp::model::ContentBlock]) -> String {
         }
     }
     out
+}
+
+/// The failure of a call whose server is no longer connected (`why` says how it was seen).
+fn server_gone(tool: &str, why: &str) -> ToolError {
+    ToolError::with_code(
+        codes::MCP_SERVER_GONE,
+        format!(
+            "the MCP server of `{tool}` is not connected ({why}); the import must reconnect it"
+        ),
+    )
 }

@@ -18,6 +18,10 @@
 //! calls: concurrency-safe calls overlap in a bounded pool, others run alone, and results come
 //! back in the model's order; the pool is [`schedule::OrderedPool`], which any scheduler with
 //! the same rule can use (Code Mode runs a program's calls through one). [`wrappers`] ships an opt-in timeout wrapper and call metrics.
+//! A long-running body reports how far it has come ([`ToolRunContext::progress`], see
+//! [`progress`]); the call's caller and its scopes' listeners see the reports, and a timeout
+//! can restart on them. Each call is an `execute_tool <name>` `tracing` span with
+//! OpenTelemetry's GenAI attributes (exported by the `tools-otel` crate).
 //!
 //! # Presentation and Code Mode
 //!

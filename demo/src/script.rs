@@ -310,6 +310,7 @@ fn approvals(
         let answer = match asked.answer {
             tools_runtime::hooks::Approval::Approved => style.green("approved"),
             tools_runtime::hooks::Approval::Denied { .. } => style.red("denied"),
+            tools_runtime::hooks::Approval::Deferred { .. } => style.yellow("deferred"),
         };
         p.line(format!(
             "{indent}{} \"{}\" → {answer} {}",

@@ -198,6 +198,94 @@ pub mod progress {
 
     pub use crate::base::progress::{Progress, ProgressError, ProgressSink};
 }
+pub mod approvals {
+    //! Approvals that wait for a person, survive a restart and bind to what was reviewed.
+    //!
+    //! An [`ApprovalService`](crate::hooks::ApprovalService) may answer
+    //! [`Approval::Deferred`](crate::hooks::Approval::Deferred) instead of yes or no. With durable
+    //! approvals installed ([`ToolRuntimeBuilder::durable_approvals`](crate::presentation::ToolRuntimeBuilder::durable_approvals)),
+    //! the call is then written to an [`ApprovalStore`] before `execute` returns, at once, a
+    //! failure with the code `APPROVAL_PENDING` whose [`pending`](crate::ToolExecutionResult::pending)
+    //! carries a [`PendingHandle`]: show it to a reviewer, persist it (its text form is one
+    //! line), and later call [`ToolRuntime::resume`](crate::ToolRuntime::resume) with it and
+    //! the decision, in this process or in any other that has the same tools registered, the
+    //! same store and the same key, after a restart too. Resume returns the one result the call
+    //! would have produced.
+    //!
+    //! # The rules
+    //!
+    //! - **What was reviewed is what runs.** The handle carries the tool, the canonical
+    //!   arguments (keys in code-point order), the agent scope's name and the call id, and an
+    //!   HMAC-SHA256 over them with the host's [`ApprovalKey`]. A handle edited to other
+    //!   arguments, another tool, agent or call, a MAC made with another key, or a stored row
+    //!   edited behind the runtime's back is refused (`APPROVAL_MISMATCH`) and nothing runs.
+    //! - **Once.** A resume first claims the call in the store (`pending` -> `resuming`, one
+    //!   winner however many processes race), runs it, then marks it `done`. Resuming it again,
+    //!   or a call cancelled ([`ToolRuntime::cancel_pending`](crate::ToolRuntime::cancel_pending))
+    //!   or expired ([`DurableApprovals::expire_after`], default [`DEFAULT_EXPIRY`]), is an
+    //!   error and runs nothing. A process that dies during a resume leaves the call
+    //!   `resuming`: its body may have run, so it is never resumed again.
+    //! - **What runs again on resume.** Resolution and the definition's prepare hook run again;
+    //!   argument validation and the pre-execute listeners that ran before the ask do not; the
+    //!   decision given to `resume` stands for the approval service's answer; the guards run,
+    //!   because policy may have changed while the call waited. Then the body, post-execute
+    //!   listeners, `finalize_content` and observers, as for any call. None of those ran when
+    //!   the call paused: the paused result is not the call's result.
+    //! - **Agent scopes by name.** A call made from an agent scope pauses only if the scope has
+    //!   a name ([`ToolRuntime::agent_scope_named`](crate::ToolRuntime::agent_scope_named)); the
+    //!   resume runs it from the live scope of that name, and fails with
+    //!   `APPROVAL_SCOPE_MISSING` (the call stays pending) where there is none.
+    //! - Without durable approvals, or from an unnamed agent scope, a deferral fails the call
+    //!   with `APPROVAL_NOT_DURABLE`; a store that fails, with `APPROVAL_STORE`.
+    //!
+    //! [`MemoryStore`] keeps paused calls in the process (tests, examples); the
+    //! `tools-approvals` crate has the SQLite store (one machine) and the PostgreSQL store
+    //! (replicas sharing paused calls).
+    //!
+    //! ```
+    //! use serde_json::{json, Value};
+    //! use tools_runtime::approvals::{ApprovalKey, DurableApprovals, MemoryStore};
+    //! use tools_runtime::hooks::{Approval, PreDecision};
+    //! use tools_runtime::{Output, ToolCall, ToolDefinition, ToolError, ToolRuntime};
+    //!
+    //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    //! let key = ApprovalKey::new(b"a secret of at least sixteen bytes").unwrap();
+    //! let runtime = ToolRuntime::builder()
+    //!     .durable_approvals(DurableApprovals::new(MemoryStore::new(), key))
+    //!     .build()
+    //!     .unwrap();
+    //! let plugin = runtime.scope();
+    //! let write = ToolDefinition::builder("write")
+    //!     .input_schema(json!({"type": "object", "properties": {"path": {"type": "string"}}}))
+    //!     .output(Output::json(json!({"type": "string"})))
+    //!     .execute(|args, _ctx| async move { Ok::<Value, ToolError>(json!(format!("wrote {}", args["path"]))) })
+    //!     .build()
+    //!     .unwrap();
+    //! let _write = plugin.register(write).unwrap();
+    //! let _ask = plugin.on_pre_execute(|_exec, _| PreDecision::ask("writes need a person")).unwrap();
+    //! let _later = plugin.set_approval(|_exec, _reason| async { Approval::later() }).unwrap();
+    //!
+    //! let paused = runtime.execute(ToolCall::new("c1", "write", json!({"path": "a.txt"}))).await;
+    //! assert_eq!(paused.code(), Some("APPROVAL_PENDING"));
+    //! let text = paused.pending.unwrap().handle().unwrap().to_string(); // persist this
+    //!
+    //! // Later, perhaps in another process with the same tools, store and key:
+    //! let handle = text.parse().unwrap();
+    //! let done = runtime.resume(&handle, Approval::Approved).await.unwrap();
+    //! assert_eq!(done.value(), Some(&json!("wrote \"a.txt\"")));
+    //! let again = runtime.resume(&handle, Approval::Approved).await.unwrap_err();
+    //! assert_eq!(again.code(), "APPROVAL_ALREADY_RESUMED");
+    //! # });
+    //! ```
+
+    pub use crate::base::approvals::{
+        ApprovalError, ApprovalKey, AwaitingCall, DEFAULT_EXPIRY, DurableApprovals,
+        MAX_HANDLE_BYTES, MIN_KEY_BYTES, Pending, PendingHandle, PendingRecord,
+    };
+    pub use crate::base::store::{
+        ApprovalStore, CallState, MemoryStore, StoreError, StoredCall, Transition, purged,
+    };
+}
 /// Presentation cards: the render intents a tool gives a UI for its calls and results.
 pub mod cards {
     pub use crate::base::cards::*;

@@ -7,6 +7,7 @@
 // Helpers for the modules below, declared once here.
 mod tracing_support;
 
+mod approvals;
 mod cancellation_stress;
 mod cards;
 mod cc_names;

@@ -154,6 +154,19 @@ pub fn to_string(value: &Value) -> String {
     out
 }
 
+/// The compact JSON text of `value` with every object's keys in code-point order, written
+/// without recursion: one text for one JSON value whatever order its keys came in (what a
+/// decision bound to a call's arguments is computed over).
+pub fn to_canonical_string(value: &Value) -> String {
+    let mut out = String::new();
+    walk_pieces(value, true, |piece| match piece {
+        Piece::Text(text) => out.push_str(text),
+        Piece::Key(key) => push_scalar(&mut out, &Value::String(key.to_owned())),
+        Piece::Scalar(scalar) => push_scalar(&mut out, scalar),
+    });
+    out
+}
+
 /// Appends `value` as `serde_json::to_string` writes it, without recursion.
 fn push_compact(out: &mut String, value: &Value) {
     compact_pieces(value, |piece| match piece {
@@ -175,7 +188,12 @@ pub(crate) enum Piece<'a> {
 
 /// Hands `emit` the pieces of `value`'s compact JSON text (as `serde_json::to_string` writes
 /// it) in order, walking with an explicit work stack: any depth costs no stack.
-pub(crate) fn compact_pieces<'a>(value: &'a Value, mut emit: impl FnMut(Piece<'a>)) {
+pub(crate) fn compact_pieces<'a>(value: &'a Value, emit: impl FnMut(Piece<'a>)) {
+    walk_pieces(value, false, emit)
+}
+
+/// [`compact_pieces`], with each object's keys in code-point order when `sorted`.
+fn walk_pieces<'a>(value: &'a Value, sorted: bool, mut emit: impl FnMut(Piece<'a>)) {
     enum Step<'a> {
         Value(&'a Value),
         Key(&'a str),
@@ -202,7 +220,10 @@ pub(crate) fn compact_pieces<'a>(value: &'a Value, mut emit: impl FnMut(Piece<'a
             Step::Value(Value::Object(map)) => {
                 emit(Piece::Text("{"));
                 stack.push(Step::Text("}"));
-                let entries: Vec<_> = map.iter().collect();
+                let mut entries: Vec<_> = map.iter().collect();
+                if sorted {
+                    entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                }
                 for (i, (key, item)) in entries.into_iter().enumerate().rev() {
                     stack.push(Step::Value(item));
                     stack.push(Step::Key(key));
@@ -520,8 +541,29 @@ pub fn values_equal(a: &Value, b: &Value) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{deeper_than, depth, from_str, to_string_pretty};
+    use super::{deeper_than, depth, from_str, to_canonical_string, to_string_pretty};
     use serde_json::{Value, json};
+
+    #[test]
+    fn canonical_text_orders_keys_at_every_level_and_is_one_text_for_one_value() {
+        let a = from_str(r#"{"b": [{"z": 1, "a": "x"}], "a": {"d": null, "c": 1.5}}"#).unwrap();
+        let b = from_str(r#"{"a": {"c": 1.5, "d": null}, "b": [{"a": "x", "z": 1}]}"#).unwrap();
+        let text = to_canonical_string(&a);
+        assert_eq!(text, r#"{"a":{"c":1.5,"d":null},"b":[{"a":"x","z":1}]}"#);
+        assert_eq!(text, to_canonical_string(&b));
+        // Array order is the value's own; any depth is written without recursion.
+        assert_ne!(
+            to_canonical_string(&json!([1, 2])),
+            to_canonical_string(&json!([2, 1]))
+        );
+        let mut deep = json!({"y": 1, "x": 2});
+        for _ in 0..100_000 {
+            deep = Value::Array(vec![deep]);
+        }
+        let text = to_canonical_string(&deep);
+        assert!(text.ends_with(&format!("{{\"x\":2,\"y\":1}}{}", "]".repeat(100_000))));
+        super::discard(deep);
+    }
 
     #[test]
     fn pretty_text_is_serde_jsons() {

@@ -41,6 +41,33 @@ pub mod codes {
     pub const WRAPPER_PANICKED: &str = "WRAPPER_PANICKED";
     /// The tool's `render` or `presentation_meta` panicked.
     pub const RENDER_PANICKED: &str = "RENDER_PANICKED";
+    /// The approval service deferred its decision: the call is paused, kept in the runtime's
+    /// approval store, and the result carries the handle to resume it with
+    /// ([`ToolExecutionResult::pending`](crate::ToolExecutionResult::pending)).
+    pub const APPROVAL_PENDING: &str = "APPROVAL_PENDING";
+    /// A call could not pause, or a paused call not resume, because the runtime keeps no paused
+    /// calls or the call came from an agent scope without a name.
+    pub const APPROVAL_NOT_DURABLE: &str = "APPROVAL_NOT_DURABLE";
+    /// A resume was given no decision.
+    pub const APPROVAL_NO_DECISION: &str = "APPROVAL_NO_DECISION";
+    /// The approval store failed.
+    pub const APPROVAL_STORE: &str = "APPROVAL_STORE";
+    /// An approval key was too short.
+    pub const APPROVAL_KEY: &str = "APPROVAL_KEY";
+    /// A handle's text could not be read.
+    pub const APPROVAL_HANDLE_INVALID: &str = "APPROVAL_HANDLE_INVALID";
+    /// A handle is not the one given for its paused call (edited, or another key).
+    pub const APPROVAL_MISMATCH: &str = "APPROVAL_MISMATCH";
+    /// No paused call has the handle's id.
+    pub const APPROVAL_UNKNOWN: &str = "APPROVAL_UNKNOWN";
+    /// The paused call expired.
+    pub const APPROVAL_EXPIRED: &str = "APPROVAL_EXPIRED";
+    /// The paused call was resumed before.
+    pub const APPROVAL_ALREADY_RESUMED: &str = "APPROVAL_ALREADY_RESUMED";
+    /// The paused call was cancelled.
+    pub const APPROVAL_CANCELLED: &str = "APPROVAL_CANCELLED";
+    /// The paused call's agent scope has no live scope of its name here.
+    pub const APPROVAL_SCOPE_MISSING: &str = "APPROVAL_SCOPE_MISSING";
 }
 
 /// A user error type that names its own failure code.
@@ -300,6 +327,17 @@ pub enum ExecutionError {
         /// The maximum total time, in milliseconds.
         millis: u128,
     },
+    /// The approval service deferred its decision and the call could not pause: the runtime
+    /// keeps no paused calls, the call came from an agent scope without a name, or the store
+    /// failed. The code is the [`ApprovalError`](crate::approvals::ApprovalError)'s.
+    #[error("the call to `{tool}` could not pause for its approval: {error}")]
+    PauseFailed {
+        /// The tool.
+        tool: String,
+        /// Why.
+        #[source]
+        error: std::sync::Arc<crate::base::approvals::ApprovalError>,
+    },
     /// A panic was caught.
     #[error("{site} of `{tool}` panicked: {message}")]
     Panicked {
@@ -396,6 +434,7 @@ impl ExecutionError {
             ExecutionError::Timeout { .. }
             | ExecutionError::NoProgress { .. }
             | ExecutionError::MaxTotalTime { .. } => codes::TOOL_TIMEOUT,
+            ExecutionError::PauseFailed { error, .. } => error.code(),
             ExecutionError::Panicked { site, .. } => match site {
                 PanicSite::Body => codes::TOOL_PANICKED,
                 PanicSite::Listener => codes::LISTENER_PANICKED,
@@ -509,6 +548,13 @@ pub enum RegistryError {
         /// The name.
         name: String,
     },
+    /// An agent scope of this name is live already: names of live agent scopes are unique in a
+    /// runtime (a paused call finds its scope by name when it is resumed).
+    #[error("an agent scope named `{}` is live already", cut(.name))]
+    AgentNameTaken {
+        /// The name.
+        name: String,
+    },
     /// `restrict` was called on the global scope.
     #[error("only an agent scope can be restricted; the global tool set is changed by registering")]
     NotAgentScope,
@@ -560,6 +606,7 @@ impl RegistryError {
             RegistryError::Duplicate { .. } => "DUPLICATE_NAME",
             RegistryError::ReservedName { .. } => "RESERVED_NAME",
             RegistryError::NotAgentScope => "NOT_AGENT_SCOPE",
+            RegistryError::AgentNameTaken { .. } => "AGENT_NAME_TAKEN",
             RegistryError::EmptyFilter => "EMPTY_FILTER",
             RegistryError::UnknownNames { .. } => "UNKNOWN_NAMES",
             RegistryError::LocalNames { .. } => "LOCAL_NAMES",

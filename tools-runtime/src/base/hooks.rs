@@ -148,6 +148,27 @@ pub enum Approval {
         /// Why, if the service says.
         reason: Option<String>,
     },
+    /// The decision comes later, from a person who may answer in days: the call pauses. With
+    /// [durable approvals](crate::approvals) the call is written to the store and its result
+    /// (`APPROVAL_PENDING`) carries the handle to [resume](crate::ToolRuntime::resume) it with;
+    /// without, the call fails with `APPROVAL_NOT_DURABLE`.
+    Deferred {
+        /// Why, if the service says (shown with the handle).
+        reason: Option<String>,
+    },
+}
+
+impl Approval {
+    /// A refusal with `reason`.
+    pub fn deny(reason: impl Into<String>) -> Self {
+        Approval::Denied {
+            reason: Some(reason.into()),
+        }
+    }
+    /// A deferral: the call pauses until [`ToolRuntime::resume`](crate::ToolRuntime::resume).
+    pub fn later() -> Self {
+        Approval::Deferred { reason: None }
+    }
 }
 
 /// The service that answers [`PreDecision::Ask`]. Install one with

@@ -8,6 +8,7 @@
 //! a call is in [`crate::pipeline`]. Nothing here imports from those rooms, so the arrows point
 //! one way: `base` <- `registry` <- `pipeline`, with `code` and the macros' support beside them.
 
+pub(crate) mod approvals;
 pub(crate) mod assembly;
 pub(crate) mod call;
 pub(crate) mod cards;
@@ -23,4 +24,5 @@ pub(crate) mod mode;
 pub(crate) mod progress;
 pub(crate) mod result;
 pub(crate) mod runtime;
+pub(crate) mod store;
 pub(crate) mod validation;

@@ -4,6 +4,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
+use super::approvals::Pending;
 use super::content::{AdditionalContext, ContentBlock};
 
 /// The error of a failed call: a message and a stable code.
@@ -44,6 +45,10 @@ pub struct ToolExecutionResult {
     pub meta: Option<Value>,
     /// Contexts for the loop to append after the result, in order.
     pub additional_contexts: Vec<AdditionalContext>,
+    /// Set when the call paused for a decision that comes later (code `APPROVAL_PENDING`, see
+    /// [`approvals`](crate::approvals)): the handle to show, persist and
+    /// [resume](crate::ToolRuntime::resume) it with. Only the runtime makes one.
+    pub pending: Option<Pending>,
 }
 
 impl ToolExecutionResult {
@@ -96,6 +101,7 @@ impl ToolExecutionResult {
             content,
             meta: None,
             additional_contexts,
+            pending: None,
         }
     }
 }

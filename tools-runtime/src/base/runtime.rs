@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use tools_schema::catalog::CatalogEntry;
 
+use super::approvals::DurableApprovals;
 use super::assembly::{AssembleHook, Assembly, AssemblyError};
 use super::call::{GLOBAL_LAYER, ScopeKey};
 use super::definition::ToolDefinition;
@@ -65,6 +66,8 @@ pub(crate) struct Layer {
     pub(crate) masks: Vec<(u64, ToolFilter)>,
     /// The mode this agent layer chose with `present_as`, and the item that set it.
     pub(crate) present_as: Option<(u64, PresentationMode)>,
+    /// The agent layer's name, unique among live layers (see `State::names`).
+    pub(crate) name: Option<Arc<str>>,
 }
 
 impl Layer {
@@ -75,6 +78,7 @@ impl Layer {
             reserved: BTreeMap::new(),
             masks: Vec::new(),
             present_as: None,
+            name: None,
         }
     }
 }
@@ -100,6 +104,8 @@ pub(crate) struct Item {
 pub(crate) struct State {
     pub(crate) layers: HashMap<u64, Layer>,
     pub(crate) items: HashMap<u64, Item>,
+    /// The live agent layers that have a name, by name.
+    pub(crate) names: HashMap<Arc<str>, u64>,
 }
 
 /// The registry-owned definitions by name, with the modes whose scopes they are offered to.
@@ -112,6 +118,8 @@ pub(crate) struct Shared {
     pub(crate) state: RwLock<State>,
     pub(crate) listeners: RwLock<Arc<Listeners>>,
     pub(crate) approval: RwLock<Option<(u64, Arc<dyn ApprovalService>)>>,
+    /// Where paused calls are kept, and the key binding them (durable approvals).
+    pub(crate) durable: Option<DurableApprovals>,
     /// The shared state of tool bodies ([`ToolRuntime::insert_state`]), each value an `Arc`.
     pub(crate) states: RwLock<Extensions>,
     pub(crate) next_id: AtomicU64,
@@ -234,6 +242,7 @@ impl ToolRuntime {
         owned: OwnedTools,
         presenters: Vec<Arc<dyn Presenter>>,
         hook: Option<Arc<AssembleHook>>,
+        durable: Option<DurableApprovals>,
     ) -> Self {
         let mut layers = HashMap::new();
         layers.insert(GLOBAL_LAYER, Layer::new(None));
@@ -241,9 +250,11 @@ impl ToolRuntime {
             state: RwLock::new(State {
                 layers,
                 items: HashMap::new(),
+                names: HashMap::new(),
             }),
             listeners: RwLock::new(Arc::new(Listeners::default())),
             approval: RwLock::new(None),
+            durable,
             states: RwLock::new(Extensions::new()),
             next_id: AtomicU64::new(1),
             mode,

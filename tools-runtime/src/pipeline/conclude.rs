@@ -18,6 +18,10 @@ impl Run {
         let exec = &self.exec;
         // The tool's deferred contexts come first; a block drops them.
         let mut contexts = exec.take_deferred();
+        // A paused call has no result yet: nothing concludes it now (see `pause`).
+        if let Draft::Paused(pending) = draft {
+            return self.paused(pending, contexts);
+        }
         if let (true, Some(def)) = (draft.is_success(), &self.def) {
             for entry in self.listeners.post.iter().filter(|e| exec.applies(e.layer)) {
                 if self.cancelled() {
@@ -106,10 +110,13 @@ impl Run {
                 content,
                 meta,
                 additional_contexts: contexts,
+                pending: None,
             },
             Draft::Failure { message, code } => {
                 ToolExecutionResult::failure(message, code, contexts)
             }
+            // Handled above, before anything concluded.
+            Draft::Paused(pending) => return self.paused(pending, contexts),
         };
         // The definition's last word on content, exactly once, on every normalised result.
         if let Some(finalize) = self

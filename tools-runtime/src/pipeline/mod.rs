@@ -22,6 +22,7 @@
 
 mod conclude;
 mod dispatch;
+mod pause;
 mod policy;
 pub mod schedule;
 pub mod wrappers;
@@ -53,6 +54,8 @@ pub(crate) enum Draft {
         message: String,
         code: Cow<'static, str>,
     },
+    /// The call paused for a decision that comes later (see `pause`).
+    Paused(Box<crate::base::approvals::Pending>),
 }
 
 impl Draft {
@@ -84,6 +87,9 @@ pub(crate) struct Run {
     refusal: Option<ExecutionError>,
     listeners: Arc<Listeners>,
     pub(crate) span: tracing::Span,
+    /// A resumed call's decision, which stands for the approval service's answer: validation
+    /// and the pre-execute waterfall do not run again (see `ToolRuntime::resume`).
+    pub(crate) resumed: Option<crate::base::hooks::Approval>,
 }
 
 impl Run {
@@ -122,6 +128,7 @@ impl Run {
             agent_tools.agent_scope = agent.map(|scope| scope.0),
             agent_tools.policy = tracing::field::Empty,
             agent_tools.outcome = tracing::field::Empty,
+            agent_tools.pending_id = tracing::field::Empty,
         );
         let scope_gone = snapshot.chain.is_none();
         let chain = snapshot.chain.unwrap_or_default();
@@ -155,11 +162,12 @@ impl Run {
             refusal: snapshot.refusal,
             listeners: snapshot.listeners,
             span,
+            resumed: None,
         }
     }
 
     /// Records the policy's answer on the call's span (`allowed`, `denied`, `approved`,
-    /// `not_approved`, `guard_denied`).
+    /// `not_approved`, `deferred`, `guard_denied`).
     pub(crate) fn record_policy(&self, answer: &'static str) {
         self.span.record("agent_tools.policy", answer);
     }

@@ -41,8 +41,10 @@ impl Run {
         let Some(def) = self.def.clone() else {
             return Err(Draft::from_error(self.unknown_tool()));
         };
-        // Validation against the compiled input schema (raw definitions validate their own).
-        if let Some(input) = &def.0.input
+        // Validation against the compiled input schema (raw definitions validate their own);
+        // a resumed call was validated before it paused.
+        if self.resumed.is_none()
+            && let Some(input) = &def.0.input
             && let Err(violations) = input.validate(exec.arguments())
         {
             return Err(Draft::from_error(ExecutionError::InvalidArgs {
@@ -75,6 +77,17 @@ impl Run {
             if self.cancelled() {
                 return Err(self.aborted_before_dispatch());
             }
+        }
+        if let Some(decision) = &self.resumed {
+            // A resumed call: the pre-execute listeners ran before it paused, and the decision
+            // it was resumed with stands for the approval service's answer.
+            if let Some(failure) = self
+                .decided(&def, decision.clone(), None)
+                .or_else(|| self.guards())
+            {
+                return Err(failure);
+            }
+            return Ok(def);
         }
         // The pre-execute waterfall: each listener turns the decision so far into the next.
         let mut decision = PreDecision::Allow;
@@ -139,21 +152,55 @@ impl Run {
                     Err(p) => Err(p),
                 };
                 match answer {
-                    Ok(Approval::Approved) => self.record_policy("approved"),
-                    Ok(Approval::Denied { reason: why }) => {
-                        self.record_policy("not_approved");
-                        let reason = why.or(reason).unwrap_or_else(|| {
-                            format!("the call to `{}` was not approved", def.name())
-                        });
-                        return Err(Draft::from_error(ExecutionError::Denied { reason }));
+                    Ok(Approval::Deferred { reason: why }) => {
+                        self.record_policy("deferred");
+                        return Err(self.pause(why.or(reason)).await);
+                    }
+                    Ok(answer) => {
+                        if let Some(failure) = self.decided(&def, answer, reason) {
+                            return Err(failure);
+                        }
                     }
                     Err(p) => return Err(self.panicked(PanicSite::Listener, p)),
                 }
-                if self.cancelled() {
-                    return Err(self.aborted_before_dispatch());
-                }
             }
         }
+        match self.guards() {
+            Some(failure) => Err(failure),
+            None => Ok(def),
+        }
+    }
+
+    /// An approval's answer (approved or denied), then the cancellation check after it.
+    fn decided(
+        &self,
+        def: &ToolDefinition,
+        answer: Approval,
+        asked: Option<String>,
+    ) -> Option<Draft> {
+        match answer {
+            Approval::Approved => self.record_policy("approved"),
+            Approval::Denied { reason: why } => {
+                self.record_policy("not_approved");
+                let reason = why
+                    .or(asked)
+                    .unwrap_or_else(|| format!("the call to `{}` was not approved", def.name()));
+                return Some(Draft::from_error(ExecutionError::Denied { reason }));
+            }
+            // `resume` refuses a deferral before it runs anything, and `admit` pauses on one.
+            Approval::Deferred { .. } => {
+                return Some(Draft::from_error(ExecutionError::Denied {
+                    reason: format!("the call to `{}` was not decided", def.name()),
+                }));
+            }
+        }
+        self.cancelled().then(|| self.aborted_before_dispatch())
+    }
+
+    /// The guards: synchronous and monotonic; the first denial is final. `Some` is the
+    /// failure that stops the call.
+    fn guards(&self) -> Option<Draft> {
+        let exec = &self.exec;
         // Guards: synchronous and monotonic; the first denial is final.
         for entry in self
             .listeners
@@ -165,15 +212,15 @@ impl Run {
                 Ok(None) => {}
                 Ok(Some(reason)) => {
                     self.record_policy("guard_denied");
-                    return Err(Draft::from_error(ExecutionError::GuardDenied { reason }));
+                    return Some(Draft::from_error(ExecutionError::GuardDenied { reason }));
                 }
-                Err(p) => return Err(self.panicked(PanicSite::Guard, p)),
+                Err(p) => return Some(self.panicked(PanicSite::Guard, p)),
             }
             if self.cancelled() {
-                return Err(self.aborted_before_dispatch());
+                return Some(self.aborted_before_dispatch());
             }
         }
         // (The body's own entry re-checks cancellation after the wrappers.)
-        Ok(def)
+        None
     }
 }

@@ -58,6 +58,7 @@ use std::fmt;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
+use crate::base::approvals::DurableApprovals;
 use crate::base::call::ScopeKey;
 use crate::base::definition::RESERVED_NAMES;
 use crate::base::extension::{BuildError, Extension};
@@ -76,6 +77,7 @@ pub struct ToolRuntimeBuilder {
     mode: PresentationMode,
     extensions: Vec<Box<dyn Extension>>,
     hook: Option<Arc<AssembleHook>>,
+    durable: Option<DurableApprovals>,
 }
 
 impl fmt::Debug for ToolRuntimeBuilder {
@@ -87,6 +89,7 @@ impl fmt::Debug for ToolRuntimeBuilder {
                 &self.extensions.iter().map(|e| e.name()).collect::<Vec<_>>(),
             )
             .field("hook", &self.hook.is_some())
+            .field("durable", &self.durable)
             .finish()
     }
 }
@@ -116,6 +119,17 @@ impl ToolRuntimeBuilder {
         hook: impl Fn(ScopeKey, &Assembly) -> Option<Assembly> + Send + Sync + 'static,
     ) -> Self {
         self.hook = Some(Arc::new(hook));
+        self
+    }
+
+    /// Makes approvals durable: an approval service may then answer
+    /// [`Approval::Deferred`](crate::hooks::Approval::Deferred), the call pauses into
+    /// `durable`'s store and its result carries the handle any process with the same tools,
+    /// store and key resumes it with ([`ToolRuntime::resume`]). See
+    /// [`approvals`](crate::approvals).
+    #[must_use]
+    pub fn durable_approvals(mut self, durable: DurableApprovals) -> Self {
+        self.durable = Some(durable);
         self
     }
 
@@ -150,7 +164,11 @@ impl ToolRuntimeBuilder {
             presenters.extend(installation.presenter);
         }
         Ok(ToolRuntime::with_parts(
-            self.mode, owned, presenters, self.hook,
+            self.mode,
+            owned,
+            presenters,
+            self.hook,
+            self.durable,
         ))
     }
 }
@@ -162,6 +180,7 @@ impl ToolRuntime {
             PresentationMode::Native,
             std::collections::BTreeMap::new(),
             Vec::new(),
+            None,
             None,
         )
     }

@@ -118,12 +118,59 @@ impl ToolRuntime {
         self.new_agent(ROOT_OWNER, GLOBAL_LAYER)
     }
 
+    /// A new agent scope directly under the global layer, with a name unique among the live
+    /// agent scopes of this runtime. The name is how a [paused call](crate::approvals) made
+    /// from the scope finds it again when it is resumed, in this process or another one that
+    /// makes a scope of the same name.
+    ///
+    /// # Errors
+    ///
+    /// [`RegistryError::AgentNameTaken`] while a live agent scope has the name.
+    pub fn agent_scope_named(&self, name: impl Into<String>) -> Result<Scope, RegistryError> {
+        self.new_named_agent(ROOT_OWNER, GLOBAL_LAYER, name.into())
+    }
+
+    /// The live agent scope named `name` (see [`agent_scope_named`](Self::agent_scope_named)).
+    pub fn named_agent(&self, name: &str) -> Option<ScopeKey> {
+        read(&self.0.state).names.get(name).copied().map(ScopeKey)
+    }
+
+    /// The name of the agent scope `scope`, if it has one.
+    pub fn agent_name(&self, scope: ScopeKey) -> Option<Arc<str>> {
+        read(&self.0.state)
+            .layers
+            .get(&scope.0)
+            .and_then(|layer| layer.name.clone())
+    }
+
+    pub(crate) fn new_named_agent(
+        &self,
+        owner: u64,
+        parent: u64,
+        name: String,
+    ) -> Result<Scope, RegistryError> {
+        let mut st = write(&self.0.state);
+        if st.names.contains_key(name.as_str()) {
+            return Err(RegistryError::AgentNameTaken { name });
+        }
+        Ok(self.agent_in(&mut st, owner, parent, Some(Arc::from(name))))
+    }
+
     fn new_agent(&self, owner: u64, parent: u64) -> Scope {
         let mut st = write(&self.0.state);
-        let reg = self.add_item(&mut st, owner, parent, ItemKind::Layer);
+        self.agent_in(&mut st, owner, parent, None)
+    }
+
+    fn agent_in(&self, st: &mut State, owner: u64, parent: u64, name: Option<Arc<str>>) -> Scope {
+        let reg = self.add_item(st, owner, parent, ItemKind::Layer);
         let layer = reg.id;
         if st.layers.contains_key(&parent) {
-            st.layers.insert(layer, Layer::new(Some(parent)));
+            let mut new = Layer::new(Some(parent));
+            if let Some(name) = name {
+                st.names.insert(name.clone(), layer);
+                new.name = Some(name);
+            }
+            st.layers.insert(layer, new);
         } else {
             // The parent is gone: the new scope is born disposed.
             st.items.remove(&layer);
@@ -392,7 +439,13 @@ impl ToolRuntime {
                         // The agent layer's id is the item's id; everything in it, and every
                         // nested layer, goes with it.
                         let layer_id = id;
-                        released.push(Box::new(st.layers.remove(&layer_id)));
+                        let removed = st.layers.remove(&layer_id);
+                        if let Some(name) = removed.as_ref().and_then(|l| l.name.as_ref())
+                            && st.names.get(name) == Some(&layer_id)
+                        {
+                            st.names.remove(name);
+                        }
+                        released.push(Box::new(removed));
                         let inner: Vec<u64> = st
                             .items
                             .iter()

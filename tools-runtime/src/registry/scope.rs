@@ -97,6 +97,16 @@ impl Scope {
         self.rt.new_agent(self.id, self.layer)
     }
 
+    /// A new agent scope nested in this one, as [`agent`](Self::agent), named `name`: see
+    /// [`ToolRuntime::agent_scope_named`].
+    ///
+    /// # Errors
+    ///
+    /// [`RegistryError::AgentNameTaken`] while a live agent scope has the name.
+    pub fn agent_named(&self, name: impl Into<String>) -> Result<Scope, RegistryError> {
+        self.rt.new_named_agent(self.id, self.layer, name.into())
+    }
+
     /// Registers `definition` in this scope's layer. A duplicate name in the same layer is an
     /// error; an agent-local tool shadows a global of the same name for that agent only. The
     /// names `run_code` and `describe_tools` are reserved and always refused.

@@ -1,0 +1,321 @@
+//! Pausing and resuming: a call whose approval service answers
+//! [`Approval::Deferred`] is written to the runtime's store and returns at once
+//! (`APPROVAL_PENDING`, with its handle); [`ToolRuntime::resume`] completes it later, in this
+//! process or any other with the same tools, store and key. See [`crate::approvals`] for the
+//! rules.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use super::{Draft, Run};
+use crate::base::approvals::{
+    ApprovalError, DurableApprovals, MacFields, Pending, PendingHandle, PendingRecord, fresh_id,
+    mac_hex, now_ms, sha256_hex,
+};
+use crate::base::call::{CallOrigin, ToolCall};
+use crate::base::error::{ExecutionError, codes};
+use crate::base::hooks::Approval;
+use crate::base::result::ToolExecutionResult;
+use crate::base::runtime::ToolRuntime;
+use crate::base::store::{CallState, Transition};
+
+impl Run {
+    /// The call pauses for a decision that comes later: written to the store (a program's call
+    /// is not: its run pauses as a whole), or failed when it cannot be.
+    pub(crate) async fn pause(&self, reason: Option<String>) -> Draft {
+        if matches!(self.exec.origin(), CallOrigin::Program(_)) {
+            return Draft::Paused(Box::new(Pending {
+                handle: None,
+                reason,
+            }));
+        }
+        match self.write_pending(reason.clone()).await {
+            Ok(record) => {
+                self.span
+                    .record("agent_tools.pending_id", record.id.as_str());
+                Draft::Paused(Box::new(Pending {
+                    handle: Some(record.handle()),
+                    reason,
+                }))
+            }
+            Err(error) => Draft::from_error(ExecutionError::PauseFailed {
+                tool: self.exec.name().to_owned(),
+                error: Arc::new(error),
+            }),
+        }
+    }
+
+    async fn write_pending(&self, reason: Option<String>) -> Result<PendingRecord, ApprovalError> {
+        let Some(durable) = &self.rt.0.durable else {
+            return Err(ApprovalError::NotDurable);
+        };
+        let agent = match self.exec.agent() {
+            Some(key) if !key.is_global() => match self.rt.agent_name(key) {
+                Some(name) => Some(name.to_string()),
+                None => return Err(ApprovalError::UnnamedScope),
+            },
+            _ => None,
+        };
+        let record = seal(
+            durable,
+            Unsealed {
+                tool: self.exec.name().to_owned(),
+                arguments: tools_schema::deep::to_canonical_string(self.exec.arguments()),
+                agent,
+                call_id: self.exec.call_id().to_owned(),
+                reason,
+            },
+        )?;
+        durable.store.insert(&record).await?;
+        Ok(record)
+    }
+
+    /// The result of a paused call: `APPROVAL_PENDING` with its handle. No post-execute
+    /// listener, `finalize_content` or observer sees it: the call has not produced its one
+    /// result yet; they see that when it is resumed.
+    pub(crate) fn paused(
+        &self,
+        pending: Box<Pending>,
+        contexts: Vec<crate::base::content::AdditionalContext>,
+    ) -> ToolExecutionResult {
+        let tool = self.exec.name();
+        let message = match pending.reason() {
+            Some(reason) => format!(
+                "the call to `{tool}` is waiting for approval ({reason}); it runs when a person \
+                 approves it"
+            ),
+            None => format!(
+                "the call to `{tool}` is waiting for approval; it runs when a person approves it"
+            ),
+        };
+        self.span
+            .record("agent_tools.outcome", codes::APPROVAL_PENDING);
+        let mut result =
+            ToolExecutionResult::failure(message, Cow::Borrowed(codes::APPROVAL_PENDING), contexts);
+        result.pending = Some(*pending);
+        result
+    }
+}
+
+/// A paused call's fields before its id, times and MAC.
+struct Unsealed {
+    tool: String,
+    arguments: String,
+    agent: Option<String>,
+    call_id: String,
+    reason: Option<String>,
+}
+
+/// The record of `call`: a fresh id, the times, and the MAC over all of it.
+fn seal(durable: &DurableApprovals, call: Unsealed) -> Result<PendingRecord, ApprovalError> {
+    let id = fresh_id()?;
+    let created_ms = now_ms();
+    let expires_ms =
+        created_ms.saturating_add(u64::try_from(durable.expiry.as_millis()).unwrap_or(u64::MAX));
+    let journal: Option<String> = None;
+    let mac = mac_hex(
+        &durable.key,
+        &MacFields {
+            id: &id,
+            tool: &call.tool,
+            arguments: &call.arguments,
+            agent: call.agent.as_deref(),
+            call_id: &call.call_id,
+            reason: call.reason.as_deref(),
+            awaiting: None,
+            journal_sha256: journal.as_deref().map(sha256_hex).as_deref(),
+            created_ms,
+            expires_ms,
+        },
+    );
+    Ok(PendingRecord {
+        id,
+        tool: call.tool,
+        arguments: call.arguments,
+        agent: call.agent,
+        call_id: call.call_id,
+        reason: call.reason,
+        awaiting: None,
+        journal,
+        created_ms,
+        expires_ms,
+        mac,
+    })
+}
+
+impl ToolRuntime {
+    /// Completes a paused call with `decision` and returns the one result the call would have
+    /// produced had it not paused: observers, `finalize_content` and the call's span as for any
+    /// call. Any process with the same tools registered, the same store and the same key can
+    /// resume it, after a restart too.
+    ///
+    /// What runs again and what does not: resolution and the definition's prepare hook run
+    /// again (a tool removed meanwhile is `UNKNOWN_TOOL`); argument validation and the
+    /// pre-execute listeners that ran before the ask do not; `decision` stands for the
+    /// approval service's answer; the guards run, since policy may have changed while the call
+    /// waited; then the body, as for any call.
+    ///
+    /// # Errors
+    ///
+    /// Nothing runs, and the call stays as it was, when the handle does not match the paused
+    /// call (`APPROVAL_MISMATCH`), no call has its id, the call expired, was resumed or
+    /// cancelled before, its agent scope has no live scope of its name here (it stays
+    /// pending), `decision` is [`Approval::Deferred`], or the store fails. See
+    /// [`ApprovalError`].
+    pub async fn resume(
+        &self,
+        handle: &PendingHandle,
+        decision: Approval,
+    ) -> Result<ToolExecutionResult, ApprovalError> {
+        self.resume_with(handle, decision, CancellationToken::new())
+            .await
+    }
+
+    /// [`resume`](Self::resume) with the caller's cancellation token for the resumed call.
+    pub async fn resume_with(
+        &self,
+        handle: &PendingHandle,
+        decision: Approval,
+        cancel: CancellationToken,
+    ) -> Result<ToolExecutionResult, ApprovalError> {
+        let durable = self.0.durable.as_ref().ok_or(ApprovalError::NotDurable)?;
+        if matches!(decision, Approval::Deferred { .. }) {
+            return Err(ApprovalError::NoDecision);
+        }
+        let stored =
+            durable
+                .store
+                .get(&handle.id)
+                .await?
+                .ok_or_else(|| ApprovalError::Unknown {
+                    id: handle.id.clone(),
+                })?;
+        handle.check(&durable.key, &stored.record)?;
+        let agent = match &stored.record.agent {
+            None => None,
+            Some(name) => {
+                Some(
+                    self.named_agent(name)
+                        .ok_or_else(|| ApprovalError::ScopeMissing {
+                            agent: name.clone(),
+                        })?,
+                )
+            }
+        };
+        let record = match durable.store.claim(&handle.id, now_ms()).await? {
+            Transition::Moved(record) => record,
+            other => return Err(refusal(&handle.id, other)),
+        };
+        // The claimed record is the one checked above (records do not change); read the
+        // arguments back from its canonical text.
+        let arguments = match tools_schema::deep::from_str(&record.arguments) {
+            Ok(arguments) => arguments,
+            Err(e) => {
+                durable.store.release(&record.id).await?;
+                return Err(crate::base::store::StoreError::Corrupt {
+                    store: durable.store.name(),
+                    id: record.id.clone(),
+                    what: format!("its arguments are not JSON: {e}"),
+                }
+                .into());
+            }
+        };
+        let mut call = ToolCall::new(record.call_id.clone(), record.tool.clone(), arguments)
+            .with_cancel(cancel);
+        call.agent = agent;
+        let mut run = Run::enter(self, call);
+        run.resumed = Some(decision);
+        run.span
+            .record("agent_tools.pending_id", record.id.as_str());
+        let result = if run.span.is_disabled() {
+            run.run().await
+        } else {
+            let span = run.span.clone();
+            run.run().instrument(span).await
+        };
+        let outcome = result.code().unwrap_or("ok");
+        if let Err(error) = durable.store.finish(&record.id, outcome).await {
+            // The call stays `resuming`, which no resume takes again: it is not run twice.
+            tracing::warn!(
+                id = %record.id,
+                error = %error,
+                "a resumed call ran, and its store could not mark it done"
+            );
+        }
+        Ok(result)
+    }
+
+    /// Cancels a paused call: it will not run, and resuming it fails with
+    /// [`ApprovalError::Cancelled`]. The handle is checked as for a resume.
+    ///
+    /// # Errors
+    ///
+    /// As [`resume`](Self::resume), when the handle does not match or the call is no longer
+    /// pending.
+    pub async fn cancel_pending(&self, handle: &PendingHandle) -> Result<(), ApprovalError> {
+        let durable = self.0.durable.as_ref().ok_or(ApprovalError::NotDurable)?;
+        let stored =
+            durable
+                .store
+                .get(&handle.id)
+                .await?
+                .ok_or_else(|| ApprovalError::Unknown {
+                    id: handle.id.clone(),
+                })?;
+        handle.check(&durable.key, &stored.record)?;
+        match durable.store.cancel(&handle.id).await? {
+            Transition::Moved(_) => Ok(()),
+            other => Err(refusal(&handle.id, other)),
+        }
+    }
+
+    /// The calls waiting for a decision, oldest first, at most `limit`: a review queue. Each
+    /// handle is checked against the key, so a row written into the store by anything but a
+    /// runtime with this key is left out (and logged).
+    ///
+    /// # Errors
+    ///
+    /// [`ApprovalError::NotDurable`] or the store's failure.
+    pub async fn pending_calls(&self, limit: usize) -> Result<Vec<PendingHandle>, ApprovalError> {
+        let durable = self.0.durable.as_ref().ok_or(ApprovalError::NotDurable)?;
+        let records = durable.store.pending(now_ms(), limit).await?;
+        Ok(records
+            .into_iter()
+            .filter_map(|record| {
+                let handle = record.handle();
+                match handle.check(&durable.key, &record) {
+                    Ok(()) => Some(handle),
+                    Err(error) => {
+                        tracing::warn!(id = %record.id, %error, "a stored paused call fails its MAC; left out");
+                        None
+                    }
+                }
+            })
+            .collect())
+    }
+
+    /// The paused calls that expired, and those done or cancelled, deleted from the store;
+    /// returns how many.
+    ///
+    /// # Errors
+    ///
+    /// [`ApprovalError::NotDurable`] or the store's failure.
+    pub async fn purge_pending(&self) -> Result<u64, ApprovalError> {
+        let durable = self.0.durable.as_ref().ok_or(ApprovalError::NotDurable)?;
+        Ok(durable.store.purge(now_ms()).await?)
+    }
+}
+
+/// Why a store did not move a call on.
+fn refusal(id: &str, transition: Transition) -> ApprovalError {
+    let id = id.to_owned();
+    match transition {
+        Transition::Unknown => ApprovalError::Unknown { id },
+        Transition::Expired => ApprovalError::Expired { id },
+        Transition::NotPending(CallState::Cancelled) => ApprovalError::Cancelled { id },
+        Transition::NotPending(_) | Transition::Moved(_) => ApprovalError::AlreadyResumed { id },
+    }
+}

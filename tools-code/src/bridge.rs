@@ -35,6 +35,24 @@
 //! runs again once the runtime returned (for a runtime that does not settle its host).
 //! Dropping the outer call's future drops the calls in flight with it.
 //!
+//! # A run that pauses for approval, and its replay
+//!
+//! When durable approvals are installed ([`tools_runtime::approvals`]), the bridge journals
+//! each call that finished (its number, tool, canonical arguments and outcome). When a call's
+//! approval is deferred (`APPROVAL_PENDING`), the whole run pauses: the run's token fires, the
+//! program stops, and `run_code` leaves a [`RunPause`] (the call that waits, the journal) for
+//! the pipeline, which writes the `run_code` call to the store; its result carries the handle.
+//! A call that finishes after the pause fired is not journaled (it runs again on resume).
+//!
+//! On resume the program runs again from the start. A call whose number is in the journal is
+//! answered from it (no pipeline, no body, no session event: those happened in the first run),
+//! after checking it is the same call (tool and canonical arguments); the call that waited
+//! runs live with the person's decision standing for the approval service's answer; every
+//! later call runs live. A program that calls differently than the journal says (another
+//! tool, other arguments, or never the call that waited) fails with `CODE_RUN_DIVERGED`, and
+//! nothing after the divergence runs. A sub-call's additional contexts are delivered once:
+//! with the paused result for a call that finished before the pause.
+//!
 //! # Where a call runs
 //!
 //! The bridge owns every task of a run; the runtime only hands it each call with a
@@ -59,7 +77,7 @@ use tracing::instrument::WithSubscriber;
 use super::analysis::{binds, bound_tools};
 use super::events::{SessionEvent, SessionEventSink};
 use super::host::{CallReply, HostTasks, SettleFuture};
-use super::mode::{CODE_RUN_FAILED, CodeMode, SpillRequest};
+use super::mode::{CODE_RUN_DIVERGED, CODE_RUN_FAILED, CodeMode, SpillRequest};
 use super::{CodeFailure, CodeHost, ToolCallFailure};
 use crate::MayCall;
 use crate::lock;
@@ -68,6 +86,7 @@ use tools_runtime::AdditionalContext;
 use tools_runtime::ToolError;
 use tools_runtime::ToolRunContext;
 use tools_runtime::ToolRuntime;
+use tools_runtime::approvals::{AwaitingCall, GivenDecision, RunPause};
 use tools_runtime::progress::Progress;
 use tools_runtime::schedule::OrderedPool;
 use tools_runtime::{ProgramOrigin, ScopeKey, ToolCall};
@@ -113,6 +132,10 @@ pub(crate) async fn run(
         }),
         agent_tools.code.sub_calls = tracing::field::Empty,
     );
+    let replay = match ctx.resumed_run() {
+        Some(resumed) => Some(Replay::read(&resumed)?),
+        None => None,
+    };
     let relay = Arc::new(Relay {
         outer: ctx.clone(),
         reports: Mutex::new(0),
@@ -135,6 +158,10 @@ pub(crate) async fn run(
         contexts: Mutex::new(BTreeMap::new()),
         span: span.clone(),
         dispatch: tracing::dispatcher::get_default(tracing::Dispatch::clone),
+        journal: (ctx.keeps_paused_calls() || replay.is_some())
+            .then(|| Mutex::new(BTreeMap::new())),
+        replay,
+        stop: Mutex::new(None),
     });
     // Settles the run however this future ends: on drop (the outer call's future dropped), the
     // token fires and the calls in flight are dropped with the task set.
@@ -158,6 +185,9 @@ pub(crate) async fn run(
     let contexts = std::mem::take(&mut *lock(&bridge.contexts));
     for context in contexts.into_values().flatten() {
         ctx.defer_context(context);
+    }
+    if let Some(stop) = bridge.stopped() {
+        return Err(stop.end(&bridge, &ctx));
     }
     match outcome {
         Ok(done) => {
@@ -272,6 +302,121 @@ struct Bridge {
     span: tracing::Span,
     /// The `tracing` dispatcher in effect where `run_code` runs.
     dispatch: tracing::Dispatch,
+    /// Each finished call by number, kept when a pause can be kept (durable approvals).
+    journal: Option<Mutex<BTreeMap<u64, Entry>>>,
+    /// What a resumed run replays.
+    replay: Option<Replay>,
+    /// Why the run stopped before its program ended: a call waits for a decision, or the
+    /// resumed program diverged from its journal. The first reason stands.
+    stop: Mutex<Option<Stop>>,
+}
+
+/// One finished call of a run, as the journal keeps it.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+struct Entry {
+    n: u64,
+    tool: String,
+    /// Canonical JSON text.
+    arguments: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ok: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+impl Entry {
+    /// What the program receives for this call.
+    fn answer(&self) -> Result<Value, ToolCallFailure> {
+        match (&self.ok, &self.error) {
+            (Some(value), _) => Ok(tools_schema::deep::clone_value(value)),
+            (None, Some(message)) => Err(ToolCallFailure::new(message.clone())),
+            (None, None) => Ok(Value::Null),
+        }
+    }
+}
+
+/// The journal's text: `{"v": 1, "calls": [...]}`.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Journal {
+    v: u32,
+    calls: Vec<Entry>,
+}
+
+/// A resumed run's journal, the call that waited, and the decision for it.
+struct Replay {
+    entries: BTreeMap<u64, Entry>,
+    awaiting: AwaitingCall,
+    decision: GivenDecision,
+    /// How many journaled calls the program made again, and whether it made the one that
+    /// waited.
+    replayed: AtomicUsize,
+    awaited: std::sync::atomic::AtomicBool,
+}
+
+impl Replay {
+    fn read(resumed: &tools_runtime::approvals::ResumedRun) -> Result<Self, ToolError> {
+        let journal: Journal = tools_schema::deep::from_str(resumed.journal())
+            .and_then(serde_json::from_value)
+            .map_err(|e| {
+                ToolError::with_code(
+                    CODE_RUN_FAILED,
+                    format!(
+                        "code run failed (internal): the paused run's journal cannot be read: {e}"
+                    ),
+                )
+            })?;
+        Ok(Replay {
+            entries: journal.calls.into_iter().map(|e| (e.n, e)).collect(),
+            awaiting: resumed.awaiting().clone(),
+            decision: resumed.decision(),
+            replayed: AtomicUsize::new(0),
+            awaited: std::sync::atomic::AtomicBool::new(false),
+        })
+    }
+}
+
+/// Why a run stopped before its program ended.
+enum Stop {
+    /// Call `n` waits for a decision.
+    Paused {
+        awaiting: AwaitingCall,
+        reason: Option<String>,
+    },
+    /// The resumed program called differently than its journal says.
+    Diverged(String),
+}
+
+impl Stop {
+    /// `run_code`'s error for this stop; for a pause, the pause is left for the pipeline.
+    fn end(self, bridge: &Bridge, ctx: &ToolRunContext) -> ToolError {
+        match self {
+            Stop::Diverged(why) => ToolError::with_code(
+                CODE_RUN_DIVERGED,
+                format!(
+                    "code run failed (diverged): the resumed program did not make the calls its \
+                     first run made: {why}; nothing after that call ran"
+                ),
+            ),
+            Stop::Paused { awaiting, reason } => {
+                let calls = bridge
+                    .journal
+                    .as_ref()
+                    .map(|j| std::mem::take(&mut *lock(j)).into_values().collect())
+                    .unwrap_or_default();
+                let journal = serde_json::to_string(&Journal { v: 1, calls }).unwrap_or_default();
+                let tool = awaiting.tool.clone();
+                ctx.pause_run(RunPause {
+                    awaiting,
+                    journal,
+                    reason,
+                });
+                ToolError::with_code(
+                    tools_runtime::codes::APPROVAL_PENDING,
+                    format!("the program's call to `{tool}` waits for approval"),
+                )
+            }
+        }
+    }
 }
 
 /// Fires the run's token and drops the calls in flight when dropped.
@@ -395,6 +540,7 @@ impl Bridge {
             parent: None,
             program: None,
             progress: None,
+            decided: None,
         }
         .with_program(self.origin);
         let (relay, id, tool) = (self.relay.clone(), call.call_id.clone(), call.name.clone());
@@ -411,14 +557,25 @@ impl Bridge {
                 "the call did not start because the program's run ended",
             ));
         };
+        let call = match self.replayed(n, call) {
+            Ok(call) => call,
+            Err(answer) => return answer,
+        };
+        let journaled = self.journal.as_ref().map(|_| {
+            (
+                call.name.clone(),
+                tools_schema::deep::to_canonical_string(&call.arguments),
+            )
+        });
         let Some(sink) = &self.mode.events else {
             // Nobody records: the call, and nothing else.
             let ToolExecutionResult {
                 outcome,
                 additional_contexts,
+                pending,
                 ..
             } = self.runtime.execute(call).await;
-            return self.finish(n, outcome, additional_contexts);
+            return self.finish(n, journaled, outcome, additional_contexts, pending);
         };
         let id = call.call_id.clone();
         let tool = call.name.clone();
@@ -437,6 +594,7 @@ impl Bridge {
             outcome,
             content,
             additional_contexts,
+            pending,
             ..
         } = self.runtime.execute(call).await;
         let is_error = matches!(outcome, ToolOutcome::Failure { .. });
@@ -472,18 +630,133 @@ impl Bridge {
                 ended: SystemTime::now(),
             },
         );
-        self.finish(n, outcome, additional_contexts)
+        self.finish(n, journaled, outcome, additional_contexts, pending)
     }
 
-    /// Keeps call `n`'s contexts for the end of the run and answers the program.
+    /// For a resumed run: call `n` answered from the journal (`Err`, the answer), or the call
+    /// to make live (`Ok`), with the person's decision when it is the call that waited. A call
+    /// other than the journal's stops the run.
+    fn replayed(&self, n: u64, call: ToolCall) -> Result<ToolCall, Result<Value, ToolCallFailure>> {
+        let Some(replay) = &self.replay else {
+            return Ok(call);
+        };
+        let arguments = || tools_schema::deep::to_canonical_string(&call.arguments);
+        if let Some(entry) = replay.entries.get(&n) {
+            if entry.tool != call.name || entry.arguments != arguments() {
+                return Err(self.diverge(format!(
+                    "call {n} was `{}` with other arguments than `{}` in the journal",
+                    tools_schema::excerpt::cut(&call.name),
+                    entry.tool
+                )));
+            }
+            replay.replayed.fetch_add(1, Ordering::Relaxed);
+            if let Some(journal) = &self.journal {
+                lock(journal).insert(n, entry.clone());
+            }
+            return Err(entry.answer());
+        }
+        if call.call_id == replay.awaiting.call_id {
+            if call.name != replay.awaiting.tool || arguments() != replay.awaiting.arguments {
+                return Err(self.diverge(format!(
+                    "call {n}, which waited for approval of `{}`, is now `{}` or has other \
+                     arguments",
+                    replay.awaiting.tool,
+                    tools_schema::excerpt::cut(&call.name)
+                )));
+            }
+            replay
+                .awaited
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+            return Ok(call.with_decision(replay.decision.clone()));
+        }
+        Ok(call)
+    }
+
+    /// Stops the run: the resumed program diverged from its journal.
+    fn diverge(&self, why: String) -> Result<Value, ToolCallFailure> {
+        let mut stop = lock(&self.stop);
+        if stop.is_none() {
+            *stop = Some(Stop::Diverged(why.clone()));
+        }
+        drop(stop);
+        self.cancel.cancel();
+        Err(ToolCallFailure::new(format!("the run stopped: {why}")))
+    }
+
+    /// Why the run stopped early, if it did; a resumed program that ended without making every
+    /// journaled call again, or the call that waited, diverged too.
+    fn stopped(&self) -> Option<Stop> {
+        if let Some(stop) = lock(&self.stop).take() {
+            return Some(stop);
+        }
+        let replay = self.replay.as_ref()?;
+        let replayed = replay.replayed.load(Ordering::Relaxed);
+        if replayed < replay.entries.len() {
+            return Some(Stop::Diverged(format!(
+                "it made {replayed} of the {} calls its journal holds",
+                replay.entries.len()
+            )));
+        }
+        if !replay.awaited.load(std::sync::atomic::Ordering::Relaxed) {
+            return Some(Stop::Diverged(format!(
+                "it never made the call to `{}` that waited for approval",
+                replay.awaiting.tool
+            )));
+        }
+        None
+    }
+
+    /// Keeps call `n`'s contexts for the end of the run, journals it (or pauses the run when
+    /// it waits for a decision), and answers the program.
     fn finish(
         &self,
         n: u64,
+        journaled: Option<(String, String)>,
         outcome: ToolOutcome,
         additional_contexts: Vec<AdditionalContext>,
+        pending: Option<tools_runtime::approvals::Pending>,
     ) -> Result<Value, ToolCallFailure> {
         if !additional_contexts.is_empty() {
             lock(&self.contexts).insert(n, additional_contexts);
+        }
+        if let (Some(pending), Some((tool, arguments))) = (&pending, &journaled) {
+            let mut stop = lock(&self.stop);
+            if stop.is_none() {
+                *stop = Some(Stop::Paused {
+                    awaiting: AwaitingCall {
+                        tool: tool.clone(),
+                        call_id: self.call_id(n),
+                        arguments: arguments.clone(),
+                    },
+                    reason: pending.reason().map(str::to_owned),
+                });
+            }
+            drop(stop);
+            self.cancel.cancel();
+            return Err(ToolCallFailure::new(format!(
+                "`{tool}` waits for approval: the run pauses here and continues when a person \
+                 decides"
+            )));
+        }
+        if let (Some(journal), Some((tool, arguments))) = (&self.journal, journaled)
+            && lock(&self.stop).is_none()
+        {
+            let (ok, error) = match &outcome {
+                ToolOutcome::Success { value } => {
+                    (Some(tools_schema::deep::clone_value(value)), None)
+                }
+                ToolOutcome::Failure { error } => (None, Some(error.message.clone())),
+            };
+            lock(journal).insert(
+                n,
+                Entry {
+                    n,
+                    tool,
+                    arguments,
+                    ok,
+                    error,
+                },
+            );
         }
         match outcome {
             ToolOutcome::Success { value } => Ok(value),

@@ -178,7 +178,7 @@ pub use events::{ChannelSink, RecordingSink, SessionEvent, SessionEventSink};
 pub use host::{CallAnswer, CallReply, CallResult, CodeHost, FnHost, SettleFuture};
 pub use may_call::{ExecutionExt, MayCall};
 pub use mode::{
-    CODE_RUN_FAILED, CodeMode, CodeModeError, DEFAULT_MAX_PARALLEL_SUB_CALLS,
+    CODE_RUN_DIVERGED, CODE_RUN_FAILED, CodeMode, CodeModeError, DEFAULT_MAX_PARALLEL_SUB_CALLS,
     DEFAULT_MAX_PENDING_SUB_CALLS, NO_OUTPUT, RESULT_MAX_INDENT, SpillFn, SpillRequest,
     render_result,
 };

@@ -27,6 +27,9 @@ pub const DEFAULT_MAX_PENDING_SUB_CALLS: usize = 10_000;
 /// The stable code of a failed `run_code` call (the program did not parse, threw, ran out of
 /// time, memory or output, or returned something that is not JSON).
 pub const CODE_RUN_FAILED: &str = "CODE_RUN_FAILED";
+/// A resumed run's program called differently than the journal of its first run says (see
+/// [`tools_runtime::approvals`]): the run stops at the divergence.
+pub const CODE_RUN_DIVERGED: &str = "CODE_RUN_DIVERGED";
 
 /// What the model reads when a program printed nothing and returned nothing.
 pub const NO_OUTPUT: &str = "(run_code completed with no output)";

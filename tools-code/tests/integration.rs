@@ -10,6 +10,7 @@ mod code_support;
 mod tracing_support;
 
 mod code_analysis;
+mod code_approvals;
 mod code_conformance;
 mod code_mode;
 mod code_mode_e2e;

@@ -279,8 +279,9 @@ pub mod approvals {
     //! ```
 
     pub use crate::base::approvals::{
-        ApprovalError, ApprovalKey, AwaitingCall, DEFAULT_EXPIRY, DurableApprovals,
-        MAX_HANDLE_BYTES, MIN_KEY_BYTES, Pending, PendingHandle, PendingRecord,
+        ApprovalError, ApprovalKey, AwaitingCall, DEFAULT_EXPIRY, DurableApprovals, GivenDecision,
+        MAX_HANDLE_BYTES, MIN_KEY_BYTES, Pending, PendingHandle, PendingRecord, ResumedRun,
+        RunPause,
     };
     pub use crate::base::store::{
         ApprovalStore, CallState, MemoryStore, StoreError, StoredCall, Transition, purged,

@@ -148,6 +148,66 @@ impl Pending {
     }
 }
 
+/// What the body of a registry-owned tool leaves when the program it runs pauses as a whole
+/// because one of the program's calls waits for a decision
+/// ([`ToolRunContext::pause_run`](crate::ToolRunContext::pause_run)): the call that waits and
+/// what the run's replay needs. The pipeline writes it to the store with the outer call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunPause {
+    /// The program's call that waits for the decision.
+    pub awaiting: AwaitingCall,
+    /// What a resumed run replays (the body's own format), as JSON text.
+    pub journal: String,
+    /// Why approval was asked.
+    pub reason: Option<String>,
+}
+
+/// A resumed run, as the body of a registry-owned tool sees it
+/// ([`ToolRunContext::resumed_run`](crate::ToolRunContext::resumed_run)): the journal it left
+/// when it paused, the call that waited, and the decision for that call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResumedRun {
+    pub(crate) journal: String,
+    pub(crate) awaiting: AwaitingCall,
+    pub(crate) decision: super::hooks::Approval,
+}
+
+impl ResumedRun {
+    /// The journal the run left when it paused.
+    pub fn journal(&self) -> &str {
+        &self.journal
+    }
+
+    /// The program's call that waited.
+    pub fn awaiting(&self) -> &AwaitingCall {
+        &self.awaiting
+    }
+
+    /// The decision for that call, to set on it when the program makes it again
+    /// ([`ToolCall::with_decision`](crate::ToolCall::with_decision)): it stands for the
+    /// approval service's answer for that call only (same call id, tool and arguments).
+    pub fn decision(&self) -> GivenDecision {
+        GivenDecision {
+            call_id: self.awaiting.call_id.clone(),
+            tool: self.awaiting.tool.clone(),
+            arguments: self.awaiting.arguments.clone(),
+            decision: self.decision.clone(),
+        }
+    }
+}
+
+/// A person's decision for one call of a resumed program. Only the runtime makes one
+/// ([`ResumedRun::decision`]); the pipeline takes it for the approval service's answer only for
+/// a program's call of exactly that call id, tool and canonical arguments, and ignores it
+/// otherwise.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GivenDecision {
+    pub(crate) call_id: String,
+    pub(crate) tool: String,
+    pub(crate) arguments: String,
+    pub(crate) decision: super::hooks::Approval,
+}
+
 /// The call a paused Code Mode run waits on: the program's tool call that asked for approval,
 /// which is what a person reviews.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

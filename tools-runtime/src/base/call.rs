@@ -61,6 +61,9 @@ pub struct ToolCall {
     /// Where the call's progress reports go (see [`crate::progress`]): set by the caller that
     /// wants them (an MCP server forwarding them to its client, a UI).
     pub progress: Option<ProgressSink>,
+    /// A person's decision for this call, when a resumed program makes again the call it
+    /// paused on (see [`crate::approvals`]); only the runtime makes one.
+    pub decided: Option<crate::base::approvals::GivenDecision>,
 }
 
 impl ToolCall {
@@ -79,7 +82,15 @@ impl ToolCall {
             parent: None,
             program: None,
             progress: None,
+            decided: None,
         }
+    }
+
+    /// The same call with the decision a person gave for it while its program was paused
+    /// ([`ResumedRun::decision`](crate::approvals::ResumedRun::decision)).
+    pub fn with_decision(mut self, decision: crate::base::approvals::GivenDecision) -> Self {
+        self.decided = Some(decision);
+        self
     }
 
     /// The same call with the caller's cancellation token.

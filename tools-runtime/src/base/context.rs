@@ -106,6 +106,7 @@ impl ToolRunContext {
             parent: Some(self.exec.token()),
             program: None,
             progress: None,
+            decided: None,
         }
     }
 
@@ -119,6 +120,28 @@ impl ToolRunContext {
             .0
             .owned
             .then(|| ProgramOrigin::mint(self.exec.token()))
+    }
+
+    /// For the body of a registry-owned tool whose program's call waits for a decision: the
+    /// whole run pauses. The body leaves `pause` here and ends (with any error); the pipeline
+    /// then writes the call, with `pause`, to the approval store, and the call's result is
+    /// `APPROVAL_PENDING` with its handle. Returns `false`, and keeps nothing, for any other
+    /// tool's body or when a pause was left already.
+    pub fn pause_run(&self, pause: super::approvals::RunPause) -> bool {
+        self.exec.0.owned && self.exec.0.run_pause.set(pause).is_ok()
+    }
+
+    /// The paused run this call resumes, for the body of a registry-owned tool: replay its
+    /// journal, and set [its decision](super::approvals::ResumedRun::decision) on the call
+    /// that waited when the program makes it again.
+    pub fn resumed_run(&self) -> Option<Arc<super::approvals::ResumedRun>> {
+        self.exec.0.resumed_run.get().cloned()
+    }
+
+    /// Whether a paused call can be kept ([durable approvals](crate::approvals) are
+    /// installed): a body that journals its program's calls for a resume does so only then.
+    pub fn keeps_paused_calls(&self) -> bool {
+        self.runtime.0.durable.is_some()
     }
 }
 

@@ -58,6 +58,10 @@ pub(crate) struct ExecInner {
     /// What the definition's prepare hook computed (set once, at admission).
     pub(crate) extensions: OnceLock<Extensions>,
     pub(crate) progress: ProgressState,
+    /// What a registry-owned body left when its program paused (see `ToolRunContext::pause_run`).
+    pub(crate) run_pause: OnceLock<super::approvals::RunPause>,
+    /// The resumed run this execution continues, when it resumes a paused program.
+    pub(crate) resumed_run: OnceLock<Arc<super::approvals::ResumedRun>>,
 }
 
 impl Drop for ExecInner {

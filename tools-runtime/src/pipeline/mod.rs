@@ -105,6 +105,7 @@ impl Run {
             cancel,
             agent,
             progress,
+            decided,
             ..
         } = call;
         let token = ExecutionToken::fresh();
@@ -153,7 +154,18 @@ impl Run {
             owned: snapshot.owned,
             extensions: std::sync::OnceLock::new(),
             progress: ProgressState::new(progress, listening),
+            run_pause: std::sync::OnceLock::new(),
+            resumed_run: std::sync::OnceLock::new(),
         }));
+        // A decision given for this very call of a resumed program stands for the approval
+        // service's answer; for any other call it means nothing.
+        let resumed = decided.and_then(|given| {
+            (origin.is_program()
+                && given.call_id == exec.call_id()
+                && given.tool == exec.name()
+                && given.arguments == tools_schema::deep::to_canonical_string(exec.arguments()))
+            .then_some(given.decision)
+        });
         Run {
             rt: rt.clone(),
             exec,
@@ -162,7 +174,7 @@ impl Run {
             refusal: snapshot.refusal,
             listeners: snapshot.listeners,
             span,
-            resumed: None,
+            resumed,
         }
     }
 
@@ -184,10 +196,14 @@ impl Run {
 
     /// The whole pipeline for one call, in order.
     pub(crate) async fn run(self) -> ToolExecutionResult {
-        let draft = match self.admit().await {
+        let mut draft = match self.admit().await {
             Ok(def) => self.dispatch(&def).await,
             Err(failure) => failure,
         };
+        // The body's program paused as a whole: the call pauses with it.
+        if let Some(pause) = self.exec.0.run_pause.get() {
+            draft = self.pause_run(pause.clone()).await;
+        }
         // The body has settled: nothing sees its progress after this.
         self.exec.end_progress();
         self.conclude(draft).await

@@ -12,8 +12,8 @@ use tracing::Instrument;
 
 use super::{Draft, Run};
 use crate::base::approvals::{
-    ApprovalError, DurableApprovals, MacFields, Pending, PendingHandle, PendingRecord, fresh_id,
-    mac_hex, now_ms, sha256_hex,
+    ApprovalError, DurableApprovals, MacFields, Pending, PendingHandle, PendingRecord, ResumedRun,
+    RunPause, fresh_id, mac_hex, now_ms, sha256_hex,
 };
 use crate::base::call::{CallOrigin, ToolCall};
 use crate::base::error::{ExecutionError, codes};
@@ -27,28 +27,28 @@ impl Run {
     /// is not: its run pauses as a whole), or failed when it cannot be.
     pub(crate) async fn pause(&self, reason: Option<String>) -> Draft {
         if matches!(self.exec.origin(), CallOrigin::Program(_)) {
-            return Draft::Paused(Box::new(Pending {
-                handle: None,
-                reason,
-            }));
-        }
-        match self.write_pending(reason.clone()).await {
-            Ok(record) => {
-                self.span
-                    .record("agent_tools.pending_id", record.id.as_str());
-                Draft::Paused(Box::new(Pending {
-                    handle: Some(record.handle()),
+            // The run pauses as a whole when it can be kept: the checks of `write_pending`.
+            return match self.pausing_agent() {
+                Ok(_) => Draft::Paused(Box::new(Pending {
+                    handle: None,
                     reason,
-                }))
-            }
-            Err(error) => Draft::from_error(ExecutionError::PauseFailed {
-                tool: self.exec.name().to_owned(),
-                error: Arc::new(error),
-            }),
+                })),
+                Err(error) => self.pause_failed(error),
+            };
         }
+        self.paused_with(reason, None).await
     }
 
-    async fn write_pending(&self, reason: Option<String>) -> Result<PendingRecord, ApprovalError> {
+    fn pause_failed(&self, error: ApprovalError) -> Draft {
+        Draft::from_error(ExecutionError::PauseFailed {
+            tool: self.exec.name().to_owned(),
+            error: Arc::new(error),
+        })
+    }
+
+    /// The runtime's durable approvals and the name of the call's agent scope (`None` for the
+    /// global scope), or why the call cannot pause.
+    fn pausing_agent(&self) -> Result<(&DurableApprovals, Option<String>), ApprovalError> {
         let Some(durable) = &self.rt.0.durable else {
             return Err(ApprovalError::NotDurable);
         };
@@ -59,6 +59,44 @@ impl Run {
             },
             _ => None,
         };
+        Ok((durable, agent))
+    }
+
+    /// The call's body left a [`RunPause`]: its program waits for a decision on one of its
+    /// calls, and the call pauses with the program's journal. A program's call (a run inside a
+    /// run) does not pause: it fails, since only the outermost run can be replayed.
+    pub(crate) async fn pause_run(&self, pause: RunPause) -> Draft {
+        if matches!(self.exec.origin(), CallOrigin::Program(_)) {
+            return Draft::Paused(Box::new(Pending {
+                handle: None,
+                reason: pause.reason,
+            }));
+        }
+        self.record_policy("deferred");
+        let reason = pause.reason.clone();
+        self.paused_with(reason, Some(pause)).await
+    }
+
+    async fn paused_with(&self, reason: Option<String>, run: Option<RunPause>) -> Draft {
+        match self.write_pending(reason.clone(), run).await {
+            Ok(record) => {
+                self.span
+                    .record("agent_tools.pending_id", record.id.as_str());
+                Draft::Paused(Box::new(Pending {
+                    handle: Some(record.handle()),
+                    reason,
+                }))
+            }
+            Err(error) => self.pause_failed(error),
+        }
+    }
+
+    async fn write_pending(
+        &self,
+        reason: Option<String>,
+        run: Option<RunPause>,
+    ) -> Result<PendingRecord, ApprovalError> {
+        let (durable, agent) = self.pausing_agent()?;
         let record = seal(
             durable,
             Unsealed {
@@ -67,6 +105,7 @@ impl Run {
                 agent,
                 call_id: self.exec.call_id().to_owned(),
                 reason,
+                run,
             },
         )?;
         durable.store.insert(&record).await?;
@@ -107,6 +146,7 @@ struct Unsealed {
     agent: Option<String>,
     call_id: String,
     reason: Option<String>,
+    run: Option<RunPause>,
 }
 
 /// The record of `call`: a fresh id, the times, and the MAC over all of it.
@@ -115,7 +155,10 @@ fn seal(durable: &DurableApprovals, call: Unsealed) -> Result<PendingRecord, App
     let created_ms = now_ms();
     let expires_ms =
         created_ms.saturating_add(u64::try_from(durable.expiry.as_millis()).unwrap_or(u64::MAX));
-    let journal: Option<String> = None;
+    let (awaiting, journal) = match call.run {
+        Some(run) => (Some(run.awaiting), Some(run.journal)),
+        None => (None, None),
+    };
     let mac = mac_hex(
         &durable.key,
         &MacFields {
@@ -125,7 +168,7 @@ fn seal(durable: &DurableApprovals, call: Unsealed) -> Result<PendingRecord, App
             agent: call.agent.as_deref(),
             call_id: &call.call_id,
             reason: call.reason.as_deref(),
-            awaiting: None,
+            awaiting: awaiting.as_ref(),
             journal_sha256: journal.as_deref().map(sha256_hex).as_deref(),
             created_ms,
             expires_ms,
@@ -138,7 +181,7 @@ fn seal(durable: &DurableApprovals, call: Unsealed) -> Result<PendingRecord, App
         agent: call.agent,
         call_id: call.call_id,
         reason: call.reason,
-        awaiting: None,
+        awaiting,
         journal,
         created_ms,
         expires_ms,
@@ -227,7 +270,19 @@ impl ToolRuntime {
             .with_cancel(cancel);
         call.agent = agent;
         let mut run = Run::enter(self, call);
-        run.resumed = Some(decision);
+        match (record.awaiting, record.journal) {
+            // A paused program: its own call passed policy before it paused (the person
+            // decided on the program's call that waits), and its body replays the journal.
+            (Some(awaiting), Some(journal)) => {
+                run.resumed = Some(Approval::Approved);
+                let _ = run.exec.0.resumed_run.set(Arc::new(ResumedRun {
+                    journal,
+                    awaiting,
+                    decision,
+                }));
+            }
+            _ => run.resumed = Some(decision),
+        }
         run.span
             .record("agent_tools.pending_id", record.id.as_str());
         let result = if run.span.is_disabled() {

@@ -1,0 +1,292 @@
+//! A program's call that waits for a person pauses the whole run (`tools_runtime::approvals`):
+//! the `run_code` result is `APPROVAL_PENDING` with a handle that names the waiting call; on
+//! resume the program runs again, the journaled calls are answered without running their
+//! bodies again, the approved call runs live and the program goes on. A program that calls
+//! differently on replay fails with `CODE_RUN_DIVERGED`. Both languages.
+
+#![cfg(any(feature = "typescript", feature = "python"))]
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use tools_code::{CODE_RUN_DIVERGED, CodeMode, CodeRuntime, RecordingSink, SessionEvent};
+use tools_runtime::approvals::{ApprovalKey, DurableApprovals, MemoryStore, PendingHandle};
+use tools_runtime::hooks::{Approval, PreDecision};
+use tools_runtime::{
+    Output, PresentationMode, Registration, ToolCall, ToolDefinition, ToolExecutionResult,
+    ToolRuntime, codes,
+};
+
+/// How many times each tool's body ran, by tool and argument.
+type Ran = Arc<Mutex<BTreeMap<String, usize>>>;
+
+struct Setup {
+    rt: ToolRuntime,
+    ran: Ran,
+    sink: RecordingSink,
+    _agent: tools_runtime::Scope,
+    _regs: Vec<Registration>,
+    _plugin: tools_runtime::Scope,
+}
+
+/// `read` (free) and `write` (asks; the service defers), counting their bodies, on a runtime
+/// in code mode with durable approvals over `store`, from the agent scope `coder`.
+fn setup(runtime: impl CodeRuntime + 'static, store: Arc<MemoryStore>) -> Setup {
+    let sink = RecordingSink::new();
+    let rt = ToolRuntime::builder()
+        .mode(PresentationMode::Code)
+        .extension(CodeMode::new(runtime).events(sink.clone()))
+        .durable_approvals(DurableApprovals::with_store(
+            store,
+            ApprovalKey::new([9u8; 32]).unwrap(),
+        ))
+        .build()
+        .unwrap();
+    let ran: Ran = Arc::new(Mutex::new(BTreeMap::new()));
+    let plugin = rt.scope();
+    let mut regs = Vec::new();
+    for name in ["read", "write"] {
+        let ran = ran.clone();
+        let def = ToolDefinition::builder(name)
+            .input_schema(json!({
+                "type": "object",
+                "properties": {"path": {"type": "string"}},
+                "required": ["path"]
+            }))
+            .output(Output::json(json!({"type": "string"})))
+            .execute(move |args, _ctx| {
+                let ran = ran.clone();
+                async move {
+                    let path = args["path"].as_str().unwrap_or("").to_owned();
+                    *ran.lock()
+                        .unwrap()
+                        .entry(format!("{name} {path}"))
+                        .or_default() += 1;
+                    Ok::<Value, tools_runtime::ToolError>(json!(format!("{name}:{path}")))
+                }
+            })
+            .build()
+            .unwrap();
+        regs.push(plugin.register(def).unwrap());
+    }
+    regs.push(
+        plugin
+            .on_pre_execute(|exec, decision| {
+                if exec.name() == "write" {
+                    PreDecision::ask("writes need a person")
+                } else {
+                    decision
+                }
+            })
+            .unwrap(),
+    );
+    regs.push(
+        plugin
+            .set_approval(|_exec, _reason| async { Approval::later() })
+            .unwrap(),
+    );
+    let agent = rt.agent_scope_named("coder").unwrap();
+    Setup {
+        rt,
+        ran,
+        sink,
+        _agent: agent,
+        _regs: regs,
+        _plugin: plugin,
+    }
+}
+
+fn run_code(setup: &Setup, code: &str) -> ToolCall {
+    ToolCall::new(
+        "outer",
+        "run_code",
+        json!({"code": code, "description": "test"}),
+    )
+    .with_agent(setup._agent.key())
+}
+
+fn handle_of(result: &ToolExecutionResult) -> PendingHandle {
+    assert_eq!(result.code(), Some(codes::APPROVAL_PENDING), "{result:?}");
+    result.pending.as_ref().unwrap().handle().unwrap().clone()
+}
+
+fn ran(setup: &Setup) -> BTreeMap<String, usize> {
+    setup.ran.lock().unwrap().clone()
+}
+
+fn counts(pairs: &[(&str, usize)]) -> BTreeMap<String, usize> {
+    pairs.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect()
+}
+
+/// Pause on the write, resume in a second runtime (same store and key: "another process"),
+/// and check every body ran exactly once and the program finished.
+async fn pause_and_resume(
+    make: impl Fn() -> Box<dyn Fn(Arc<MemoryStore>) -> Setup>,
+    program: &str,
+) {
+    let store = Arc::new(MemoryStore::new());
+    let first = make()(store.clone());
+    let paused = first.rt.execute(run_code(&first, program)).await;
+    let handle = handle_of(&paused);
+    let awaiting = handle.awaiting.clone().unwrap();
+    assert_eq!(awaiting.tool, "write");
+    assert_eq!(awaiting.call_id, "outer:code:2");
+    assert_eq!(awaiting.arguments, r#"{"path":"b.txt"}"#);
+    assert_eq!(handle.reason.as_deref(), Some("writes need a person"));
+    assert_eq!(ran(&first), counts(&[("read a.txt", 1)]));
+
+    let second = make()(store);
+    let text = handle.to_string();
+    let done = second
+        .rt
+        .resume(&text.parse().unwrap(), Approval::Approved)
+        .await
+        .unwrap();
+    assert!(!done.is_error(), "{done:?}");
+    assert_eq!(
+        done.value().unwrap()["result"],
+        json!(["read:a.txt", "write:b.txt", "read:c.txt"])
+    );
+    // The journaled read did not run again; the write and the last read ran live once.
+    assert_eq!(
+        ran(&second),
+        counts(&[("read c.txt", 1), ("write b.txt", 1)])
+    );
+    // The resumed run recorded only its live calls.
+    let starts: Vec<String> = second
+        .sink
+        .events()
+        .iter()
+        .filter_map(|e| match e {
+            SessionEvent::CodeDispatchStart { id, .. } => Some(id.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(starts, ["outer:code:2", "outer:code:3"]);
+    let again = second
+        .rt
+        .resume(&handle, Approval::Approved)
+        .await
+        .unwrap_err();
+    assert_eq!(again.code(), codes::APPROVAL_ALREADY_RESUMED);
+}
+
+/// A denial reaches the program as the call's failure, and the program goes on.
+async fn denied_on_resume(
+    make: impl Fn() -> Box<dyn Fn(Arc<MemoryStore>) -> Setup>,
+    program: &str,
+) {
+    let store = Arc::new(MemoryStore::new());
+    let setup = make()(store);
+    let handle = handle_of(&setup.rt.execute(run_code(&setup, program)).await);
+    let done = setup
+        .rt
+        .resume(&handle, Approval::deny("no writes today"))
+        .await
+        .unwrap();
+    assert!(!done.is_error(), "{done:?}");
+    assert_eq!(
+        done.value().unwrap()["result"],
+        json!(["read:a.txt", "denied: no writes today", "read:c.txt"])
+    );
+    assert_eq!(ran(&setup), counts(&[("read a.txt", 1), ("read c.txt", 1)]));
+}
+
+/// A program whose first call depends on something not journaled (a random number) makes a
+/// different call on replay: the run fails at once and nothing after it runs.
+async fn diverges(make: impl Fn() -> Box<dyn Fn(Arc<MemoryStore>) -> Setup>, program: &str) {
+    let store = Arc::new(MemoryStore::new());
+    let setup = make()(store);
+    let handle = handle_of(&setup.rt.execute(run_code(&setup, program)).await);
+    let before = ran(&setup);
+    let done = setup.rt.resume(&handle, Approval::Approved).await.unwrap();
+    assert_eq!(done.code(), Some(CODE_RUN_DIVERGED), "{done:?}");
+    assert!(done.text().contains("call 1"), "{}", done.text());
+    assert_eq!(ran(&setup), before, "nothing ran after the divergence");
+}
+
+const TS_PROGRAM: &str = r#"
+const a = await tools.read({ path: "a.txt" });
+let b: string;
+try {
+  b = await tools.write({ path: "b.txt" });
+} catch (e) {
+  b = "denied: " + (e as Error).message;
+}
+const c = await tools.read({ path: "c.txt" });
+return [a, b, c];
+"#;
+
+const TS_RANDOM: &str = r#"
+await tools.read({ path: String(Math.random()) });
+await tools.write({ path: "b.txt" });
+return "done";
+"#;
+
+const PY_PROGRAM: &str = r#"
+a = await tools.read({'path': 'a.txt'})
+try:
+    b = await tools.write({'path': 'b.txt'})
+except ToolCallError as e:
+    b = 'denied: ' + e.message
+c = await tools.read({'path': 'c.txt'})
+return [a, b, c]
+"#;
+
+const PY_RANDOM: &str = r#"
+import random
+await tools.read({'path': str(random.random())})
+await tools.write({'path': 'b.txt'})
+return 'done'
+"#;
+
+#[cfg(feature = "typescript")]
+mod typescript {
+    use super::*;
+    use tools_code::TypeScriptRuntime;
+
+    fn make() -> Box<dyn Fn(Arc<MemoryStore>) -> Setup> {
+        Box::new(|store| setup(TypeScriptRuntime::new(), store))
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_paused_program_resumes_with_its_journal_and_runs_each_body_once() {
+        pause_and_resume(make, TS_PROGRAM).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_denial_reaches_the_resumed_program_as_the_calls_failure() {
+        denied_on_resume(make, TS_PROGRAM).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_program_that_calls_differently_on_replay_diverges() {
+        diverges(make, TS_RANDOM).await;
+    }
+}
+
+#[cfg(feature = "python")]
+mod python {
+    use super::*;
+    use tools_code::PythonRuntime;
+
+    fn make() -> Box<dyn Fn(Arc<MemoryStore>) -> Setup> {
+        Box::new(|store| setup(PythonRuntime::new(), store))
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_paused_program_resumes_with_its_journal_and_runs_each_body_once() {
+        pause_and_resume(make, PY_PROGRAM).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_denial_reaches_the_resumed_program_as_the_calls_failure() {
+        denied_on_resume(make, PY_PROGRAM).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_program_that_calls_differently_on_replay_diverges() {
+        diverges(make, PY_RANDOM).await;
+    }
+}

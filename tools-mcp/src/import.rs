@@ -43,23 +43,44 @@
 //! ([`ToolDefinition::timeout_max_total`]), so the runtime's own timeout wrapper, if installed,
 //! agrees.
 //!
-//! Tasks: the import declares the MCP tasks extension (SEP-2663), so a server may answer a
-//! `tools/call` with a task (`CreateTaskResult`) instead of its result. The call then polls
-//! `tasks/get` at the interval the task suggests (held to 50 ms .. 5 s; 500 ms without one)
-//! until the task ends: `completed` gives the result, read as a `tools/call` answer is;
-//! `failed` and a task the server `cancelled` fail with [`codes::MCP_TOOL_ERROR`]; a task that
-//! asks for input (`input_required`, answered by `tasks/update`) fails the same way, as an
-//! imported tool has no one to ask, and is cancelled. The call's limits go on counting from the
-//! call's start; a change of the task's `lastUpdatedAt` counts as progress for a timeout that
-//! restarts on it. Leaving before the end (the call cancelled, a limit reached, the future
-//! dropped) sends `tasks/cancel`; a timeout says the call ran as a task and that the task was
-//! cancelled. A call that leaves while its `tools/call` is still unanswered, on a server that
-//! declares the extension, waits up to a second for the answer before it sends
+//! Tasks come in two dialects, and the import speaks the one the server declares:
+//!
+//! - **The 2025-11-25 draft** (the TypeScript SDK's experimental tasks; npm's server-everything
+//!   speaks it; the crate's `tasks_draft` module). A tool that declares
+//!   `execution.taskSupport: "required"` in `tools/list` is called as a task, one that declares
+//!   `"optional"` only when the options ask ([`ImportOptions::optional_tasks`],
+//!   [`ImportOptions::tool_optional_task`]), one that declares `"forbidden"` (or nothing) never.
+//!   The imported definition of a tool called as a task is long-running
+//!   ([`ToolDefinition::is_long_running`]). Its `tools/call` carries `task` (`{"ttl": ms}`, the
+//!   longest the call may wait: its maximum total time, else its timeout), and the server answers
+//!   with the task. The call then polls `tasks/get` at the interval the task suggests
+//!   (`pollInterval`), and takes the server's `notifications/tasks/status` for the task as they
+//!   come (and its `notifications/progress` for the request's token, which go on after the
+//!   answer); once the task is `completed` it fetches the result with `tasks/result`. Each new
+//!   `statusMessage` of a working task becomes a progress report of the local call, numbered 1,
+//!   2, ... with the message, until the server sends `notifications/progress` for the call: then
+//!   only those are reports. Over HTTP the draft's `execution` is seen only in an answer that
+//!   comes as an SSE event (rmcp's client reads a plain JSON body itself, without it).
+//! - **SEP-2663** (the `io.modelcontextprotocol/tasks` extension, as rmcp 3.11 speaks it): the
+//!   import declares the extension, so a server may answer any other `tools/call` with a task
+//!   (`CreateTaskResult`) instead of its result. The call then polls `tasks/get` until the task
+//!   ends; `completed` carries the result inline. The server's `notifications/progress` reach
+//!   the call only until the task is created; SEP-2663's `notifications/tasks` are not listened
+//!   for (rmcp 3.11 cannot route them on a 2026-07-28 connection), polling is the one way.
+//!
+//! Either way: the interval is held to 50 ms .. 5 s (500 ms without one); the result is read as
+//! a `tools/call` answer is; `failed` (with the server's error or status message) and a task the
+//! server `cancelled` fail with [`codes::MCP_TOOL_ERROR`]; a task that asks for input
+//! (`input_required`) fails the same way, as an imported tool has no one to ask, and is
+//! cancelled. The call's limits go on counting from the call's start; a newer state of the task
+//! (its `lastUpdatedAt`) counts as progress for a timeout that restarts on it. Leaving before
+//! the end (the call cancelled, a limit reached, the future dropped) sends `tasks/cancel`; a
+//! timeout ([`codes::MCP_TIMEOUT`]) says the call ran as a task and that the task was cancelled.
+//! A call that leaves while its `tools/call` is still unanswered, on a server that declares the
+//! extension or for a task-augmented call, waits up to a second for the answer before it sends
 //! `notifications/cancelled`: the server may have made a task before it heard, and that task
 //! (which outlives its request, and whose answer a 2026-07-28 HTTP cancellation would drop with
-//! the stream) gets `tasks/cancel` instead. The server's `notifications/progress` reach the call only until the task is
-//! created; SEP-2663's `notifications/tasks` are not listened for (rmcp 3.11 cannot route them
-//! on a 2026-07-28 connection), polling is the one way.
+//! the stream) gets `tasks/cancel` instead.
 //!
 //! Traces (feature `otel`): each `tools/call` carries the trace context of the importing call's
 //! span (its `execute_tool` span) in its `_meta`, `traceparent` and, when not empty,
@@ -113,8 +134,9 @@ use tools_runtime::{Output, Registration, Scope, ToolDefinition, ToolError, Tool
 
 use crate::error::{ConnectError, McpError, RequestError, SpawnError, codes, report};
 use crate::import_http::LimitedClient;
-use crate::progress::{ProgressRoutes, ProgressTap};
+use crate::progress::{Claimed, ProgressRoutes, ProgressTap, Update};
 use crate::schema::FullSchema;
+use crate::tasks_draft::{Dialect, TaskState, TaskSupport};
 use crate::wire::{DEFAULT_MAX_MESSAGE_SIZE, LineTransport, REASON_TOO_LARGE, made_up_reason};
 use tools_schema::excerpt::cut;
 
@@ -244,6 +266,8 @@ pub struct ImportOptions {
     tool_timeouts: HashMap<String, Duration>,
     max_total: Option<Duration>,
     tool_max_totals: HashMap<String, Duration>,
+    optional_tasks: bool,
+    tool_optional_tasks: HashMap<String, bool>,
     max_message_size: usize,
 }
 
@@ -264,6 +288,8 @@ impl Default for ImportOptions {
             tool_timeouts: HashMap::new(),
             max_total: None,
             tool_max_totals: HashMap::new(),
+            optional_tasks: false,
+            tool_optional_tasks: HashMap::new(),
             max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
         }
     }
@@ -280,6 +306,8 @@ impl fmt::Debug for ImportOptions {
             .field("tool_timeouts", &self.tool_timeouts)
             .field("max_total", &self.max_total)
             .field("tool_max_totals", &self.tool_max_totals)
+            .field("optional_tasks", &self.optional_tasks)
+            .field("tool_optional_tasks", &self.tool_optional_tasks)
             .field("max_message_size", &self.max_message_size)
             .finish_non_exhaustive()
     }
@@ -377,6 +405,31 @@ impl ImportOptions {
     ) -> ImportOptions {
         self.tool_max_totals.insert(name.into(), max_total);
         self
+    }
+
+    /// Calls every tool whose server declares the 2025-11-25 draft's `taskSupport: "optional"`
+    /// as a task (off by default: such a tool is called plainly, and the server answers as it
+    /// would any call). A tool that declares `"required"` is always called as a task, one that
+    /// declares `"forbidden"` (or nothing) never; see the module doc's Tasks.
+    /// [`tool_optional_task`](Self::tool_optional_task) sets one tool's own.
+    pub fn optional_tasks(mut self, on: bool) -> ImportOptions {
+        self.optional_tasks = on;
+        self
+    }
+
+    /// [`optional_tasks`](Self::optional_tasks) for the server's tool `name` alone (the server's
+    /// name, before renaming), in place of the import's setting.
+    pub fn tool_optional_task(mut self, name: impl Into<String>, on: bool) -> ImportOptions {
+        self.tool_optional_tasks.insert(name.into(), on);
+        self
+    }
+
+    /// Whether the server's tool `remote`, declaring draft tasks optional, is called as a task.
+    fn optional_task(&self, remote: &str) -> bool {
+        self.tool_optional_tasks
+            .get(remote)
+            .copied()
+            .unwrap_or(self.optional_tasks)
     }
 
     /// The time limits of a call of the server's tool `remote`.
@@ -1005,7 +1058,11 @@ pub async fn list_tools(
             source: why,
         });
     let _ = client.cancel().await;
+    let mut listed = listed?;
     listed
+        .iter_mut()
+        .for_each(crate::tasks_draft::forget_execution);
+    Ok(listed)
 }
 
 /// Every page of `tools/list`, bounded by [`MAX_PAGES`] and [`MAX_TOOLS`], each page by
@@ -1183,17 +1240,27 @@ fn definition(
         .or_else(|| tool.title.clone())
         .unwrap_or_default();
     let limits = inner.options.limits(remote);
+    let as_task = match crate::tasks_draft::task_support(tool) {
+        Some(TaskSupport::Required) => true,
+        Some(TaskSupport::Optional) => inner.options.optional_task(remote),
+        Some(TaskSupport::Forbidden) | None => false,
+    };
     let call = Arc::new(RemoteCall {
         inner: Arc::downgrade(inner),
         remote: remote.to_owned(),
         input,
         output: output_check,
         limits,
+        as_task,
     });
     let mut builder = ToolDefinition::raw(local)
         .description(description)
         .input_schema(input_schema)
         .output(output);
+    if as_task {
+        // Its calls run as tasks: a server of ours offers it as one too.
+        builder = builder.long_running();
+    }
     if !limits.timeout.is_zero() {
         builder = builder.timeout(limits.timeout);
         if let Some(max_total) = limits.max_total {
@@ -1264,6 +1331,21 @@ impl Deadline {
         }
     }
 
+    /// [`progressed`](Self::progressed), with `deadline` moved to the call's new end: the limit
+    /// it then is.
+    fn moved(&mut self, deadline: std::pin::Pin<&mut tokio::time::Sleep>) -> Limit {
+        self.progressed();
+        let (until, limit) = self.next();
+        deadline.reset(until);
+        limit
+    }
+
+    /// The longest the call may take: its maximum total time, or its timeout when that does
+    /// not restart.
+    fn bound(limits: CallLimits) -> Duration {
+        limits.max_total.unwrap_or(limits.timeout)
+    }
+
     /// The call's error for running into `limit`; `task` is the MCP task it ran as, if any.
     fn error(&self, limit: Limit, tool: &str, task: Option<&str>) -> ToolError {
         let told = match task {
@@ -1304,6 +1386,8 @@ struct RemoteCall {
     output: Option<Arc<FullSchema>>,
     /// How long the server may take.
     limits: CallLimits,
+    /// Whether its calls are task-augmented (the 2025-11-25 draft's tasks).
+    as_task: bool,
 }
 
 impl RemoteCall {
@@ -1332,7 +1416,11 @@ impl RemoteCall {
         params.arguments = Some(map.clone());
         // The importing call's trace context, for the server's span (feature `otel`).
         crate::trace::inject(&mut params);
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let request = if self.as_task {
+            task_augmented(params, self.limits)
+        } else {
+            ClientRequest::CallToolRequest(CallToolRequest::new(params))
+        };
         let aborted = || {
             ToolError::with_code(
                 tools_runtime::codes::ABORTED,
@@ -1357,36 +1445,40 @@ impl RemoteCall {
         // dropped) sends `notifications/cancelled`, or `tasks/cancel` when the answer is a task
         // after all (see `Abandoned`).
         let mut progress = routes.claim(&handle.progress_token);
-        let mut abandoned = Abandoned::request(peer.clone(), handle);
+        let mut abandoned = Abandoned::request(peer.clone(), handle, self.as_task);
         let outcome = loop {
             tokio::select! {
                 biased;
                 () = ctx.cancellation().cancelled() => return Err(aborted()),
                 () = &mut deadline => return Err(limits.error(limit, ctx.name(), None)),
                 outcome = abandoned.answer() => break outcome,
-                Some(report) = progress.next() => {
-                    if forward_progress(ctx, &report) {
-                        limits.progressed();
-                        let until;
-                        (until, limit) = limits.next();
-                        deadline.as_mut().reset(until);
+                Some(update) = progress.next() => {
+                    if let Update::Progress(report) = update
+                        && forward_progress(ctx, &report)
+                    {
+                        limit = limits.moved(deadline.as_mut());
                     }
                 }
             }
         };
         drop(abandoned);
-        // The reports the server sent before its answer, still queued.
-        while let Some(report) = progress.queued() {
-            let _taken = forward_progress(ctx, &report);
-        }
-        drop(progress);
-        // A long-running tool may answer with a task: await it.
-        let outcome = match outcome {
-            Ok(ServerResult::CreateTaskResult(created)) => {
-                let result = await_task(&peer, created.task, ctx, &mut limits).await?;
+        // A long-running tool may answer with a task (the server's choice under SEP-2663, the
+        // draft's for a task-augmented call): await it.
+        let outcome = match outcome.as_ref().ok().and_then(TaskState::created) {
+            Some((dialect, task)) => {
+                let result = await_task(&peer, dialect, task, ctx, &mut limits, progress).await?;
                 Ok(ServerResult::CallToolResult(result))
             }
-            other => other,
+            None => {
+                // The reports the server sent before its answer, still queued.
+                while let Some(update) = progress.queued() {
+                    if let Update::Progress(report) = update {
+                        let _taken = forward_progress(ctx, &report);
+                    }
+                }
+                drop(progress);
+                outcome
+            }
         };
         let result = match outcome.map(call_tool_result) {
             Ok(Ok(result)) => result,
@@ -1437,7 +1529,7 @@ impl RemoteCall {
 }
 
 /// The bounds of the interval between two `tasks/get` of a task; the server's `pollIntervalMs`
-/// is held to them, 500 ms without one.
+/// (the draft's `pollInterval`) is held to them, 500 ms without one.
 const POLL_MIN: Duration = Duration::from_millis(50);
 const POLL_MAX: Duration = Duration::from_secs(5);
 const POLL_DEFAULT: Duration = Duration::from_millis(500);
@@ -1449,108 +1541,315 @@ fn poll_interval(suggested: Option<u64>) -> Duration {
         .clamp(POLL_MIN, POLL_MAX)
 }
 
-/// Awaits the MCP task a server answered a call with: `tasks/get` at the interval the task
-/// suggests until it ends, within the call's limits (a change of the task's `lastUpdatedAt`
-/// counts as progress). Leaving early (cancelled, past a limit, the future dropped, a task that
-/// asks for input) sends `tasks/cancel`.
-async fn await_task(
-    peer: &Peer<RoleClient>,
-    task: rmcp::model::Task,
-    ctx: &ToolRunContext,
-    limits: &mut Deadline,
-) -> Result<CallToolResult, ToolError> {
-    use rmcp::model::{GetTaskParams, TaskPayload};
-    let id = task.task_id.clone();
-    let gone = |why: &str| server_gone(ctx.name(), why);
-    let aborted = || {
+/// A task-augmented `tools/call` of the 2025-11-25 draft: `params` with `task` added, its `ttl`
+/// the longest the call may wait (none for a zero bound: the server's choice). The request's
+/// `_meta` (trace context) goes where rmcp adds the progress token.
+fn task_augmented(mut params: CallToolRequestParams, limits: CallLimits) -> ClientRequest {
+    let meta = params.meta.take();
+    let mut task = serde_json::Map::new();
+    let bound = Deadline::bound(limits);
+    if !bound.is_zero() {
+        let ttl = u64::try_from(bound.as_millis()).unwrap_or(u64::MAX);
+        task.insert("ttl".to_owned(), Value::from(ttl));
+    }
+    let mut body = match serde_json::to_value(&params) {
+        Ok(Value::Object(body)) => body,
+        _ => serde_json::Map::new(),
+    };
+    body.insert("task".to_owned(), Value::Object(task));
+    let mut request = rmcp::model::CustomRequest::new("tools/call", Some(Value::Object(body)));
+    if let Some(meta) = meta {
+        request.extensions.insert(meta);
+    }
+    ClientRequest::CustomRequest(request)
+}
+
+/// A call awaiting its task: what it has seen of it (the last state taken, the polling
+/// interval, the status messages it reported as progress) and the call's limits.
+struct Awaiting<'a> {
+    peer: &'a Peer<RoleClient>,
+    ctx: &'a ToolRunContext,
+    limits: &'a mut Deadline,
+    dialect: Dialect,
+    id: String,
+    /// When the call runs out of time, and which limit that is.
+    deadline: std::pin::Pin<Box<tokio::time::Sleep>>,
+    limit: Limit,
+    /// `tasks/cancel` unless disarmed.
+    cancel: Abandoned,
+    /// Whether the call was cancelled or ran out of time (then `tasks/cancel` goes, whatever
+    /// the task's state).
+    stopped: bool,
+    /// The last state taken (without its inline result).
+    seen: Option<TaskState>,
+    interval: Duration,
+    /// Whether the server sent `notifications/progress` for the call (then its status messages
+    /// are no longer reports).
+    reported: bool,
+    /// How many status messages were reported.
+    statuses: u32,
+    last_message: Option<String>,
+}
+
+impl Awaiting<'_> {
+    /// `future`'s output, unless the call is cancelled or runs out of time first.
+    async fn within<F: Future>(&mut self, future: F) -> Result<F::Output, ToolError> {
+        let outcome = tokio::select! {
+            biased;
+            () = self.ctx.cancellation().cancelled() => Err(self.aborted()),
+            () = &mut self.deadline => Err(self.timed_out()),
+            output = future => Ok(output),
+        };
+        self.stopped |= outcome.is_err();
+        outcome
+    }
+
+    fn aborted(&self) -> ToolError {
         ToolError::with_code(
             tools_runtime::codes::ABORTED,
             format!(
                 "the call was cancelled; the MCP server was told (tasks/cancel of `{}`)",
-                cut(&id)
+                cut(&self.id)
             ),
         )
-    };
-    let mut cancel = Abandoned::task(peer.clone(), id.clone());
-    let mut seen = task.last_updated_at.clone();
-    let mut interval = poll_interval(task.poll_interval_ms);
-    let (until, mut limit) = limits.next();
-    let deadline = tokio::time::sleep_until(until);
-    tokio::pin!(deadline);
-    loop {
-        tokio::select! {
-            biased;
-            () = ctx.cancellation().cancelled() => return Err(aborted()),
-            () = &mut deadline => return Err(limits.error(limit, ctx.name(), Some(&id))),
-            () = tokio::time::sleep(interval) => {}
+    }
+
+    fn timed_out(&self) -> ToolError {
+        self.limits
+            .error(self.limit, self.ctx.name(), Some(&self.id))
+    }
+
+    fn failed(&self, error: ServiceError) -> ToolError {
+        call_failed(error, self.ctx.name(), &|why| {
+            server_gone(self.ctx.name(), why)
+        })
+    }
+
+    /// Takes `state` when it is this task's and later than the last
+    /// ([`TaskState::later_than`]): it counts as progress for the call's limits, sets the
+    /// polling interval, and (draft) its new status message becomes a progress report, numbered
+    /// 1, 2, ... Gives the state taken.
+    fn take(&mut self, state: TaskState) -> Option<TaskState> {
+        let terminal = state.status.is_terminal();
+        if state.id != self.id || !state.later_than(self.seen.as_ref()) {
+            return None;
         }
-        let got = tokio::select! {
-            biased;
-            () = ctx.cancellation().cancelled() => return Err(aborted()),
-            () = &mut deadline => return Err(limits.error(limit, ctx.name(), Some(&id))),
-            got = peer.get_task(GetTaskParams::new(id.clone())) => got,
-        };
-        let got = got.map_err(|e| call_failed(e, ctx.name(), &gone))?;
-        let state = got.task;
-        if state.task.last_updated_at != seen {
-            seen = state.task.last_updated_at.clone();
-            limits.progressed();
-            let until;
-            (until, limit) = limits.next();
-            deadline.as_mut().reset(until);
+        self.seen = Some(TaskState {
+            result: None,
+            error: None,
+            ..state.clone()
+        });
+        self.interval = poll_interval(state.poll_ms);
+        self.limit = self.limits.moved(self.deadline.as_mut());
+        if self.dialect == Dialect::Draft
+            && !self.reported
+            && !terminal
+            && let Some(message) = &state.message
+            && self.last_message.as_ref() != Some(message)
+        {
+            self.last_message = Some(message.clone());
+            self.statuses += 1;
+            let progress = Progress::new(f64::from(self.statuses)).with_message(message.clone());
+            let _taken = take_progress(self.ctx, progress);
         }
-        interval = poll_interval(state.task.poll_interval_ms);
-        match state.payload {
-            TaskPayload::Completed { result } => {
-                cancel.disarm();
-                return serde_json::from_value::<CallToolResult>(Value::Object(result)).map_err(
-                    |e| {
+        Some(state)
+    }
+
+    /// One update from the server: a progress report goes to the call (and counts as
+    /// progress), a status is taken as [`take`](Self::take) says. Gives a status taken.
+    fn update(&mut self, update: Update) -> Option<TaskState> {
+        match update {
+            Update::Progress(progress) => {
+                self.reported = true;
+                if forward_progress(self.ctx, &progress) {
+                    self.limit = self.limits.moved(self.deadline.as_mut());
+                }
+                None
+            }
+            Update::Status(state) => self.take(state),
+        }
+    }
+
+    /// The task's state from `tasks/get`, taken as [`take`](Self::take) says.
+    async fn poll(&mut self) -> Result<Option<TaskState>, ToolError> {
+        use rmcp::model::{GetTaskParams, GetTaskRequest};
+        let get = GetTaskRequest::new(GetTaskParams::new(self.id.clone()));
+        let peer = self.peer;
+        let got = self
+            .within(peer.send_request(ClientRequest::GetTaskRequest(get)))
+            .await?
+            .map_err(|e| self.failed(e))?;
+        let got = TaskState::got(&got).ok_or_else(|| {
+            ToolError::with_code(
+                codes::MCP_INVALID_RESULT,
+                format!(
+                    "the MCP server answered tasks/get for `{}` with no task",
+                    self.ctx.name()
+                ),
+            )
+        })?;
+        Ok(self.take(got))
+    }
+
+    /// The call's outcome once its task is in `state`; `None` while the task works.
+    async fn outcome(
+        &mut self,
+        state: &mut TaskState,
+    ) -> Option<Result<CallToolResult, ToolError>> {
+        use rmcp::model::TaskStatus;
+        let tool = self.ctx.name();
+        let outcome = match state.status {
+            TaskStatus::Completed => match self.dialect {
+                Dialect::Extension => {
+                    let result = Value::Object(state.result.take().unwrap_or_default());
+                    serde_json::from_value::<CallToolResult>(result).map_err(|e| {
                         ToolError::with_code(
                             codes::MCP_INVALID_RESULT,
                             format!(
-                                "the MCP task of `{}` completed with no tools/call result: {}",
-                                ctx.name(),
+                                "the MCP task of `{tool}` completed with no tools/call result: {}",
                                 cut(&e.to_string())
                             ),
                         )
-                    },
-                );
-            }
-            TaskPayload::Failed { error } => {
-                cancel.disarm();
-                let words = error
-                    .get("message")
+                    })
+                }
+                Dialect::Draft => self.fetch_result().await,
+            },
+            TaskStatus::Failed => {
+                let words = state
+                    .error
+                    .as_ref()
+                    .and_then(|error| error.get("message"))
                     .and_then(Value::as_str)
+                    .or(state.message.as_deref())
                     .unwrap_or("no message");
-                return Err(ToolError::with_code(
+                Err(ToolError::with_code(
                     codes::MCP_TOOL_ERROR,
-                    format!("the MCP task of `{}` failed: {}", ctx.name(), cut(words)),
-                ));
+                    format!("the MCP task of `{tool}` failed: {}", cut(words)),
+                ))
             }
-            TaskPayload::Cancelled => {
-                cancel.disarm();
-                return Err(ToolError::with_code(
+            TaskStatus::Cancelled => {
+                let why = state
+                    .message
+                    .as_deref()
+                    .map(|m| format!(": {}", cut(m)))
+                    .unwrap_or_default();
+                Err(ToolError::with_code(
                     codes::MCP_TOOL_ERROR,
-                    format!("the MCP server cancelled the task of `{}`", ctx.name()),
-                ));
+                    format!("the MCP server cancelled the task of `{tool}`{why}"),
+                ))
             }
-            TaskPayload::InputRequired { .. } => {
-                return Err(ToolError::with_code(
+            TaskStatus::InputRequired => {
+                // Left armed: the task is cancelled.
+                return Some(Err(ToolError::with_code(
                     codes::MCP_TOOL_ERROR,
                     format!(
-                        "the MCP task of `{}` asks for input (tasks/update), which an imported \
-                         tool cannot give; the task was cancelled",
-                        ctx.name()
+                        "the MCP task of `{tool}` asks for input, which an imported tool cannot \
+                         give; the task was cancelled"
                     ),
-                ));
+                )));
             }
-            _ => {}
+            _ => return None,
+        };
+        if !self.stopped {
+            self.cancel.disarm();
+        }
+        Some(outcome)
+    }
+
+    /// The draft's `tasks/result` of the completed task, read as a `tools/call` answer is.
+    async fn fetch_result(&mut self) -> Result<CallToolResult, ToolError> {
+        let request = rmcp::model::CustomRequest::new(
+            crate::tasks_draft::RESULT_METHOD,
+            Some(json!({"taskId": self.id})),
+        );
+        let peer = self.peer;
+        let fetched = self
+            .within(peer.send_request(ClientRequest::CustomRequest(request)))
+            .await?
+            .map_err(|e| self.failed(e))?;
+        call_tool_result(fetched).map_err(|unexpected| {
+            ToolError::with_code(
+                codes::MCP_INVALID_RESULT,
+                format!(
+                    "the MCP server answered tasks/result of `{}` with {unexpected}, not a \
+                     tools/call result",
+                    self.ctx.name()
+                ),
+            )
+        })
+    }
+}
+
+/// Awaits the MCP task a server answered a call with, in its dialect: `tasks/get` at the
+/// interval the task suggests, and (draft) the server's `notifications/progress` and
+/// `notifications/tasks/status` for it as they come on `updates`, until the task ends, within
+/// the call's limits (a newer state counts as progress). A completed task's result is inline
+/// (SEP-2663) or fetched with `tasks/result` (draft). Leaving early (cancelled, past a limit, the
+/// future dropped, a task that asks for input) sends `tasks/cancel`.
+async fn await_task(
+    peer: &Peer<RoleClient>,
+    dialect: Dialect,
+    first: TaskState,
+    ctx: &ToolRunContext,
+    limits: &mut Deadline,
+    mut updates: Claimed,
+) -> Result<CallToolResult, ToolError> {
+    let (until, limit) = limits.next();
+    let id = first.id.clone();
+    let mut awaiting = Awaiting {
+        peer,
+        ctx,
+        limits,
+        dialect,
+        cancel: Abandoned::task(peer.clone(), id.clone()),
+        stopped: false,
+        id,
+        deadline: Box::pin(tokio::time::sleep_until(until)),
+        limit,
+        seen: None,
+        interval: POLL_DEFAULT,
+        reported: false,
+        statuses: 0,
+        last_message: None,
+    };
+    // What came with or before the answer, in order, then the state the answer gave.
+    let mut latest = None;
+    while let Some(update) = updates.queued() {
+        latest = awaiting.update(update).or(latest);
+    }
+    let mut state = awaiting.take(first).or(latest).ok_or_else(|| {
+        ToolError::with_code(
+            codes::MCP_INVALID_RESULT,
+            format!(
+                "the MCP server answered `{}` with a task without a state",
+                ctx.name()
+            ),
+        )
+    })?;
+    let mut poll = Box::pin(tokio::time::sleep(awaiting.interval));
+    loop {
+        if let Some(outcome) = awaiting.outcome(&mut state).await {
+            return outcome;
+        }
+        let next = tokio::select! {
+            biased;
+            () = ctx.cancellation().cancelled() => return Err(awaiting.aborted()),
+            () = &mut awaiting.deadline => return Err(awaiting.timed_out()),
+            Some(update) = updates.next() => awaiting.update(update),
+            () = &mut poll => {
+                let taken = awaiting.poll().await?;
+                poll.as_mut().reset(tokio::time::Instant::now() + awaiting.interval);
+                taken
+            }
+        };
+        if let Some(next) = next {
+            state = next;
         }
     }
 }
 
-/// A server's progress report as a report of the local call; whether it was taken. One the
-/// pipeline refuses (not finite, not increasing, after the call ended) is dropped with a warning.
+/// A server's progress report as a report of the local call; whether it was taken (see
+/// [`take_progress`]).
 fn forward_progress(ctx: &ToolRunContext, report: &ProgressNotificationParam) -> bool {
     let mut progress = Progress::new(report.progress);
     if let Some(total) = report.total {
@@ -1559,6 +1858,12 @@ fn forward_progress(ctx: &ToolRunContext, report: &ProgressNotificationParam) ->
     if let Some(message) = &report.message {
         progress = progress.with_message(message.clone());
     }
+    take_progress(ctx, progress)
+}
+
+/// `progress` as a report of the local call; whether it was taken. One the pipeline refuses
+/// (not finite, not increasing, after the call ended) is dropped with a warning.
+fn take_progress(ctx: &ToolRunContext, progress: Progress) -> bool {
     match ctx.progress(progress) {
         Ok(()) => true,
         Err(refused) => {
@@ -1653,16 +1958,20 @@ enum Left {
 }
 
 impl Abandoned {
-    /// A request in flight: armed until [`answer`](Self::answer) gives its answer.
+    /// A request in flight: armed until [`answer`](Self::answer) gives its answer. A
+    /// task-augmented request (the draft's) waits for its answer as a request to a server that
+    /// declares the tasks extension does.
     fn request(
         peer: Peer<RoleClient>,
         handle: rmcp::service::RequestHandle<RoleClient>,
+        task_augmented: bool,
     ) -> Abandoned {
         let id = handle.id.clone();
-        let grace = peer
-            .peer_info()
-            .is_some_and(|info| info.capabilities.supports_tasks())
-            .then_some(TASK_GRACE);
+        let grace = (task_augmented
+            || peer
+                .peer_info()
+                .is_some_and(|info| info.capabilities.supports_tasks()))
+        .then_some(TASK_GRACE);
         Abandoned {
             peer,
             left: Some(Left::Request {
@@ -1716,16 +2025,14 @@ impl Drop for Abandoned {
                     // its request, so it is cancelled on its own.
                     if let Some(grace) = grace {
                         match tokio::time::timeout(grace, &mut answer).await {
-                            Ok(Ok(ServerResult::CreateTaskResult(created))) => {
-                                let cancel =
-                                    rmcp::model::CancelTaskParams::new(created.task.task_id);
-                                if let Err(error) = peer.cancel_task(cancel).await {
-                                    tracing::debug!(%error, "tasks/cancel failed");
+                            Ok(Ok(answer)) => {
+                                if let Some((_, task)) = TaskState::created(&answer) {
+                                    cancel_task(&peer, task.id).await;
                                 }
+                                // Otherwise answered: nothing runs on.
                                 return;
                             }
-                            // Answered: nothing runs on.
-                            Ok(_) => return,
+                            Ok(Err(_)) => return,
                             Err(_) => {}
                         }
                     }
@@ -1735,14 +2042,22 @@ impl Drop for Abandoned {
                     );
                     let _ = peer.notify_cancelled(cancelled).await;
                 }
-                Left::Task(id) => {
-                    let cancel = rmcp::model::CancelTaskParams::new(id);
-                    if let Err(error) = peer.cancel_task(cancel).await {
-                        tracing::debug!(%error, "tasks/cancel failed");
-                    }
-                }
+                Left::Task(id) => cancel_task(&peer, id).await,
             }
         });
+    }
+}
+
+/// Sends `tasks/cancel` for the task `id`, whatever the answer's shape (an empty one under
+/// SEP-2663, the cancelled task in the draft); a failure is only logged.
+async fn cancel_task(peer: &Peer<RoleClient>, id: String) {
+    use rmcp::model::{CancelTaskParams, CancelTaskRequest};
+    let request = CancelTaskRequest::new(CancelTaskParams::new(id));
+    if let Err(error) = peer
+        .send_request(ClientRequest::CancelTaskRequest(request))
+        .await
+    {
+        tracing::debug!(%error, "tasks/cancel failed");
     }
 }
 
@@ -1781,4 +2096,55 @@ fn server_gone(tool: &str, why: &str) -> ToolError {
             "the MCP server of `{tool}` is not connected ({why}); the import must reconnect it"
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use rmcp::model::{GetMeta, NumberOrString, ProgressToken, RequestParamsMeta};
+
+    #[test]
+    fn a_task_augmented_call_keeps_its_meta_and_asks_for_the_calls_bound() {
+        let mut params = CallToolRequestParams::new("slow");
+        params.arguments = json!({"n": 1}).as_object().cloned();
+        params.set_traceparent("00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01");
+        let limits = CallLimits {
+            timeout: Duration::from_secs(2),
+            max_total: None,
+        };
+        let mut request = task_augmented(params, limits);
+        // What rmcp adds as it sends the request.
+        request
+            .get_meta_mut()
+            .set_progress_token(ProgressToken(NumberOrString::Number(7)));
+        let message = ClientJsonRpcMessage::request(request, RequestId::Number(1));
+        let wire = serde_json::to_value(&message).unwrap();
+        assert_eq!(wire["method"], "tools/call");
+        let params = &wire["params"];
+        assert_eq!(params["name"], "slow");
+        assert_eq!(params["arguments"], json!({"n": 1}));
+        assert_eq!(params["task"], json!({"ttl": 2000}));
+        assert_eq!(params["_meta"]["progressToken"], 7);
+        assert!(
+            params["_meta"]["traceparent"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("00-0af7")),
+            "{wire}"
+        );
+        let text = serde_json::to_string(&message).unwrap();
+        assert_eq!(text.matches("\"_meta\"").count(), 1, "{text}");
+
+        // A timeout that restarts on progress: its maximum total time is the bound.
+        let limits = CallLimits {
+            timeout: Duration::from_secs(2),
+            max_total: Some(Duration::from_secs(30)),
+        };
+        let request = task_augmented(CallToolRequestParams::new("slow"), limits);
+        let wire =
+            serde_json::to_value(ClientJsonRpcMessage::request(request, RequestId::Number(2)))
+                .unwrap();
+        assert_eq!(wire["params"]["task"], json!({"ttl": 30_000}));
+    }
 }

@@ -6,6 +6,11 @@
 //! with "stream closed"). Here both become a JSON-RPC error for the request's id that names the
 //! limit (code [`MCP_MESSAGE_TOO_LARGE`](crate::codes::MCP_MESSAGE_TOO_LARGE) at the call).
 //! HTTP clients stop reading at the limit, so the size is given as "more than" the limit.
+//!
+//! An answer that comes as an SSE event and lists tools declaring the 2025-11-25 draft's
+//! `execution.taskSupport` has it kept in each tool's `_meta` before rmcp reads it
+//! ([`tasks_draft`](crate::tasks_draft)). One that comes as a plain JSON body is read by rmcp's
+//! client itself, which drops it: such a server's tools are called without a task.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -79,7 +84,7 @@ fn request_id(message: &ClientJsonRpcMessage) -> Option<RequestId> {
 }
 
 /// The stream of a request's answer, with an event over the limit replaced by the request's
-/// error.
+/// error, and a draft tool's task support kept.
 fn guard(
     stream: BoxStream<'static, Result<Sse, SseError>>,
     id: RequestId,
@@ -100,6 +105,17 @@ fn guard(
                         data: Some(data),
                         ..Sse::default()
                     })
+                }
+                Ok(mut event) => {
+                    // What rmcp would drop of a draft tool's task support, kept.
+                    if let Some(carried) = event
+                        .data
+                        .as_deref()
+                        .and_then(|data| crate::tasks_draft::carry_execution(data.as_bytes()))
+                    {
+                        event.data = Some(String::from_utf8_lossy(&carried).into_owned());
+                    }
+                    Ok(event)
                 }
                 other => other,
             };
@@ -204,6 +220,27 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+
+    /// An SSE event that lists a draft tool keeps its task support for rmcp to carry.
+    #[tokio::test]
+    async fn an_sse_answer_keeps_a_draft_tools_task_support() {
+        let list = serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": [
+            {"name": "slow", "inputSchema": {"type": "object"},
+             "execution": {"taskSupport": "required"}}
+        ]}});
+        let event = Sse {
+            data: Some(list.to_string()),
+            ..Sse::default()
+        };
+        let stream = futures::stream::iter([Ok(event)]).boxed();
+        let events: Vec<_> = guard(stream, RequestId::Number(1), 1 << 20).collect().await;
+        let data = events[0].as_ref().unwrap().data.clone().unwrap();
+        let message: serde_json::Value = serde_json::from_str(&data).unwrap();
+        assert_eq!(
+            message["result"]["tools"][0]["_meta"][crate::tasks_draft::EXECUTION_META],
+            serde_json::json!({"taskSupport": "required"})
+        );
+    }
 
     /// rmcp's words for an SSE event over the limit, which [`event_too_large`] relies on.
     #[tokio::test]

@@ -24,7 +24,14 @@
 //!   the extension answer at once with a task that `tasks/get` follows to its one result and
 //!   `tasks/cancel` cancels ([`tasks`]); an imported tool whose server answers with a task
 //!   awaits it by polling `tasks/get`, cancels it with `tasks/cancel`, and holds it to the
-//!   call's timeout (see [`import`]).
+//!   call's timeout (see [`import`]). The import also speaks the tasks of the 2025-11-25 draft
+//!   (the TypeScript SDK's experimental tasks, npm's server-everything's): a tool that declares
+//!   `execution.taskSupport: "required"` (or `"optional"`, when
+//!   [`ImportOptions::optional_tasks`] asks) is called task-augmented, its task followed by
+//!   `tasks/get` and `notifications/tasks/status` (each new status message a progress report of
+//!   the call), its result fetched with `tasks/result`, the same limits and cancellation
+//!   holding. Which dialect a call speaks is what the server declares: the draft for a tool that
+//!   declares task support so, SEP-2663 for a task the server answers with otherwise.
 //! - Traces: a served `tools/call` runs in a `tools/call <tool>` span holding the pipeline's
 //!   `execute_tool <tool>` span. With the `otel` feature (an optional dependency on
 //!   `tools-otel`; without it nothing of OpenTelemetry is compiled), trace context crosses in
@@ -89,6 +96,7 @@ pub mod schema;
 pub mod serve;
 mod serve_http;
 pub mod tasks;
+mod tasks_draft;
 mod trace;
 pub mod wire;
 

@@ -31,6 +31,14 @@
 //! A call's channel holds at most [`QUEUE`] reports the call has not read yet; a report beyond
 //! that is dropped with a warning. The routes of a call are removed when its answer arrives, when
 //! it is cancelled, or when the call lets go of its channel.
+//!
+//! A task-augmented `tools/call` (the 2025-11-25 draft's tasks, [`tasks_draft`](crate::tasks_draft))
+//! goes on after its answer: when the answer is a draft task, the call's channel stays open (the
+//! server may go on reporting for the request's token, as the TypeScript SDK does) and the
+//! server's `notifications/tasks/status` for that task come on it too ([`Update::Status`]), in
+//! the order they came, until the call lets go of its channel. A status for a task no call has
+//! (one the server sent before its answer made the task known) is ignored: the answer carries
+//! that state itself.
 
 use crate::lock;
 use std::collections::HashMap;
@@ -40,6 +48,8 @@ use rmcp::model::{
     ClientJsonRpcMessage, ClientNotification, ClientRequest, GetMeta, JsonRpcMessage,
     ProgressNotificationParam, ProgressToken, RequestId, ServerJsonRpcMessage, ServerNotification,
 };
+
+use crate::tasks_draft::TaskState;
 use rmcp::service::{Peer, RoleClient, RoleServer};
 use rmcp::transport::Transport;
 use tokio::sync::mpsc;
@@ -156,15 +166,37 @@ pub(crate) struct ProgressRoutes {
     routes: Mutex<Routes>,
 }
 
+/// What reaches an imported call from its server while it runs.
+#[derive(Debug, Clone)]
+pub(crate) enum Update {
+    /// A `notifications/progress` for the call's token.
+    Progress(ProgressNotificationParam),
+    /// A draft `notifications/tasks/status` for the task the call's request made.
+    Status(TaskState),
+}
+
 #[derive(Default)]
 struct Routes {
-    /// Where each token's reports go, while its request is in flight.
-    senders: HashMap<ProgressToken, mpsc::Sender<ProgressNotificationParam>>,
+    /// Where each token's reports go, while its request (or the draft task it made) is in
+    /// flight.
+    senders: HashMap<ProgressToken, mpsc::Sender<Update>>,
     /// The token of each `tools/call` in flight, by request id.
     tokens: HashMap<RequestId, ProgressToken>,
+    /// The token of the request that made each draft task, by task id.
+    tasks: HashMap<String, ProgressToken>,
     /// The channels no call has taken yet, with the order they were opened in.
-    unclaimed: HashMap<ProgressToken, (u64, mpsc::Receiver<ProgressNotificationParam>)>,
+    unclaimed: HashMap<ProgressToken, (u64, mpsc::Receiver<Update>)>,
     opened: u64,
+}
+
+/// Whether `request` is a `tools/call` (rmcp's own, or a task-augmented one sent as a custom
+/// request).
+fn is_call(request: &ClientRequest) -> bool {
+    match request {
+        ClientRequest::CallToolRequest(_) => true,
+        ClientRequest::CustomRequest(custom) => custom.method == "tools/call",
+        _ => false,
+    }
 }
 
 impl ProgressRoutes {
@@ -197,7 +229,7 @@ impl ProgressRoutes {
     fn outgoing(&self, message: &ClientJsonRpcMessage) {
         match message {
             JsonRpcMessage::Request(request) => {
-                if !matches!(request.request, ClientRequest::CallToolRequest(_)) {
+                if !is_call(&request.request) {
                     return;
                 }
                 let Some(token) = request.request.get_meta().get_progress_token() else {
@@ -222,6 +254,7 @@ impl ProgressRoutes {
                     routes.unclaimed.remove(&oldest);
                     routes.senders.remove(&oldest);
                     routes.tokens.retain(|_, token| *token != oldest);
+                    routes.tasks.retain(|_, token| *token != oldest);
                 }
                 routes.senders.insert(token.clone(), sender);
                 routes.unclaimed.insert(token, (opened, receiver));
@@ -245,40 +278,62 @@ impl ProgressRoutes {
     /// Looks at a message from the server before it is handed on.
     fn incoming(&self, message: &ServerJsonRpcMessage) {
         match message {
-            JsonRpcMessage::Notification(notification) => {
-                let ServerNotification::ProgressNotification(progress) = &notification.notification
-                else {
-                    return;
-                };
-                let params = &progress.params;
-                let sender = self.routes().senders.get(&params.progress_token).cloned();
-                let Some(sender) = sender else {
-                    tracing::debug!(
-                        token = ?params.progress_token,
-                        "notifications/progress for no call in flight; ignored"
-                    );
-                    return;
-                };
-                match sender.try_send(params.clone()) {
-                    Ok(()) => {}
-                    Err(mpsc::error::TrySendError::Full(_)) => tracing::warn!(
-                        token = ?params.progress_token,
-                        queued = QUEUE,
-                        "an MCP call's progress reports are not read as fast as the server \
-                         sends them; one is dropped"
-                    ),
-                    Err(mpsc::error::TrySendError::Closed(_)) => {
-                        self.routes().senders.remove(&params.progress_token);
+            JsonRpcMessage::Notification(notification) => match &notification.notification {
+                ServerNotification::ProgressNotification(progress) => {
+                    let params = &progress.params;
+                    self.deliver(&params.progress_token, Update::Progress(params.clone()));
+                }
+                ServerNotification::CustomNotification(custom) => {
+                    let Some(state) = TaskState::notified(custom) else {
+                        return;
+                    };
+                    let token = self.routes().tasks.get(&state.id).cloned();
+                    match token {
+                        Some(token) => self.deliver(&token, Update::Status(state)),
+                        None => tracing::debug!(
+                            task = %tools_schema::excerpt::cut(&state.id),
+                            "notifications/tasks/status for no call in flight; ignored"
+                        ),
                     }
                 }
+                _ => {}
+            },
+            JsonRpcMessage::Response(response) => {
+                match TaskState::created_draft_id(&response.result) {
+                    Some(task) => self.made_task(&response.id, task),
+                    None => self.answered(&response.id),
+                }
             }
-            JsonRpcMessage::Response(response) => self.answered(&response.id),
             JsonRpcMessage::Error(error) => {
                 if let Some(id) = &error.id {
                     self.answered(id);
                 }
             }
             JsonRpcMessage::Request(_) => {}
+        }
+    }
+
+    /// Puts `update` on the channel of `token`, if a call in flight has it.
+    fn deliver(&self, token: &ProgressToken, update: Update) {
+        let sender = self.routes().senders.get(token).cloned();
+        let Some(sender) = sender else {
+            tracing::debug!(
+                ?token,
+                "notifications/progress for no call in flight; ignored"
+            );
+            return;
+        };
+        match sender.try_send(update) {
+            Ok(()) => {}
+            Err(mpsc::error::TrySendError::Full(_)) => tracing::warn!(
+                ?token,
+                queued = QUEUE,
+                "an MCP call's progress reports are not read as fast as the server sends them; \
+                 one is dropped"
+            ),
+            Err(mpsc::error::TrySendError::Closed(_)) => {
+                self.routes().senders.remove(token);
+            }
         }
     }
 
@@ -290,24 +345,34 @@ impl ProgressRoutes {
             routes.senders.remove(&token);
         }
     }
+
+    /// The `tools/call` request `id` was answered with the draft task `task`: its channel stays
+    /// open, and the task's status notifications come on it too.
+    fn made_task(&self, id: &RequestId, task: &str) {
+        let mut routes = self.routes();
+        if let Some(token) = routes.tokens.remove(id) {
+            routes.tasks.insert(task.to_owned(), token);
+        }
+    }
 }
 
-/// A call's channel of progress reports; dropping it removes the call's routes.
+/// A call's channel of progress reports (and, for a draft task, status notifications);
+/// dropping it removes the call's routes.
 pub(crate) struct Claimed {
     routes: Arc<ProgressRoutes>,
     token: ProgressToken,
-    receiver: mpsc::Receiver<ProgressNotificationParam>,
+    receiver: mpsc::Receiver<Update>,
 }
 
 impl Claimed {
-    /// The next report, waiting for it; `None` once the request is answered and every report
-    /// was read.
-    pub(crate) async fn next(&mut self) -> Option<ProgressNotificationParam> {
+    /// The next update, waiting for it; `None` once the request is answered (with no draft
+    /// task) and every update was read.
+    pub(crate) async fn next(&mut self) -> Option<Update> {
         self.receiver.recv().await
     }
 
-    /// The next report already queued, without waiting.
-    pub(crate) fn queued(&mut self) -> Option<ProgressNotificationParam> {
+    /// The next update already queued, without waiting.
+    pub(crate) fn queued(&mut self) -> Option<Update> {
         self.receiver.try_recv().ok()
     }
 }
@@ -317,6 +382,7 @@ impl Drop for Claimed {
         let mut routes = self.routes.routes();
         routes.senders.remove(&self.token);
         routes.tokens.retain(|_, token| *token != self.token);
+        routes.tasks.retain(|_, token| *token != self.token);
     }
 }
 
@@ -400,6 +466,56 @@ mod tests {
         )
     }
 
+    /// The progress of a report; a status is a failure.
+    fn done(update: Update) -> f64 {
+        match update {
+            Update::Progress(p) => p.progress,
+            Update::Status(s) => panic!("a status where a report was expected: {s:?}"),
+        }
+    }
+
+    /// A message as rmcp reads it off the wire.
+    fn from_wire(message: serde_json::Value) -> ServerJsonRpcMessage {
+        serde_json::from_value(message).unwrap()
+    }
+
+    fn status(task: &str, message: &str) -> ServerJsonRpcMessage {
+        from_wire(
+            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/tasks/status",
+            "params": {"taskId": task, "status": "working", "statusMessage": message,
+                       "ttl": null, "createdAt": "", "lastUpdatedAt": ""}}),
+        )
+    }
+
+    #[test]
+    fn a_draft_task_keeps_its_calls_channel_and_gets_its_status_notifications() {
+        let routes = Arc::new(ProgressRoutes::default());
+        let mut claimed = routes.claim(&token(7));
+        let custom = rmcp::model::CustomRequest::new("tools/call", None);
+        let mut request =
+            JsonRpcMessage::request(ClientRequest::CustomRequest(custom), RequestId::Number(1));
+        if let JsonRpcMessage::Request(r) = &mut request {
+            r.request.get_meta_mut().set_progress_token(token(7));
+        }
+        routes.outgoing(&request);
+        routes.incoming(&status("t1", "early")); // before the answer: nobody's yet
+        routes.incoming(&from_wire(serde_json::json!({"jsonrpc": "2.0", "id": 1,
+            "result": {"task": {"taskId": "t1", "status": "working", "ttl": null,
+                                "createdAt": "", "lastUpdatedAt": ""}}})));
+        routes.incoming(&progress(7, 1.0));
+        routes.incoming(&status("t1", "later"));
+        routes.incoming(&status("t2", "another's"));
+        assert_eq!(claimed.queued().map(done), Some(1.0));
+        match claimed.queued() {
+            Some(Update::Status(state)) => assert_eq!(state.message.as_deref(), Some("later")),
+            other => panic!("no status: {other:?}"),
+        }
+        assert!(claimed.queued().is_none());
+        drop(claimed);
+        let left = routes.routes();
+        assert!(left.senders.is_empty() && left.tokens.is_empty() && left.tasks.is_empty());
+    }
+
     #[test]
     fn reports_before_the_claim_and_before_the_answer_all_reach_the_call_in_order() {
         let routes = Arc::new(ProgressRoutes::default());
@@ -410,9 +526,7 @@ mod tests {
         routes.incoming(&progress(7, 2.0));
         routes.incoming(&answer(1));
         routes.incoming(&progress(7, 3.0)); // after the answer: no call has the token now
-        let seen: Vec<f64> = std::iter::from_fn(|| claimed.queued())
-            .map(|p| p.progress)
-            .collect();
+        let seen: Vec<f64> = std::iter::from_fn(|| claimed.queued()).map(done).collect();
         assert_eq!(seen, [1.0, 2.0]);
         drop(claimed);
         let left = routes.routes();
@@ -439,7 +553,7 @@ mod tests {
         routes.outgoing(&call(1, 3));
         routes.incoming(&progress(3, 1.0));
         routes.incoming(&answer(1));
-        assert_eq!(claimed.queued().map(|p| p.progress), Some(1.0));
+        assert_eq!(claimed.queued().map(done), Some(1.0));
         assert!(claimed.queued().is_none());
         drop(claimed);
         let left = routes.routes();

@@ -37,6 +37,9 @@
 //!   the last clone of the server cancels the tasks still working.
 //! - A task id is 128 bits from the process's random hash keys: whoever holds it can read and
 //!   cancel the task (there is no other owner check, as a 2026-07-28 request has no session).
+//!
+//! Serve speaks SEP-2663 only. The import awaits a server's tasks in SEP-2663 and in the
+//! 2025-11-25 draft, which one the server declares ([`import`](crate::import), Tasks).
 
 use crate::lock;
 use std::collections::{HashMap, HashSet};

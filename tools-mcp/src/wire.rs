@@ -22,6 +22,10 @@
 //!   | a notification the protocol does not define | ignored | |
 //!
 //!   An error without a readable id is written with `"id": null`, as JSON-RPC 2.0 asks.
+//!
+//!   On the import's side, a line that lists tools declaring the 2025-11-25 draft's
+//!   `execution.taskSupport` has it kept in each tool's `_meta` before rmcp reads it
+//!   (the crate's `tasks_draft` module), as rmcp's `Tool` has no place for it.
 
 use std::collections::VecDeque;
 use std::marker::PhantomData;
@@ -701,6 +705,13 @@ impl<Role: ServiceRole> rmcp::transport::Transport<Role> for LineTransport<Role>
                 self.line = reuse(line);
                 continue;
             }
+            // An import keeps what rmcp would drop of a draft tool's task support.
+            let carried = if self.serving {
+                None
+            } else {
+                crate::tasks_draft::carry_execution(text)
+            };
+            let text = carried.as_deref().unwrap_or(text);
             let parsed = serde_json::from_slice::<RxJsonRpcMessage<Role>>(text);
             match parsed {
                 Ok(message) => {

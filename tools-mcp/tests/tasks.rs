@@ -1,7 +1,11 @@
 //! MCP tasks (SEP-2663, as rmcp 3.11 speaks it): our serve runs a long-running tool as a task
 //! for a client that declares the extension (on the wire: create, get, the one result inline,
 //! cancel), and our import awaits a server's task, cancels it when its call is cancelled, and
-//! fails with `MCP_TIMEOUT` (cancelling the task) when it outlives the call's timeout.
+//! fails with `MCP_TIMEOUT` (cancelling the task) when it outlives the call's timeout. And a real
+//! peer's own tasks in the 2025-11-25 draft: server-everything's `simulate-research-query`
+//! imported, called as a task, its report fetched with `tasks/result` and its stages seen as
+//! progress; a timeout and a cancellation of the local call leave the task cancelled on the
+//! server (asked with `tasks/get` by `tests/peers/record.mjs`, which records the wire).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -624,4 +628,275 @@ async fn a_call_left_before_its_answer_cancels_the_task_the_answer_brings() {
         cancelled.lock().unwrap()
     );
     accept.abort();
+}
+
+// ---------------------------------------------------------------------------------------------
+// A real peer's own tasks: npm's server-everything speaks the 2025-11-25 draft (the TypeScript
+// SDK's experimental tasks). Its `simulate-research-query` declares `taskSupport: "required"`
+// and takes four stages of a second each, reporting each in its status message.
+
+const RESEARCH: &str = "ev_simulate-research-query";
+
+/// The lines `tests/peers/record.mjs` wrote to `log`: (direction, message).
+fn recorded(log: &std::path::Path) -> Vec<(char, Value)> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| {
+            let (mark, message) = line.split_once(' ')?;
+            Some((mark.chars().next()?, serde_json::from_str(message).ok()?))
+        })
+        .collect()
+}
+
+/// The requests of `method` the import sent, as recorded.
+fn sent(log: &std::path::Path, method: &str) -> Vec<Value> {
+    recorded(log)
+        .into_iter()
+        .filter(|(mark, m)| *mark == '>' && m["method"] == method)
+        .map(|(_, m)| m)
+        .collect()
+}
+
+/// The id of the one task the server made, as recorded.
+fn made_task(log: &std::path::Path) -> String {
+    let made: Vec<String> = recorded(log)
+        .into_iter()
+        .filter(|(mark, _)| *mark == '<')
+        .filter_map(|(_, m)| m["result"]["task"]["taskId"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(made.len(), 1, "one task: {made:?}");
+    made[0].clone()
+}
+
+/// What the server said of task `id` when the recorder asked after its `tasks/cancel` (10 s at
+/// most).
+async fn status_after_cancel(log: &std::path::Path, id: &str) -> Value {
+    let mut asked = Vec::new();
+    for _ in 0..200 {
+        let lines = recorded(log);
+        asked = lines
+            .iter()
+            .filter(|(mark, m)| *mark == '+' && m["params"]["taskId"] == id)
+            .map(|(_, m)| m["id"].clone())
+            .collect();
+        if let Some(answer) = lines
+            .iter()
+            .find(|(mark, m)| *mark == '<' && asked.contains(&m["id"]))
+        {
+            return answer.1["result"].clone();
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("no tasks/get after a tasks/cancel of {id} (asked: {asked:?})");
+}
+
+async fn import_everything(
+    log: &std::path::Path,
+    options: ImportOptions,
+) -> (ToolRuntime, McpImport) {
+    let runtime = ToolRuntime::new();
+    let import = McpImport::connect(
+        runtime.scope(),
+        support::everything_recorded(log),
+        options.prefix("ev_"),
+    )
+    .await
+    .expect("server-everything connects");
+    assert!(
+        import.tool_names().contains(&RESEARCH.to_owned()),
+        "{:?}",
+        import.tool_names()
+    );
+    (runtime, import)
+}
+
+/// The progress reports of a call: done, message.
+type Reports = Arc<std::sync::Mutex<Vec<(f64, Option<String>)>>>;
+
+/// A call whose progress reports are collected, and a signal at the first.
+fn watched(call: ToolCall) -> (ToolCall, Reports, Arc<tokio::sync::Notify>) {
+    let reports = Reports::default();
+    let first = Arc::new(tokio::sync::Notify::new());
+    let (sink, signal) = (reports.clone(), first.clone());
+    let call = call.with_progress(move |progress| {
+        sink.lock()
+            .unwrap()
+            .push((progress.done(), progress.message().map(str::to_owned)));
+        signal.notify_one();
+    });
+    (call, reports, first)
+}
+
+/// The bound a call against server-everything must end within: not a claim of speed, only that
+/// it did not hang.
+const NO_HANG: Duration = Duration::from_secs(60);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_everythings_research_task_is_awaited_to_the_report_it_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("wire.log");
+    let (runtime, _import) = import_everything(&log, ImportOptions::new()).await;
+    let schemas = runtime.schemas(tools_runtime::ScopeKey::GLOBAL);
+    let research = schemas.iter().find(|s| s.name == RESEARCH).unwrap();
+    assert_eq!(research.input_schema["required"], json!(["topic"]));
+
+    let (call, reports, _) = watched(ToolCall::new("c", RESEARCH, json!({"topic": "MCP tasks"})));
+    let result = tokio::time::timeout(NO_HANG, runtime.execute(call))
+        .await
+        .expect("the call did not hang");
+    assert!(!result.is_error(), "{}", result.text());
+    // The server's own report, fetched with tasks/result.
+    let report = result.text();
+    for part in [
+        "# Research Report: MCP tasks",
+        "- **Topic**: MCP tasks",
+        "- Stage 1: Gathering sources ✓",
+        "- Stage 4: Generating report ✓",
+        "Client calls `tasks/result` → Server returns this final result",
+        "*This is a simulated research report from the Everything MCP Server.*",
+    ] {
+        assert!(report.contains(part), "{part:?} missing from {report}");
+    }
+    // Each stage's status message, as a progress report of the local call.
+    assert_eq!(
+        *reports.lock().unwrap(),
+        [
+            (1.0, Some("Gathering sources...".to_owned())),
+            (2.0, Some("Analyzing content...".to_owned())),
+            (3.0, Some("Synthesizing findings...".to_owned())),
+            (4.0, Some("Generating report...".to_owned())),
+        ]
+    );
+    // On the wire: a task-augmented call, its result fetched, nothing cancelled.
+    let calls = sent(&log, "tools/call");
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert_eq!(calls[0]["params"]["name"], "simulate-research-query");
+    assert!(calls[0]["params"]["task"]["ttl"].is_u64(), "{}", calls[0]);
+    let task = made_task(&log);
+    let fetched = sent(&log, "tasks/result");
+    assert_eq!(fetched.len(), 1, "{fetched:?}");
+    assert_eq!(fetched[0]["params"]["taskId"], task.as_str());
+    assert!(sent(&log, "tasks/cancel").is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_research_task_past_the_timeout_fails_and_the_server_has_it_cancelled() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("wire.log");
+    let options =
+        ImportOptions::new().tool_timeout("simulate-research-query", Duration::from_millis(1500));
+    let (runtime, _import) = import_everything(&log, options).await;
+    let call = ToolCall::new("c", RESEARCH, json!({"topic": "patience"}));
+    let result = tokio::time::timeout(NO_HANG, runtime.execute(call))
+        .await
+        .expect("the call did not hang");
+    assert_eq!(result.code(), Some(codes::MCP_TIMEOUT), "{result:?}");
+    let task = made_task(&log);
+    let text = result.text();
+    assert!(
+        text.contains(&format!("did not answer `{RESEARCH}` within 1.5s")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "it ran as the MCP task `{task}`, which was cancelled"
+        )),
+        "{text}"
+    );
+    let after = status_after_cancel(&log, &task).await;
+    assert_eq!(after["status"], "cancelled", "{after}");
+    assert_eq!(sent(&log, "tasks/cancel").len(), 1);
+    assert!(sent(&log, "tasks/result").is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_research_call_has_the_server_cancel_its_task() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("wire.log");
+    let (runtime, _import) = import_everything(&log, ImportOptions::new()).await;
+    let cancel = CancellationToken::new();
+    let (call, _reports, first) = watched(
+        ToolCall::new("c", RESEARCH, json!({"topic": "second thoughts"}))
+            .with_cancel(cancel.clone()),
+    );
+    let canceller = async {
+        // The first report is the task's first status: the task exists.
+        first.notified().await;
+        cancel.cancel();
+    };
+    let (result, ()) = tokio::time::timeout(NO_HANG, async {
+        tokio::join!(runtime.execute(call), canceller)
+    })
+    .await
+    .expect("the call did not hang");
+    assert_eq!(
+        result.code(),
+        Some(tools_runtime::codes::ABORTED),
+        "{result:?}"
+    );
+    let task = made_task(&log);
+    assert!(
+        result.text().contains(&format!("tasks/cancel of `{task}`")),
+        "{}",
+        result.text()
+    );
+    let after = status_after_cancel(&log, &task).await;
+    assert_eq!(after["status"], "cancelled", "{after}");
+    assert_eq!(
+        after["statusMessage"], "Client cancelled task execution.",
+        "{after}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// What a draft tool declares optional (`tests/peers/draft_tasks.mjs`).
+
+async fn import_draft(options: ImportOptions) -> (ToolRuntime, McpImport) {
+    let runtime = ToolRuntime::new();
+    let import = McpImport::connect(runtime.scope(), support::draft_tasks_source(), options)
+        .await
+        .expect("the draft peer connects");
+    (runtime, import)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_declaring_tasks_optional_is_a_task_only_when_the_import_opts_in() {
+    let call = || ToolCall::new("c", "maybe", json!({"ms": 100}));
+    let (runtime, _import) = import_draft(ImportOptions::new()).await;
+    let result = runtime.execute(call()).await;
+    assert_eq!(result.value(), Some(&json!("done plainly")), "{result:?}");
+
+    for options in [
+        ImportOptions::new().optional_tasks(true),
+        ImportOptions::new().tool_optional_task("maybe", true),
+    ] {
+        let (runtime, _import) = import_draft(options).await;
+        let result = tokio::time::timeout(NO_HANG, runtime.execute(call()))
+            .await
+            .expect("the call did not hang");
+        assert_eq!(result.value(), Some(&json!("done as a task")), "{result:?}");
+    }
+    // One tool's own setting wins over the import's.
+    let options = ImportOptions::new()
+        .optional_tasks(true)
+        .tool_optional_task("maybe", false);
+    let (runtime, _import) = import_draft(options).await;
+    let result = runtime.execute(call()).await;
+    assert_eq!(result.value(), Some(&json!("done plainly")), "{result:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_draft_task_is_its_calls_error() {
+    let (runtime, _import) = import_draft(ImportOptions::new().optional_tasks(true)).await;
+    let call = ToolCall::new("c", "maybe", json!({"ms": 100, "fail": true}));
+    let result = tokio::time::timeout(NO_HANG, runtime.execute(call))
+        .await
+        .expect("the call did not hang");
+    assert_eq!(result.code(), Some(codes::MCP_TOOL_ERROR), "{result:?}");
+    assert_eq!(
+        result.text(),
+        "Error: the MCP task of `maybe` failed: it broke",
+        "{result:?}"
+    );
 }

@@ -59,6 +59,33 @@ pub fn everything_source() -> tools_mcp::McpSource {
     )
 }
 
+/// `node <server-everything>` behind `tests/peers/record.mjs`, which appends every line both
+/// ways to `log` (and asks the server `tasks/get` after each `tasks/cancel`), as an import source.
+pub fn everything_recorded(log: &Path) -> tools_mcp::McpSource {
+    tools_mcp::McpSource::stdio(
+        "node",
+        [
+            peers().join("record.mjs").to_string_lossy().into_owned(),
+            log.to_string_lossy().into_owned(),
+            "node".to_owned(),
+            everything().to_string_lossy().into_owned(),
+            "stdio".to_owned(),
+        ],
+    )
+}
+
+/// `tests/peers/draft_tasks.mjs`, a small server of the 2025-11-25 draft's tasks, as an import
+/// source.
+pub fn draft_tasks_source() -> tools_mcp::McpSource {
+    tools_mcp::McpSource::stdio(
+        "node",
+        [peers()
+            .join("draft_tasks.mjs")
+            .to_string_lossy()
+            .into_owned()],
+    )
+}
+
 /// The `tools-mcp` binary of this crate.
 pub const SERVER: &str = env!("CARGO_BIN_EXE_tools-mcp");
 

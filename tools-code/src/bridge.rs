@@ -76,6 +76,7 @@ use tracing::instrument::WithSubscriber;
 
 use super::analysis::{binds, bound_tools};
 use super::events::{SessionEvent, SessionEventSink};
+use super::host::Determinism;
 use super::host::{CallReply, HostTasks, SettleFuture};
 use super::mode::{CODE_RUN_DIVERGED, CODE_RUN_FAILED, CodeMode, SpillRequest};
 use super::{CodeFailure, CodeHost, ToolCallFailure};
@@ -160,6 +161,14 @@ pub(crate) async fn run(
         dispatch: tracing::dispatcher::get_default(tracing::Dispatch::clone),
         journal: (ctx.keeps_paused_calls() || replay.is_some())
             .then(|| Mutex::new(BTreeMap::new())),
+        determinism: match &replay {
+            Some(replay) => Some(replay.determinism.clone()),
+            None => ctx.keeps_paused_calls().then(|| Determinism {
+                seed: fresh_seed(),
+                clock: Vec::new(),
+            }),
+        },
+        clock: Mutex::new(Vec::new()),
         replay,
         stop: Mutex::new(None),
     });
@@ -306,6 +315,11 @@ struct Bridge {
     journal: Option<Mutex<BTreeMap<u64, Entry>>>,
     /// What a resumed run replays.
     replay: Option<Replay>,
+    /// The run's random seed and the clock readings to replay, for a run that may pause or
+    /// is resumed (handed to the code runtime through `CodeHost::determinism`).
+    determinism: Option<Determinism>,
+    /// Every clock reading the program made, in order (journaled with its calls).
+    clock: Mutex<Vec<f64>>,
     /// Why the run stopped before its program ended: a call waits for a decision, or the
     /// resumed program diverged from its journal. The first reason stands.
     stop: Mutex<Option<Stop>>,
@@ -335,16 +349,33 @@ impl Entry {
     }
 }
 
-/// The journal's text: `{"v": 1, "calls": [...]}`.
+/// The journal's text: `{"v": 1, "seed": ..., "clock": [...], "calls": [...]}`.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Journal {
     v: u32,
+    /// The seed of the program's random numbers.
+    #[serde(default)]
+    seed: u64,
+    /// The program's clock readings, in order.
+    #[serde(default)]
+    clock: Vec<f64>,
     calls: Vec<Entry>,
+}
+
+/// A seed for a run's random numbers: the standard library's per-process random keys, mixed
+/// with a counter so two runs differ.
+fn fresh_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    static RUNS: AtomicU64 = AtomicU64::new(0);
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(RUNS.fetch_add(1, Ordering::Relaxed));
+    hasher.finish()
 }
 
 /// A resumed run's journal, the call that waited, and the decision for it.
 struct Replay {
     entries: BTreeMap<u64, Entry>,
+    determinism: Determinism,
     awaiting: AwaitingCall,
     decision: GivenDecision,
     /// How many journaled calls the program made again, and whether it made the one that
@@ -367,6 +398,10 @@ impl Replay {
             })?;
         Ok(Replay {
             entries: journal.calls.into_iter().map(|e| (e.n, e)).collect(),
+            determinism: Determinism {
+                seed: journal.seed,
+                clock: journal.clock,
+            },
             awaiting: resumed.awaiting().clone(),
             decision: resumed.decision(),
             replayed: AtomicUsize::new(0),
@@ -403,7 +438,13 @@ impl Stop {
                     .as_ref()
                     .map(|j| std::mem::take(&mut *lock(j)).into_values().collect())
                     .unwrap_or_default();
-                let journal = serde_json::to_string(&Journal { v: 1, calls }).unwrap_or_default();
+                let journal = serde_json::to_string(&Journal {
+                    v: 1,
+                    seed: bridge.determinism.as_ref().map_or(0, |d| d.seed),
+                    clock: std::mem::take(&mut *lock(&bridge.clock)),
+                    calls,
+                })
+                .unwrap_or_default();
                 let tool = awaiting.tool.clone();
                 ctx.pause_run(RunPause {
                     awaiting,
@@ -493,6 +534,17 @@ impl CodeHost for Host {
 
     fn settle(&self) -> SettleFuture<'_> {
         Box::pin(self.0.settle())
+    }
+
+    fn determinism(&self) -> Option<Determinism> {
+        self.0.determinism.clone()
+    }
+
+    fn clock_read(&self, ms: f64) {
+        // Readings after the run stopped are not the first run's: a replay reads live then.
+        if lock(&self.0.stop).is_none() {
+            lock(&self.0.clock).push(ms);
+        }
     }
 }
 

@@ -81,6 +81,33 @@ pub trait CodeHost: Send + Sync + 'static {
     fn settle(&self) -> SettleFuture<'_> {
         Box::pin(std::future::ready(()))
     }
+
+    /// For a run the host may have to replay (a run that can pause for approval, see
+    /// `tools_runtime::approvals`): what makes the program's random numbers and clock readings
+    /// the same on replay. With `Some`, the runtime seeds the program's random numbers with
+    /// [`Determinism::seed`], answers the program's first clock readings with
+    /// [`Determinism::clock`] in order (then with the live clock), and reports every reading
+    /// to [`clock_read`](Self::clock_read). The default, `None`, leaves both to the runtime.
+    fn determinism(&self) -> Option<Determinism> {
+        None
+    }
+
+    /// A clock reading the program made, in milliseconds since the Unix epoch, in the order it
+    /// made them (replayed ones included); asked only of a host whose
+    /// [`determinism`](Self::determinism) is `Some`.
+    fn clock_read(&self, _ms: f64) {}
+}
+
+/// What a program reads that differs between runs, as a host that replays runs fixes it (see
+/// [`CodeHost::determinism`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Determinism {
+    /// The seed of the program's random numbers (`Math.random` in TypeScript, the `random`
+    /// module's functions in Python).
+    pub seed: u64,
+    /// The clock readings to give back first, in order (milliseconds since the Unix epoch):
+    /// those the run being replayed made.
+    pub clock: Vec<f64>,
 }
 
 /// How a host answers one call: a one-shot, cheap to move and `Send`, to answer from any

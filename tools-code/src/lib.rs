@@ -175,7 +175,7 @@ pub use discovery::{
     MAX_DESCRIBE_TOOLS,
 };
 pub use events::{ChannelSink, RecordingSink, SessionEvent, SessionEventSink};
-pub use host::{CallAnswer, CallReply, CallResult, CodeHost, FnHost, SettleFuture};
+pub use host::{CallAnswer, CallReply, CallResult, CodeHost, Determinism, FnHost, SettleFuture};
 pub use may_call::{ExecutionExt, MayCall};
 pub use mode::{
     CODE_RUN_DIVERGED, CODE_RUN_FAILED, CodeMode, CodeModeError, DEFAULT_MAX_PARALLEL_SUB_CALLS,

@@ -172,6 +172,28 @@ async fn pause_and_resume(
     assert_eq!(again.code(), codes::APPROVAL_ALREADY_RESUMED);
 }
 
+/// What a program reads that differs between runs (random numbers, the clock) is journaled
+/// and read back on replay: the resumed program makes the same calls and returns the same
+/// values it read in its first run.
+async fn random_and_clock_replay(
+    make: impl Fn() -> Box<dyn Fn(Arc<MemoryStore>) -> Setup>,
+    program: &str,
+) {
+    let store = Arc::new(MemoryStore::new());
+    let first = make()(store.clone());
+    let handle = handle_of(&first.rt.execute(run_code(&first, program)).await);
+    let read_first: Vec<String> = ran(&first).into_keys().collect();
+    assert_eq!(read_first.len(), 1, "{read_first:?}");
+    let second = make()(store);
+    let done = second.rt.resume(&handle, Approval::Approved).await.unwrap();
+    assert!(!done.is_error(), "{done:?}");
+    // The journaled read was not made again, and the values the program returns are those
+    // it read before the pause (the read's path holds them).
+    assert_eq!(ran(&second), counts(&[("write b.txt", 1)]));
+    let result = done.value().unwrap()["result"].as_str().unwrap().to_owned();
+    assert_eq!(format!("read {result}"), read_first[0]);
+}
+
 /// A denial reaches the program as the call's failure, and the program goes on.
 async fn denied_on_resume(
     make: impl Fn() -> Box<dyn Fn(Arc<MemoryStore>) -> Setup>,
@@ -193,12 +215,20 @@ async fn denied_on_resume(
     assert_eq!(ran(&setup), counts(&[("read a.txt", 1), ("read c.txt", 1)]));
 }
 
-/// A program whose first call depends on something not journaled (a random number) makes a
-/// different call on replay: the run fails at once and nothing after it runs.
+/// A program whose first call depends on what changed while it waited (here the tools it
+/// sees: one more was registered) makes a different call on replay: the run fails at once and
+/// nothing after it runs.
 async fn diverges(make: impl Fn() -> Box<dyn Fn(Arc<MemoryStore>) -> Setup>, program: &str) {
     let store = Arc::new(MemoryStore::new());
     let setup = make()(store);
     let handle = handle_of(&setup.rt.execute(run_code(&setup, program)).await);
+    let extra = ToolDefinition::builder("extra")
+        .input_schema(json!({"type": "object"}))
+        .output(Output::json(json!({"type": "string"})))
+        .execute(|_args, _ctx| async { Ok::<Value, tools_runtime::ToolError>(json!("extra")) })
+        .build()
+        .unwrap();
+    let _extra = setup._plugin.register(extra).unwrap();
     let before = ran(&setup);
     let done = setup.rt.resume(&handle, Approval::Approved).await.unwrap();
     assert_eq!(done.code(), Some(CODE_RUN_DIVERGED), "{done:?}");
@@ -219,7 +249,14 @@ return [a, b, c];
 "#;
 
 const TS_RANDOM: &str = r#"
-await tools.read({ path: String(Math.random()) });
+const seen = String(Math.random()) + " " + String(Date.now()) + " " + String(new Date().getTime()) + " " + Date();
+await tools.read({ path: seen });
+await tools.write({ path: "b.txt" });
+return seen;
+"#;
+
+const TS_CATALOG: &str = r#"
+await tools.read({ path: Object.keys(tools).join(",") });
 await tools.write({ path: "b.txt" });
 return "done";
 "#;
@@ -262,7 +299,12 @@ mod typescript {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_program_that_calls_differently_on_replay_diverges() {
-        diverges(make, TS_RANDOM).await;
+        diverges(make, TS_CATALOG).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn random_numbers_and_the_clock_read_the_same_on_replay() {
+        random_and_clock_replay(make, TS_RANDOM).await;
     }
 }
 

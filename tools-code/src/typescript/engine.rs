@@ -604,7 +604,12 @@ fn drive(
         flags,
         state,
     } = engine;
-    let started = context.with(|ctx| start(&ctx, js, program, tool_names, limits));
+    let determinism = state
+        .borrow()
+        .link
+        .as_ref()
+        .and_then(|link| link.host.determinism());
+    let started = context.with(|ctx| start(&ctx, js, program, tool_names, limits, determinism));
     if let Err(failure) = started {
         if let Some(outcome) = finish_interrupted(flags, state, limits) {
             return outcome;
@@ -849,6 +854,20 @@ fn install<'js>(
     )
     .map_err(|e| setup_error(ctx, e))?;
 
+    // A clock reading of a run whose host replays runs (see `CodeHost::determinism`).
+    let clock_state = state.clone();
+    let host_clock = Function::new(ctx.clone(), move |ms: f64| {
+        let host = clock_state
+            .borrow()
+            .link
+            .as_ref()
+            .map(|link| link.host.clone());
+        if let Some(host) = host {
+            host.clock_read(ms);
+        }
+    })
+    .map_err(|e| setup_error(ctx, e))?;
+
     let prelude = prelude_function(ctx).map_err(|e| setup_error(ctx, e))?;
     let functions = [
         host_call,
@@ -859,6 +878,7 @@ fn install<'js>(
         is_proxy,
         json_size,
         utf8_size,
+        host_clock,
     ];
     let mut args = rquickjs::function::Args::new(ctx.clone(), functions.len());
     for function in functions {
@@ -960,6 +980,7 @@ fn start(
     program: &str,
     tool_names: Option<&[String]>,
     limits: &CodeLimits,
+    determinism: Option<crate::host::Determinism>,
 ) -> Result<(), CodeFailure> {
     let main: Value<'_> = match ctx.eval_with_options(js, options(PROGRAM_FILE)) {
         Ok(main) => main,
@@ -984,8 +1005,26 @@ fn start(
         (limits.max_call_bytes as f64, limits.max_output_bytes as f64);
     // No list (undefined) binds each name at its first use.
     let tool_names = tool_names.map(<[String]>::to_vec);
-    run.call::<_, ()>((main, tool_names, max_call_bytes, max_output_bytes))
-        .map_err(|e| setup_error(ctx, e))?;
+    // A replayable run: the seed's two halves (numbers the engine holds exactly) and the clock
+    // readings to give back first.
+    let (seed_high, seed_low, clock) = match determinism {
+        Some(d) => (
+            Some(f64::from((d.seed >> 32) as u32)),
+            Some(f64::from(d.seed as u32)),
+            Some(d.clock),
+        ),
+        None => (None, None, None),
+    };
+    run.call::<_, ()>((
+        main,
+        tool_names,
+        max_call_bytes,
+        max_output_bytes,
+        seed_high,
+        seed_low,
+        clock,
+    ))
+    .map_err(|e| setup_error(ctx, e))?;
     Ok(())
 }
 

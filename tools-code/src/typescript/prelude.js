@@ -29,6 +29,7 @@
 //                                    has an unpaired surrogate (read in place, nothing built)
 //   utf8Size(string)                 the string's size in UTF-8 bytes (an unpaired surrogate
 //                                    counts 3), read in place
+//   hostClock(ms)                    reports a clock reading of a replayable run (below)
 //
 // It leaves the functions the Rust side calls later (settle, run, track, reportUnhandled,
 // errorText) on a frozen, non-writable `__codeModeHost` global; the host functions themselves
@@ -41,7 +42,7 @@
 // max_call_bytes and results against max_output_bytes as they are written, log lines and
 // messages are refused once their length passes max_output_bytes, and no pattern runs over
 // a string the program controls unless the pattern keeps no state per character.
-(function (hostCall, hostBind, hostNames, hostLog, hostFinish, isProxy, jsonSize, utf8Size) {
+(function (hostCall, hostBind, hostNames, hostLog, hostFinish, isProxy, jsonSize, utf8Size, hostClock) {
   'use strict';
   const G = globalThis;
   const ObjectProto = Object.prototype;
@@ -943,10 +944,53 @@
     hostFinish(1, text, '');
   }
 
+  // A run its host may replay (one that can pause for approval) reads the same random numbers
+  // and clock on replay: `Math.random` is a generator seeded by the host (sfc32), and
+  // `Date.now()`, `new Date()` and `Date()` give back the readings of the run replayed first,
+  // then the live clock; every reading goes to the host, which journals it.
+  const RealDate = Date;
+  const realNow = RealDate.now;
+  const construct = Reflect.construct;
+  function replayable(seedHigh, seedLow, clock) {
+    let a = seedHigh | 0;
+    let b = seedLow | 0;
+    let c = 0x9e3779b9 | 0;
+    let d = (seedHigh ^ seedLow ^ 0x6d2b79f5) | 0;
+    function random() {
+      const t = (((a + b) | 0) + d) | 0;
+      d = (d + 1) | 0;
+      a = b ^ (b >>> 9);
+      b = (c + (c << 3)) | 0;
+      c = (c << 21) | (c >>> 11);
+      c = (c + t) | 0;
+      return (t >>> 0) / 4294967296;
+    }
+    for (let i = 0; i < 15; i++) random();
+    let at = 0;
+    function now() {
+      const ms = at < clock.length ? clock[at++] : realNow();
+      hostClock(ms);
+      return ms;
+    }
+    function ReplayedDate(...args) {
+      if (new.target === undefined) return new RealDate(now()).toString();
+      if (args.length === 0) return construct(RealDate, [now()], new.target);
+      return construct(RealDate, args, new.target);
+    }
+    ReplayedDate.prototype = RealDate.prototype;
+    defineProperty(ReplayedDate, 'now', { value: now, writable: true, configurable: true });
+    defineProperty(ReplayedDate, 'parse', { value: RealDate.parse, writable: true, configurable: true });
+    defineProperty(ReplayedDate, 'UTC', { value: RealDate.UTC, writable: true, configurable: true });
+    defineProperty(RealDate.prototype, 'constructor', { value: ReplayedDate, writable: true, configurable: true });
+    defineProperty(G, 'Date', { value: ReplayedDate, enumerable: false, writable: true, configurable: true });
+    defineProperty(Math, 'random', { value: random, enumerable: false, writable: true, configurable: true });
+  }
+
   let started = false;
-  function run(main, toolNames, maxCallBytes, maxOutputBytes) {
+  function run(main, toolNames, maxCallBytes, maxOutputBytes, seedHigh, seedLow, clock) {
     if (started) throw new TypeErrorCtor('the program has already started');
     started = true;
+    if (clock !== undefined) replayable(seedHigh, seedLow, clock);
     callLimit = maxCallBytes;
     outputLimit = maxOutputBytes;
     onFirstUse = toolNames === undefined;

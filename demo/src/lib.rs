@@ -11,12 +11,15 @@
 //!    `Promise.all`, catches a `ToolCallError` and returns a summary, and its sub-calls as a
 //!    tree of cards built from the session events;
 //! 3. **Code Mode in Python**: the same program in Python;
-//! 4. the TypeScript SDK, Python SDK and Markdown docs of the tools, written into the workspace.
+//! 4. the TypeScript SDK, Python SDK and Markdown docs of the tools, written into the workspace;
+//! 5. **an approval that survives its process**: a write asked for in one process is paused
+//!    into a SQLite file, and a second process resumes it with a person's yes ([`approvals`]).
 //!
 //! Colour is used only when standard output is a terminal and `NO_COLOR` is not set.
 
 #![forbid(unsafe_code)]
 
+pub mod approvals;
 pub mod script;
 pub mod show;
 pub mod tools;
@@ -26,6 +29,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use tools_code::CodeMode;
+use tools_runtime::approvals::DurableApprovals;
 use tools_runtime::hooks::{Approval, PreDecision};
 use tools_runtime::{PresentationMode, Registration, Scope, ToolExecution, ToolRuntime};
 
@@ -75,6 +79,9 @@ pub enum DemoError {
     /// The SDKs and docs could not be written.
     #[error(transparent)]
     Golden(#[from] tools_codegen::golden::GoldenError),
+    /// The fifth act's paused call could not be kept, read or resumed.
+    #[error("approval: {0}")]
+    Approval(String),
 }
 
 impl DemoError {
@@ -91,6 +98,7 @@ impl DemoError {
             DemoError::Assembly(e) => e.code(),
             DemoError::Catalog(_) => "CATALOG",
             DemoError::Golden(e) => e.code(),
+            DemoError::Approval(_) => "APPROVAL",
         }
     }
 }
@@ -150,10 +158,46 @@ pub fn setup(
     mode: PresentationMode,
     state: Option<Arc<Workspace>>,
 ) -> Result<Setup, DemoError> {
+    build(code, mode, state, None)
+}
+
+/// The same registry, natively, with durable approvals: the approval service answers "later",
+/// so a write pauses into `durable`'s store, and the agent scope is named `agent` (a resume
+/// finds it by that name).
+///
+/// # Errors
+///
+/// When a definition or registration is refused, or `agent` is taken.
+pub fn durable_setup(
+    state: Option<Arc<Workspace>>,
+    durable: DurableApprovals,
+    agent: &str,
+) -> Result<Setup, DemoError> {
+    build(
+        None,
+        PresentationMode::Native,
+        state,
+        Some((durable, agent)),
+    )
+}
+
+fn build(
+    code: Option<CodeMode>,
+    mode: PresentationMode,
+    state: Option<Arc<Workspace>>,
+    durable: Option<(DurableApprovals, &str)>,
+) -> Result<Setup, DemoError> {
     let mut builder = ToolRuntime::builder();
     if let Some(code) = code {
         builder = builder.extension(code);
     }
+    let (answer, agent_name) = match durable {
+        Some((durable, agent)) => {
+            builder = builder.durable_approvals(durable);
+            (Approval::later(), Some(agent))
+        }
+        None => (Approval::Approved, None),
+    };
     let runtime = builder.build()?;
     if let Some(state) = state {
         runtime.insert_state_arc(state);
@@ -175,8 +219,9 @@ pub fn setup(
     let log = approvals.clone();
     registrations.push(plugin.set_approval(
         move |exec: ToolExecution, reason: Option<String>| {
-            // The demo's person at the keyboard: says yes, and the demo shows the question.
-            let answer = Approval::Approved;
+            // The demo's person at the keyboard: says yes (or, with durable approvals, "later":
+            // the call pauses), and the demo shows the question.
+            let answer = answer.clone();
             log.lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .push(Asked {
@@ -187,7 +232,10 @@ pub fn setup(
             async move { answer }
         },
     )?);
-    let agent = runtime.agent_scope();
+    let agent = match agent_name {
+        Some(name) => runtime.agent_scope_named(name)?,
+        None => runtime.agent_scope(),
+    };
     if mode != PresentationMode::Native {
         registrations.push(agent.present_as(mode)?);
     }

@@ -21,11 +21,27 @@ const USAGE: &str = "usage: tools-demo [--out DIR]\n\n\
     makes fresh in DIR (default target/demo-workspace), natively and in Code Mode (TypeScript and\n\
     Python), and prints what happens. Colour only on a terminal; NO_COLOR turns it off.";
 
-fn options() -> Result<Option<Options>, DemoError> {
+/// What this process does: the whole demo, or one process of its fifth act.
+enum Task {
+    Demo(Options),
+    ApprovalStep(String, PathBuf),
+}
+
+fn options() -> Result<Option<Task>, DemoError> {
     let mut workspace = PathBuf::from("target").join("demo-workspace");
+    let mut step = None;
     let mut args = std::env::args_os().skip(1);
     while let Some(arg) = args.next() {
         match arg.to_str() {
+            // One process of the fifth act (the demo starts itself with it).
+            Some("--approval-step") => {
+                step = args.next().and_then(|s| s.into_string().ok());
+                if step.is_none() {
+                    return Err(DemoError::Usage(format!(
+                        "--approval-step needs `pause` or `resume`\n\n{USAGE}"
+                    )));
+                }
+            }
             Some("--out") => {
                 workspace = args
                     .next()
@@ -41,15 +57,23 @@ fn options() -> Result<Option<Options>, DemoError> {
             }
         }
     }
-    Ok(Some(Options {
+    if let Some(step) = step {
+        return Ok(Some(Task::ApprovalStep(step, workspace)));
+    }
+    let exe = std::env::current_exe().map_err(|error| DemoError::Io {
+        path: PathBuf::from("tools-demo"),
+        error,
+    })?;
+    Ok(Some(Task::Demo(Options {
         workspace,
         style: Style::detect(),
-    }))
+        exe,
+    })))
 }
 
 fn main() -> ExitCode {
-    let options = match options() {
-        Ok(Some(options)) => options,
+    let task = match options() {
+        Ok(Some(task)) => task,
         Ok(None) => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;
@@ -79,9 +103,27 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let mut stdout = std::io::stdout().lock();
-    match runtime.block_on(run(&options, &mut stdout)) {
-        Ok(_) => ExitCode::SUCCESS,
+    let done = match task {
+        Task::Demo(options) => {
+            let mut stdout = std::io::stdout().lock();
+            runtime.block_on(run(&options, &mut stdout)).map(|_| ())
+        }
+        Task::ApprovalStep(step, root) => runtime.block_on(async {
+            match step.as_str() {
+                "pause" => tools_demo::approvals::pause(&root).await,
+                "resume" => {
+                    let text = tools_demo::approvals::resume(&root).await?;
+                    println!("{text}");
+                    Ok(())
+                }
+                other => Err(DemoError::Usage(format!(
+                    "--approval-step takes `pause` or `resume`, not `{other}`"
+                ))),
+            }
+        }),
+    };
+    match done {
+        Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("tools-demo: {error} ({})", error.code());
             ExitCode::FAILURE

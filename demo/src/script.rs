@@ -25,6 +25,9 @@ pub struct Options {
     pub workspace: PathBuf,
     /// Colours.
     pub style: Style,
+    /// The demo's own binary, which the fifth act starts twice (one process pauses a call,
+    /// another resumes it).
+    pub exe: PathBuf,
 }
 
 /// How a run went.
@@ -198,6 +201,7 @@ pub async fn run(options: &Options, out: &mut dyn Write) -> Result<Outcome, Demo
     };
 
     generated(&mut p, ws.root())?;
+    approvals_act(&mut p, ws.root(), &options.exe).await?;
     Ok(Outcome { python_skipped })
 }
 
@@ -493,6 +497,77 @@ async fn code_act(
         })
         .collect();
     p.lines("  ", &lines)
+}
+
+/// Runs `tools-demo --approval-step <step> --out <root>`: one process of the fifth act.
+fn approval_step(exe: &Path, step: &str, root: &Path) -> Result<std::process::Output, DemoError> {
+    std::process::Command::new(exe)
+        .args([
+            "--approval-step".as_ref(),
+            step.as_ref(),
+            "--out".as_ref(),
+            root.as_os_str(),
+        ])
+        .output()
+        .map_err(|error| DemoError::Io {
+            path: exe.to_owned(),
+            error,
+        })
+}
+
+async fn approvals_act(p: &mut Printer<'_>, root: &Path, exe: &Path) -> Result<(), DemoError> {
+    use crate::approvals::{HANDLE_FILE, STORE_FILE, WRITTEN, WRITTEN_TEXT};
+    let style = p.style;
+    p.heading("5. An approval that outlives its process: one process asks, another resumes")?;
+    let first = approval_step(exe, "pause", root)?;
+    if !first.status.success() {
+        return Err(DemoError::Approval(format!(
+            "the pausing process failed: {}",
+            String::from_utf8_lossy(&first.stderr)
+        )));
+    }
+    p.line(format!(
+        "  process 1 asked to write {WRITTEN}; its approval service answered {}",
+        style.yellow("later")
+    ))?;
+    p.line(format!(
+        "  the call was written to {STORE_FILE}, its handle to {HANDLE_FILE}, and the process exited"
+    ))?;
+    p.line(format!(
+        "  {WRITTEN} exists now: {}",
+        root.join(WRITTEN).exists()
+    ))?;
+    p.sub("What a reviewer reads on the handle (an HMAC binds it to exactly this call)")?;
+    p.lines("  ", &crate::approvals::review(root)?)?;
+    p.sub("A person approves; process 2 resumes the call from the file")?;
+    let second = approval_step(exe, "resume", root)?;
+    if !second.status.success() {
+        return Err(DemoError::Approval(format!(
+            "the resuming process failed: {}",
+            String::from_utf8_lossy(&second.stderr)
+        )));
+    }
+    p.line(format!(
+        "  {} {}",
+        style.green("resumed:"),
+        String::from_utf8_lossy(&second.stdout).trim()
+    ))?;
+    let written = std::fs::read_to_string(root.join(WRITTEN)).unwrap_or_default();
+    p.line(format!(
+        "  {WRITTEN} holds what was reviewed: {}",
+        written == WRITTEN_TEXT
+    ))?;
+    let third = approval_step(exe, "resume", root)?;
+    let refused = String::from_utf8_lossy(&third.stderr);
+    p.line(format!(
+        "  process 3 tries the same handle again: {}",
+        style.red(refused.trim().trim_start_matches("tools-demo: approval: "))
+    ))?;
+    p.line(format!(
+        "  the store says: {}",
+        crate::approvals::stored_state(root).await?
+    ))?;
+    Ok(())
 }
 
 fn generated(p: &mut Printer<'_>, root: &Path) -> Result<(), DemoError> {

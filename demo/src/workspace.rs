@@ -155,6 +155,25 @@ impl Workspace {
         })
     }
 
+    /// The workspace an earlier process made at `root` (see [`create`](Self::create)), as it
+    /// is.
+    ///
+    /// # Errors
+    ///
+    /// [`DemoError::NotAWorkspace`] for a folder this demo did not make.
+    pub fn open(root: &Path) -> Result<Workspace, DemoError> {
+        if !root.join(MARKER).is_file() {
+            return Err(DemoError::NotAWorkspace {
+                path: root.to_owned(),
+            });
+        }
+        Ok(Workspace {
+            root: root.to_owned(),
+            clock: AtomicU64::new(0),
+            spans: Mutex::new(Vec::new()),
+        })
+    }
+
     /// The root folder.
     pub fn root(&self) -> &Path {
         &self.root

@@ -279,12 +279,12 @@ pub mod approvals {
     //! ```
 
     pub use crate::base::approvals::{
-        ApprovalError, ApprovalKey, AwaitingCall, DEFAULT_EXPIRY, DurableApprovals, GivenDecision,
-        MAX_HANDLE_BYTES, MIN_KEY_BYTES, Pending, PendingHandle, PendingRecord, ResumedRun,
-        RunPause,
+        ApprovalError, ApprovalKey, DEFAULT_EXPIRY, DurableApprovals, GivenDecision,
+        MAX_HANDLE_BYTES, MIN_KEY_BYTES, Pending, PendingHandle, ResumedRun, RunPause,
     };
     pub use crate::base::store::{
-        ApprovalStore, CallState, MemoryStore, StoreError, StoredCall, Transition, purged,
+        ApprovalStore, AwaitingCall, CallState, MemoryStore, PendingRecord, StoreError, StoredCall,
+        Transition, purged,
     };
 }
 /// Presentation cards: the render intents a tool gives a UI for its calls and results.

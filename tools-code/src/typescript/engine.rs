@@ -980,7 +980,7 @@ fn start(
     program: &str,
     tool_names: Option<&[String]>,
     limits: &CodeLimits,
-    determinism: Option<crate::host::Determinism>,
+    determinism: Option<crate::Determinism>,
 ) -> Result<(), CodeFailure> {
     let main: Value<'_> = match ctx.eval_with_options(js, options(PROGRAM_FILE)) {
         Ok(main) => main,

@@ -16,7 +16,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::error::codes;
-use super::store::{ApprovalStore, StoreError};
+use super::store::{ApprovalStore, AwaitingCall, PendingRecord, StoreError};
 
 /// The shortest key [`ApprovalKey::new`] accepts, in bytes.
 pub const MIN_KEY_BYTES: usize = 16;
@@ -206,46 +206,6 @@ pub struct GivenDecision {
     pub(crate) tool: String,
     pub(crate) arguments: String,
     pub(crate) decision: super::hooks::Approval,
-}
-
-/// The call a paused Code Mode run waits on: the program's tool call that asked for approval,
-/// which is what a person reviews.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AwaitingCall {
-    /// The tool the program called.
-    pub tool: String,
-    /// The program's call id for it (`<run's call id>:code:<n>`).
-    pub call_id: String,
-    /// Its arguments, canonical JSON text (keys in code-point order).
-    pub arguments: String,
-}
-
-/// What a store keeps of one paused call. Every field is bound by [`mac`](Self::mac); the store
-/// keeps it as it was written and the runtime checks it again before it resumes anything.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PendingRecord {
-    /// The paused call's id: 32 lowercase hex digits, random.
-    pub id: String,
-    /// The tool called.
-    pub tool: String,
-    /// The call's arguments, canonical JSON text (keys in code-point order).
-    pub arguments: String,
-    /// The name of the agent scope the call was made from; `None` for the global scope.
-    pub agent: Option<String>,
-    /// The model's call id.
-    pub call_id: String,
-    /// Why approval was asked, as the asking listener said.
-    pub reason: Option<String>,
-    /// For a paused Code Mode run, the program's call that waits for the decision.
-    pub awaiting: Option<AwaitingCall>,
-    /// For a paused Code Mode run, what the run's replay needs (its journal), as JSON text.
-    pub journal: Option<String>,
-    /// When the call paused, in milliseconds since the Unix epoch.
-    pub created_ms: u64,
-    /// When it stops waiting, in milliseconds since the Unix epoch.
-    pub expires_ms: u64,
-    /// HMAC-SHA256 over every field above, lowercase hex.
-    pub mac: String,
 }
 
 impl PendingRecord {

@@ -8,8 +8,48 @@ use std::sync::Mutex;
 
 use futures::future::BoxFuture;
 
-use super::approvals::PendingRecord;
 use super::runtime::lock;
+use serde::{Deserialize, Serialize};
+
+/// The call a paused Code Mode run waits on: the program's tool call that asked for approval,
+/// which is what a person reviews.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AwaitingCall {
+    /// The tool the program called.
+    pub tool: String,
+    /// The program's call id for it (`<run's call id>:code:<n>`).
+    pub call_id: String,
+    /// Its arguments, canonical JSON text (keys in code-point order).
+    pub arguments: String,
+}
+
+/// What a store keeps of one paused call. Every field is bound by [`mac`](Self::mac); the store
+/// keeps it as it was written and the runtime checks it again before it resumes anything.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingRecord {
+    /// The paused call's id: 32 lowercase hex digits, random.
+    pub id: String,
+    /// The tool called.
+    pub tool: String,
+    /// The call's arguments, canonical JSON text (keys in code-point order).
+    pub arguments: String,
+    /// The name of the agent scope the call was made from; `None` for the global scope.
+    pub agent: Option<String>,
+    /// The model's call id.
+    pub call_id: String,
+    /// Why approval was asked, as the asking listener said.
+    pub reason: Option<String>,
+    /// For a paused Code Mode run, the program's call that waits for the decision.
+    pub awaiting: Option<AwaitingCall>,
+    /// For a paused Code Mode run, what the run's replay needs (its journal), as JSON text.
+    pub journal: Option<String>,
+    /// When the call paused, in milliseconds since the Unix epoch.
+    pub created_ms: u64,
+    /// When it stops waiting, in milliseconds since the Unix epoch.
+    pub expires_ms: u64,
+    /// HMAC-SHA256 over every field above, lowercase hex.
+    pub mac: String,
+}
 
 /// Where a paused call stands in its store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -12,15 +12,15 @@ use tracing::Instrument;
 
 use super::{Draft, Run};
 use crate::base::approvals::{
-    ApprovalError, DurableApprovals, MacFields, Pending, PendingHandle, PendingRecord, ResumedRun,
-    RunPause, fresh_id, mac_hex, now_ms, sha256_hex,
+    ApprovalError, DurableApprovals, MacFields, Pending, PendingHandle, ResumedRun, RunPause,
+    fresh_id, mac_hex, now_ms, sha256_hex,
 };
 use crate::base::call::{CallOrigin, ToolCall};
 use crate::base::error::{ExecutionError, codes};
 use crate::base::hooks::Approval;
 use crate::base::result::ToolExecutionResult;
 use crate::base::runtime::ToolRuntime;
-use crate::base::store::{CallState, Transition};
+use crate::base::store::{CallState, PendingRecord, Transition};
 
 impl Run {
     /// The call pauses for a decision that comes later: written to the store (a program's call

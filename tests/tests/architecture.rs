@@ -387,6 +387,7 @@ const CRATES: &[(&str, &[&str])] = &[
         &["tools-runtime", "tools-schema", "tools-otel"],
     ),
     ("tools-otel", &[]),
+    ("tools-approvals", &["tools-runtime"]),
     (
         "tools-demo",
         &[

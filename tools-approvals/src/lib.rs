@@ -25,10 +25,11 @@
 //! use tools_approvals::SqliteStore;
 //! use tools_runtime::approvals::{ApprovalKey, DurableApprovals};
 //! use tools_runtime::hooks::{Approval, PreDecision};
-//! use tools_runtime::{Output, ToolCall, ToolDefinition, ToolError, ToolRuntime};
+//! use tools_runtime::{Output, Scope, ToolCall, ToolDefinition, ToolError, ToolRuntime};
 //!
-//! /// A runtime over the store in `dir`, with a `write` tool that waits for a person.
-//! fn service(dir: &std::path::Path) -> (ToolRuntime, Vec<tools_runtime::Registration>) {
+//! /// A runtime over the store in `dir`, with a `write` tool that waits for a person (in the
+//! /// scope returned: the tool and the hooks last as long as it does).
+//! fn service(dir: &std::path::Path) -> (ToolRuntime, Scope) {
 //!     let store = SqliteStore::open(dir.join("approvals.db")).unwrap();
 //!     let key = ApprovalKey::new(b"a secret of at least sixteen bytes").unwrap();
 //!     let runtime = ToolRuntime::builder()
@@ -44,24 +45,22 @@
 //!         })
 //!         .build()
 //!         .unwrap();
-//!     let registrations = vec![
-//!         plugin.register(write).unwrap(),
-//!         plugin.on_pre_execute(|_exec, _| PreDecision::ask("writes need a person")).unwrap(),
-//!         plugin.set_approval(|_exec, _reason| async { Approval::later() }).unwrap(),
-//!     ];
-//!     (runtime, registrations)
+//!     let _ = plugin.register(write).unwrap();
+//!     let _ = plugin.on_pre_execute(|_exec, _| PreDecision::ask("writes need a person")).unwrap();
+//!     let _ = plugin.set_approval(|_exec, _reason| async { Approval::later() }).unwrap();
+//!     (runtime, plugin)
 //! }
 //!
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
 //! let dir = tempfile::tempdir().unwrap();
-//! let (runtime, registrations) = service(dir.path());
+//! let (runtime, plugin) = service(dir.path());
 //! let paused = runtime.execute(ToolCall::new("c1", "write", json!({"path": "a.txt"}))).await;
 //! assert_eq!(paused.code(), Some("APPROVAL_PENDING"));
 //! let text = paused.pending.unwrap().handle().unwrap().to_string(); // show it, keep it
-//! drop((runtime, registrations)); // the service stops
+//! drop((runtime, plugin)); // the service stops
 //!
 //! // After a restart: the same tools, file and key.
-//! let (runtime, _registrations) = service(dir.path());
+//! let (runtime, _plugin) = service(dir.path());
 //! let handle = text.parse().unwrap();
 //! let done = runtime.resume(&handle, Approval::Approved).await.unwrap();
 //! assert_eq!(done.value(), Some(&json!("wrote \"a.txt\"")));

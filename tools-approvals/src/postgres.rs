@@ -36,7 +36,8 @@ use tools_runtime::approvals::{ApprovalStore, PendingRecord, StoreError, StoredC
 
 use crate::error::Error;
 use crate::row::{
-    RECORD_COLUMNS, RawRecord, RowValues, query_limit, query_time, stored_call, why_not_moved,
+    RECORD_COLUMNS, RawRecord, RowValues, inserted, query_limit, query_time, stored_call,
+    why_not_moved,
 };
 
 /// The name of this store in messages.
@@ -407,13 +408,7 @@ impl ApprovalStore for PostgresStore {
                 )
                 .await
                 .map_err(failed("write a paused call"))?;
-            if written == 0 {
-                return Err(StoreError::Duplicate {
-                    store: STORE,
-                    id: record.id.clone(),
-                });
-            }
-            Ok(())
+            inserted(STORE, &record.id, written)
         })
     }
 

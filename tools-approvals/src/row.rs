@@ -156,3 +156,14 @@ pub(crate) fn why_not_moved(
         other => Some(Transition::NotPending(other)),
     })
 }
+
+/// The answer of an `INSERT ... ON CONFLICT (id) DO NOTHING` that wrote `written` rows.
+pub(crate) fn inserted(store: &'static str, id: &str, written: u64) -> Result<(), StoreError> {
+    if written == 0 {
+        return Err(StoreError::Duplicate {
+            store,
+            id: id.to_owned(),
+        });
+    }
+    Ok(())
+}

@@ -27,12 +27,12 @@ pub struct PgServer {
 
 /// How the server keeps its data.
 #[derive(Clone, Copy, PartialEq, Eq)]
+#[allow(dead_code, reason = "the tests use one variant, the bench the other")]
 pub enum Durability {
     /// `fsync = off`: the tests, which never crash the server.
     Tests,
     /// PostgreSQL's defaults (each commit flushed): the bench, to compare with SQLite's
     /// `synchronous = FULL`.
-    #[allow(dead_code, reason = "the bench's; the tests use `Tests`")]
     Defaults,
 }
 

@@ -6,25 +6,11 @@ use std::error::Error as _;
 
 use futures::future::join_all;
 use tools_approvals::{PostgresStore, code_of, codes};
-use tools_runtime::approvals::{ApprovalStore, PendingRecord, StoreError, Transition};
+use tools_runtime::approvals::{ApprovalStore, StoreError, Transition};
+
+use crate::support::record;
 
 use crate::pg::{Durability, PgServer};
-
-fn record(id: &str, expires_ms: u64) -> PendingRecord {
-    PendingRecord {
-        id: id.to_owned(),
-        tool: "append".to_owned(),
-        arguments: "{}".to_owned(),
-        agent: None,
-        call_id: "c1".to_owned(),
-        reason: None,
-        awaiting: None,
-        journal: None,
-        created_ms: 1,
-        expires_ms,
-        mac: "00".repeat(32),
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tables_versions_times_and_a_new_connection() {

@@ -13,7 +13,7 @@ use serde_json::json;
 use tools_approvals::SqliteStore;
 use tools_runtime::approvals::{ApprovalStore, CallState, PendingHandle};
 use tools_runtime::hooks::Approval;
-use tools_runtime::{ToolCall, codes};
+use tools_runtime::{Registration, Scope, ToolCall, ToolRuntime, codes};
 
 use crate::support::{Effect, handle_of, install, lines, runtime};
 
@@ -32,6 +32,34 @@ fn handle_file(dir: &Path) -> PathBuf {
     dir.join("handle.txt")
 }
 
+/// A runtime over the SQLite file in a folder, whose `append` writes to the side-effect file
+/// there (and hangs after it when asked).
+struct Service {
+    store: Arc<SqliteStore>,
+    rt: ToolRuntime,
+    _scope: Scope,
+    _regs: Vec<Registration>,
+}
+
+fn service(dir: &Path, hang: bool) -> Service {
+    let store = Arc::new(SqliteStore::open(db(dir)).unwrap());
+    let rt = runtime(store.clone());
+    let scope = rt.scope();
+    let regs = install(
+        &scope,
+        Effect::File {
+            path: side_effects(dir),
+            hang,
+        },
+    );
+    Service {
+        store,
+        rt,
+        _scope: scope,
+        _regs: regs,
+    }
+}
+
 /// The child's side: run only by the tests below, in a process of its own.
 #[tokio::test]
 #[ignore = "the child process of the restart tests, which run it"]
@@ -41,17 +69,7 @@ async fn child() {
         return;
     };
     let dir = PathBuf::from(dir);
-    let store: Arc<dyn ApprovalStore> = Arc::new(SqliteStore::open(db(&dir)).unwrap());
-    let rt = runtime(store);
-    let scope = rt.scope();
-    let hang = mode == "resume-and-hang";
-    let _regs = install(
-        &scope,
-        Effect::File {
-            path: side_effects(&dir),
-            hang,
-        },
-    );
+    let Service { rt, .. } = &service(&dir, mode == "resume-and-hang");
     match mode.as_str() {
         "pause" => {
             let paused = rt
@@ -140,16 +158,7 @@ async fn a_call_paused_by_a_killed_process_runs_once_after_the_restart() {
     );
 
     // A new runtime over the same file, in this process.
-    let store = Arc::new(SqliteStore::open(db(dir.path())).unwrap());
-    let rt = runtime(store.clone());
-    let scope = rt.scope();
-    let _regs = install(
-        &scope,
-        Effect::File {
-            path: side_effects(dir.path()),
-            hang: false,
-        },
-    );
+    let Service { rt, .. } = &service(dir.path(), false);
     let handle: PendingHandle = text.parse().unwrap();
     assert_eq!(rt.pending_calls(10).await.unwrap(), vec![handle.clone()]);
     let done = rt.resume(&handle, Approval::Approved).await.unwrap();
@@ -184,16 +193,7 @@ async fn a_process_killed_during_the_resume_leaves_the_call_claimed_and_it_never
     assert_eq!(lines(&side_effects(dir.path())), ["ran c1"]);
 
     // Its body may have run (here it did): the call is never resumed again.
-    let store = Arc::new(SqliteStore::open(db(dir.path())).unwrap());
-    let rt = runtime(store.clone());
-    let scope = rt.scope();
-    let _regs = install(
-        &scope,
-        Effect::File {
-            path: side_effects(dir.path()),
-            hang: false,
-        },
-    );
+    let Service { store, rt, .. } = &service(dir.path(), false);
     let handle: PendingHandle = text.parse().unwrap();
     let err = rt.resume(&handle, Approval::Approved).await.unwrap_err();
     assert_eq!(err.code(), codes::APPROVAL_ALREADY_RESUMED, "{err}");

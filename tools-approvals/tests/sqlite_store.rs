@@ -6,23 +6,9 @@ use std::sync::Arc;
 
 use futures::future::join_all;
 use tools_approvals::{SqliteStore, code_of, codes};
-use tools_runtime::approvals::{ApprovalStore, CallState, PendingRecord, StoreError, Transition};
+use tools_runtime::approvals::{ApprovalStore, CallState, StoreError, Transition};
 
-fn record(id: &str, expires_ms: u64) -> PendingRecord {
-    PendingRecord {
-        id: id.to_owned(),
-        tool: "append".to_owned(),
-        arguments: "{}".to_owned(),
-        agent: None,
-        call_id: "c1".to_owned(),
-        reason: None,
-        awaiting: None,
-        journal: None,
-        created_ms: 1,
-        expires_ms,
-        mac: "00".repeat(32),
-    }
-}
+use crate::support::record;
 
 /// The error and its sources, joined.
 fn chain(error: &dyn std::error::Error) -> String {

@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use tools_runtime::approvals::{ApprovalKey, ApprovalStore, DurableApprovals, PendingHandle};
+use tools_runtime::approvals::{
+    ApprovalKey, ApprovalStore, DurableApprovals, PendingHandle, PendingRecord,
+};
 use tools_runtime::hooks::{Approval, PreDecision};
 use tools_runtime::{
     Output, Registration, Scope, ToolDefinition, ToolError, ToolExecutionResult, ToolRuntime, codes,
@@ -101,4 +103,22 @@ pub fn lines(path: &Path) -> Vec<String> {
 pub fn handle_of(result: &ToolExecutionResult) -> PendingHandle {
     assert_eq!(result.code(), Some(codes::APPROVAL_PENDING), "{result:?}");
     result.pending.as_ref().unwrap().handle().unwrap().clone()
+}
+
+/// A bare record of a paused call created at 1 ms, for the stores' own tests.
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+pub fn record(id: &str, expires_ms: u64) -> PendingRecord {
+    PendingRecord {
+        id: id.to_owned(),
+        tool: "append".to_owned(),
+        arguments: "{}".to_owned(),
+        agent: None,
+        call_id: "c1".to_owned(),
+        reason: None,
+        awaiting: None,
+        journal: None,
+        created_ms: 1,
+        expires_ms,
+        mac: "00".repeat(32),
+    }
 }

@@ -26,6 +26,9 @@ pub mod codes {
     /// The blocking task a SQLite statement ran on did not finish (it panicked, or its runtime
     /// shut down).
     pub const APPROVALS_TASK: &str = "APPROVALS_TASK";
+    /// The PostgreSQL store was connected outside a Tokio runtime (it spawns the task that
+    /// drives its connection).
+    pub const APPROVALS_NO_RUNTIME: &str = "APPROVALS_NO_RUNTIME";
 }
 
 /// What failed in a store of this crate. See [`codes`].
@@ -101,6 +104,11 @@ pub enum Error {
         /// The value.
         value: u64,
     },
+    /// [`PostgresStore::connect`](crate::PostgresStore::connect) was called outside a Tokio
+    /// runtime.
+    #[cfg(feature = "postgres")]
+    #[error("the PostgreSQL approval store needs a Tokio runtime to drive its connection")]
+    NoRuntime,
     /// The blocking task a SQLite statement ran on did not finish.
     #[error("the blocking task of the SQLite store did not finish")]
     Task {
@@ -124,6 +132,8 @@ impl Error {
             #[cfg(feature = "postgres")]
             Error::Postgres { .. } => codes::APPROVALS_POSTGRES,
             Error::TimeRange { .. } => codes::APPROVALS_TIME_RANGE,
+            #[cfg(feature = "postgres")]
+            Error::NoRuntime => codes::APPROVALS_NO_RUNTIME,
             Error::Task { .. } => codes::APPROVALS_TASK,
         }
     }

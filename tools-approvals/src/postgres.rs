@@ -21,7 +21,9 @@
 //!   [`PostgresStore::from_client`].
 //! - **A broken connection** (the server restarted) fails the calls in flight; a store made by
 //!   [`connect`](PostgresStore::connect) connects again on its next call. A store made
-//!   [`from_client`](PostgresStore::from_client) cannot: make a new one.
+//!   [`from_client`](PostgresStore::from_client) cannot: make a new one. A claim whose answer
+//!   was lost with the connection may have committed: that call then stays `resuming`, and is
+//!   never run (rather than maybe twice).
 //! - PostgreSQL's `TEXT` holds no NUL character: a call whose tool name, reason or agent name has
 //!   one cannot pause (`APPROVAL_STORE`). Arguments are JSON text, which escapes it.
 
@@ -194,6 +196,7 @@ impl Conn {
 
 /// Connects with `config` and spawns the task that drives the connection.
 async fn connect_client(config: &Config) -> Result<(Client, JoinHandle<()>), Error> {
+    let runtime = tokio::runtime::Handle::try_current().map_err(|_| Error::NoRuntime)?;
     let (client, connection) = config
         .connect(NoTls)
         .await
@@ -201,7 +204,7 @@ async fn connect_client(config: &Config) -> Result<(Client, JoinHandle<()>), Err
             doing: "connecting",
             source,
         })?;
-    let driver = tokio::spawn(async move {
+    let driver = runtime.spawn(async move {
         if let Err(error) = connection.await {
             tracing::warn!(%error, "the PostgreSQL approval store's connection ended");
         }
@@ -242,12 +245,13 @@ async fn ensure_schema(client: &Client) -> Result<(), Error> {
 impl PostgresStore {
     /// Connects to PostgreSQL with `conninfo` (`host=... port=... user=... dbname=...` or a
     /// `postgresql://` URL; no TLS, see the [module](self)) and creates the store's tables when
-    /// they are missing. Must be called inside a Tokio runtime: it spawns the task that drives
-    /// the connection.
+    /// they are missing. It spawns the task that drives the connection on the current Tokio
+    /// runtime, which must outlive the store.
     ///
     /// # Errors
     ///
     /// [`Error::Connect`] when `conninfo` cannot be read or the server not reached,
+    /// [`Error::NoRuntime`] outside a Tokio runtime,
     /// [`Error::Postgres`] when the tables cannot be created or the statements prepared,
     /// [`Error::SchemaVersion`] when a newer build made them.
     pub async fn connect(conninfo: &str) -> Result<Self, Error> {

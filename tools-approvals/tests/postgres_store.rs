@@ -105,3 +105,12 @@ async fn tables_versions_times_and_a_new_connection() {
         .unwrap_err();
     assert_eq!(err.code(), codes::APPROVALS_CONNECT, "{err}");
 }
+
+#[test]
+fn connecting_outside_a_tokio_runtime_is_an_error_not_a_panic() {
+    let err = futures::executor::block_on(PostgresStore::connect(
+        "host=127.0.0.1 port=1 user=postgres",
+    ))
+    .unwrap_err();
+    assert_eq!(err.code(), codes::APPROVALS_NO_RUNTIME, "{err}");
+}

@@ -547,11 +547,13 @@ async fn approvals_act(p: &mut Printer<'_>, root: &Path, exe: &Path) -> Result<(
             String::from_utf8_lossy(&second.stderr)
         )));
     }
-    p.line(format!(
-        "  {} {}",
-        style.green("resumed:"),
-        String::from_utf8_lossy(&second.stdout).trim()
-    ))?;
+    p.line(format!("  {}", style.green("resumed; the write's result:")))?;
+    let result: Vec<String> = String::from_utf8_lossy(&second.stdout)
+        .trim_end()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    p.lines("    ", &result)?;
     let written = std::fs::read_to_string(root.join(WRITTEN)).unwrap_or_default();
     p.line(format!(
         "  {WRITTEN} holds what was reviewed: {}",
@@ -559,9 +561,15 @@ async fn approvals_act(p: &mut Printer<'_>, root: &Path, exe: &Path) -> Result<(
     ))?;
     let third = approval_step(exe, "resume", root)?;
     let refused = String::from_utf8_lossy(&third.stderr);
+    let code = tools_runtime::codes::APPROVAL_ALREADY_RESUMED;
+    if third.status.success() || !refused.contains(code) {
+        return Err(DemoError::Approval(format!(
+            "a second resume was not refused as already resumed: {refused}"
+        )));
+    }
     p.line(format!(
         "  process 3 tries the same handle again: {}",
-        style.red(refused.trim().trim_start_matches("tools-demo: approval: "))
+        style.red(&format!("refused ({code}): a call runs once"))
     ))?;
     p.line(format!(
         "  the store says: {}",

@@ -387,10 +387,12 @@ const CRATES: &[(&str, &[&str])] = &[
         &["tools-runtime", "tools-schema", "tools-otel"],
     ),
     ("tools-otel", &[]),
+    ("tools-approvals", &["tools-runtime"]),
     (
         "tools-demo",
         &[
             "tools-runtime",
+            "tools-approvals",
             "tools-code",
             "tools-codegen",
             "tools-schema",

@@ -380,7 +380,12 @@ const CRATES: &[(&str, &[&str])] = &[
     ("tools-runtime", &["tools-schema", "tools-macros"]),
     (
         "tools-code",
-        &["tools-runtime", "tools-schema", "tools-codegen"],
+        &[
+            "tools-runtime",
+            "tools-schema",
+            "tools-codegen",
+            "tools-approvals",
+        ],
     ),
     (
         "tools-mcp",

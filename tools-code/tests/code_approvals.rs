@@ -11,7 +11,9 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use tools_code::{CODE_RUN_DIVERGED, CodeMode, CodeRuntime, RecordingSink, SessionEvent};
-use tools_runtime::approvals::{ApprovalKey, DurableApprovals, MemoryStore, PendingHandle};
+use tools_runtime::approvals::{
+    ApprovalKey, ApprovalStore, DurableApprovals, MemoryStore, PendingHandle,
+};
 use tools_runtime::hooks::{Approval, PreDecision};
 use tools_runtime::{
     Output, PresentationMode, Registration, ToolCall, ToolDefinition, ToolExecutionResult,
@@ -33,6 +35,16 @@ struct Setup {
 /// `read` (free) and `write` (asks; the service defers), counting their bodies, on a runtime
 /// in code mode with durable approvals over `store`, from the agent scope `coder`.
 fn setup(runtime: impl CodeRuntime + 'static, store: Arc<MemoryStore>) -> Setup {
+    setup_over(runtime, store, None)
+}
+
+/// The same over any store; with `effects`, each body also appends `<tool> <path>` to that
+/// file (what a killed process leaves behind).
+fn setup_over(
+    runtime: impl CodeRuntime + 'static,
+    store: Arc<dyn ApprovalStore>,
+    effects: Option<std::path::PathBuf>,
+) -> Setup {
     let sink = RecordingSink::new();
     let rt = ToolRuntime::builder()
         .mode(PresentationMode::Code)
@@ -48,6 +60,7 @@ fn setup(runtime: impl CodeRuntime + 'static, store: Arc<MemoryStore>) -> Setup 
     let mut regs = Vec::new();
     for name in ["read", "write"] {
         let ran = ran.clone();
+        let effects = effects.clone();
         let def = ToolDefinition::builder(name)
             .input_schema(json!({
                 "type": "object",
@@ -57,8 +70,19 @@ fn setup(runtime: impl CodeRuntime + 'static, store: Arc<MemoryStore>) -> Setup 
             .output(Output::json(json!({"type": "string"})))
             .execute(move |args, _ctx| {
                 let ran = ran.clone();
+                let effects = effects.clone();
                 async move {
                     let path = args["path"].as_str().unwrap_or("").to_owned();
+                    if let Some(file) = &effects {
+                        use std::io::Write;
+                        let mut f = std::fs::OpenOptions::new()
+                            .create(true)
+                            .append(true)
+                            .open(file)
+                            .unwrap();
+                        writeln!(f, "{name} {path}").unwrap();
+                        f.sync_all().unwrap();
+                    }
                     *ran.lock()
                         .unwrap()
                         .entry(format!("{name} {path}"))
@@ -330,5 +354,155 @@ mod python {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_program_that_calls_differently_on_replay_diverges() {
         diverges(make, PY_RANDOM).await;
+    }
+}
+
+/// Restarts, for real: a child process (this test binary again, running [`restart_child`])
+/// pauses a program into a SQLite file and is killed with SIGKILL; this process then resumes
+/// it from the file. Every body that ran before the pause ran once in all (counted in a file).
+mod restart {
+    use std::os::unix::process::ExitStatusExt;
+    use std::path::{Path, PathBuf};
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    use super::*;
+
+    const CHILD_DIR: &str = "TOOLS_CODE_APPROVALS_CHILD_DIR";
+    const CHILD_LANGUAGE: &str = "TOOLS_CODE_APPROVALS_CHILD_LANGUAGE";
+
+    fn effects(dir: &Path) -> PathBuf {
+        dir.join("effects.txt")
+    }
+
+    fn handle_file(dir: &Path) -> PathBuf {
+        dir.join("handle.txt")
+    }
+
+    fn over_sqlite(dir: &Path, language: &str) -> Setup {
+        let store = Arc::new(tools_approvals::SqliteStore::open(dir.join("approvals.db")).unwrap());
+        match language {
+            #[cfg(feature = "typescript")]
+            "typescript" => setup_over(
+                tools_code::TypeScriptRuntime::new(),
+                store,
+                Some(effects(dir)),
+            ),
+            #[cfg(feature = "python")]
+            "python" => setup_over(tools_code::PythonRuntime::new(), store, Some(effects(dir))),
+            other => panic!("no runtime for {other}"),
+        }
+    }
+
+    fn program(language: &str) -> &'static str {
+        if language == "python" {
+            PY_PROGRAM
+        } else {
+            TS_PROGRAM
+        }
+    }
+
+    /// The child's side: run only by the tests below, in a process of its own.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "the child process of the restart tests, which run it"]
+    async fn restart_child() {
+        let (Some(dir), Ok(language)) =
+            (std::env::var_os(CHILD_DIR), std::env::var(CHILD_LANGUAGE))
+        else {
+            return;
+        };
+        let dir = PathBuf::from(dir);
+        let setup = over_sqlite(&dir, &language);
+        let paused = setup.rt.execute(run_code(&setup, program(&language))).await;
+        let handle = handle_of(&paused);
+        let tmp = dir.join("handle.tmp");
+        std::fs::write(&tmp, handle.to_string()).unwrap();
+        std::fs::rename(&tmp, handle_file(&dir)).unwrap();
+        loop {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+        }
+    }
+
+    fn lines(path: &Path) -> Vec<String> {
+        std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    async fn paused_by_a_killed_process_then_resumed(language: &str) {
+        let dir = tempfile::tempdir().unwrap();
+        let log = std::fs::File::create(dir.path().join("child.log")).unwrap();
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "code_approvals::restart::restart_child",
+                "--ignored",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(CHILD_DIR, dir.path())
+            .env(CHILD_LANGUAGE, language)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while !handle_file(dir.path()).exists() {
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!(
+                    "the child exited first ({status}):\n{}",
+                    std::fs::read_to_string(dir.path().join("child.log")).unwrap_or_default()
+                );
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the child did not pause in 120 s"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        child.kill().unwrap();
+        let status = child.wait().unwrap();
+        assert_eq!(status.signal(), Some(libc::SIGKILL), "{status}");
+        assert_eq!(lines(&effects(dir.path())), ["read a.txt"]);
+
+        // A new process's runtime over the same file.
+        let setup = over_sqlite(dir.path(), language);
+        let handle: PendingHandle = std::fs::read_to_string(handle_file(dir.path()))
+            .unwrap()
+            .parse()
+            .unwrap();
+        let done = setup.rt.resume(&handle, Approval::Approved).await.unwrap();
+        assert!(!done.is_error(), "{done:?}");
+        assert_eq!(
+            done.value().unwrap()["result"],
+            json!(["read:a.txt", "write:b.txt", "read:c.txt"])
+        );
+        assert_eq!(
+            lines(&effects(dir.path())),
+            ["read a.txt", "write b.txt", "read c.txt"],
+            "every body ran once in all"
+        );
+        let again = setup
+            .rt
+            .resume(&handle, Approval::Approved)
+            .await
+            .unwrap_err();
+        assert_eq!(again.code(), codes::APPROVAL_ALREADY_RESUMED);
+        assert_eq!(lines(&effects(dir.path())).len(), 3);
+    }
+
+    #[cfg(feature = "typescript")]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_typescript_program_paused_by_a_killed_process_resumes_from_the_file() {
+        paused_by_a_killed_process_then_resumed("typescript").await;
+    }
+
+    #[cfg(feature = "python")]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_python_program_paused_by_a_killed_process_resumes_from_the_file() {
+        paused_by_a_killed_process_then_resumed("python").await;
     }
 }

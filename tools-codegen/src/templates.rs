@@ -1,6 +1,8 @@
 //! The minijinja templates the renderers lay their output out with, and the filters they use.
 //!
-//! The templates live in the repository's `templates/` folder and are embedded at build time.
+//! The templates live in the repository's `templates/` folder and are embedded at build time,
+//! read through `tools-codegen/templates`, a symbolic link to that folder: `cargo package`
+//! follows it, so the crate's package carries the templates and builds on its own.
 //! [`Renderer::with_template_dir`](crate::Renderer::with_template_dir) replaces any of them by a
 //! file of the same name from another folder.
 
@@ -33,39 +35,39 @@ pub const PYTHON_DECLARATIONS: &str = "python_declarations.py.jinja";
 pub const EMBEDDED: &[(&str, &str)] = &[
     (
         TYPESCRIPT_SDK,
-        include_str!("../../templates/typescript_sdk.ts.jinja"),
+        include_str!("../templates/typescript_sdk.ts.jinja"),
     ),
     (
         PYTHON_SDK,
-        include_str!("../../templates/python_sdk.py.jinja"),
+        include_str!("../templates/python_sdk.py.jinja"),
     ),
     (
         CATALOG_MARKDOWN,
-        include_str!("../../templates/catalog.md.jinja"),
+        include_str!("../templates/catalog.md.jinja"),
     ),
     (
         USAGE_TYPESCRIPT,
-        include_str!("../../templates/usage_typescript.md.jinja"),
+        include_str!("../templates/usage_typescript.md.jinja"),
     ),
     (
         USAGE_PYTHON,
-        include_str!("../../templates/usage_python.md.jinja"),
+        include_str!("../templates/usage_python.md.jinja"),
     ),
     (
         TYPESCRIPT_INDEX,
-        include_str!("../../templates/typescript_index.ts.jinja"),
+        include_str!("../templates/typescript_index.ts.jinja"),
     ),
     (
         PYTHON_INDEX,
-        include_str!("../../templates/python_index.py.jinja"),
+        include_str!("../templates/python_index.py.jinja"),
     ),
     (
         TYPESCRIPT_DECLARATIONS,
-        include_str!("../../templates/typescript_declarations.ts.jinja"),
+        include_str!("../templates/typescript_declarations.ts.jinja"),
     ),
     (
         PYTHON_DECLARATIONS,
-        include_str!("../../templates/python_declarations.py.jinja"),
+        include_str!("../templates/python_declarations.py.jinja"),
     ),
 ];
 

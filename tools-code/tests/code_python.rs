@@ -869,6 +869,12 @@ return [random.random(), random.randint(0, 10**9), random.sample(range(100), 5)]
     let other = replayed(&rt, &ReplayHost::new(8, &[]), program).await;
     assert_eq!(first, again);
     assert_ne!(first, other);
+    // A spawned interpreter (which imports the modules itself) reads the same numbers.
+    let spawned = runtime().with_mode(PythonMode::SpawnPerRun);
+    assert_eq!(
+        replayed(&spawned, &ReplayHost::new(7, &[]), program).await,
+        first
+    );
     // Without a replaying host nothing is patched and the numbers are the interpreter's own.
     let program = "import datetime, random, time
 return [type(time.time).__name__, datetime.datetime.__module__, type(datetime.datetime).__name__, random.random()]";

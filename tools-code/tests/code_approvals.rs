@@ -296,8 +296,20 @@ return [a, b, c]
 "#;
 
 const PY_RANDOM: &str = r#"
-import random
-await tools.read({'path': str(random.random())})
+import datetime, random, time
+seen = ' '.join([
+    repr(random.random()), str(random.randint(0, 10**9)), random.choice('abcdefgh'),
+    repr(time.time()), str(time.time_ns()), time.strftime('%H:%M:%S'),
+    repr(datetime.datetime.now()), datetime.datetime.utcnow().isoformat(),
+    datetime.datetime.now(datetime.timezone.utc).isoformat(), datetime.date.today().isoformat(),
+])
+await tools.read({'path': seen})
+await tools.write({'path': 'b.txt'})
+return seen
+"#;
+
+const PY_CATALOG: &str = r#"
+await tools.read({'path': ','.join(dir(tools))})
 await tools.write({'path': 'b.txt'})
 return 'done'
 "#;
@@ -353,7 +365,12 @@ mod python {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_program_that_calls_differently_on_replay_diverges() {
-        diverges(make, PY_RANDOM).await;
+        diverges(make, PY_CATALOG).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn random_numbers_and_the_clock_read_the_same_on_replay() {
+        random_and_clock_replay(make, PY_RANDOM).await;
     }
 }
 

@@ -11,10 +11,11 @@
 
 use crate::code_support;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use code_support::{
-    BARRIER_SIZE, TestHost, TestRuntime, assert_cut, assert_each_fails,
+    BARRIER_SIZE, ReplayHost, TestHost, TestRuntime, assert_cut, assert_each_fails,
     assert_only_the_valid_call_was_sent, assert_refused_both_ways, children_of, deadline_limits,
     eventually_gone, fail, hostile_limits, is_gone, ok, ordinary_limits, run_with, shared,
 };
@@ -810,4 +811,89 @@ async fn spawn_per_run_also_kills_processes_that_left_the_group() {
             std::fs::read_to_string(format!("/proc/{pid}/stat"))
         );
     }
+}
+
+// --- a replayable run (a host with `determinism`) ------------------------------------------
+
+/// Runs `program` against a host that replays runs; panics with the failure otherwise.
+async fn replayed(rt: &PythonRuntime, host: &Arc<ReplayHost>, program: &str) -> serde_json::Value {
+    let run = rt.run(
+        program,
+        host.clone(),
+        &ordinary_limits(),
+        CancellationToken::new(),
+    );
+    let done = tokio::time::timeout(Duration::from_secs(60), run)
+        .await
+        .expect("the run did not end")
+        .unwrap_or_else(|failure| panic!("expected a completion, got {failure:?}"));
+    done.result.unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replayable_run_reads_the_given_clock_first_then_the_live_one() {
+    let rt = runtime();
+    let host = ReplayHost::new(1, &[1000.0, 2000.5, 86_400_000.25]);
+    let program = "import datetime, time
+first = [time.time(), time.time_ns(), datetime.datetime.utcnow().isoformat()]
+live = time.time()
+await tools.echo({})
+now = datetime.datetime.now(datetime.timezone.utc)
+return [first, live, now.year >= 2024, isinstance(now, datetime.datetime), repr(datetime.datetime.now())[:18]]";
+    let result = replayed(&rt, &host, program).await;
+    assert_eq!(
+        result[0],
+        json!([1.0, 2_000_500_000, "1970-01-02T00:00:00.000250"])
+    );
+    let live = result[1].as_f64().unwrap();
+    assert!(live > 1.7e9, "{result}");
+    assert_eq!(result[2], json!(true));
+    assert_eq!(result[3], json!(true));
+    assert_eq!(result[4], json!("datetime.datetime("));
+    // Every reading, replayed or live, in order; the four before the call reached the host
+    // before it.
+    let readings = host.readings();
+    assert_eq!(readings.len(), 6, "{readings:?}");
+    assert_eq!(readings[..3], [1000.0, 2000.5, 86_400_000.25]);
+    assert!((readings[3] - live * 1000.0).abs() < 0.001, "{readings:?}");
+    assert_eq!(host.at_calls(), [4]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replaying_host_seeds_the_random_module() {
+    let rt = runtime();
+    let program = "import random
+return [random.random(), random.randint(0, 10**9), random.sample(range(100), 5)]";
+    let first = replayed(&rt, &ReplayHost::new(7, &[]), program).await;
+    let again = replayed(&rt, &ReplayHost::new(7, &[]), program).await;
+    let other = replayed(&rt, &ReplayHost::new(8, &[]), program).await;
+    assert_eq!(first, again);
+    assert_ne!(first, other);
+    // A spawned interpreter (which imports the modules itself) reads the same numbers.
+    let spawned = runtime().with_mode(PythonMode::SpawnPerRun);
+    assert_eq!(
+        replayed(&spawned, &ReplayHost::new(7, &[]), program).await,
+        first
+    );
+    // Without a replaying host nothing is patched and the numbers are the interpreter's own.
+    let program = "import datetime, random, time
+return [type(time.time).__name__, datetime.datetime.__module__, type(datetime.datetime).__name__, random.random()]";
+    let plain = ok(&rt, program).await.result.unwrap();
+    let plain_again = ok(&rt, program).await.result.unwrap();
+    assert_eq!(plain[0], json!("builtin_function_or_method"));
+    assert_eq!(plain[1], json!("datetime"));
+    assert_eq!(plain[2], json!("type"));
+    assert_ne!(plain[3], plain_again[3]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clock_readings_in_a_loop_reach_the_host_in_bounded_frames() {
+    let rt = runtime();
+    let host = ReplayHost::new(1, &[]);
+    let program = "import time\nseen = [time.time() for _ in range(5000)]\nreturn len(seen)";
+    assert_eq!(replayed(&rt, &host, program).await, json!(5000));
+    let readings = host.readings();
+    assert_eq!(readings.len(), 5000);
+    assert!(readings.windows(2).all(|w| w[0] <= w[1]));
+    rt.assert_healthy().await;
 }

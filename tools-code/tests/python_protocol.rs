@@ -9,6 +9,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::Arc;
+
+use crate::code_support::ReplayHost;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -232,6 +234,36 @@ async fn a_flood_of_empty_log_lines_is_bounded() {
         "{}",
         failure.message
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_clock_readings_in_a_replayable_run_is_bounded() {
+    let rt = PythonRuntime::new();
+    let host = ReplayHost::new(1, &[]);
+    // Each reading is one the host keeps for the run's journal.
+    let limits = limits().with_memory_bytes(4 * 1024 * 1024);
+    let run = rt.run(
+        "import time\nwhile True:\n    time.time()",
+        host.clone(),
+        &limits,
+        CancellationToken::new(),
+    );
+    let failure = tokio::time::timeout(Duration::from_secs(60), run)
+        .await
+        .expect("the run did not end")
+        .unwrap_err();
+    assert_eq!(failure.kind, CodeFailureKind::Memory, "{}", failure.message);
+    assert!(
+        failure.message.contains("read the clock too often"),
+        "{}",
+        failure.message
+    );
+    let readings = number_after(
+        &failure.message,
+        "log lines (24 bytes each; their text counts in max_output_bytes), ",
+    );
+    assert_eq!(readings, host.readings().len(), "{}", failure.message);
+    assert!(readings * 8 > 4 * 1024 * 1024, "{}", failure.message);
 }
 
 // --- item 7: the ids of a program's calls ----------------------------------------------------
@@ -482,6 +514,8 @@ async fn a_forged_sandbox_refusal_is_the_programs_protocol_error() {
         ),
         (r#"{"t":"error","kind":"odd","message":"x"}"#, "\"odd\""),
         (r#"{"t":"hello"}"#, "hello"),
+        // Clock readings, in a run whose host does not replay runs.
+        (r#"{"t":"clock","ms":[1.5]}"#, "clock readings"),
     ] {
         let program = format!("{FIND_BRIDGE}send('{frame}')\nawait asyncio.sleep(15)");
         let failure = fail(&rt, &host, &program, &limits()).await;

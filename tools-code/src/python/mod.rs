@@ -113,12 +113,13 @@
 //! - The interpreter is `python3 -I -S` (isolated, no `site`), resolved once to the real
 //!   executable through `sys.executable`, so a version-manager shim is not paid on every run.
 //!   `TOOLS_PYTHON` or [`PythonRuntime::with_interpreter`] choose another interpreter.
-//! - [`PythonMode::Zygote`] (the default) starts one interpreter that preloads the runner and
-//!   `asyncio`, rehearses one run of a fixed program (so what CPython builds lazily on first
-//!   use is built once, there) and calls `gc.freeze()` (so a collection in a child does not
-//!   copy the zygote's heap). It then forks a fresh child for every run; each child runs
-//!   exactly one program and exits. [`PythonMode::SpawnPerRun`] starts a new interpreter per
-//!   run instead (slower; kept for comparison and for hosts that cannot keep a helper process).
+//! - [`PythonMode::Zygote`] (the default) starts one interpreter that preloads the runner,
+//!   `asyncio`, and `random` and `datetime` (for a replayable run, see below), rehearses one
+//!   run of a fixed program (so what CPython builds lazily on first use is built once, there)
+//!   and calls `gc.freeze()` (so a collection in a child does not copy the zygote's heap). It
+//!   then forks a fresh child for every run; each child runs exactly one program and exits.
+//!   [`PythonMode::SpawnPerRun`] starts a new interpreter per run instead (slower; kept for
+//!   comparison and for hosts that cannot keep a helper process).
 //! - No fork is on a run's critical path: the runtime keeps two **spare** children, forked
 //!   ahead, that have built their event loop and bridge and wait for their program. A run
 //!   takes the oldest spare (one non-blocking `recv` with `MSG_PEEK` checks that it still waits:
@@ -173,6 +174,10 @@
 //!     nothing the program could not say by failing. An error kind the runner never sends
 //!     (`internal`, anything unknown), a frame that does not parse, or a call id that is not an
 //!     integer from 0 to 2^64 - 1 is a protocol error.
+//!   - A `clock` frame (the readings of a replayable run, see "A run its host may replay") is
+//!     believed in a run whose host replays runs: a forged reading is given back only to the
+//!     same program when its run is replayed, which is what it could do itself. In any other
+//!     run it is a protocol error.
 //!   - A protocol error ends the run as a [`CodeFailureKind::Runtime`] failure, "the program
 //!     broke the runner's protocol ...", which quotes at most what it names (an id, a kind),
 //!     never a message the program wrote.
@@ -189,9 +194,10 @@
 //! - **What a run makes the host hold.** Besides the frame being read (bounded above) and a log
 //!   line being assembled (bounded by `max_output_bytes`), the host holds, for each run, the
 //!   replies the child has not read yet, the arguments of the calls still running (held by
-//!   the host's work on them) and an entry per captured log line (an empty line uses
-//!   no output bytes, yet costs the host a line). These are memory spent on the run's behalf,
-//!   so together, counted as the frames' bytes and 24 bytes a line, they are held to the run's
+//!   the host's work on them), an entry per captured log line (an empty line uses
+//!   no output bytes, yet costs the host a line) and, in a replayable run, each clock reading
+//!   (kept for the run's journal). These are memory spent on the run's behalf, so together,
+//!   counted as the frames' bytes, 24 bytes a line and 8 a reading, they are held to the run's
 //!   `memory_bytes`: past it the run fails at once as [`CodeFailureKind::Memory`], saying how
 //!   much the host held of each. A program that starts calls and never lets its event loop read
 //!   (it never awaits, or busy-waits) is stopped there, not at the deadline. The host does not
@@ -219,6 +225,53 @@
 //! - Limits: see the table below. At the deadline, on cancellation, on an output overflow and
 //!   whenever a run ends, the child's process tree and group are killed and the child reaped
 //!   (see "released" above).
+//!
+//! # A run its host may replay
+//!
+//! A run that can pause for approval is replayed from the start when it resumes (see
+//! `bridge.rs`), so what its program reads that differs between runs must read the same on
+//! replay. When the host's [`CodeHost::determinism`] is `Some`, the run request carries its
+//! seed and clock readings, and before the program starts the runner (`_replayable`):
+//! - seeds the `random` module's own generator with the seed, so `random.random`, `randint`,
+//!   `randrange`, `choice`, `choices`, `sample`, `shuffle`, `uniform`, `gauss`, `getrandbits`,
+//!   `randbytes` and the rest of the module's functions give the same numbers in every run of
+//!   the program;
+//! - replaces the functions that read the wall clock: `time.time`, `time.time_ns`, and
+//!   `time.localtime`, `time.gmtime`, `time.ctime`, `time.asctime`, `time.strftime` when they
+//!   are given no time; `datetime.datetime` becomes a subclass whose `now` and `utcnow` do the
+//!   same (the C type takes no new attributes; `isinstance` and `issubclass` against it answer
+//!   as against the real class, and its `repr` is the real one's); `datetime.date.today` and
+//!   `datetime.datetime.today` call `time.time` themselves. Each reading is the next of the
+//!   seed's clock list while there is one (the readings of the run replayed), then the live
+//!   clock, in whole microseconds; every value the program gets is computed from those
+//!   microseconds, so it is the same in both runs;
+//! - reports every reading, replayed or live, to [`CodeHost::clock_read`] in order: the
+//!   readings wait in the child and travel as one `clock` frame (milliseconds since the Unix
+//!   epoch) written just before the next frame of any kind, so the host has them before the
+//!   call that may pause the run, or on their own once 1,024 wait.
+//!
+//! `random` and `datetime` are preloaded in the zygote, so the set-up costs about 25 µs of a
+//! replayable run and a reading about 1 µs more than the builtin. A run whose host gives
+//! `None` is not touched: nothing is replaced, no `clock` frame is sent.
+//!
+//! Not replayed, so a program whose calls depend on them diverges on replay
+//! (`CODE_RUN_DIVERGED`):
+//! - `os.urandom` and what draws on it: `secrets`, `random.SystemRandom`, `uuid.uuid4`, and a
+//!   generator the program makes itself without a seed (`random.Random()`, `tempfile`'s
+//!   names), or the module's generator after the program seeds it again without a seed.
+//!   They stay unpredictable on purpose: `secrets` keeps its guarantee, and a token is not
+//!   derived from a seed the host keeps in its store. A program that wants a replayable id
+//!   makes it from the module's functions (`uuid.UUID(int=random.getrandbits(128),
+//!   version=4)`).
+//! - the monotonic clocks (`time.monotonic`, `time.perf_counter`, `time.process_time`,
+//!   `time.thread_time`, the event loop's `loop.time()`): they measure durations, the event
+//!   loop's timers run on `time.monotonic`, and a reading replayed from another process or
+//!   machine followed by a live one would make them go backwards;
+//! - the wall clock read any other way (`time.clock_gettime`, the times of files);
+//! - the iteration order of a `set` (or `frozenset`) of strings or bytes, which follows the
+//!   interpreter's hash seed: every run forked by one zygote shares it, but a replay in
+//!   another zygote (another process, a restart) may iterate in another order (sort before
+//!   iterating when it decides the calls).
 //!
 //! # What a run costs
 //!
@@ -309,7 +362,7 @@
 //! | --- | --- | --- | --- | --- |
 //! | `memory_bytes`, the run's account | every process of the run together: anonymous memory, shared memory (`memfd`, System V, `/dev/shm`), the pages of its `tmpfs` files (`/tmp`), the kernel memory its files and processes use; no swap | 256 MiB beyond what the run child holds when its run starts (a spawned run: beyond nothing, plus 32 MiB for the interpreter's own start) | a cgroup per run child, made by the host, which sets the limit when the run starts (v2 `memory.max` and `memory.swap.max` = 0; v1 `memory.limit_in_bytes` and `memory.memsw.limit_in_bytes`) | the kernel's out-of-memory killer ends a process of the run (under cgroup v2 every process of it); the program's own process: a [`CodeFailureKind::Memory`] failure ("the run exceeded its memory limit ..."); another: the program sees it killed by `SIGKILL` |
 //! | `memory_bytes`, per process | one process's address space beyond what it held when the run started | 256 MiB | `RLIMIT_AS`, set by the runner (a ceiling past any address space is no limit; one above the hard limit the host passed down is a [`CodeFailureKind::Memory`] failure saying so) | a `MemoryError` in the program; escaping, or caught after the process came within 5% (at least 2 MiB) of its ceiling: a [`CodeFailureKind::Memory`] failure |
-//! | `memory_bytes`, held by the host | what the host holds for the run: replies the child has not read, the arguments of calls still running, 24 bytes per captured log line | the same `memory_bytes` | the host, as each frame comes and goes | a [`CodeFailureKind::Memory`] failure saying how much of each was held |
+//! | `memory_bytes`, held by the host | what the host holds for the run: replies the child has not read, the arguments of calls still running, 24 bytes per captured log line, 8 bytes per clock reading of a replayable run | the same `memory_bytes` | the host, as each frame comes and goes | a [`CodeFailureKind::Memory`] failure saying how much of each was held |
 //! | processes | processes and threads of the run | [`PROCESS_LIMIT`] (64) | `RLIMIT_NPROC` in the run's user namespace (sandbox), and the cgroup's `pids.max` | `fork` fails (`BlockingIOError`, `EAGAIN`) |
 //! | `/tmp` | bytes and files | [`TMP_BYTES`] (64 MiB), [`TMP_INODES`] (16,384) | the run's `tmpfs` (`size`, `nr_inodes`; sandbox) | `ENOSPC` |
 //! | `/dev/shm` | bytes and files | [`SHM_BYTES`] (16 MiB), [`TMP_INODES`] | the run's `tmpfs` (sandbox) | `ENOSPC` |
@@ -887,6 +940,11 @@ enum ChildMessage {
         text: String,
         end: bool,
     },
+    /// Clock readings of a replayable run, in milliseconds since the Unix epoch, in the order
+    /// the program made them (sent before the frame that follows them).
+    Clock {
+        ms: Vec<f64>,
+    },
     Done {
         #[serde(default)]
         result: Option<Value>,
@@ -1138,6 +1196,17 @@ async fn drive(
     if let Some(code) = code {
         start["code"] = Value::String(code);
     }
+    // A run its host may replay: the seed of `random` and the clock readings to give back.
+    let replayable = match host.determinism() {
+        Some(determinism) => {
+            start["determinism"] = serde_json::json!({
+                "seed": determinism.seed,
+                "clock": determinism.clock,
+            });
+            true
+        }
+        None => false,
+    };
     // Only the run's tools are callable: a call frame naming anything else (only a program
     // that writes to the protocol socket itself can send one) is answered here.
     let tool_names: std::collections::HashSet<String> = tool_names.into_iter().collect();
@@ -1303,6 +1372,18 @@ async fn drive(
                                 Some(Ended::Completed(Err(output.output_limit())))
                             }
                         }
+                        ChildMessage::Clock { ms } if replayable => {
+                            held.readings += ms.len();
+                            for ms in ms {
+                                host.clock_read(ms);
+                            }
+                            held.check(&outbox, &mut output)
+                        }
+                        ChildMessage::Clock { .. } => Some(protocol_error(
+                            &mut output,
+                            "it reported clock readings, which the runner reports only in a run \
+                             its host replays",
+                        )),
                         ChildMessage::Done { result } => {
                             let outcome = match result {
                                 None => output.complete(None),
@@ -1479,7 +1560,9 @@ impl Calls {
 /// - the arguments of the calls still running (their frames' bytes), which the host's calls
 ///   hold until they end;
 /// - one `String` per captured log line (the lines' text counts in `max_output_bytes`, but an
-///   empty line costs the host a line all the same).
+///   empty line costs the host a line all the same);
+/// - in a replayable run, one `f64` per clock reading, which the host keeps for the run's
+///   journal (a program that reads the clock in a loop would otherwise grow it without end).
 ///
 /// Backpressure is no answer here: a child blocked writing a call while the host waits for it
 /// to read its replies is a deadlock that ends only at the deadline. The frame being read is
@@ -1490,6 +1573,8 @@ struct Held {
     args: usize,
     /// Log lines captured.
     lines: usize,
+    /// Clock readings reported (a replayable run's).
+    readings: usize,
 }
 
 impl Held {
@@ -1498,6 +1583,7 @@ impl Held {
             limit,
             args: 0,
             lines: 0,
+            readings: 0,
         }
     }
 
@@ -1517,23 +1603,41 @@ impl Held {
     /// the host holds more than the limit.
     fn exceeded(&self, replies: usize) -> Option<String> {
         let per_line = std::mem::size_of::<String>();
+        let per_reading = std::mem::size_of::<f64>();
         let lines = self.lines.saturating_mul(per_line);
-        let total = replies.saturating_add(self.args).saturating_add(lines);
+        let readings = self.readings.saturating_mul(per_reading);
+        let total = replies
+            .saturating_add(self.args)
+            .saturating_add(lines)
+            .saturating_add(readings);
         if total <= self.limit {
             return None;
         }
-        let advice = if replies >= self.args && replies >= lines {
+        let largest = replies.max(self.args).max(lines).max(readings);
+        let advice = if replies == largest {
             "a program must read the replies of its calls (await them) as they come"
-        } else if self.args >= lines {
+        } else if self.args == largest {
             "a program must let its calls end (await them) before it starts more"
-        } else {
+        } else if lines == largest {
             "the program printed too many lines"
+        } else {
+            "the program read the clock too often (a run that can pause for approval keeps \
+             every reading for its replay)"
+        };
+        // Only a replayable run reports readings: other runs' messages do not mention them.
+        let clock = if self.readings > 0 {
+            format!(
+                ", {} clock readings ({per_reading} bytes each)",
+                self.readings
+            )
+        } else {
+            String::new()
         };
         Some(format!(
             "the host held {total} bytes for this run, more than its memory limit \
              (memory_bytes = {}): {replies} bytes of tool replies the program has not read, {} \
              bytes of arguments of calls still running, {} log lines ({per_line} bytes each; \
-             their text counts in max_output_bytes); {advice}",
+             their text counts in max_output_bytes){clock}; {advice}",
             self.limit, self.args, self.lines
         ))
     }

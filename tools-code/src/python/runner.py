@@ -164,11 +164,26 @@ class Channel:
         self.sendall = sock.sendall
         self.pack = _HEADER.pack
         self.lock = threading.Lock()
+        # The clock readings of a replayable run not sent yet (see `_replayable`); None in a
+        # run that does not report them.
+        self.readings = None
 
     def send_text(self, text):
         body = text.encode("utf-8", "replace")
         with self.lock:
-            self.sendall(self.pack(_len(body)) + body)
+            frame = self.pack(_len(body)) + body
+            if self.readings:
+                # The readings made before this frame reach the host before it.
+                frame = self.readings_frame() + frame
+            self.sendall(frame)
+
+    def readings_frame(self):
+        """The `clock` frame of the readings not sent yet, which it empties; called with the
+        lock held."""
+        readings = self.readings
+        body = ('{"t":"clock","ms":[%s]}' % ",".join(_map(_float_repr, readings))).encode("ascii")
+        readings.clear()
+        return self.pack(_len(body)) + body
 
     def ready(self):
         """Says the sandbox is in place; sent once, before the program is read. The host believes
@@ -718,6 +733,151 @@ def _rehearse(loop, interrupted=lambda: False):
         b.close()
 
 
+# --- a replayable run ----------------------------------------------------------------------
+#
+# A run its host may replay (one that can pause for approval; the host's
+# `CodeHost::determinism`) reads the same random numbers and wall clock when it runs again
+# from the start: the `random` module's generator is seeded by the host, and the wall-clock
+# readings give back those of the run replayed first, in order, then the live clock. Every
+# reading, replayed or live, goes to the host, which journals it: pending readings travel in a
+# `clock` frame written just before the next frame of any kind (so before the call that may
+# pause the run), or on their own once _READINGS_PER_FRAME of them wait. A reading is whole
+# microseconds, sent as milliseconds since the epoch: a float that any parse within one unit
+# in the last place gives back the same microseconds, and every value the program sees
+# (`time.time()`, `time.time_ns()`, a `datetime`) is computed from those microseconds in
+# both runs alike. Not replayed (the module doc of `python/mod.rs` says why): `os.urandom`
+# and what draws on it, generators the program makes itself, the monotonic clocks.
+
+# The real clock, bound before any program runs.
+_time_ns = time.time_ns
+_localtime = time.localtime
+_gmtime = time.gmtime
+_ctime = time.ctime
+_asctime = time.asctime
+_strftime = time.strftime
+_round = round
+_isinstance = isinstance
+_issubclass = issubclass
+# The most readings one `clock` frame carries: a program that reads the clock in a loop sends
+# them as it goes, in frames far below the frame limit.
+_READINGS_PER_FRAME = 1024
+
+
+def _replayable(channel, seed, clock):
+    """Makes this run replayable, before its program starts: seeds the `random` module's
+    generator with `seed`, and replaces `time.time`, `time.time_ns`, `time.localtime`,
+    `time.gmtime`, `time.ctime`, `time.asctime`, `time.strftime` (those that read the clock when
+    given no time) and `datetime.datetime` (a subclass whose `now` and `utcnow` read that clock;
+    `date.today` and `datetime.today` call `time.time` themselves) with functions that answer
+    from `clock` (milliseconds since the epoch) first, then from the live clock, and report
+    every reading on `channel`. Both modules are preloaded in the zygote."""
+    import datetime as datetime_module
+    import random
+
+    random.seed(int(seed))
+    given = [float(ms) for ms in clock]
+    count = _len(given)
+    lock = channel.lock
+    pending = channel.readings = []
+    at = [0]
+
+    def micros():
+        """The next reading, in whole microseconds since the epoch."""
+        with lock:
+            i = at[0]
+            if i < count:
+                at[0] = i + 1
+                ms = given[i]
+                us = _round(ms * 1000)
+            else:
+                us = _time_ns() // 1000
+                ms = us / 1000
+            pending.append(ms)
+            if _len(pending) >= _READINGS_PER_FRAME:
+                channel.sendall(channel.readings_frame())
+        return us
+
+    def seconds(secs=None):
+        return micros() / 1_000_000 if secs is None else secs
+
+    def time_():
+        return micros() / 1_000_000
+
+    def time_ns():
+        return micros() * 1000
+
+    def localtime(secs=None, /):
+        return _localtime(seconds(secs))
+
+    def gmtime(secs=None, /):
+        return _gmtime(seconds(secs))
+
+    def ctime(secs=None, /):
+        return _ctime(seconds(secs))
+
+    def asctime(t=None, /):
+        return _asctime(_localtime(seconds()) if t is None else t)
+
+    def strftime(format, t=None, /):
+        return _strftime(format, _localtime(seconds()) if t is None else t)
+
+    for name, replacement in (
+        ("time", time_),
+        ("time_ns", time_ns),
+        ("localtime", localtime),
+        ("gmtime", gmtime),
+        ("ctime", ctime),
+        ("asctime", asctime),
+        ("strftime", strftime),
+    ):
+        replacement.__name__ = replacement.__qualname__ = name
+        replacement.__module__ = "time"
+        replacement.__doc__ = getattr(time, name).__doc__
+        setattr(time, name, replacement)
+
+    real = datetime_module.datetime
+    utc = datetime_module.timezone.utc
+
+    class Real(type):
+        """`isinstance` and `issubclass` against the replacement answer as against the real
+        class: a `datetime` made elsewhere (by a module that bound the class before) is still a
+        `datetime.datetime`. A subclass the program makes answers as usual."""
+
+        def __instancecheck__(cls, value):
+            if cls is replaced:
+                return _isinstance(value, real)
+            return type.__instancecheck__(cls, value)
+
+        def __subclasscheck__(cls, sub):
+            if cls is replaced:
+                return _issubclass(sub, real)
+            return type.__subclasscheck__(cls, sub)
+
+    class replaced(real, metaclass=Real):
+        __slots__ = ()
+
+        @classmethod
+        def now(cls, tz=None):
+            us = micros()
+            return cls.fromtimestamp(us // 1_000_000, tz).replace(microsecond=us % 1_000_000)
+
+        @classmethod
+        def utcnow(cls):
+            us = micros()
+            moment = cls.fromtimestamp(us // 1_000_000, utc)
+            return moment.replace(microsecond=us % 1_000_000, tzinfo=None)
+
+        def __repr__(self):
+            # The real class's text names a subclass by its bare name.
+            text = real.__repr__(self)
+            return "datetime." + text if _type(self) is replaced else text
+
+    replaced.__name__ = replaced.__qualname__ = "datetime"
+    replaced.__module__ = "datetime"
+    replaced.__doc__ = real.__doc__
+    datetime_module.datetime = replaced
+
+
 def run_program(run, request):
     program = request["program"]
     names = request["tools"]
@@ -767,6 +927,9 @@ def run_program(run, request):
         return
 
     _trace(b"compiled")
+    determinism = request.get("determinism")
+    if determinism is not None:
+        _replayable(channel, determinism["seed"], determinism["clock"])
     namespace = {
         "__name__": "__code__",
         "__builtins__": builtins,
@@ -2030,6 +2193,11 @@ def zygote_main(control, sandbox=None):
     # the cgroup it joins.
     report = None
     global _PID_NAMESPACES, _trace_pid, _FORKED
+    # Preloaded for a replayable run, which patches them before its program (`_replayable`);
+    # programs import them often too.
+    import datetime  # noqa: F401
+    import random  # noqa: F401
+
     _warm_up()
     # Everything the zygote holds now is left alone by the collector in the children, so a
     # collection there does not copy the zygote's heap page by page.

@@ -10,9 +10,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use std::sync::Mutex;
+
 use serde_json::{Value, json};
 use tokio::sync::{Barrier, Notify};
-use tools_code::{CodeHost, CodeLimits, FnHost, ToolCallFailure};
+use tools_code::{CallReply, CodeHost, CodeLimits, Determinism, FnHost, ToolCallFailure};
 
 /// Tools, by name:
 /// - `fail` fails with the message `boom`;
@@ -153,4 +155,57 @@ pub async fn eventually_gone(pid: u32) -> bool {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     false
+}
+
+/// A host that replays runs ([`CodeHost::determinism`]): it gives the program `seed` and
+/// `clock`, keeps every clock reading the program reports, and notes at each call how many it
+/// had then. One tool, `echo`, answers its arguments at once.
+pub struct ReplayHost {
+    pub seed: u64,
+    pub clock: Vec<f64>,
+    pub readings: Mutex<Vec<f64>>,
+    /// How many readings had been reported when each call reached the host.
+    pub at_calls: Mutex<Vec<usize>>,
+}
+
+impl ReplayHost {
+    pub fn new(seed: u64, clock: &[f64]) -> Arc<Self> {
+        Arc::new(ReplayHost {
+            seed,
+            clock: clock.to_vec(),
+            readings: Mutex::new(Vec::new()),
+            at_calls: Mutex::new(Vec::new()),
+        })
+    }
+
+    pub fn readings(&self) -> Vec<f64> {
+        self.readings.lock().unwrap().clone()
+    }
+
+    pub fn at_calls(&self) -> Vec<usize> {
+        self.at_calls.lock().unwrap().clone()
+    }
+}
+
+impl CodeHost for ReplayHost {
+    fn tool_names(&self) -> Vec<String> {
+        vec!["echo".to_owned()]
+    }
+
+    fn call(&self, _name: &str, args: Value, reply: CallReply) {
+        let seen = self.readings.lock().unwrap().len();
+        self.at_calls.lock().unwrap().push(seen);
+        reply.send(Ok(args));
+    }
+
+    fn determinism(&self) -> Option<Determinism> {
+        Some(Determinism {
+            seed: self.seed,
+            clock: self.clock.clone(),
+        })
+    }
+
+    fn clock_read(&self, ms: f64) {
+        self.readings.lock().unwrap().push(ms);
+    }
 }

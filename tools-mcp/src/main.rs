@@ -152,8 +152,11 @@ fn stats() -> Stats {
     }
 }
 
+const USAGE: &str = "usage: tools-mcp serve [--http ADDR] [--sessions] [--max-message-size BYTES]";
+
+/// A command line it does not understand: the usage on stderr, exit code 2.
 fn usage() -> ! {
-    eprintln!("usage: tools-mcp serve [--http ADDR] [--sessions] [--max-message-size BYTES]");
+    eprintln!("{USAGE}");
     std::process::exit(2)
 }
 
@@ -207,8 +210,14 @@ fn demo_scope(
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    if args.next().as_deref() != Some("serve") {
-        usage();
+    match args.next().as_deref() {
+        Some("serve") => {}
+        // Asked for: the usage on stdout, success.
+        Some("-h" | "--help" | "help") => {
+            println!("{USAGE}");
+            return Ok(());
+        }
+        _ => usage(),
     }
     let mut http = None;
     let mut sessions = false;

@@ -235,6 +235,11 @@ pub mod approvals {
     //!   a name ([`ToolRuntime::agent_scope_named`](crate::ToolRuntime::agent_scope_named)); the
     //!   resume runs it from the live scope of that name, and fails with
     //!   `APPROVAL_SCOPE_MISSING` (the call stays pending) where there is none.
+    //! - **Calls inside calls.** A call a tool body makes (`ToolRunContext::nested_call`)
+    //!   pauses on its own: the body receives its `APPROVAL_PENDING` result, handle included,
+    //!   and resuming it runs that call alone. A call a Code Mode program makes pauses the whole
+    //!   run instead: the `run_code` call's result is pending, its handle's `awaiting` names the
+    //!   program's call to review, and the resume replays the program (`tools-code`'s bridge).
     //! - Without durable approvals, or from an unnamed agent scope, a deferral fails the call
     //!   with `APPROVAL_NOT_DURABLE`; a store that fails, with `APPROVAL_STORE`.
     //!

@@ -37,10 +37,7 @@ pub const EMBEDDED: &[(&str, &str)] = &[
         TYPESCRIPT_SDK,
         include_str!("../templates/typescript_sdk.ts.jinja"),
     ),
-    (
-        PYTHON_SDK,
-        include_str!("../templates/python_sdk.py.jinja"),
-    ),
+    (PYTHON_SDK, include_str!("../templates/python_sdk.py.jinja")),
     (
         CATALOG_MARKDOWN,
         include_str!("../templates/catalog.md.jinja"),

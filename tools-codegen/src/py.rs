@@ -401,6 +401,11 @@ mod tests {
             py(json!({"oneOf": [{"type": "string"}, {"$ref": "#"}]})),
             "Any"
         );
+        // Object keywords without `type`: the object, or any other value.
+        assert_eq!(
+            py(json!({"properties": {"a": {"type": "string"}}})),
+            "dict[str, Any] | list[Any] | None | bool | float | str"
+        );
     }
 
     #[test]
@@ -441,10 +446,10 @@ mod tests {
         let mut module = PyModule::new([]);
         let long: Vec<String> = (0..10).map(|i| format!("value{i}")).collect();
         let schema = json!({"type": "object", "properties": {
-            "o": {"required": ["a", "b"],
-                  "additionalProperties": {"properties": {"y": {"type": "string"}}}},
-            "e": {"required": ["a", "b"], "additionalProperties": {"enum": long}},
-            "i": {"required": ["a", "b"], "additionalProperties": {"type": "integer"}}}});
+            "o": {"type": "object", "required": ["a", "b"],
+                  "additionalProperties": {"type": "object", "properties": {"y": {"type": "string"}}}},
+            "e": {"type": "object", "required": ["a", "b"], "additionalProperties": {"enum": long}},
+            "i": {"type": "object", "required": ["a", "b"], "additionalProperties": {"type": "integer"}}}});
         let ty = lower(&schema);
         assert_eq!(
             py_type(&ty, &mut Some(&mut module), &|| "T".to_owned()),
@@ -502,7 +507,7 @@ mod tests {
     /// grow with the levels (a `TypedDict` per key doubled them at each level).
     #[test]
     fn nested_undeclared_keys_grow_linearly() {
-        let mut schema = json!({"properties": {"x": {"type": "string"}}});
+        let mut schema = json!({"type": "object", "properties": {"x": {"type": "string"}}});
         for _ in 0..40 {
             schema =
                 json!({"type": "object", "additionalProperties": schema, "required": ["a", "b"]});
@@ -527,10 +532,13 @@ mod tests {
             .map(|i| {
                 // `a`, `a!`, `a!!`... all read `A`; the key's length does not matter here.
                 let key = format!("a{}", "!".repeat(i % 50)) + &"#".repeat(i / 50);
-                (key, json!({"properties": {"x": {"type": "string"}}}))
+                (
+                    key,
+                    json!({"type": "object", "properties": {"x": {"type": "string"}}}),
+                )
             })
             .collect();
-        let schema = json!({"properties": properties});
+        let schema = json!({"type": "object", "properties": properties});
         let ty = lower(&schema);
         let mut module = PyModule::new([]);
         work::take();
@@ -551,16 +559,17 @@ mod tests {
             .map(|i| {
                 (
                     format!("p{i}"),
-                    json!({"properties": {"x": {"type": "string"}}}),
+                    json!({"type": "object", "properties": {"x": {"type": "string"}}}),
                 )
             })
             .collect();
-        let mut schema = json!({"properties": children});
+        let mut schema = json!({"type": "object", "properties": children});
         for level in 0..40 {
-            schema = json!({"properties": {format!("{level}{}", "k".repeat(20)): schema}});
+            schema = json!({"type": "object", "properties": {format!("{level}{}", "k".repeat(20)): schema}});
         }
         let key = "K".repeat(100_000);
-        let schema = json!({"oneOf": [{"properties": {key: schema}}, {"type": "null"}]});
+        let schema =
+            json!({"oneOf": [{"type": "object", "properties": {key: schema}}, {"type": "null"}]});
         let ty = lower(&schema);
         let tool = "t".repeat(100_000);
         let base = PyModule::root_base(&tool, "Args");

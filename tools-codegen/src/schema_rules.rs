@@ -26,7 +26,8 @@
 //! | an object without properties, closed | `{ [key: string]: never }` | an empty `TypedDict` |
 //! | a key in `required` but not in `properties` | a required key of the extra-key type; for several keys whose type has an object or is long, the type once: `{ ... } & Record<"a" \| "b", T>` | same; a long type shared by several keys is named once by an alias (`XA = ...`) |
 //! | an optional key named like an `Object.prototype` member (`constructor`, `toString`, ...) | `T \| Object["constructor"]` (an object literal without the key still inherits the member) | `T` |
-//! | no `type` but object (array) keywords | read as an object (array) | same |
+//! | no `type` but object keywords (`properties`, `required`, `additionalProperties`, `patternProperties`) | the object they describe, or any other value (they constrain objects only): `{ ... } \| JsonValue[] \| null \| boolean \| number \| string` | `XVariant1 \| list[Any] \| None \| bool \| float \| str` |
+//! | no `type` but array keywords (`items`, `prefixItems`) | the array they describe, or any other value: `{ [key: string]: unknown } \| T[] \| null \| ...` | `dict[str, Any] \| list[T] \| None \| ...` |
 //! | no `type` and only other keywords (`minLength`, `format`, ...) | `JsonValue` | `Any` |
 //! | malformed `properties`, `required`, `items`, `additionalProperties`, `oneOf`, `enum` | `unknown` | `Any` |
 //! | nested deeper than [`MAX_DEPTH`] levels | `unknown` | `Any` |

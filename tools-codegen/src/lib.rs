@@ -25,9 +25,11 @@
 //! - **Not silent.** [`schema_warnings`] lists every place where a type degraded that way, per
 //!   tool, with the JSON pointer of the schema node and the reason ([`Degradation`]); the CLI
 //!   prints them as warnings (and fails on them with `--deny-warnings`).
-//! - **Accepting.** A rendered type accepts every value its schema accepts, with one documented
-//!   Python exception: `TypedDict` cannot admit undeclared keys, so an open object with declared
-//!   properties rejects dict literals with extra keys (see [`schema_rules`]).
+//! - **Accepting.** A rendered type accepts every value its schema accepts: object keywords
+//!   without `type` admit every non-object too, and a Python open object (one that admits keys
+//!   it does not declare) is used as `Name | dict[str, Any]`, since mypy does not implement PEP
+//!   728's `extra_items` (see [`schema_rules`]). The test suite feeds values generated from the
+//!   schemas (by `hypothesis-jsonschema`) through `tsc --strict` and `mypy --strict`.
 //! - **Stack-safe.** Schemas are read at most [`MAX_DEPTH`] levels deep; deeper subtrees are
 //!   `unknown`/`Any`. A schema nested 100,000 levels renders in constant stack.
 //! - **Collision-free.** TypeScript types are written inline, so no two tools can clash over a
@@ -86,7 +88,8 @@
 //!         "required": ["path"],
 //!         "additionalProperties": false
 //!     }),
-//!     output_schema: Some(json!({"type": "string"})),
+//!     // Open: no `additionalProperties: false`, so further keys are allowed.
+//!     output_schema: Some(json!({"type": "object", "properties": {"text": {"type": "string"}}})),
 //! }])
 //! .unwrap();
 //!
@@ -94,10 +97,12 @@
 //! assert!(ts.contains("  \"read-file\": {\n    path: string;\n    limit?: number | null;\n  };\n"));
 //! assert!(ts.contains("/** Reads a file. Never writes *\\/ anything. */"));
 //! assert!(ts.contains("  \"read-file\"(args: ToolArgsMap[\"read-file\"]): Promise<ToolOutputMap[\"read-file\"]>;"));
+//! assert!(ts.contains("  \"read-file\": {\n    text?: string;\n    [key: string]: unknown;\n  };\n"));
 //!
 //! let py = render_sdk(&catalog, Language::Python);
 //! assert!(py.contains("class ReadFileArgs(TypedDict):\n    path: str\n    limit: NotRequired[int | None]\n"));
-//! assert!(py.contains("def __getitem__(\n        self, name: Literal[\"read-file\"], /\n    )"));
+//! assert!(py.contains("class ReadFileOutput(TypedDict):  # open\n"));
+//! assert!(py.contains("def __getitem__(\n        self, name: Literal[\"read-file\"], /\n    ) -> Callable[[ReadFileArgs], Awaitable[ReadFileOutput | dict[str, Any]]]:"));
 //!
 //! assert_eq!(json_schema_to_ts(&json!({"enum": ["a", 1, null]})), "\"a\" | 1 | null");
 //! assert_eq!(json_schema_to_py(&json!({"type": "array", "items": {"$ref": "#/x"}})), "list[Any]");

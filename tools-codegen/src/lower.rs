@@ -53,8 +53,9 @@
 //!
 //! Not reported, because no reader could type them: keywords that only narrow a type
 //! (`minLength`, `format`, `anyOf` beside `type`, ...), `integer` read as TypeScript's
-//! `number`, a float literal widened to Python's `float`, and Python's closed `TypedDict` for an
-//! open object (see [`crate::schema_rules`]).
+//! `number`, a float literal widened to Python's `float`, and Python's `Name | dict[str, Any]`
+//! for an open object, whose declared keys mypy cannot hold a dict with further keys to (see
+//! [`crate::schema_rules`]).
 //!
 //! # Linear in the catalog
 //!
@@ -182,7 +183,7 @@ impl std::fmt::Display for Degradation {
             Degradation::UntypedExtraKeys { keyword } => write!(
                 f,
                 "`{keyword}`{} is not expressed; the values of undeclared keys are typed \
-                 `unknown` (TypeScript) and `Any` or not admitted (Python)",
+                 `unknown` (TypeScript) and `Any` (Python)",
                 if *keyword == "additionalProperties" {
                     " beside declared properties"
                 } else {
@@ -1025,7 +1026,7 @@ mod tests {
                     keyword: "patternProperties",
                 },
                 "`patternProperties` is not expressed; the values of undeclared keys are typed \
-                 `unknown` (TypeScript) and `Any` or not admitted (Python)"
+                 `unknown` (TypeScript) and `Any` (Python)"
                     .to_owned(),
             ),
             (
@@ -1033,8 +1034,7 @@ mod tests {
                     keyword: "additionalProperties",
                 },
                 "`additionalProperties` beside declared properties is not expressed; the values \
-                 of undeclared keys are typed `unknown` (TypeScript) and `Any` or not admitted \
-                 (Python)"
+                 of undeclared keys are typed `unknown` (TypeScript) and `Any` (Python)"
                     .to_owned(),
             ),
         ] {

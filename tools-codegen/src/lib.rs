@@ -14,6 +14,7 @@
 //! | [`usage_text`] | how a program calls tools, per [`Language`] |
 //! | [`render_index`], [`render_declarations`], [`rank_tools`], [`discovery_usage_text`] | discovery for large catalogs: a compact index of names, the exact declarations of chosen tools, ranking by a query |
 //! | [`json_schema_to_ts`], [`json_schema_to_py`] | one type expression for one raw schema |
+//! | [`run_code_definition`], [`describe_tools_definition`], [`sdk_section`], [`index_section`], [`code_only_text`] | the rest of what a Code Mode prompt sends: its own tools' definitions and the sections around the SDK |
 //!
 //! # Guarantees
 //!
@@ -150,7 +151,11 @@ pub use renderer::{
     CodegenError, Language, Renderer, render_catalog_markdown, render_python, render_sdk,
     render_typescript, usage_text,
 };
-pub use run_code::{RunCodeDefinition, run_code_definition};
+pub use run_code::{
+    CodeToolDefinition, DEFAULT_DESCRIBE_LIMIT, MAX_DESCRIBE_TOOLS, RunCodeDefinition,
+    code_only_text, code_only_tools_text, describe_tools_definition, index_section,
+    run_code_definition, sdk_section,
+};
 pub use tools_schema::{Catalog, CatalogEntry};
 pub use ts::json_schema_to_ts;
 pub use warnings::{

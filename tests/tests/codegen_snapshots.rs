@@ -75,12 +75,12 @@ fn parsed_catalogs_render_the_snapshotted_text() {
     }
 }
 
-/// Every property schema of the construct and adversarial fixtures, with the type each
-/// standalone renderer gives it: the reading rules, one construct per row.
+/// Every property schema of the construct, adversarial and open-and-untyped fixtures, with the
+/// type each standalone renderer gives it: the reading rules, one construct per row.
 #[test]
 fn snapshot_of_the_per_construct_types() {
     let mut table = String::new();
-    for name in ["constructs", "adversarial"] {
+    for name in ["constructs", "adversarial", "open_and_untyped"] {
         for tool in fixture(name).tools() {
             let Some(Value::Object(properties)) = tool.input_schema.get("properties") else {
                 continue;

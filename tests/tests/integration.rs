@@ -13,6 +13,7 @@ mod code_mode_assembly;
 mod codegen_deep;
 mod codegen_hostile;
 mod codegen_proptest;
+mod codegen_samples;
 mod codegen_snapshots;
 mod codegen_typecheck;
 mod discovery;

@@ -59,7 +59,6 @@
 
 use std::sync::Arc;
 
-use tools_runtime::definition::{RESERVED_DESCRIBE_TOOLS, RESERVED_RUN_CODE};
 use tools_runtime::extension::Presenter;
 use tools_runtime::presentation::{Assembly, AssemblyError, PromptSection};
 use tools_runtime::{PresentationMode, ScopeKey, ToolRuntime};
@@ -135,14 +134,14 @@ impl Presenter for CodePresenter {
             assembly.sections.push(PromptSection {
                 id: CODE_ONLY_SECTION.to_owned(),
                 order: CODE_ONLY_SECTION_ORDER,
-                text: Arc::from(code_only_text(view.indexed)),
+                text: Arc::from(tools_codegen::code_only_text(view.indexed)),
             });
         } else if view.code_only_tools {
             // Under `both` the rule is needed only for the tools that declare `Callers::Code`.
             assembly.sections.push(PromptSection {
                 id: CODE_ONLY_SECTION.to_owned(),
                 order: CODE_ONLY_SECTION_ORDER,
-                text: Arc::from(code_only_tools_text()),
+                text: Arc::from(tools_codegen::code_only_tools_text()),
             });
         }
         assembly.sections.push(PromptSection {
@@ -154,25 +153,27 @@ impl Presenter for CodePresenter {
     }
 }
 
-fn code_only_tools_text() -> String {
-    format!(
-        "## Calling tools\n\nSome tools of the SDK below are not among the tools you can call \
-         directly: call those from inside a `{RESERVED_RUN_CODE}` program; a direct call of one \
-         fails.\n"
-    )
-}
+#[cfg(test)]
+mod tests {
+    use tools_codegen::Language;
+    use tools_runtime::definition::{RESERVED_DESCRIBE_TOOLS, RESERVED_RUN_CODE};
 
-fn code_only_text(indexed: bool) -> String {
-    if indexed {
-        return format!(
-            "## Calling tools\n\nOnly `{RESERVED_RUN_CODE}` and `{RESERVED_DESCRIBE_TOOLS}` can be \
-             called directly. Every other tool below is an async function of the SDK: call it \
-             from inside a `{RESERVED_RUN_CODE}` program; a direct call of it fails.\n"
-        );
+    /// The texts `tools-codegen` writes (which `stats` counts) name Code Mode's own tools as
+    /// the registry reserves them.
+    #[test]
+    fn the_codegen_texts_name_the_reserved_tools() {
+        for language in Language::ALL {
+            let run_code = tools_codegen::run_code_definition(language);
+            assert_eq!(run_code.name, RESERVED_RUN_CODE);
+            let describe = tools_codegen::describe_tools_definition(language);
+            assert_eq!(describe.name, RESERVED_DESCRIBE_TOOLS);
+        }
+        let indexed = tools_codegen::code_only_text(true);
+        assert!(indexed.contains(&format!(
+            "`{RESERVED_RUN_CODE}` and `{RESERVED_DESCRIBE_TOOLS}`"
+        )));
+        let full = tools_codegen::code_only_text(false);
+        assert!(full.contains(&format!("Only `{RESERVED_RUN_CODE}` can")));
+        assert!(tools_codegen::code_only_tools_text().contains(&format!("`{RESERVED_RUN_CODE}`")));
     }
-    format!(
-        "## Calling tools\n\nOnly `{RESERVED_RUN_CODE}` can be called directly. Every other tool \
-         below is an async function of the SDK: call it from inside a `{RESERVED_RUN_CODE}` \
-         program; a direct call of it fails.\n"
-    )
 }

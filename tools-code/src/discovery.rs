@@ -28,11 +28,12 @@ use tools_runtime::{
 use crate::sdk::SdkViews;
 pub use crate::sdk::{DEFAULT_DISCOVERY_ABOVE_BYTES, Discovery};
 
-/// How many tools a query of `describe_tools` returns when `limit` is not given.
-pub const DEFAULT_DESCRIBE_LIMIT: u64 = 10;
+/// How many tools a query of `describe_tools` returns when `limit` is not given (its text is
+/// `tools-codegen`'s, which `stats` counts).
+pub const DEFAULT_DESCRIBE_LIMIT: u64 = tools_codegen::DEFAULT_DESCRIBE_LIMIT;
 
 /// The most tools one `describe_tools` call may name, and the largest `limit`.
-pub const MAX_DESCRIBE_TOOLS: u64 = 50;
+pub const MAX_DESCRIBE_TOOLS: u64 = tools_codegen::MAX_DESCRIBE_TOOLS;
 
 /// The stable code of a `describe_tools` call that asked for nothing.
 pub const DESCRIBE_TOOLS_EMPTY: &str = "DESCRIBE_TOOLS_EMPTY";
@@ -43,65 +44,13 @@ pub(crate) fn definition(
     language: Language,
     views: Arc<SdkViews>,
 ) -> Result<ToolDefinition, DefinitionError> {
-    let lang = match language {
-        Language::TypeScript => "TypeScript",
-        Language::Python => "Python",
-    };
+    let text = tools_codegen::describe_tools_definition(language);
     ToolDefinition::builder(RESERVED_DESCRIBE_TOOLS)
-        .description(format!(
-            "Get the exact {lang} declarations of SDK tools, to write a run_code program \
-             against: name them (`names`, exact names from the index in the prompt), or \
-             describe what you need (`query`, a few words; the best matches come first)."
-        ))
-        .input_schema(json!({
-            "type": "object",
-            "properties": {
-                "names": {
-                    "type": "array",
-                    "items": {"type": "string", "maxLength": 256},
-                    "maxItems": MAX_DESCRIBE_TOOLS,
-                    "description": "Exact tool names, as the index writes them.",
-                },
-                "query": {
-                    "type": "string",
-                    "maxLength": 1000,
-                    "description": "A few words about what the tools should do.",
-                },
-                "limit": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": MAX_DESCRIBE_TOOLS,
-                    "description": format!(
-                        "How many tools the query returns at most (default {DEFAULT_DESCRIBE_LIMIT})."
-                    ),
-                },
-            },
-            "additionalProperties": false,
+        .description(text.description)
+        .input_schema(text.input_schema)
+        .output(Output::new(text.output_schema, move |_args, value| {
+            vec![ContentBlock::text(render(value, language))]
         }))
-        .output(Output::new(
-            json!({
-                "type": "object",
-                "properties": {
-                    "tools": {"type": "array", "items": {"type": "string"}},
-                    "unknown": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "properties": {
-                                "name": {"type": "string"},
-                                "closest": {"type": "array", "items": {"type": "string"}},
-                            },
-                            "required": ["name", "closest"],
-                            "additionalProperties": false,
-                        },
-                    },
-                    "declarations": {"type": "string"},
-                },
-                "required": ["tools", "unknown", "declarations"],
-                "additionalProperties": false,
-            }),
-            move |_args, value| vec![ContentBlock::text(render(value, language))],
-        ))
         .concurrency_safe(|_| true)
         .execute(move |args, ctx| {
             let views = views.clone();

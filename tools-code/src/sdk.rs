@@ -151,14 +151,8 @@ impl SdkViews {
         let catalog = tools_schema::Catalog::new(entries).map_err(|e| AssemblyError::Catalog {
             message: e.to_string(),
         })?;
-        let full = (self.discovery != Discovery::Always).then(|| {
-            format!(
-                "{}\n```{}\n{}```\n",
-                tools_codegen::usage_text(language).trim_end(),
-                language.name(),
-                tools_codegen::render_sdk(&catalog, language)
-            )
-        });
+        let full = (self.discovery != Discovery::Always)
+            .then(|| tools_codegen::sdk_section(&catalog, language));
         if self.discovery == Discovery::Never
             && let Some(full) = &full
             && full.len() > DEFAULT_DISCOVERY_ABOVE_BYTES
@@ -174,12 +168,7 @@ impl SdkViews {
         let (sdk, indexed) = match full {
             Some(full) if !self.discovery.uses_index(full.len()) => (Arc::from(full), false),
             _ => (
-                Arc::from(format!(
-                    "{}\n```{}\n{}```\n",
-                    tools_codegen::discovery_usage_text(language).trim_end(),
-                    language.name(),
-                    tools_codegen::render_index(&catalog, language)
-                )),
+                Arc::from(tools_codegen::index_section(&catalog, language)),
                 true,
             ),
         };

@@ -1,7 +1,7 @@
-//! The cost of counting: `stats` (every tool projected into nine dialects and tokenized twice,
-//! plus both SDKs and the instructions) on a 1,000-tool catalog, beside rendering the
-//! TypeScript SDK of the same catalog. The encoders are loaded before the timing starts (they
-//! are loaded once per process); loading them is timed on its own.
+//! The cost of counting: `stats` (every tool projected into nine dialects with its findings and
+//! tokenized twice, plus the four Code Mode presentations) on a 1,000-tool catalog, beside
+//! rendering the TypeScript SDK of the same catalog. The encoders are loaded before the timing
+//! starts (they are loaded once per process); loading them is timed on its own.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

@@ -39,8 +39,11 @@ Examples:
   # The docs, with your own templates overriding the embedded ones
   tools-codegen docs --catalog tools.json --templates my-templates --out docs/tools.md
 
-  # What each presentation costs in tokens, per tool and dialect, beside Code Mode
+  # What each presentation costs in tokens up front, and which is cheapest
   tools-codegen stats --catalog tools.json
+  # ... with every tool's figures and what each marked figure left out; or as JSON
+  tools-codegen stats --catalog tools.json --tools --findings
+  tools-codegen stats --catalog tools.json --format json
 
   # Fail (exit 2, nothing written) when a type would degrade to unknown/Any
   tools-codegen sdk --lang typescript --catalog tools.json --out sdk.ts --deny-warnings
@@ -120,13 +123,24 @@ enum Command {
         #[arg(long)]
         check: bool,
     },
-    /// Print what each presentation costs in tokens: every tool's native definition in each
-    /// provider dialect beside Code Mode (SDK, instructions and the run_code definition),
-    /// counted offline with o200k_base and cl100k_base.
+    /// Print what each presentation costs in tokens up front: a summary (native in each
+    /// provider dialect, Code Mode with the full SDK and with the index), which is cheapest
+    /// and by how much, and what each row counts; counted offline with o200k_base and
+    /// cl100k_base.
     Stats {
-        /// The catalog file (MCP tools/list JSON); `-` or absent reads stdin.
+        /// The catalog file (MCP tools/list JSON); `-` or absent reads stdin. The mcp row counts
+        /// every key of each tool entry (title, annotations, _meta, ...).
         #[arg(long, value_name = "FILE")]
         catalog: Option<PathBuf>,
+        /// `text` (at most 100 columns) or `json` (every figure, mark and finding).
+        #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = ["text", "json"])]
+        format: String,
+        /// Add a table of every tool's tokens per dialect.
+        #[arg(long)]
+        tools: bool,
+        /// Add what each marked figure's projections dropped or widened, tool by tool.
+        #[arg(long)]
+        findings: bool,
     },
     /// Print the Code Mode usage text for a language.
     Usage {
@@ -360,11 +374,21 @@ fn execute(
             output,
         } => (input, output, Output::Sdk(lang)),
         Command::Docs { input, output } => (input, output, Output::Docs),
-        Command::Stats { catalog } => {
+        Command::Stats {
+            catalog,
+            format,
+            tools,
+            findings,
+        } => {
             let (text, name) = read(catalog.as_deref(), stdin)?;
             let catalog = tools_schema::Catalog::from_json_str(&text, Some(&name))?;
-            let report = crate::stats::stats(&catalog)?;
-            write_stdout(stdout, &report.to_text())?;
+            let sent = crate::stats::SentEntries::from_json_str(&text);
+            let report = crate::stats::stats_sent(&catalog, &sent)?;
+            let out = match format.as_str() {
+                "json" => report.to_json(),
+                _ => report.to_text(crate::stats::Detail { tools, findings }),
+            };
+            write_stdout(stdout, &out)?;
             return Ok(0);
         }
         Command::Usage { lang, templates } => {

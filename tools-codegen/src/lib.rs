@@ -14,6 +14,7 @@
 //! | [`usage_text`] | how a program calls tools, per [`Language`] |
 //! | [`render_index`], [`render_declarations`], [`rank_tools`], [`discovery_usage_text`] | discovery for large catalogs: a compact index of names, the exact declarations of chosen tools, ranking by a query |
 //! | [`json_schema_to_ts`], [`json_schema_to_py`] | one type expression for one raw schema |
+//! | [`run_code_definition`], [`describe_tools_definition`], [`sdk_section`], [`index_section`], [`code_only_text`] | the rest of what a Code Mode prompt sends: its own tools' definitions and the sections around the SDK |
 //!
 //! # Guarantees
 //!
@@ -25,9 +26,11 @@
 //! - **Not silent.** [`schema_warnings`] lists every place where a type degraded that way, per
 //!   tool, with the JSON pointer of the schema node and the reason ([`Degradation`]); the CLI
 //!   prints them as warnings (and fails on them with `--deny-warnings`).
-//! - **Accepting.** A rendered type accepts every value its schema accepts, with one documented
-//!   Python exception: `TypedDict` cannot admit undeclared keys, so an open object with declared
-//!   properties rejects dict literals with extra keys (see [`schema_rules`]).
+//! - **Accepting.** A rendered type accepts every value its schema accepts: object keywords
+//!   without `type` admit every non-object too, and a Python open object (one that admits keys
+//!   it does not declare) is used as `Name | dict[str, Any]`, since mypy does not implement PEP
+//!   728's `extra_items` (see [`schema_rules`]). The test suite feeds values generated from the
+//!   schemas (by `hypothesis-jsonschema`) through `tsc --strict` and `mypy --strict`.
 //! - **Stack-safe.** Schemas are read at most [`MAX_DEPTH`] levels deep; deeper subtrees are
 //!   `unknown`/`Any`. A schema nested 100,000 levels renders in constant stack.
 //! - **Collision-free.** TypeScript types are written inline, so no two tools can clash over a
@@ -86,7 +89,8 @@
 //!         "required": ["path"],
 //!         "additionalProperties": false
 //!     }),
-//!     output_schema: Some(json!({"type": "string"})),
+//!     // Open: no `additionalProperties: false`, so further keys are allowed.
+//!     output_schema: Some(json!({"type": "object", "properties": {"text": {"type": "string"}}})),
 //! }])
 //! .unwrap();
 //!
@@ -94,10 +98,12 @@
 //! assert!(ts.contains("  \"read-file\": {\n    path: string;\n    limit?: number | null;\n  };\n"));
 //! assert!(ts.contains("/** Reads a file. Never writes *\\/ anything. */"));
 //! assert!(ts.contains("  \"read-file\"(args: ToolArgsMap[\"read-file\"]): Promise<ToolOutputMap[\"read-file\"]>;"));
+//! assert!(ts.contains("  \"read-file\": {\n    text?: string;\n    [key: string]: unknown;\n  };\n"));
 //!
 //! let py = render_sdk(&catalog, Language::Python);
 //! assert!(py.contains("class ReadFileArgs(TypedDict):\n    path: str\n    limit: NotRequired[int | None]\n"));
-//! assert!(py.contains("def __getitem__(\n        self, name: Literal[\"read-file\"], /\n    )"));
+//! assert!(py.contains("class ReadFileOutput(TypedDict):  # open\n"));
+//! assert!(py.contains("def __getitem__(\n        self, name: Literal[\"read-file\"], /\n    ) -> Callable[[ReadFileArgs], Awaitable[ReadFileOutput | dict[str, Any]]]:"));
 //!
 //! assert_eq!(json_schema_to_ts(&json!({"enum": ["a", 1, null]})), "\"a\" | 1 | null");
 //! assert_eq!(json_schema_to_py(&json!({"type": "array", "items": {"$ref": "#/x"}})), "list[Any]");
@@ -145,7 +151,11 @@ pub use renderer::{
     CodegenError, Language, Renderer, render_catalog_markdown, render_python, render_sdk,
     render_typescript, usage_text,
 };
-pub use run_code::{RunCodeDefinition, run_code_definition};
+pub use run_code::{
+    CodeToolDefinition, DEFAULT_DESCRIBE_LIMIT, MAX_DESCRIBE_TOOLS, RunCodeDefinition,
+    code_only_text, code_only_tools_text, describe_tools_definition, index_section,
+    run_code_definition, sdk_section,
+};
 pub use tools_schema::{Catalog, CatalogEntry};
 pub use ts::json_schema_to_ts;
 pub use warnings::{

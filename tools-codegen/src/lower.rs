@@ -15,8 +15,8 @@
 //! | `oneOf` (no `type`) | the union of its alternatives |
 //! | `anyOf`, `allOf`, `not`, `if` (no `type`) | unknown |
 //! | `anyOf`, `allOf`, `not`, `if`, `oneOf` beside a `type` | ignored: they only narrow the `type` |
-//! | no `type`, but `properties`/`required`/`additionalProperties`/`patternProperties` | an object |
-//! | no `type`, but `items`/`prefixItems` | an array |
+//! | no `type`, but `properties`/`required`/`additionalProperties`/`patternProperties` | the object they describe, or any array or scalar (a union: those keywords say nothing of other values) |
+//! | no `type`, but `items`/`prefixItems` | the array they describe, or any object or scalar |
 //! | `items` absent or `true` | elements of unconstrained JSON |
 //! | `items` an array (tuple form) or `prefixItems` present | elements of unknown type |
 //! | `additionalProperties` absent or `true` | an open object (extra keys of unknown type) |
@@ -53,8 +53,9 @@
 //!
 //! Not reported, because no reader could type them: keywords that only narrow a type
 //! (`minLength`, `format`, `anyOf` beside `type`, ...), `integer` read as TypeScript's
-//! `number`, a float literal widened to Python's `float`, and Python's closed `TypedDict` for an
-//! open object (see [`crate::schema_rules`]).
+//! `number`, a float literal widened to Python's `float`, and Python's `Name | dict[str, Any]`
+//! for an open object, whose declared keys mypy cannot hold a dict with further keys to (see
+//! [`crate::schema_rules`]).
 //!
 //! # Linear in the catalog
 //!
@@ -182,7 +183,7 @@ impl std::fmt::Display for Degradation {
             Degradation::UntypedExtraKeys { keyword } => write!(
                 f,
                 "`{keyword}`{} is not expressed; the values of undeclared keys are typed \
-                 `unknown` (TypeScript) and `Any` or not admitted (Python)",
+                 `unknown` (TypeScript) and `Any` (Python)",
                 if *keyword == "additionalProperties" {
                     " beside declared properties"
                 } else {
@@ -548,11 +549,8 @@ fn lower_map<'a, J: Json, R: Recorder<'a>>(map: &'a J, depth: usize, rec: &mut R
                     ),
                 };
             }
-            if k.implies_object() {
-                return lower_object(&k, depth, rec);
-            }
-            if k.implies_array() {
-                return lower_array(&k, depth, rec);
+            if k.implies_object() || k.implies_array() {
+                return untyped_container(map, &k, depth, rec);
             }
             if let Some(keyword) = k.narrowing {
                 return unknown(rec, Degradation::Combinator { keyword });
@@ -560,6 +558,48 @@ fn lower_map<'a, J: Json, R: Recorder<'a>>(map: &'a J, depth: usize, rec: &mut R
             Ty::Json
         }
     }
+}
+
+/// A schema with object or array keywords but no `type`: those keywords apply to objects (or
+/// arrays) only, so any other value is valid too. The union of the object the keywords describe
+/// (any object when there are none), the array they describe (any array when there are none),
+/// and every scalar. At the root, the schema's description is the object's, as it is for a
+/// root object.
+fn untyped_container<'a, J: Json, R: Recorder<'a>>(
+    map: &'a J,
+    k: &Keywords<'a, J>,
+    depth: usize,
+    rec: &mut R,
+) -> Ty<'a> {
+    let object = if k.implies_object() {
+        match lower_object(k, depth, rec) {
+            Ty::Object(mut object) if depth == 0 => {
+                object.doc = doc_of(map);
+                Ty::Object(object)
+            }
+            ty => ty,
+        }
+    } else {
+        Ty::Object(Box::new(ObjectTy {
+            props: Vec::new(),
+            undeclared: None,
+            extra: Extra::Open,
+            doc: None,
+        }))
+    };
+    let array = if k.implies_array() {
+        lower_array(k, depth, rec)
+    } else {
+        Ty::Array(Box::new(Ty::Json))
+    };
+    union(vec![
+        object,
+        array,
+        Ty::Null,
+        Ty::Boolean,
+        Ty::Number,
+        Ty::String,
+    ])
 }
 
 fn lower_type<'a, J: Json, R: Recorder<'a>>(
@@ -865,6 +905,68 @@ mod tests {
         );
     }
 
+    /// Object and array keywords apply to objects and arrays only: without `type`, every
+    /// other value is valid too (`null`, `""`, `false`), so the type is a union; with `type`
+    /// stated it stays the precise object or array.
+    #[test]
+    fn object_and_array_keywords_without_type_admit_every_other_value() {
+        let others = |container: Ty<'static>| {
+            let mut members = vec![container];
+            members.extend([Ty::Null, Ty::Boolean, Ty::Number, Ty::String]);
+            members
+        };
+        for schema in [
+            json!({"properties": {"a": {"type": "string"}}}),
+            json!({"required": ["a"]}),
+            json!({"additionalProperties": false}),
+            json!({"patternProperties": {"^x": {}}}),
+        ] {
+            let Ty::Union(members) = lower(&schema) else {
+                panic!("{schema} is not a union");
+            };
+            assert!(matches!(members[0], Ty::Object(_)), "{schema}");
+            assert_eq!(
+                members[1..],
+                others(Ty::Array(Box::new(Ty::Json))),
+                "{schema}"
+            );
+        }
+        let items = json!({"items": {"type": "string"}});
+        let Ty::Union(members) = lower(&items) else {
+            panic!("not a union");
+        };
+        let any_object = Ty::Object(Box::new(ObjectTy {
+            props: Vec::new(),
+            undeclared: None,
+            extra: Extra::Open,
+            doc: None,
+        }));
+        assert_eq!(members[0], any_object);
+        assert_eq!(members[1..], others(Ty::Array(Box::new(Ty::String))));
+        // Both kinds of keyword: the object and the array they describe.
+        let both = json!({"properties": {}, "items": {"type": "null"}});
+        let Ty::Union(members) = lower(&both) else {
+            panic!("not a union");
+        };
+        assert!(matches!(members[0], Ty::Object(_)));
+        assert_eq!(members[1..], others(Ty::Array(Box::new(Ty::Null))));
+        // `type` stated: precise.
+        assert!(matches!(
+            lower(&json!({"type": "object", "properties": {"a": {"type": "string"}}})),
+            Ty::Object(_)
+        ));
+        assert_eq!(
+            lower(&json!({"type": "array", "items": {"type": "string"}})),
+            Ty::Array(Box::new(Ty::String))
+        );
+        // At the root, the description is the object's, as for a typed root.
+        let schema = json!({"description": "Root.", "properties": {}});
+        let Ty::Union(members) = lower_root(&schema) else {
+            panic!("not a union");
+        };
+        assert!(matches!(&members[0], Ty::Object(o) if o.doc == Some("Root.")));
+    }
+
     #[test]
     fn required_but_undeclared_keys_are_required() {
         let schema = json!({"type": "object", "required": ["a"]});
@@ -924,7 +1026,7 @@ mod tests {
                     keyword: "patternProperties",
                 },
                 "`patternProperties` is not expressed; the values of undeclared keys are typed \
-                 `unknown` (TypeScript) and `Any` or not admitted (Python)"
+                 `unknown` (TypeScript) and `Any` (Python)"
                     .to_owned(),
             ),
             (
@@ -932,8 +1034,7 @@ mod tests {
                     keyword: "additionalProperties",
                 },
                 "`additionalProperties` beside declared properties is not expressed; the values \
-                 of undeclared keys are typed `unknown` (TypeScript) and `Any` or not admitted \
-                 (Python)"
+                 of undeclared keys are typed `unknown` (TypeScript) and `Any` (Python)"
                     .to_owned(),
             ),
         ] {
@@ -1007,7 +1108,7 @@ mod tests {
         let schemas = [
             json!({"enum": values}),
             json!({"oneOf": alternatives}),
-            json!({"properties": properties, "required": names,
+            json!({"type": "object", "properties": properties, "required": names,
                    "additionalProperties": {"type": "integer"}}),
         ];
         work::take();

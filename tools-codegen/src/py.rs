@@ -8,11 +8,17 @@
 //! are kept exactly. Definitions are emitted children first, so no name is used before it is
 //! defined.
 //!
-//! Python's `TypedDict` cannot admit keys it does not declare (mypy does not support PEP 728), so
-//! an open object with declared properties is typed by those properties only: a dict literal
-//! with further keys is rejected by mypy even though the schema allows it. This is the one place
-//! where a rendered type is narrower than its schema; an open object without declared properties
-//! is `dict[str, Any]` and accepts every key.
+//! An object that admits keys it does not declare (`additionalProperties` absent, `true`, `{}` or
+//! a schema beside declared properties, or `patternProperties`) is an *open* object. PEP 728
+//! would say so in the `TypedDict` itself (`extra_items=Any`), but mypy does not implement it
+//! (mypy 2.4 refuses the keyword and still rejects the extra key), so an open object with
+//! declared keys is written `Name | dict[str, Any]` where it is used: a dict with further keys
+//! type-checks as the `dict` alternative. The `TypedDict` still documents the declared keys (a
+//! value that matches it is read with their types), but mypy enforces them only for a closed
+//! object (`additionalProperties: false`), which is the `TypedDict` alone. An open object's
+//! `TypedDict` is marked `# open` on the line that declares it, and the module's docstring (the
+//! declarations' first comment) says what the mark means; a closed one is unmarked. An open
+//! object without declared keys is `dict[str, Any]`.
 
 use crate::distinct::TextPieces;
 use crate::lower::{Extra, Lit, ObjectTy, SHARED_TYPE_BYTES, Ty, lower_root};
@@ -57,7 +63,13 @@ pub(crate) struct TypedDictDef {
     /// undeclared required keys of an object when it is long and shared by several keys
     /// (see [`crate::lower::Undeclared`]).
     pub alias: Option<String>,
+    /// The object admits keys beyond `fields`, so it is used as `Name | dict[str, Any]` (see
+    /// the module docs); false for a closed object and for an alias.
+    pub open: bool,
 }
+
+/// The alternative an open object's `TypedDict` is used with: what admits its further keys.
+const OPEN_ALTERNATIVE: &str = " | dict[str, Any]";
 
 /// One `TypedDict` key.
 #[derive(Debug, Clone)]
@@ -339,6 +351,7 @@ fn py_object(
                     doc: None,
                     fields: Vec::new(),
                     alias: Some(std::mem::replace(&mut ty, alias)),
+                    open: false,
                 });
             }
             for key in &undeclared.keys {
@@ -350,15 +363,20 @@ fn py_object(
                 });
             }
         }
+        let open = object.extra != Extra::Closed;
         if let Some(m) = module.as_deref_mut() {
             m.defs.push(TypedDictDef {
                 name: name.clone(),
                 doc: object.doc.map(str::to_owned),
                 fields,
                 alias: None,
+                open,
             });
         }
         out.push_str(&name);
+        if open {
+            out.push_str(OPEN_ALTERNATIVE);
+        }
         return;
     }
     match (&object.extra, object.has_no_keys()) {
@@ -401,6 +419,11 @@ mod tests {
             py(json!({"oneOf": [{"type": "string"}, {"$ref": "#"}]})),
             "Any"
         );
+        // Object keywords without `type`: the object, or any other value.
+        assert_eq!(
+            py(json!({"properties": {"a": {"type": "string"}}})),
+            "dict[str, Any] | list[Any] | None | bool | float | str"
+        );
     }
 
     #[test]
@@ -410,14 +433,51 @@ mod tests {
             "a": {"type": "object", "properties": {"b": {"type": "string"}}}}});
         let ty = lower(&schema);
         let name = py_type(&ty, &mut Some(&mut module), &|| "FooArgs".to_owned());
-        assert_eq!(name, "FooArgs2");
+        // Open objects (no `additionalProperties: false`): each is used with the `dict`
+        // alternative that admits their further keys.
+        assert_eq!(name, "FooArgs2 | dict[str, Any]");
         let names: Vec<&str> = module.defs.iter().map(|d| d.name.as_str()).collect();
         assert_eq!(names, ["FooArgs2A", "FooArgs2"]);
+        assert_eq!(module.defs[1].fields[0].ty, "FooArgs2A | dict[str, Any]");
+        assert!(module.defs.iter().all(|d| d.open));
         assert!(!module.is_class_field("FooArgs2A"));
         assert!(!module.is_class_field("__proto__"));
         assert!(module.is_class_field("_from"));
         assert!(!module.is_method_name("_private"));
         assert!(!module.is_method_name("overload"));
+    }
+
+    /// A closed object is its `TypedDict` alone; an open one (`additionalProperties` absent,
+    /// `true`, `{}`, a schema beside properties, or `patternProperties`) is used with `dict`.
+    #[test]
+    fn open_objects_admit_further_keys_and_closed_ones_do_not() {
+        let closed = json!({"type": "object", "properties": {"a": {"type": "string"}},
+                            "additionalProperties": false});
+        let mut module = PyModule::new([]);
+        assert_eq!(
+            py_type(&lower(&closed), &mut Some(&mut module), &|| "C".to_owned()),
+            "C"
+        );
+        assert!(!module.defs[0].open);
+        for extra in [
+            json!({}),
+            json!({"additionalProperties": true}),
+            json!({"additionalProperties": {}}),
+            json!({"additionalProperties": {"type": "integer"}}),
+            json!({"patternProperties": {"^x": {"type": "string"}}}),
+        ] {
+            let mut schema = json!({"type": "object", "properties": {"a": {"type": "string"}}});
+            if let (Some(schema), Some(extra)) = (schema.as_object_mut(), extra.as_object()) {
+                schema.extend(extra.clone());
+            }
+            let mut module = PyModule::new([]);
+            assert_eq!(
+                py_type(&lower(&schema), &mut Some(&mut module), &|| "O".to_owned()),
+                "O | dict[str, Any]",
+                "{schema}"
+            );
+            assert!(module.defs[0].open, "{schema}");
+        }
     }
 
     /// The size of the definitions of `module`, about as the SDK prints them.
@@ -441,10 +501,11 @@ mod tests {
         let mut module = PyModule::new([]);
         let long: Vec<String> = (0..10).map(|i| format!("value{i}")).collect();
         let schema = json!({"type": "object", "properties": {
-            "o": {"required": ["a", "b"],
-                  "additionalProperties": {"properties": {"y": {"type": "string"}}}},
-            "e": {"required": ["a", "b"], "additionalProperties": {"enum": long}},
-            "i": {"required": ["a", "b"], "additionalProperties": {"type": "integer"}}}});
+            "o": {"type": "object", "required": ["a", "b"],
+                  "additionalProperties": {"type": "object", "properties": {"y": {"type": "string"}}}},
+            "e": {"type": "object", "required": ["a", "b"], "additionalProperties": {"enum": long}},
+            "i": {"type": "object", "required": ["a", "b"], "additionalProperties": {"type": "integer"}}},
+            "additionalProperties": false});
         let ty = lower(&schema);
         assert_eq!(
             py_type(&ty, &mut Some(&mut module), &|| "T".to_owned()),
@@ -472,7 +533,10 @@ mod tests {
                 (
                     "TO".to_owned(),
                     None,
-                    vec![field("a", "TOA"), field("b", "TOA")]
+                    vec![
+                        field("a", "TOA | dict[str, Any]"),
+                        field("b", "TOA | dict[str, Any]")
+                    ]
                 ),
                 (
                     "TEA".to_owned(),
@@ -492,7 +556,12 @@ mod tests {
                 (
                     "T".to_owned(),
                     None,
-                    vec![field("o", "TO"), field("e", "TE"), field("i", "TI")]
+                    // Each is open (its `additionalProperties` admits further keys).
+                    vec![
+                        field("o", "TO | dict[str, Any]"),
+                        field("e", "TE | dict[str, Any]"),
+                        field("i", "TI | dict[str, Any]")
+                    ]
                 ),
             ]
         );
@@ -502,7 +571,7 @@ mod tests {
     /// grow with the levels (a `TypedDict` per key doubled them at each level).
     #[test]
     fn nested_undeclared_keys_grow_linearly() {
-        let mut schema = json!({"properties": {"x": {"type": "string"}}});
+        let mut schema = json!({"type": "object", "properties": {"x": {"type": "string"}}});
         for _ in 0..40 {
             schema =
                 json!({"type": "object", "additionalProperties": schema, "required": ["a", "b"]});
@@ -511,7 +580,7 @@ mod tests {
         py_type(&lower(&schema), &mut Some(&mut module), &|| "T".to_owned());
         assert_eq!(module.defs.len(), 41);
         assert!(
-            defs_bytes(&module) < 41 * 100,
+            defs_bytes(&module) < 41 * 150,
             "{} bytes",
             defs_bytes(&module)
         );
@@ -527,10 +596,13 @@ mod tests {
             .map(|i| {
                 // `a`, `a!`, `a!!`... all read `A`; the key's length does not matter here.
                 let key = format!("a{}", "!".repeat(i % 50)) + &"#".repeat(i / 50);
-                (key, json!({"properties": {"x": {"type": "string"}}}))
+                (
+                    key,
+                    json!({"type": "object", "properties": {"x": {"type": "string"}}}),
+                )
             })
             .collect();
-        let schema = json!({"properties": properties});
+        let schema = json!({"type": "object", "properties": properties});
         let ty = lower(&schema);
         let mut module = PyModule::new([]);
         work::take();
@@ -551,16 +623,17 @@ mod tests {
             .map(|i| {
                 (
                     format!("p{i}"),
-                    json!({"properties": {"x": {"type": "string"}}}),
+                    json!({"type": "object", "properties": {"x": {"type": "string"}}}),
                 )
             })
             .collect();
-        let mut schema = json!({"properties": children});
+        let mut schema = json!({"type": "object", "properties": children});
         for level in 0..40 {
-            schema = json!({"properties": {format!("{level}{}", "k".repeat(20)): schema}});
+            schema = json!({"type": "object", "properties": {format!("{level}{}", "k".repeat(20)): schema}});
         }
         let key = "K".repeat(100_000);
-        let schema = json!({"oneOf": [{"properties": {key: schema}}, {"type": "null"}]});
+        let schema =
+            json!({"oneOf": [{"type": "object", "properties": {key: schema}}, {"type": "null"}]});
         let ty = lower(&schema);
         let tool = "t".repeat(100_000);
         let base = PyModule::root_base(&tool, "Args");

@@ -65,6 +65,10 @@ pub(crate) struct PyTypedDict {
     functional: bool,
     fields: Vec<PyField>,
     alias: Option<String>,
+    /// It admits keys it does not declare, so it is used as `Name | dict[str, Any]` (see
+    /// [`crate::py`]); the line declaring it is marked `# open`. False for a closed object and
+    /// an alias.
+    open: bool,
 }
 
 /// A `TypedDict` key in the Python SDK template.
@@ -89,6 +93,8 @@ pub(crate) struct PyTool {
 #[derive(Debug, Serialize)]
 pub(crate) struct PyContext {
     typed_dicts: Vec<PyTypedDict>,
+    /// Some `TypedDict` is open: the module says once what `# open` means.
+    any_open: bool,
     method_tools: Vec<PyTool>,
     subscript_tools: Vec<PyTool>,
 }
@@ -111,6 +117,7 @@ pub(crate) fn python_context<J: Json>(tools: &[ToolIn<'_, J>]) -> PyContext {
         typed.push((tool, args, output));
     }
     let defs = std::mem::take(&mut module.defs);
+    let any_open = defs.iter().any(|def| def.open);
     let typed_dicts = defs
         .into_iter()
         .map(|def| {
@@ -138,6 +145,7 @@ pub(crate) fn python_context<J: Json>(tools: &[ToolIn<'_, J>]) -> PyContext {
                 functional,
                 fields,
                 alias: def.alias,
+                open: def.open,
             }
         })
         .collect();
@@ -159,6 +167,7 @@ pub(crate) fn python_context<J: Json>(tools: &[ToolIn<'_, J>]) -> PyContext {
     }
     PyContext {
         typed_dicts,
+        any_open,
         method_tools,
         subscript_tools,
     }

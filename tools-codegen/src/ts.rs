@@ -399,30 +399,51 @@ mod tests {
         );
     }
 
+    /// Object keywords without `type`: the object, or any other value.
+    #[test]
+    fn untyped_objects_admit_other_values() {
+        assert_eq!(
+            ts(json!({"properties": {"a": {"type": "string"}}, "additionalProperties": false})),
+            "{ a?: string } | JsonValue[] | null | boolean | number | string"
+        );
+        assert_eq!(
+            ts(json!({"items": {"type": "string"}})),
+            "{ [key: string]: unknown } | string[] | null | boolean | number | string"
+        );
+    }
+
     #[test]
     fn undeclared_keys_write_their_type_once_unless_short() {
         // One key, or a short type without objects: written with each key.
         assert_eq!(
-            ts(json!({"required": ["a"], "additionalProperties": {"type": "object"}})),
+            ts(
+                json!({"type": "object", "required": ["a"], "additionalProperties": {"type": "object"}})
+            ),
             "{ a: { [key: string]: unknown }; [key: string]: unknown }"
         );
         assert_eq!(
-            ts(json!({"required": ["a", "b"], "additionalProperties": {"type": "integer"}})),
+            ts(
+                json!({"type": "object", "required": ["a", "b"], "additionalProperties": {"type": "integer"}})
+            ),
             "{ a: number; b: number; [key: string]: unknown }"
         );
         assert_eq!(
-            ts(json!({"required": ["a", "b"]})),
+            ts(json!({"type": "object", "required": ["a", "b"]})),
             "{ a: JsonValue; b: JsonValue; [key: string]: unknown }"
         );
         // A type with an object, or a long one: once, after the object.
         assert_eq!(
-            ts(json!({"properties": {"x": {}}, "required": ["a", "b"],
-                      "additionalProperties": {"properties": {"y": {"type": "string"}}}})),
+            ts(
+                json!({"type": "object", "properties": {"x": {}}, "required": ["a", "b"],
+                      "additionalProperties": {"type": "object", "properties": {"y": {"type": "string"}}}})
+            ),
             "{ x?: JsonValue; [key: string]: unknown } & Record<\"a\" | \"b\", { y?: string; [key: string]: unknown }>"
         );
         let long: Vec<String> = (0..10).map(|i| format!("value{i}")).collect();
         assert_eq!(
-            ts(json!({"required": ["a", "b"], "additionalProperties": {"enum": long}})),
+            ts(
+                json!({"type": "object", "required": ["a", "b"], "additionalProperties": {"enum": long}})
+            ),
             format!(
                 "{{ [key: string]: unknown }} & Record<\"a\" | \"b\", {}>",
                 long.iter()
@@ -432,8 +453,8 @@ mod tests {
             )
         );
         // Multi-line, the shared type is indented as the object is.
-        let schema = json!({"required": ["a", "b"],
-                            "additionalProperties": {"properties": {"y": {"type": "string"}}}});
+        let schema = json!({"type": "object", "required": ["a", "b"],
+                            "additionalProperties": {"type": "object", "properties": {"y": {"type": "string"}}}});
         assert_eq!(
             ts_type(&lower(&schema), Layout::Multi { indent: 2 }),
             "{\n    [key: string]: unknown;\n  } & Record<\"a\" | \"b\", {\n    y?: string;\n    [key: string]: unknown;\n  }>"
@@ -463,7 +484,7 @@ mod tests {
         let alternatives: Vec<serde_json::Value> = (0..n)
             .map(|i| {
                 let key = format!("p{i}");
-                json!({"properties": {&key: {"type": "integer"}}, "required": [key],
+                json!({"type": "object", "properties": {&key: {"type": "integer"}}, "required": [key],
                        "additionalProperties": false})
             })
             .chain([json!({"type": "integer"}), json!({"type": "number"})])

@@ -542,17 +542,54 @@ fn stats_prints_the_token_costs_of_each_presentation() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let text = stdout(&output);
     for expected in [
-        "read_file",
-        "openai-chat-strict",
-        "gemini-json-schema",
-        "native total (o200k_base)",
-        "native total (cl100k_base)",
-        "Code Mode, typescript: SDK",
-        "run_code (o200k_base)",
+        "native, openai-chat-strict",
+        "native, gemini-json-schema",
+        "code, typescript, full SDK",
+        "code, python, index",
+        "Cheapest for this catalog: ",
+        "Code Mode costs more up front than native",
+        "What each row counts",
         "approximations",
+        "--tools",
+        "--findings",
+        "--format json",
     ] {
-        assert!(text.contains(expected), "{expected} missing from\n{text}");
+        // The report wraps its sentences at 100 columns.
+        let flat = text.replace('\n', " ");
+        assert!(flat.contains(expected), "{expected} missing from\n{text}");
     }
+    // The summary leads; no per-tool rows unless asked for.
+    assert!(!text.contains("read_file"), "{text}");
+    let detailed = stdout(&codegen(&[
+        "stats",
+        "--catalog",
+        "examples/catalog.json",
+        "--tools",
+        "--findings",
+    ]));
+    assert!(detailed.contains("\nread_file "), "{detailed}");
+    assert!(detailed.contains("What the marked figures dropped or widened:"));
+    for report in [&text, &detailed] {
+        let widest = report.lines().map(|l| l.chars().count()).max();
+        assert!(
+            widest.is_some_and(|w| w <= 100),
+            "{widest:?} columns:\n{report}"
+        );
+    }
+    let json = stdout(&codegen(&[
+        "stats",
+        "--catalog",
+        "examples/catalog.json",
+        "--format",
+        "json",
+    ]));
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(json["tools"], 5);
+    assert_eq!(
+        json["presentations"].as_array().map(Vec::len),
+        Some(9 + 4 * 9)
+    );
+    assert!(json["per_tool"][0]["native"]["mcp"]["tokens"]["o200k_base"].is_u64());
     let output = codegen(&["stats", "--catalog", "no/such/file.json"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(
@@ -560,6 +597,14 @@ fn stats_prints_the_token_costs_of_each_presentation() {
         "{}",
         stderr(&output)
     );
+    let output = codegen(&[
+        "stats",
+        "--catalog",
+        "examples/catalog.json",
+        "--format",
+        "xml",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
 }
 
 /// The example catalog's TypeScript SDK into `out`, run by `sh` after `setup` (shell commands).

@@ -32,6 +32,7 @@ pub fn all_catalogs() -> Vec<(&'static str, Catalog)> {
     vec![
         ("constructs", fixture("constructs")),
         ("adversarial", fixture("adversarial")),
+        ("open_and_untyped", fixture("open_and_untyped")),
         ("example", example()),
         ("empty", Catalog::new(Vec::new()).unwrap()),
         ("hostile", hostile()),
@@ -94,6 +95,51 @@ pub fn hostile() -> Catalog {
         output_schema: Some(deep),
     });
     Catalog::new(tools).unwrap()
+}
+
+/// Runs `tests/fixtures/codegen/sample_values.py` (hypothesis-jsonschema) in `dir` on
+/// `schemas`: per schema, up to `per_schema` values it accepts, or why none could be generated.
+/// Fails the test when hypothesis-jsonschema is missing (`scripts/test` installs it into
+/// `.tools/venv`): the sampled type checks never pass silently.
+pub fn hypothesis_samples(
+    dir: &Path,
+    schemas: &[&Value],
+    per_schema: usize,
+) -> Vec<Result<Vec<Value>, String>> {
+    let input = dir.join("schemas.json");
+    let output = dir.join("samples.json");
+    std::fs::write(&input, serde_json::to_string(schemas).unwrap()).unwrap();
+    let script = repo_root().join("tests/fixtures/codegen/sample_values.py");
+    let python = python();
+    let run = Command::new(&python)
+        .current_dir(dir)
+        .arg(&script)
+        .arg(&input)
+        .arg(&output)
+        .arg(per_schema.to_string())
+        .output()
+        .unwrap_or_else(|e| panic!("{} cannot be started: {e}", python.display()));
+    assert!(
+        run.status.success(),
+        "sampling values with hypothesis-jsonschema failed ({}; run ./scripts/test, which          installs it into .tools/venv, or set TOOLS_PYTHON):\n{}{}",
+        python.display(),
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let text = std::fs::read_to_string(&output).unwrap();
+    let answers: Vec<Value> = serde_json::from_str(&text).unwrap();
+    assert_eq!(answers.len(), schemas.len(), "one answer per schema");
+    answers
+        .into_iter()
+        .map(|answer| match answer {
+            Value::Object(mut map) => match (map.remove("values"), map.remove("error")) {
+                (Some(Value::Array(values)), _) => Ok(values),
+                (_, Some(Value::String(error))) => Err(error),
+                other => panic!("unexpected answer {other:?}"),
+            },
+            other => panic!("unexpected answer {other}"),
+        })
+        .collect()
 }
 
 /// Finds a checker: the env var, then `.tools` in the repository, then `PATH`. A missing tool

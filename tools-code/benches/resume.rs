@@ -132,13 +132,19 @@ fn main() {
                 let start = Instant::now();
                 let done = fresh.rt.execute(call(&code)).await;
                 let fresh_time = start.elapsed();
-                assert_eq!(done.value().unwrap()["result"], json!(n * n.saturating_sub(1) / 2));
+                assert_eq!(
+                    done.value().unwrap()["result"],
+                    json!(n * n.saturating_sub(1) / 2)
+                );
                 let pending = paused.rt.execute(call(&code)).await;
                 let handle = pending.pending.unwrap().handle().unwrap().clone();
                 let start = Instant::now();
                 let resumed = paused.rt.resume(&handle, Approval::Approved).await.unwrap();
                 let resume_time = start.elapsed();
-                assert_eq!(resumed.value().unwrap()["result"], done.value().unwrap()["result"]);
+                assert_eq!(
+                    resumed.value().unwrap()["result"],
+                    done.value().unwrap()["result"]
+                );
                 if i >= 5 {
                     f.push(fresh_time);
                     r.push(resume_time);
@@ -147,7 +153,9 @@ fn main() {
         });
         rows.push((n, median(f), median(r)));
     }
-    println!("\nresume of a paused run_code against the same program fresh (TypeScript, medians of {SAMPLES}):");
+    println!(
+        "\nresume of a paused run_code against the same program fresh (TypeScript, medians of {SAMPLES}):"
+    );
     println!("{:>6}  {:>12}  {:>12}", "calls", "fresh", "resume");
     for (n, f, r) in &rows {
         println!("{n:>6}  {:>9.1} µs  {:>9.1} µs", us(*f), us(*r));

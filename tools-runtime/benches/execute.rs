@@ -20,7 +20,7 @@
 //! with `tools-otel`'s OpenTelemetry layer and a batch processor whose exporter drops every
 //! batch (what the export costs a call, less the network). Target: under 2 µs a call added by the
 //! OpenTelemetry layer. `EXECUTE_PROFILE=otel:N` runs N calls under that layer and nothing
-//! else, for a profiler.
+//! else, for a profiler (`registry:N` and `off:N` likewise under the other two set-ups).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -179,8 +179,12 @@ impl opentelemetry_sdk::trace::SpanExporter for Dropping {
     }
 }
 
-/// The call without listeners under each `tracing` set-up, interleaved: min / median ns.
-fn traced(cases: &Cases, rounds: usize, per_round: u32) -> [(f64, f64); 3] {
+/// The `tracing` set-ups of [`traced`], in its rows' order (the names `EXECUTE_PROFILE` takes).
+const SETUPS: [&str; 3] = ["off", "registry", "otel"];
+
+/// The call without listeners under each `tracing` set-up of `setups` (indices into [`SETUPS`]),
+/// interleaved: min / median ns (NaN for a set-up not run).
+fn traced(cases: &Cases, rounds: usize, per_round: u32, setups: &[usize]) -> [(f64, f64); 3] {
     use tracing_subscriber::layer::SubscriberExt as _;
     let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder()
         .with_batch_exporter(Dropping)
@@ -197,6 +201,9 @@ fn traced(cases: &Cases, rounds: usize, per_round: u32) -> [(f64, f64); 3] {
     };
     for _ in 0..rounds {
         for (i, sample) in samples.iter_mut().enumerate() {
+            if !setups.contains(&i) {
+                continue;
+            }
             let start = Instant::now();
             match i {
                 0 => run(),
@@ -208,6 +215,9 @@ fn traced(cases: &Cases, rounds: usize, per_round: u32) -> [(f64, f64); 3] {
     }
     let _ = provider.shutdown();
     samples.map(|mut s| {
+        if s.is_empty() {
+            return (f64::NAN, f64::NAN);
+        }
         s.sort_by(f64::total_cmp);
         (s[0], s[s.len() / 2])
     })
@@ -215,15 +225,16 @@ fn traced(cases: &Cases, rounds: usize, per_round: u32) -> [(f64, f64); 3] {
 
 fn main() {
     let cases = Cases::new();
-    // `EXECUTE_PROFILE=otel:N`: N calls under the OpenTelemetry layer and nothing else, a loop
-    // for a profiler.
+    // `EXECUTE_PROFILE=<set-up>:N` (`otel`, `registry` or `off`): N calls under that `tracing`
+    // set-up and nothing else, a loop for a profiler.
     if let Ok(spec) = std::env::var("EXECUTE_PROFILE") {
-        let n: u32 = spec
-            .strip_prefix("otel:")
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(100_000);
-        let [_, _, otel] = traced(&cases, 1, n);
-        println!("otel: {:.0} ns per call over {n} calls", otel.0);
+        let (name, n) = spec.split_once(':').unwrap_or((spec.as_str(), ""));
+        let n: u32 = n.parse().unwrap_or(100_000);
+        let Some(setup) = SETUPS.iter().position(|s| *s == name) else {
+            panic!("EXECUTE_PROFILE: {name:?} is none of {SETUPS:?}");
+        };
+        let ns = traced(&cases, 1, n, &[setup])[setup].0;
+        println!("{name}: {ns:.0} ns per call over {n} calls");
         return;
     }
     let mut c = Criterion::default()
@@ -269,7 +280,7 @@ fn main() {
 
     let rounds = 51;
     let per_round = 1_000;
-    let [off, registry, otel] = traced(&cases, rounds, per_round);
+    let [off, registry, otel] = traced(&cases, rounds, per_round, &[0, 1, 2]);
     println!(
         "\nexecute without listeners under tracing ({rounds} interleaved rounds of {per_round} calls; min / median ns per call):"
     );

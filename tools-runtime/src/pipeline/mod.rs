@@ -22,6 +22,7 @@
 
 mod conclude;
 mod dispatch;
+mod in_span;
 mod pause;
 mod policy;
 pub mod schedule;
@@ -31,7 +32,6 @@ use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
-use tracing::Instrument;
 
 use crate::base::call::{ExecutionToken, GLOBAL_LAYER, ScopeKey, ToolCall};
 use crate::base::content::ContentBlock;
@@ -254,7 +254,7 @@ impl ToolRuntime {
             run.run().await
         } else {
             let span = run.span.clone();
-            run.run().instrument(span).await
+            in_span::InSpan::new(span, run.run()).await
         }
     }
 }

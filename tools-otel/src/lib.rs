@@ -180,6 +180,14 @@ impl Otel {
 /// exporter, your processor): spans carry the toolkit's attributes and no per-span extras
 /// (source location, thread, target, time spent idle), which would cost each call more than the
 /// rest of the layer.
+///
+/// Entering a span does not make it OpenTelemetry's current context
+/// (`with_context_activation(false)`, as `tracing-opentelemetry` did before 0.32): parents
+/// follow the `tracing` spans, and a span's trace context is read from the `tracing` span
+/// ([`current`], `OpenTelemetrySpanExt::context`), not from `opentelemetry::Context::current()`.
+/// Activating it would attach and detach an OpenTelemetry context at every enter and exit of
+/// every span, and start each OpenTelemetry span at its first enter (behind a lock its
+/// attributes then take one by one) rather than once, at its end.
 pub fn layer_for<S>(provider: &SdkTracerProvider) -> Layer<S>
 where
     S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
@@ -191,6 +199,7 @@ where
         .with_target(false)
         .with_level(false)
         .with_tracked_inactivity(false)
+        .with_context_activation(false)
 }
 
 /// Whether `OTEL_SDK_DISABLED` (its value, when set) turns the SDK off: `true`, in any case,

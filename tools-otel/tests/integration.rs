@@ -183,6 +183,22 @@ impl opentelemetry_sdk::trace::SpanExporter for Keeping {
     }
 }
 
+/// A subscriber with `layer_for` over a provider that hands each span, as it ends, to a
+/// [`Keeping`] exporter.
+fn keeping() -> (
+    Keeping,
+    SdkTracerProvider,
+    impl tracing::Subscriber + Send + Sync + 'static,
+) {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    let kept = Keeping::default();
+    let provider = SdkTracerProvider::builder()
+        .with_simple_exporter(kept.clone())
+        .build();
+    let subscriber = tracing_subscriber::registry().with(tools_otel::layer_for(&provider));
+    (kept, provider, subscriber)
+}
+
 /// A span's attributes by name; a name recorded twice fails the test.
 fn attributes(span: &SpanData) -> BTreeMap<String, Value> {
     let mut out = BTreeMap::new();
@@ -207,14 +223,7 @@ fn number(attributes: &BTreeMap<String, Value>, key: &str) -> String {
 
 #[test]
 fn a_calls_span_reaches_the_exporter_with_every_attribute_its_value_and_its_type() {
-    let kept = Keeping::default();
-    let provider = SdkTracerProvider::builder()
-        .with_simple_exporter(kept.clone())
-        .build();
-    let subscriber = {
-        use tracing_subscriber::layer::SubscriberExt as _;
-        tracing_subscriber::registry().with(tools_otel::layer_for(&provider))
-    };
+    let (kept, provider, subscriber) = keeping();
     let runtime = ToolRuntime::new();
     let plugin = runtime.scope();
     let echo = ToolDefinition::builder("echo")
@@ -334,4 +343,50 @@ fn a_calls_span_reaches_the_exporter_with_every_attribute_its_value_and_its_type
         ("error.type", "UNKNOWN_TOOL"),
     ];
     assert_eq!(attrs, expected("c3", "nope", &more));
+}
+
+#[test]
+fn inside_a_call_the_current_trace_context_is_the_calls_span() {
+    let (kept, provider, subscriber) = keeping();
+    let runtime = ToolRuntime::new();
+    let plugin = runtime.scope();
+    let seen = Arc::new(Mutex::new(None));
+    let inside = seen.clone();
+    let probe = ToolDefinition::builder("probe")
+        .input_schema(json!({"type": "object"}))
+        .output(Output::json(json!({"type": "integer"})))
+        .execute(move |_a, _c| {
+            // What an imported MCP tool sends on in its request's `_meta`.
+            *inside.lock().unwrap() = tools_otel::current();
+            async { Ok(json!(1)) }
+        })
+        .build()
+        .unwrap();
+    let _probe = plugin.register(probe).unwrap();
+    tracing::subscriber::with_default(subscriber, || {
+        let tokio = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let result = tokio.block_on(runtime.execute(ToolCall::new("p1", "probe", json!({}))));
+        assert!(!result.is_error(), "{}", result.text());
+    });
+    provider.shutdown().unwrap();
+    let sent = seen
+        .lock()
+        .unwrap()
+        .clone()
+        .expect("a trace context inside the call");
+    let spans = kept.0.lock().unwrap().clone();
+    let call = spans
+        .iter()
+        .find(|s| s.name == "execute_tool probe")
+        .unwrap();
+    assert_eq!(
+        sent.traceparent,
+        format!(
+            "00-{}-{}-01",
+            call.span_context.trace_id(),
+            call.span_context.span_id()
+        )
+    );
 }

@@ -26,7 +26,10 @@
 //! A trace crosses processes in W3C trace context (`traceparent`, `tracestate`): [`current`]
 //! reads the current span's, and [`set_remote_parent`] makes a span the child of one that came
 //! from elsewhere. `tools-mcp` carries it in each `tools/call`'s `_meta` (its `otel` feature),
-//! so a call through an imported MCP tool and the server's execution of it are one trace.
+//! so a call through an imported MCP tool and the server's execution of it are one trace. Read
+//! a span's context that way (or with `OpenTelemetrySpanExt::context`): the layer does not make
+//! an entered span OpenTelemetry's current context, which would cost every call more (see
+//! [`layer_for`]).
 //!
 //! ```no_run
 //! # fn main() -> Result<(), tools_otel::OtelError> {

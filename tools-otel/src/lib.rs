@@ -26,7 +26,10 @@
 //! A trace crosses processes in W3C trace context (`traceparent`, `tracestate`): [`current`]
 //! reads the current span's, and [`set_remote_parent`] makes a span the child of one that came
 //! from elsewhere. `tools-mcp` carries it in each `tools/call`'s `_meta` (its `otel` feature),
-//! so a call through an imported MCP tool and the server's execution of it are one trace.
+//! so a call through an imported MCP tool and the server's execution of it are one trace. Read
+//! a span's context that way (or with `OpenTelemetrySpanExt::context`): the layer does not make
+//! an entered span OpenTelemetry's current context, which would cost every call more (see
+//! [`layer_for`]).
 //!
 //! ```no_run
 //! # fn main() -> Result<(), tools_otel::OtelError> {
@@ -180,6 +183,14 @@ impl Otel {
 /// exporter, your processor): spans carry the toolkit's attributes and no per-span extras
 /// (source location, thread, target, time spent idle), which would cost each call more than the
 /// rest of the layer.
+///
+/// Entering a span does not make it OpenTelemetry's current context
+/// (`with_context_activation(false)`, as `tracing-opentelemetry` did before 0.32): parents
+/// follow the `tracing` spans, and a span's trace context is read from the `tracing` span
+/// ([`current`], `OpenTelemetrySpanExt::context`), not from `opentelemetry::Context::current()`.
+/// Activating it would attach and detach an OpenTelemetry context at every enter and exit of
+/// every span, and start each OpenTelemetry span at its first enter (behind a lock its
+/// attributes then take one by one) rather than once, at its end.
 pub fn layer_for<S>(provider: &SdkTracerProvider) -> Layer<S>
 where
     S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
@@ -191,6 +202,7 @@ where
         .with_target(false)
         .with_level(false)
         .with_tracked_inactivity(false)
+        .with_context_activation(false)
 }
 
 /// Whether `OTEL_SDK_DISABLED` (its value, when set) turns the SDK off: `true`, in any case,

@@ -1,10 +1,17 @@
 //! The toolkit's spans reach a real OTLP/HTTP receiver on loopback (built here from the
 //! `opentelemetry-proto` types): the span tree of a `run_code` call with its analysis, its run
-//! and its program's calls, with the GenAI conventions' names and attributes.
+//! and its program's calls, with the GenAI conventions' names and attributes. And a call's span
+//! as the SDK hands it to an exporter: every attribute, its value and its type.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use opentelemetry::Value;
+use opentelemetry::trace::{SpanKind, Status};
 use opentelemetry_proto::tonic::trace::v1::status::StatusCode;
+use opentelemetry_sdk::trace::{SdkTracerProvider, SpanData};
 use serde_json::json;
 use tools_code::{CodeMode, TypeScriptRuntime};
 use tools_otel::receiver::{Received, Receiver};
@@ -163,4 +170,223 @@ fn trace_context_goes_out_of_a_span_and_parents_a_span_elsewhere() {
         format!("00-{}-{}-01", hex(&sender.trace_id), hex(&sender.span_id))
     );
     assert_ne!(find("unparented").trace_id, sender.trace_id);
+}
+
+/// An exporter that keeps the spans it is given, as the SDK hands them over.
+#[derive(Debug, Clone, Default)]
+struct Keeping(Arc<Mutex<Vec<SpanData>>>);
+
+impl opentelemetry_sdk::trace::SpanExporter for Keeping {
+    async fn export(&self, batch: Vec<SpanData>) -> opentelemetry_sdk::error::OTelSdkResult {
+        self.0.lock().unwrap().extend(batch);
+        Ok(())
+    }
+}
+
+/// A subscriber with `layer_for` over a provider that hands each span, as it ends, to a
+/// [`Keeping`] exporter.
+fn keeping() -> (
+    Keeping,
+    SdkTracerProvider,
+    impl tracing::Subscriber + Send + Sync + 'static,
+) {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    let kept = Keeping::default();
+    let provider = SdkTracerProvider::builder()
+        .with_simple_exporter(kept.clone())
+        .build();
+    let subscriber = tracing_subscriber::registry().with(tools_otel::layer_for(&provider));
+    (kept, provider, subscriber)
+}
+
+/// A span's attributes by name; a name recorded twice fails the test.
+fn attributes(span: &SpanData) -> BTreeMap<String, Value> {
+    let mut out = BTreeMap::new();
+    for kv in &span.attributes {
+        let before = out.insert(kv.key.to_string(), kv.value.clone());
+        assert!(before.is_none(), "{} recorded twice", kv.key);
+    }
+    out
+}
+
+/// A string attribute of decimal digits (a token or a scope's number), as text.
+fn number(attributes: &BTreeMap<String, Value>, key: &str) -> String {
+    match &attributes[key] {
+        Value::String(s)
+            if !s.as_str().is_empty() && s.as_str().bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            s.as_str().to_owned()
+        }
+        other => panic!("{key}: {other:?} is no string of digits"),
+    }
+}
+
+#[test]
+fn a_calls_span_reaches_the_exporter_with_every_attribute_its_value_and_its_type() {
+    let (kept, provider, subscriber) = keeping();
+    let runtime = ToolRuntime::new();
+    let plugin = runtime.scope();
+    let echo = ToolDefinition::builder("echo")
+        .description("Says it back.")
+        .input_schema(json!({"type": "object"}))
+        .output(Output::json(json!({"type": "integer"})))
+        .execute(|_a, _c| async { Ok(json!(1)) })
+        .build()
+        .unwrap();
+    let _echo = plugin.register(echo).unwrap();
+    let agent = runtime.agent_scope();
+    let tokens = Arc::new(Mutex::new(Vec::new()));
+    let seen = tokens.clone();
+    let _observer = plugin
+        .on_result(move |exec, _| seen.lock().unwrap().push(exec.token()))
+        .unwrap();
+    let tokio = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    tracing::subscriber::with_default(subscriber, || {
+        tokio.block_on(async {
+            let direct = runtime
+                .execute(ToolCall::new("c1", "echo", json!({})))
+                .await;
+            assert!(!direct.is_error(), "{}", direct.text());
+            let parent = tokens.lock().unwrap()[0];
+            let nested = runtime
+                .execute(
+                    ToolCall::new("c2", "echo", json!({}))
+                        .with_parent(parent)
+                        .with_agent(agent.key()),
+                )
+                .await;
+            assert!(!nested.is_error(), "{}", nested.text());
+            let missing = runtime
+                .execute(ToolCall::new("c3", "nope", json!({})))
+                .await;
+            assert!(missing.is_error());
+        });
+    });
+    provider.shutdown().unwrap();
+
+    let spans = kept.0.lock().unwrap().clone();
+    let call = |id: &str| -> &SpanData {
+        let found: Vec<&SpanData> = spans
+            .iter()
+            .filter(|s| {
+                s.attributes.iter().any(|kv| {
+                    kv.key.as_str() == "gen_ai.tool.call.id"
+                        && kv.value == Value::from(id.to_owned())
+                })
+            })
+            .collect();
+        assert_eq!(found.len(), 1, "one span for {id}: {spans:?}");
+        found[0]
+    };
+    // What every call's span has, then `more`: all strings.
+    let expected = |id: &str, tool: &str, more: &[(&str, &str)]| -> BTreeMap<String, Value> {
+        [
+            ("gen_ai.operation.name", "execute_tool"),
+            ("gen_ai.tool.name", tool),
+            ("gen_ai.tool.call.id", id),
+            ("gen_ai.tool.type", "function"),
+        ]
+        .iter()
+        .chain(more)
+        .map(|(k, v)| ((*k).to_owned(), Value::from((*v).to_owned())))
+        .collect()
+    };
+
+    // A direct call that succeeds.
+    let direct = call("c1");
+    assert_eq!(direct.name, "execute_tool echo");
+    assert_eq!(direct.span_kind, SpanKind::Internal);
+    assert_eq!(direct.status, Status::Unset);
+    assert_eq!(direct.parent_span_id, opentelemetry::trace::SpanId::INVALID);
+    let attrs = attributes(direct);
+    let token = number(&attrs, "agent_tools.token");
+    let done = [
+        ("gen_ai.tool.description", "Says it back."),
+        ("agent_tools.policy", "allowed"),
+        ("agent_tools.outcome", "ok"),
+    ];
+    let more = [
+        ("agent_tools.token", token.as_str()),
+        ("agent_tools.origin", "direct"),
+    ];
+    assert_eq!(attrs, expected("c1", "echo", &[&more[..], &done].concat()));
+
+    // A nested call from an agent scope: its parent's token and the scope.
+    let nested = call("c2");
+    assert_eq!(nested.name, "execute_tool echo");
+    assert_eq!(nested.status, Status::Unset);
+    let attrs = attributes(nested);
+    let nested_token = number(&attrs, "agent_tools.token");
+    assert_ne!(nested_token, token);
+    let scope = number(&attrs, "agent_tools.agent_scope");
+    let more = [
+        ("agent_tools.token", nested_token.as_str()),
+        ("agent_tools.parent", token.as_str()),
+        ("agent_tools.origin", "nested"),
+        ("agent_tools.agent_scope", scope.as_str()),
+    ];
+    assert_eq!(attrs, expected("c2", "echo", &[&more[..], &done].concat()));
+
+    // A call of no tool: no description, no policy, its code, and the error status.
+    let missing = call("c3");
+    assert_eq!(missing.name, "execute_tool nope");
+    assert_eq!(missing.status, Status::error(""));
+    let attrs = attributes(missing);
+    let missing_token = number(&attrs, "agent_tools.token");
+    let more = [
+        ("agent_tools.token", missing_token.as_str()),
+        ("agent_tools.origin", "direct"),
+        ("agent_tools.outcome", "UNKNOWN_TOOL"),
+        ("error.type", "UNKNOWN_TOOL"),
+    ];
+    assert_eq!(attrs, expected("c3", "nope", &more));
+}
+
+#[test]
+fn inside_a_call_the_current_trace_context_is_the_calls_span() {
+    let (kept, provider, subscriber) = keeping();
+    let runtime = ToolRuntime::new();
+    let plugin = runtime.scope();
+    let seen = Arc::new(Mutex::new(None));
+    let inside = seen.clone();
+    let probe = ToolDefinition::builder("probe")
+        .input_schema(json!({"type": "object"}))
+        .output(Output::json(json!({"type": "integer"})))
+        .execute(move |_a, _c| {
+            // What an imported MCP tool sends on in its request's `_meta`.
+            *inside.lock().unwrap() = tools_otel::current();
+            async { Ok(json!(1)) }
+        })
+        .build()
+        .unwrap();
+    let _probe = plugin.register(probe).unwrap();
+    tracing::subscriber::with_default(subscriber, || {
+        let tokio = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let result = tokio.block_on(runtime.execute(ToolCall::new("p1", "probe", json!({}))));
+        assert!(!result.is_error(), "{}", result.text());
+    });
+    provider.shutdown().unwrap();
+    let sent = seen
+        .lock()
+        .unwrap()
+        .clone()
+        .expect("a trace context inside the call");
+    let spans = kept.0.lock().unwrap().clone();
+    let call = spans
+        .iter()
+        .find(|s| s.name == "execute_tool probe")
+        .unwrap();
+    assert_eq!(
+        sent.traceparent,
+        format!(
+            "00-{}-{}-01",
+            call.span_context.trace_id(),
+            call.span_context.span_id()
+        )
+    );
 }

@@ -19,8 +19,10 @@
 //! `tracing_subscriber` registry: each span is created, recorded and dropped), and that registry
 //! with `tools-otel`'s OpenTelemetry layer and a batch processor whose exporter drops every
 //! batch (what the export costs a call, less the network). Target: under 2 µs a call added by the
-//! OpenTelemetry layer. `EXECUTE_PROFILE=otel:N` runs N calls under that layer and nothing
-//! else, for a profiler.
+//! OpenTelemetry layer. A fourth row, beside the target's, puts the same layer over a processor
+//! that drops each span on the calling thread as it ends (no channel, no thread): not what
+//! `tools-otel` installs, it tells the layer's cost from the batch processor's. `EXECUTE_PROFILE=otel:N` runs N calls under that layer and nothing else, for a
+//! profiler (`otel-simple:N`, `registry:N` and `off:N` likewise under the other set-ups).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -179,17 +181,46 @@ impl opentelemetry_sdk::trace::SpanExporter for Dropping {
     }
 }
 
-/// The call without listeners under each `tracing` set-up, interleaved: min / median ns.
-fn traced(cases: &Cases, rounds: usize, per_round: u32) -> [(f64, f64); 3] {
+/// A span processor that drops each span as it ends, on the thread that ends it.
+#[derive(Debug)]
+struct DroppingProcessor;
+
+impl opentelemetry_sdk::trace::SpanProcessor for DroppingProcessor {
+    fn on_start(&self, _span: &mut opentelemetry_sdk::trace::Span, _cx: &opentelemetry::Context) {}
+    fn on_end(&self, span: opentelemetry_sdk::trace::SpanData) {
+        drop(black_box(span));
+    }
+    fn force_flush(&self) -> opentelemetry_sdk::error::OTelSdkResult {
+        Ok(())
+    }
+    fn shutdown_with_timeout(&self, _timeout: Duration) -> opentelemetry_sdk::error::OTelSdkResult {
+        Ok(())
+    }
+}
+
+/// The `tracing` set-ups of [`traced`], in its rows' order (the names `EXECUTE_PROFILE` takes).
+const SETUPS: [&str; 4] = ["off", "registry", "otel", "otel-simple"];
+
+/// The call without listeners under each `tracing` set-up of `setups` (indices into [`SETUPS`]),
+/// interleaved: min / median ns (NaN for a set-up not run).
+fn traced(cases: &Cases, rounds: usize, per_round: u32, setups: &[usize]) -> [(f64, f64); 4] {
     use tracing_subscriber::layer::SubscriberExt as _;
     let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder()
         .with_batch_exporter(Dropping)
+        .build();
+    // The same layer with each span dropped by its processor on the calling thread as it ends:
+    // not what `tools-otel` installs (its exporter blocks), but it tells the layer's own cost
+    // from the batch processor's (its channel, and its thread dropping the spans).
+    let simple = opentelemetry_sdk::trace::SdkTracerProvider::builder()
+        .with_span_processor(DroppingProcessor)
         .build();
     let registry = tracing::Dispatch::new(tracing_subscriber::registry());
     let otel = tracing::Dispatch::new(
         tracing_subscriber::registry().with(tools_otel::layer_for(&provider)),
     );
-    let mut samples: [Vec<f64>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+    let otel_simple =
+        tracing::Dispatch::new(tracing_subscriber::registry().with(tools_otel::layer_for(&simple)));
+    let mut samples: [Vec<f64>; 4] = Default::default();
     let run = || {
         for _ in 0..per_round {
             drop(black_box(cases.execute(&cases.bare)));
@@ -197,17 +228,25 @@ fn traced(cases: &Cases, rounds: usize, per_round: u32) -> [(f64, f64); 3] {
     };
     for _ in 0..rounds {
         for (i, sample) in samples.iter_mut().enumerate() {
+            if !setups.contains(&i) {
+                continue;
+            }
             let start = Instant::now();
             match i {
                 0 => run(),
                 1 => tracing::dispatcher::with_default(&registry, run),
-                _ => tracing::dispatcher::with_default(&otel, run),
+                2 => tracing::dispatcher::with_default(&otel, run),
+                _ => tracing::dispatcher::with_default(&otel_simple, run),
             }
             sample.push(start.elapsed().as_nanos() as f64 / f64::from(per_round));
         }
     }
     let _ = provider.shutdown();
+    let _ = simple.shutdown();
     samples.map(|mut s| {
+        if s.is_empty() {
+            return (f64::NAN, f64::NAN);
+        }
         s.sort_by(f64::total_cmp);
         (s[0], s[s.len() / 2])
     })
@@ -215,15 +254,16 @@ fn traced(cases: &Cases, rounds: usize, per_round: u32) -> [(f64, f64); 3] {
 
 fn main() {
     let cases = Cases::new();
-    // `EXECUTE_PROFILE=otel:N`: N calls under the OpenTelemetry layer and nothing else, a loop
-    // for a profiler.
+    // `EXECUTE_PROFILE=<set-up>:N` (`otel`, `otel-simple`, `registry` or `off`): N calls under
+    // that `tracing` set-up and nothing else, a loop for a profiler.
     if let Ok(spec) = std::env::var("EXECUTE_PROFILE") {
-        let n: u32 = spec
-            .strip_prefix("otel:")
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(100_000);
-        let [_, _, otel] = traced(&cases, 1, n);
-        println!("otel: {:.0} ns per call over {n} calls", otel.0);
+        let (name, n) = spec.split_once(':').unwrap_or((spec.as_str(), ""));
+        let n: u32 = n.parse().unwrap_or(100_000);
+        let Some(setup) = SETUPS.iter().position(|s| *s == name) else {
+            panic!("EXECUTE_PROFILE: {name:?} is none of {SETUPS:?}");
+        };
+        let ns = traced(&cases, 1, n, &[setup])[setup].0;
+        println!("{name}: {ns:.0} ns per call over {n} calls");
         return;
     }
     let mut c = Criterion::default()
@@ -269,7 +309,7 @@ fn main() {
 
     let rounds = 51;
     let per_round = 1_000;
-    let [off, registry, otel] = traced(&cases, rounds, per_round);
+    let [off, registry, otel, otel_simple] = traced(&cases, rounds, per_round, &[0, 1, 2, 3]);
     println!(
         "\nexecute without listeners under tracing ({rounds} interleaved rounds of {per_round} calls; min / median ns per call):"
     );
@@ -290,5 +330,12 @@ fn main() {
         otel.1,
         otel.0 - off.0,
         otel.1 - off.1
+    );
+    println!(
+        "  the same layer, spans dropped as they end:      {:>6.0} / {:>6.0}   +{:.0} / +{:.0} ns over off",
+        otel_simple.0,
+        otel_simple.1,
+        otel_simple.0 - off.0,
+        otel_simple.1 - off.1
     );
 }

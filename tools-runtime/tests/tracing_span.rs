@@ -70,3 +70,75 @@ fn each_call_is_a_tracing_span_with_tool_call_id_parent_and_outcome() {
         calls[0]["agent_tools.token"]
     );
 }
+
+/// Says so, in a `tracing` event, when it is dropped.
+struct Noisy(&'static str);
+
+impl Drop for Noisy {
+    fn drop(&mut self) {
+        tracing::info!(dropped = self.0);
+    }
+}
+
+/// The span an event named `dropped` = `what` was emitted in.
+fn dropped_in(recorder: &Recorder, what: &str) -> Option<String> {
+    let events = recorder.events.lock().unwrap();
+    let event = events
+        .iter()
+        .find(|e| e.get("dropped").map(String::as_str) == Some(what))
+        .unwrap_or_else(|| panic!("no event for {what}: {events:?}"));
+    event.get("span").cloned()
+}
+
+#[test]
+fn a_call_enters_its_span_once_per_poll_and_drops_its_body_inside_it() {
+    let recorder = Recorder::default();
+    let _guard = tracing::subscriber::set_default(recorder.clone());
+    let rt = ToolRuntime::new();
+    let plugin = rt.scope();
+    let done = ToolDefinition::builder("done")
+        .input_schema(json!({"type": "object"}))
+        .output(Output::json(json!({"type": "integer"})))
+        .execute(|_a, _ctx| async move {
+            let _noisy = Noisy("done's body");
+            Ok(json!(1))
+        })
+        .build()
+        .unwrap();
+    let hangs = ToolDefinition::builder("hangs")
+        .input_schema(json!({"type": "object"}))
+        .output(Output::json(json!({"type": "integer"})))
+        .execute(|_a, _ctx| async move {
+            let _noisy = Noisy("hangs' body");
+            std::future::pending::<()>().await;
+            Ok(json!(1))
+        })
+        .build()
+        .unwrap();
+    let _d = plugin.register(done).unwrap();
+    let _h = plugin.register(hangs).unwrap();
+
+    // Completed in one poll: the span is entered once, and the body is dropped inside it.
+    let result = futures::executor::block_on(rt.execute(ToolCall::new("c1", "done", json!({}))));
+    assert!(!result.is_error(), "{}", result.text());
+    let (done_span, _) = recorder.named("execute_tool")[0].clone();
+    assert_eq!(recorder.enters.lock().unwrap()[&done_span], 1);
+    assert_eq!(
+        dropped_in(&recorder, "done's body"),
+        Some(done_span.to_string())
+    );
+
+    // Dropped before it completes: what the call holds (the body) is dropped inside the span.
+    let mut call = Box::pin(rt.execute(ToolCall::new("c2", "hangs", json!({}))));
+    let waker = futures::task::noop_waker();
+    let polled = call
+        .as_mut()
+        .poll(&mut std::task::Context::from_waker(&waker));
+    assert!(polled.is_pending());
+    drop(call);
+    let (hangs_span, _) = recorder.named("execute_tool")[1].clone();
+    assert_eq!(
+        dropped_in(&recorder, "hangs' body"),
+        Some(hangs_span.to_string())
+    );
+}

@@ -228,6 +228,9 @@ pub fn render_json(value: &Value) -> ContentBlock {
 
 pub(crate) struct DefInner {
     pub(crate) name: String,
+    /// `execute_tool <name>`, the name of a call's span (`otel.name`), made once here rather
+    /// than formatted for every call a subscriber records.
+    pub(crate) span_name: Box<str>,
     pub(crate) description: String,
     pub(crate) input_schema: Value,
     /// `None` for raw definitions, which validate their own input.
@@ -282,6 +285,10 @@ impl ToolDefinition {
     /// The name.
     pub fn name(&self) -> &str {
         &self.0.name
+    }
+    /// The name of a call's span: `execute_tool <name>`.
+    pub(crate) fn span_name(&self) -> &str {
+        &self.0.span_name
     }
     /// The description.
     pub fn description(&self) -> &str {
@@ -700,6 +707,7 @@ impl ToolDefinitionBuilder {
             Err(details) => return Err(DefinitionError::InvalidOutputSchema { name, details }),
         };
         Ok(ToolDefinition(Arc::new(DefInner {
+            span_name: format!("execute_tool {name}").into_boxed_str(),
             name,
             description: self.description,
             input_schema,

@@ -22,6 +22,7 @@
 
 mod conclude;
 mod dispatch;
+mod in_span;
 mod pause;
 mod policy;
 pub mod schedule;
@@ -31,7 +32,6 @@ use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
-use tracing::Instrument;
 
 use crate::base::call::{ExecutionToken, GLOBAL_LAYER, ScopeKey, ToolCall};
 use crate::base::content::ContentBlock;
@@ -113,13 +113,15 @@ impl Run {
         // Named and attributed as OpenTelemetry's GenAI conventions say for a tool's execution
         // (`otel.name` gives the exported span its name), with the toolkit's own attributes
         // under `agent_tools.`. Nothing here is evaluated without a subscriber that wants it.
+        // Strings are recorded as `&str`: the OpenTelemetry layer copies one into an attribute,
+        // where a formatted value costs it a formatter too, and a string grown as it is written.
         let span = tracing::info_span!(
             "execute_tool",
-            otel.name = %format_args!("execute_tool {name}"),
+            otel.name = span_name(snapshot.def.as_ref(), &name).as_ref(),
             otel.status_code = tracing::field::Empty,
             gen_ai.operation.name = "execute_tool",
-            gen_ai.tool.name = %name,
-            gen_ai.tool.call.id = %call_id,
+            gen_ai.tool.name = name.as_str(),
+            gen_ai.tool.call.id = call_id.as_str(),
             gen_ai.tool.type = "function",
             gen_ai.tool.description = snapshot.def.as_ref().map(ToolDefinition::description),
             error.type = tracing::field::Empty,
@@ -254,8 +256,17 @@ impl ToolRuntime {
             run.run().await
         } else {
             let span = run.span.clone();
-            run.run().instrument(span).await
+            in_span::InSpan::new(span, run.run()).await
         }
+    }
+}
+
+/// The name of the span of a call of `tool` (`otel.name`): the definition's, made once, or
+/// (for a tool not found) made now.
+fn span_name<'a>(def: Option<&'a ToolDefinition>, tool: &str) -> Cow<'a, str> {
+    match def {
+        Some(def) => Cow::Borrowed(def.span_name()),
+        None => Cow::Owned(format!("execute_tool {tool}")),
     }
 }
 

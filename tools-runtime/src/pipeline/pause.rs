@@ -8,7 +8,6 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
-use tracing::Instrument;
 
 use super::{Draft, Run};
 use crate::base::approvals::{
@@ -289,7 +288,7 @@ impl ToolRuntime {
             run.run().await
         } else {
             let span = run.span.clone();
-            run.run().instrument(span).await
+            super::in_span::InSpan::new(span, run.run()).await
         };
         let outcome = result.code().unwrap_or("ok");
         if let Err(error) = durable.store.finish(&record.id, outcome).await {

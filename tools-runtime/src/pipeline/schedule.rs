@@ -62,7 +62,6 @@ use std::sync::Mutex;
 use std::task::{Context, Poll, Waker};
 
 use tokio_util::sync::CancellationToken;
-use tracing::Instrument;
 
 use super::Run;
 use crate::base::call::{ExecutionMode, ScopeKey, ToolCall};
@@ -124,7 +123,7 @@ impl ToolRuntime {
             let mode = self.execution_mode(&call);
             let run = Run::enter(self, call);
             let span = run.span.clone();
-            async move {
+            super::in_span::InSpan::new(span, async move {
                 let draft = match mode {
                     ExecutionMode::Parallel => match run.admit().await {
                         Err(failure) => {
@@ -148,8 +147,7 @@ impl ToolRuntime {
                 };
                 let _conclusion = concluding.enter(seq, ExecutionMode::Exclusive).await;
                 run.conclude(draft).await
-            }
-            .instrument(span)
+            })
             .await
         });
         futures::future::join_all(runs).await

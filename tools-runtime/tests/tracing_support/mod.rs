@@ -19,8 +19,11 @@ pub struct SpanInfo {
 #[derive(Default, Clone)]
 pub struct Recorder {
     pub spans: Arc<Mutex<HashMap<u64, SpanInfo>>>,
-    /// Every event's fields (its text under `message`) and its level under `level`.
+    /// Every event's fields (its text under `message`), its level under `level` and the span
+    /// entered on its thread under `span` (when one is).
     pub events: Arc<Mutex<Vec<HashMap<String, String>>>>,
+    /// How many times each span was entered.
+    pub enters: Arc<Mutex<HashMap<u64, usize>>>,
     next: Arc<AtomicU64>,
 }
 
@@ -73,9 +76,18 @@ impl tracing::Subscriber for Recorder {
         let mut fields = HashMap::new();
         event.record(&mut Visit(&mut fields));
         fields.insert("level".to_owned(), event.metadata().level().to_string());
+        if let Some(span) = ENTERED.with(|e| e.borrow().last().copied()) {
+            fields.insert("span".to_owned(), span.to_string());
+        }
         self.events.lock().unwrap().push(fields);
     }
     fn enter(&self, span: &tracing::span::Id) {
+        *self
+            .enters
+            .lock()
+            .unwrap()
+            .entry(span.into_u64())
+            .or_default() += 1;
         ENTERED.with(|e| e.borrow_mut().push(span.into_u64()));
     }
     fn exit(&self, span: &tracing::span::Id) {

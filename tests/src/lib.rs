@@ -6,5 +6,5 @@
 #![forbid(unsafe_code)]
 
 #[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
+#[doc = include_str!("../README.md")]
 pub struct ReadmeExamples;

@@ -50,7 +50,13 @@
 //! runs live with the person's decision standing for the approval service's answer; every
 //! later call runs live. A program that calls differently than the journal says (another
 //! tool, other arguments, or never the call that waited) fails with `CODE_RUN_DIVERGED`, and
-//! nothing after the divergence runs. A sub-call's additional contexts are delivered once:
+//! nothing after the divergence runs.
+//!
+//! What the journal holds for a run (each call's tool, arguments and answer, eight bytes a clock
+//! reading) is held by the host, outside the engine's memory: it counts against the run's
+//! [`CodeLimits::memory_bytes`](crate::CodeLimits::memory_bytes). Past it the journal is dropped
+//! and the run goes on; if it then has to pause, it fails with `CODE_RUN_FAILED` instead, saying
+//! so. A sub-call's additional contexts are delivered once:
 //! with the paused result for a call that finished before the pause.
 //!
 //! # Where a call runs
@@ -169,6 +175,8 @@ pub(crate) async fn run(
             }),
         },
         clock: Mutex::new(Vec::new()),
+        journal_bytes: AtomicUsize::new(0),
+        journal_limit: mode.limits.memory_bytes,
         replay,
         stop: Mutex::new(None),
     });
@@ -320,6 +328,10 @@ struct Bridge {
     determinism: Option<Determinism>,
     /// Every clock reading the program made, in order (journaled with its calls).
     clock: Mutex<Vec<f64>>,
+    /// What the journal and the clock readings hold, in bytes (about), and the most they may:
+    /// the run's memory limit. Past it the journal is dropped (`usize::MAX` marks that).
+    journal_bytes: AtomicUsize,
+    journal_limit: usize,
     /// Why the run stopped before its program ended: a call waits for a decision, or the
     /// resumed program diverged from its journal. The first reason stands.
     stop: Mutex<Option<Stop>>,
@@ -339,6 +351,16 @@ struct Entry {
 }
 
 impl Entry {
+    /// About what the journal holds for this call, in bytes.
+    fn size(&self) -> usize {
+        let answer = match (&self.ok, &self.error) {
+            (Some(value), _) => tools_schema::deep::to_string(value).len(),
+            (None, Some(message)) => message.len(),
+            (None, None) => 0,
+        };
+        self.tool.len() + self.arguments.len() + answer
+    }
+
     /// What the program receives for this call.
     fn answer(&self) -> Result<Value, ToolCallFailure> {
         match (&self.ok, &self.error) {
@@ -433,6 +455,18 @@ impl Stop {
                 ),
             ),
             Stop::Paused { awaiting, reason } => {
+                if bridge.journal_bytes.load(Ordering::Relaxed) == usize::MAX {
+                    return ToolError::with_code(
+                        CODE_RUN_FAILED,
+                        format!(
+                            "code run failed (limit): the program's call to `{}` waits for \
+                             approval, and the run cannot pause: what its journal had to hold \
+                             (its calls' arguments and answers, its clock readings) passed the \
+                             run's memory limit of {} bytes",
+                            awaiting.tool, bridge.journal_limit
+                        ),
+                    );
+                }
                 let calls = bridge
                     .journal
                     .as_ref()
@@ -542,7 +576,7 @@ impl CodeHost for Host {
 
     fn clock_read(&self, ms: f64) {
         // Readings after the run stopped are not the first run's: a replay reads live then.
-        if lock(&self.0.stop).is_none() {
+        if lock(&self.0.stop).is_none() && self.0.journal_room(std::mem::size_of::<f64>()) {
             lock(&self.0.clock).push(ms);
         }
     }
@@ -702,7 +736,9 @@ impl Bridge {
                 )));
             }
             replay.replayed.fetch_add(1, Ordering::Relaxed);
-            if let Some(journal) = &self.journal {
+            if let Some(journal) = &self.journal
+                && self.journal_room(entry.size())
+            {
                 lock(journal).insert(n, entry.clone());
             }
             return Err(entry.answer());
@@ -722,6 +758,32 @@ impl Bridge {
             return Ok(call.with_decision(replay.decision.clone()));
         }
         Ok(call)
+    }
+
+    /// Counts `bytes` more held for the journal; `false`, with the journal and the readings
+    /// dropped for good, once the run's memory limit is passed.
+    fn journal_room(&self, bytes: usize) -> bool {
+        let limit = self.journal_limit;
+        let grown = self
+            .journal_bytes
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
+                (held != usize::MAX).then(|| {
+                    let now = held.saturating_add(bytes);
+                    if now <= limit { now } else { usize::MAX }
+                })
+            });
+        match grown {
+            // Dropped already.
+            Err(_) => false,
+            Ok(held) if held.saturating_add(bytes) <= limit => true,
+            Ok(_) => {
+                if let Some(journal) = &self.journal {
+                    std::mem::take(&mut *lock(journal));
+                }
+                std::mem::take(&mut *lock(&self.clock));
+                false
+            }
+        }
     }
 
     /// Stops the run: the resumed program diverged from its journal.
@@ -799,16 +861,16 @@ impl Bridge {
                 }
                 ToolOutcome::Failure { error } => (None, Some(error.message.clone())),
             };
-            lock(journal).insert(
+            let entry = Entry {
                 n,
-                Entry {
-                    n,
-                    tool,
-                    arguments,
-                    ok,
-                    error,
-                },
-            );
+                tool,
+                arguments,
+                ok,
+                error,
+            };
+            if self.journal_room(entry.size()) {
+                lock(journal).insert(n, entry);
+            }
         }
         match outcome {
             ToolOutcome::Success { value } => Ok(value),

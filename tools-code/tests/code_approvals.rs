@@ -342,6 +342,81 @@ mod typescript {
     async fn random_numbers_and_the_clock_read_the_same_on_replay() {
         random_and_clock_replay(make, TS_RANDOM).await;
     }
+
+    /// What the journal holds lives in the host, outside the engine: it counts against the
+    /// run's memory limit. A program whose calls' answers pass it (each answer let go at once,
+    /// so the engine never holds them together) runs on, and cannot pause.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_journal_past_the_memory_limit_is_dropped_and_the_run_cannot_pause() {
+        let store = Arc::new(MemoryStore::new());
+        let limits = tools_code::CodeLimits::default()
+            .with_timeout(std::time::Duration::from_secs(20))
+            .with_memory_bytes(32 * 1024 * 1024);
+        // Code Mode held to 32 MiB, a tool answering 4 MiB, and a write that asks.
+        let rt = ToolRuntime::builder()
+            .mode(PresentationMode::Code)
+            .extension(CodeMode::new(TypeScriptRuntime::new()).limits(limits))
+            .durable_approvals(DurableApprovals::with_store(
+                store.clone(),
+                ApprovalKey::new([9u8; 32]).unwrap(),
+            ))
+            .build()
+            .unwrap();
+        let plugin = rt.scope();
+        let big = ToolDefinition::builder("big")
+            .input_schema(json!({"type": "object"}))
+            .output(Output::json(json!({"type": "string"})))
+            .execute(|_args, _ctx| async {
+                Ok::<Value, tools_runtime::ToolError>(json!("x".repeat(4 * 1024 * 1024)))
+            })
+            .build()
+            .unwrap();
+        let _big = plugin.register(big).unwrap();
+        let write = ToolDefinition::builder("write")
+            .input_schema(json!({"type": "object"}))
+            .output(Output::json(json!({"type": "string"})))
+            .execute(|_args, _ctx| async { Ok::<Value, tools_runtime::ToolError>(json!("wrote")) })
+            .build()
+            .unwrap();
+        let _write = plugin.register(write).unwrap();
+        let _ask = plugin
+            .on_pre_execute(|exec, d| {
+                if exec.name() == "write" {
+                    PreDecision::ask("writes need a person")
+                } else {
+                    d
+                }
+            })
+            .unwrap();
+        let _later = plugin
+            .set_approval(|_exec, _reason| async { Approval::later() })
+            .unwrap();
+        let program = r#"
+let total = 0;
+for (let i = 0; i < 10; i++) total += (await tools.big({})).length;
+await tools.write({});
+return total;
+"#;
+        let result = rt
+            .execute(ToolCall::new(
+                "outer",
+                "run_code",
+                json!({"code": program, "description": "test"}),
+            ))
+            .await;
+        assert_eq!(
+            result.code(),
+            Some(tools_code::CODE_RUN_FAILED),
+            "{result:?}"
+        );
+        assert!(result.pending.is_none());
+        assert!(
+            result.text().contains("cannot pause") && result.text().contains("memory limit"),
+            "{}",
+            result.text()
+        );
+        assert!(store.pending(u64::MAX - 1, 10).await.unwrap().is_empty());
+    }
 }
 
 #[cfg(feature = "python")]

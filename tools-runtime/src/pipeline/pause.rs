@@ -223,19 +223,10 @@ impl ToolRuntime {
         decision: Approval,
         cancel: CancellationToken,
     ) -> Result<ToolExecutionResult, ApprovalError> {
-        let durable = self.0.durable.as_ref().ok_or(ApprovalError::NotDurable)?;
         if matches!(decision, Approval::Deferred { .. }) {
             return Err(ApprovalError::NoDecision);
         }
-        let stored =
-            durable
-                .store
-                .get(&handle.id)
-                .await?
-                .ok_or_else(|| ApprovalError::Unknown {
-                    id: handle.id.clone(),
-                })?;
-        handle.check(&durable.key, &stored.record)?;
+        let (durable, stored) = self.checked(handle).await?;
         let agent = match &stored.record.agent {
             None => None,
             Some(name) => {
@@ -310,16 +301,7 @@ impl ToolRuntime {
     /// As [`resume`](Self::resume), when the handle does not match or the call is no longer
     /// pending.
     pub async fn cancel_pending(&self, handle: &PendingHandle) -> Result<(), ApprovalError> {
-        let durable = self.0.durable.as_ref().ok_or(ApprovalError::NotDurable)?;
-        let stored =
-            durable
-                .store
-                .get(&handle.id)
-                .await?
-                .ok_or_else(|| ApprovalError::Unknown {
-                    id: handle.id.clone(),
-                })?;
-        handle.check(&durable.key, &stored.record)?;
+        let (durable, _) = self.checked(handle).await?;
         match durable.store.cancel(&handle.id).await? {
             Transition::Moved(_) => Ok(()),
             other => Err(refusal(&handle.id, other)),
@@ -360,6 +342,27 @@ impl ToolRuntime {
     pub async fn purge_pending(&self) -> Result<u64, ApprovalError> {
         let durable = self.0.durable.as_ref().ok_or(ApprovalError::NotDurable)?;
         Ok(durable.store.purge(now_ms()).await?)
+    }
+}
+
+impl ToolRuntime {
+    /// The runtime's durable approvals and the stored call `handle` names, once the handle
+    /// checks against its MAC and that call: what a resume and a cancellation start from.
+    async fn checked(
+        &self,
+        handle: &PendingHandle,
+    ) -> Result<(&DurableApprovals, crate::base::store::StoredCall), ApprovalError> {
+        let durable = self.0.durable.as_ref().ok_or(ApprovalError::NotDurable)?;
+        let stored =
+            durable
+                .store
+                .get(&handle.id)
+                .await?
+                .ok_or_else(|| ApprovalError::Unknown {
+                    id: handle.id.clone(),
+                })?;
+        handle.check(&durable.key, &stored.record)?;
+        Ok((durable, stored))
     }
 }
 

@@ -108,9 +108,14 @@ pub(crate) fn is_multiple_of(value: &Number, divisor: &Number) -> bool {
             if !q.is_finite() {
                 return false;
             }
-            // Tolerate the rounding of decimal fractions such as 0.3 / 0.1.
+            // Tolerate the rounding of decimal fractions such as 0.3 / 0.1, relative to the
+            // quotient: a quotient that rounds to zero is a multiple only when it is zero (a tiny
+            // value such as 6.6e-161 is not a multiple of 2).
             let nearest = q.round();
-            (q - nearest).abs() <= 1e-9 * nearest.abs().max(1.0)
+            if nearest == 0.0 {
+                return q == 0.0;
+            }
+            (q - nearest).abs() <= 1e-9 * nearest.abs()
         }
     }
 }
@@ -181,6 +186,14 @@ mod tests {
         assert!(is_multiple_of(&n(json!(0.3)), &n(json!(0.1))));
         assert!(!is_multiple_of(&n(json!(0.35)), &n(json!(0.1))));
         assert!(is_multiple_of(&n(json!(4.0)), &n(json!(2))));
+        // A quotient near zero is not rounded to it (found by the jsonschema agreement property).
+        assert!(!is_multiple_of(
+            &n(json!(-6.5791868571452385e-161)),
+            &n(json!(2))
+        ));
+        assert!(!is_multiple_of(&n(json!(1e-12)), &n(json!(0.1))));
+        assert!(is_multiple_of(&n(json!(0.0)), &n(json!(0.1))));
+        assert!(is_multiple_of(&n(json!(-0.0)), &n(json!(2))));
     }
 
     #[test]

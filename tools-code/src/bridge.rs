@@ -45,8 +45,9 @@
 //! A call that finishes after the pause fired is not journaled (it runs again on resume).
 //!
 //! On resume the program runs again from the start. A call whose number is in the journal is
-//! answered from it (no pipeline, no body, no session event: those happened in the first run),
-//! after checking it is the same call (tool and canonical arguments); the call that waited
+//! answered from it inside the host call, at once (no task, no place in the pool, no pipeline,
+//! no body, no session event: those happened in the first run), after checking it is the same
+//! call (tool and canonical arguments); the call that waited
 //! runs live with the person's decision standing for the approval service's answer; every
 //! later call runs live. A program that calls differently than the journal says (another
 //! tool, other arguments, or never the call that waited) fails with `CODE_RUN_DIVERGED`, and
@@ -551,6 +552,12 @@ impl CodeHost for Host {
         }
         // Numbered here, synchronously, so the numbers follow the program's order.
         let n = bridge.submitted.fetch_add(1, Ordering::Relaxed) + 1;
+        // A resumed program's call that the journal holds is answered here, at once: no task,
+        // no place in the pool, no pipeline.
+        if let Some(answer) = bridge.answer_from_journal(n, name, &args) {
+            bridge.pending.fetch_sub(1, Ordering::AcqRel);
+            return reply.send(answer);
+        }
         let guard = PendingGuard(bridge.clone());
         let name = name.to_owned();
         let work = async move {
@@ -719,32 +726,52 @@ impl Bridge {
         self.finish(n, journaled, outcome, additional_contexts, pending)
     }
 
-    /// For a resumed run: call `n` answered from the journal (`Err`, the answer), or the call
-    /// to make live (`Ok`), with the person's decision when it is the call that waited. A call
-    /// other than the journal's stops the run.
+    /// For a resumed run, call `n` when the journal holds it: the journaled answer when the
+    /// program made the same call again, the divergence (which stops the run) when it made
+    /// another. Either way the call never enters the pool: its turn is given up. `None` when
+    /// the journal does not hold call `n`, or the run has stopped (the call is then refused
+    /// as any call after the end is).
+    fn answer_from_journal(
+        &self,
+        n: u64,
+        name: &str,
+        args: &Value,
+    ) -> Option<Result<Value, ToolCallFailure>> {
+        let replay = self.replay.as_ref()?;
+        let entry = replay.entries.get(&n)?;
+        if self.cancel.is_cancelled() {
+            return None;
+        }
+        // The pool numbers from 0, the program's calls from 1.
+        self.pool.give_up(n - 1);
+        if entry.tool != name || entry.arguments != tools_schema::deep::to_canonical_string(args) {
+            return Some(self.diverge(format!(
+                "call {n} was `{}` with other arguments than `{}` in the journal",
+                tools_schema::excerpt::cut(name),
+                entry.tool
+            )));
+        }
+        replay.replayed.fetch_add(1, Ordering::Relaxed);
+        if let Some(journal) = &self.journal
+            && self.journal_room(entry.size())
+        {
+            lock(journal).insert(n, entry.clone());
+        }
+        Some(entry.answer())
+    }
+
+    /// For a resumed run: the call to make live, with the person's decision when it is the
+    /// call that waited (the journaled calls never come here: see `answer_from_journal`). The call
+    /// that waited made differently stops the run (`Err`, the program's answer).
     fn replayed(&self, n: u64, call: ToolCall) -> Result<ToolCall, Result<Value, ToolCallFailure>> {
         let Some(replay) = &self.replay else {
             return Ok(call);
         };
-        let arguments = || tools_schema::deep::to_canonical_string(&call.arguments);
-        if let Some(entry) = replay.entries.get(&n) {
-            if entry.tool != call.name || entry.arguments != arguments() {
-                return Err(self.diverge(format!(
-                    "call {n} was `{}` with other arguments than `{}` in the journal",
-                    tools_schema::excerpt::cut(&call.name),
-                    entry.tool
-                )));
-            }
-            replay.replayed.fetch_add(1, Ordering::Relaxed);
-            if let Some(journal) = &self.journal
-                && self.journal_room(entry.size())
-            {
-                lock(journal).insert(n, entry.clone());
-            }
-            return Err(entry.answer());
-        }
         if call.call_id == replay.awaiting.call_id {
-            if call.name != replay.awaiting.tool || arguments() != replay.awaiting.arguments {
+            if call.name != replay.awaiting.tool
+                || tools_schema::deep::to_canonical_string(&call.arguments)
+                    != replay.awaiting.arguments
+            {
                 return Err(self.diverge(format!(
                     "call {n}, which waited for approval of `{}`, is now `{}` or has other \
                      arguments",

@@ -333,6 +333,27 @@ mod typescript {
         denied_on_resume(make, TS_PROGRAM).await;
     }
 
+    /// `execute_batch` pauses a program's run as `execute` does: the batch's `run_code` result
+    /// is pending, and resuming it finishes the program.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_program_run_in_a_batch_pauses_and_resumes() {
+        let store = Arc::new(MemoryStore::new());
+        let first = make()(store.clone());
+        let mut results = first
+            .rt
+            .execute_batch(vec![run_code(&first, TS_PROGRAM)], 4)
+            .await;
+        let paused = results.remove(0);
+        let handle = handle_of(&paused);
+        assert_eq!(handle.awaiting.as_ref().unwrap().call_id, "outer:code:2");
+        let second = make()(store);
+        let done = second.rt.resume(&handle, Approval::Approved).await.unwrap();
+        assert_eq!(
+            done.value().unwrap()["result"],
+            json!(["read:a.txt", "write:b.txt", "read:c.txt"])
+        );
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_program_that_calls_differently_on_replay_diverges() {
         diverges(make, TS_CATALOG).await;

@@ -3,8 +3,9 @@
 //! The toolkit's crates speak [`tracing`] only: every executed call is an `execute_tool <name>`
 //! span with the OpenTelemetry GenAI conventions' attributes (`gen_ai.operation.name`,
 //! `gen_ai.tool.name`, `gen_ai.tool.call.id`, `gen_ai.tool.description`, `gen_ai.tool.type`) and
-//! the toolkit's own under `agent_tools.*` (the execution token and its parent, the agent scope,
-//! the outcome and result code, the policy's answer), and a Code Mode run is a tree: the
+//! the toolkit's own under `agent_tools.*` (the execution token and its parent, the agent scope
+//! and its presentation mode, the outcome and result code, the policy's answer, and the
+//! duration of each phase of the pipeline in seconds), and a Code Mode run is a tree: the
 //! `run_code` call's span holds the pre-run analysis, the run and one span per call its program
 //! makes. This crate carries those spans to a collector: [`init`] installs a `tracing`
 //! subscriber whose OpenTelemetry layer exports them with the OTLP HTTP exporter, configured the

@@ -79,7 +79,17 @@ fn a_run_code_call_reaches_an_otlp_receiver_as_one_tree_with_the_genai_attribute
     assert_eq!(attrs["agent_tools.origin"], "direct");
     assert_eq!(attrs["agent_tools.policy"], "allowed");
     assert_eq!(attrs["agent_tools.outcome"], "ok");
+    assert_eq!(attrs["agent_tools.presentation_mode"], "both");
     assert!(attrs.contains_key("gen_ai.tool.description"));
+    // Each phase's duration arrives as a number of seconds.
+    let secs = |key: &str| -> f64 {
+        attrs[key]
+            .parse()
+            .unwrap_or_else(|_| panic!("{key} = {}", attrs[key]))
+    };
+    for phase in ["admit", "dispatch", "conclude"] {
+        assert!(secs(&format!("agent_tools.{phase}.duration")) >= 0.0);
+    }
     assert!(outer.parent_span_id.is_empty(), "the outer call is a root");
 
     let analysis = by_name("code_analysis");
@@ -103,6 +113,7 @@ fn a_run_code_call_reaches_an_otlp_receiver_as_one_tree_with_the_genai_attribute
             "one trace for the whole call"
         );
         assert_eq!(attrs["agent_tools.origin"], "program");
+        assert_eq!(attrs["agent_tools.presentation_mode"], "both");
         assert_eq!(attrs["agent_tools.parent"], token);
         assert_eq!(attrs["gen_ai.tool.description"], "A leaf that answers 1.");
         assert!(attrs["gen_ai.tool.call.id"].starts_with("outer:code:"));
@@ -221,6 +232,23 @@ fn number(attributes: &BTreeMap<String, Value>, key: &str) -> String {
     }
 }
 
+/// Takes the phases' durations out of a span's attributes: each a float of seconds, `phases`
+/// and no other.
+fn take_durations(attributes: &mut BTreeMap<String, Value>, phases: &[&str]) {
+    for phase in phases {
+        let key = format!("agent_tools.{phase}.duration");
+        match attributes.remove(&key) {
+            Some(Value::F64(secs)) if secs.is_finite() && secs >= 0.0 => {}
+            other => panic!("{key}: {other:?} is no duration in seconds"),
+        }
+    }
+    let left: Vec<&String> = attributes
+        .keys()
+        .filter(|k| k.ends_with(".duration"))
+        .collect();
+    assert!(left.is_empty(), "durations of no phase: {left:?}");
+}
+
 #[test]
 fn a_calls_span_reaches_the_exporter_with_every_attribute_its_value_and_its_type() {
     let (kept, provider, subscriber) = keeping();
@@ -301,10 +329,12 @@ fn a_calls_span_reaches_the_exporter_with_every_attribute_its_value_and_its_type
     assert_eq!(direct.span_kind, SpanKind::Internal);
     assert_eq!(direct.status, Status::Unset);
     assert_eq!(direct.parent_span_id, opentelemetry::trace::SpanId::INVALID);
-    let attrs = attributes(direct);
+    let mut attrs = attributes(direct);
+    take_durations(&mut attrs, &["admit", "dispatch", "conclude"]);
     let token = number(&attrs, "agent_tools.token");
     let done = [
         ("gen_ai.tool.description", "Says it back."),
+        ("agent_tools.presentation_mode", "native"),
         ("agent_tools.policy", "allowed"),
         ("agent_tools.outcome", "ok"),
     ];
@@ -318,7 +348,8 @@ fn a_calls_span_reaches_the_exporter_with_every_attribute_its_value_and_its_type
     let nested = call("c2");
     assert_eq!(nested.name, "execute_tool echo");
     assert_eq!(nested.status, Status::Unset);
-    let attrs = attributes(nested);
+    let mut attrs = attributes(nested);
+    take_durations(&mut attrs, &["admit", "dispatch", "conclude"]);
     let nested_token = number(&attrs, "agent_tools.token");
     assert_ne!(nested_token, token);
     let scope = number(&attrs, "agent_tools.agent_scope");
@@ -334,11 +365,13 @@ fn a_calls_span_reaches_the_exporter_with_every_attribute_its_value_and_its_type
     let missing = call("c3");
     assert_eq!(missing.name, "execute_tool nope");
     assert_eq!(missing.status, Status::error(""));
-    let attrs = attributes(missing);
+    let mut attrs = attributes(missing);
+    take_durations(&mut attrs, &["admit", "conclude"]);
     let missing_token = number(&attrs, "agent_tools.token");
     let more = [
         ("agent_tools.token", missing_token.as_str()),
         ("agent_tools.origin", "direct"),
+        ("agent_tools.presentation_mode", "native"),
         ("agent_tools.outcome", "UNKNOWN_TOOL"),
         ("error.type", "UNKNOWN_TOOL"),
     ];

@@ -39,6 +39,26 @@ async fn entries_are_admitted_by_number_and_one_that_gives_up_is_skipped() {
 }
 
 #[tokio::test]
+async fn an_entry_given_up_before_or_at_its_turn_passes_it_on() {
+    let pool = OrderedPool::new(1);
+    // Given up before its turn: skipped when the turn comes.
+    pool.give_up(1);
+    let zero = pool.enter(0, Exclusive).await;
+    let mut two = pin!(pool.enter(2, Parallel));
+    assert!(waits(two.as_mut()).await, "0 runs alone");
+    drop(zero);
+    let two = two.await;
+    assert_eq!(two.seq(), 2);
+    // Given up at its turn, behind a full pool: 4 is next at once, and enters when 2 leaves.
+    let mut four = pin!(pool.enter(4, Parallel));
+    assert!(waits(four.as_mut()).await, "3's turn");
+    pool.give_up(3);
+    assert!(waits(four.as_mut()).await, "the pool of one is full");
+    drop(two);
+    assert_eq!(four.await.seq(), 4);
+}
+
+#[tokio::test]
 async fn parallel_entries_overlap_up_to_the_limit() {
     let pool = OrderedPool::new(2);
     let a = pool.enter(0, Parallel).await;

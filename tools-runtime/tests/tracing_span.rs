@@ -71,6 +71,127 @@ fn each_call_is_a_tracing_span_with_tool_call_id_parent_and_outcome() {
     );
 }
 
+/// A duration field of a call's span, in seconds.
+fn seconds(fields: &std::collections::HashMap<String, String>, key: &str) -> f64 {
+    let text = fields
+        .get(key)
+        .unwrap_or_else(|| panic!("no {key} in {fields:?}"));
+    let secs: f64 = text.parse().unwrap_or_else(|_| panic!("{key} = {text}"));
+    assert!(secs.is_finite() && secs >= 0.0, "{key} = {secs}");
+    secs
+}
+
+/// The span carries the scope's presentation mode and how long each phase took: the wait on
+/// the approval service inside admission, the body inside dispatch; a call refused before its
+/// body has no dispatch phase. `execute_batch` records the same.
+#[test]
+fn a_calls_span_carries_its_presentation_mode_and_the_duration_of_each_phase() {
+    let recorder = Recorder::default();
+    let _guard = tracing::subscriber::set_default(recorder.clone());
+    let rt = ToolRuntime::new();
+    let plugin = rt.scope();
+    let slow = ToolDefinition::builder("slow")
+        .input_schema(json!({"type": "object"}))
+        .output(Output::json(json!({"type": "integer"})))
+        .execute(|_a, _ctx| async move {
+            tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+            Ok(json!(1))
+        })
+        .build()
+        .unwrap();
+    let _s = plugin.register(slow).unwrap();
+    let _ask = plugin
+        .on_pre_execute(|exec, decision| {
+            if exec.call_id().starts_with("asked") {
+                tools_runtime::hooks::PreDecision::ask("a person looks")
+            } else {
+                decision
+            }
+        })
+        .unwrap();
+    let _approval = plugin
+        .set_approval(|_exec, _reason| async {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            tools_runtime::hooks::Approval::Approved
+        })
+        .unwrap();
+    let agent = rt.agent_scope();
+    let _mode = agent
+        .present_as(tools_runtime::PresentationMode::Both)
+        .unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let plain = rt.execute(ToolCall::new("plain", "slow", json!({}))).await;
+        assert!(!plain.is_error(), "{plain:?}");
+        let asked = rt
+            .execute(ToolCall::new("asked", "slow", json!({})).with_agent(agent.key()))
+            .await;
+        assert!(!asked.is_error(), "{asked:?}");
+        let bad = rt
+            .execute(ToolCall::new("invalid", "slow", json!([])))
+            .await;
+        assert_eq!(bad.code(), Some(codes::INVALID_ARGS));
+        let batch = rt
+            .execute_batch(
+                vec![
+                    ToolCall::new("batch-1", "slow", json!({})),
+                    ToolCall::new("asked-batch-2", "slow", json!({})),
+                ],
+                2,
+            )
+            .await;
+        assert!(batch.iter().all(|r| !r.is_error()), "{batch:?}");
+    });
+    let calls: std::collections::HashMap<String, std::collections::HashMap<String, String>> =
+        recorder
+            .named("execute_tool")
+            .into_iter()
+            .map(|(_, span)| (span.fields["gen_ai.tool.call.id"].clone(), span.fields))
+            .collect();
+    assert_eq!(calls.len(), 5, "{calls:?}");
+    for (id, mode) in [
+        ("plain", "native"),
+        ("asked", "both"),
+        ("invalid", "native"),
+        ("batch-1", "native"),
+        ("asked-batch-2", "native"),
+    ] {
+        let fields = &calls[id];
+        assert_eq!(fields["agent_tools.presentation_mode"], mode, "{id}");
+        seconds(fields, "agent_tools.admit.duration");
+        seconds(fields, "agent_tools.conclude.duration");
+        if id == "invalid" {
+            assert!(
+                !fields.contains_key("agent_tools.dispatch.duration"),
+                "{fields:?}"
+            );
+        } else {
+            // The body sleeps 30 ms: all of it inside dispatch.
+            assert!(
+                seconds(fields, "agent_tools.dispatch.duration") >= 0.03,
+                "{id}: {fields:?}"
+            );
+        }
+        if id.starts_with("asked") {
+            // The approval service takes 20 ms: inside admission.
+            let waited = seconds(fields, "agent_tools.approval.duration");
+            assert!(waited >= 0.02, "{id}: {fields:?}");
+            assert!(
+                seconds(fields, "agent_tools.admit.duration") >= waited,
+                "{fields:?}"
+            );
+        } else {
+            assert!(
+                !fields.contains_key("agent_tools.approval.duration"),
+                "{fields:?}"
+            );
+        }
+    }
+}
+
 /// Says so, in a `tracing` event, when it is dropped.
 struct Noisy(&'static str);
 

@@ -233,6 +233,8 @@ pub(crate) struct CallSnapshot {
     /// The registry's admission rules refuse the call before policy (the code-only rule, the
     /// tool's [`Callers`](super::definition::Callers)).
     pub(crate) refusal: Option<super::error::ExecutionError>,
+    /// The calling scope's presentation mode; `None` when the scope is gone.
+    pub(crate) mode: Option<PresentationMode>,
 }
 
 impl ToolRuntime {

@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 
 use futures::FutureExt;
 
-use super::{Draft, Run, error_code};
+use super::{Draft, PhaseClock, Run, error_code};
 use crate::base::error::{ExecutionError, PanicSite, panic_message};
 use crate::base::hooks::{PostDecision, PostSnapshot, PostView, Replacement};
 use crate::base::result::{ToolExecutionResult, ToolOutcome};
@@ -14,7 +14,11 @@ use crate::base::runtime::PostListener;
 
 impl Run {
     /// Post-execute decisions, the cancellation override, `finalize_content`, observers.
-    pub(crate) async fn conclude(self, mut draft: Draft) -> ToolExecutionResult {
+    pub(crate) async fn conclude(
+        self,
+        mut draft: Draft,
+        mut clock: PhaseClock,
+    ) -> ToolExecutionResult {
         let exec = &self.exec;
         // The tool's deferred contexts come first; a block drops them.
         let mut contexts = exec.take_deferred();
@@ -159,6 +163,7 @@ impl Run {
                 );
             }
         }
+        clock.lap(&self.span, "agent_tools.conclude.duration");
         result
     }
 

@@ -30,6 +30,7 @@ pub mod wrappers;
 
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use serde_json::Value;
 
@@ -38,6 +39,7 @@ use crate::base::content::ContentBlock;
 use crate::base::definition::ToolDefinition;
 use crate::base::error::{ExecutionError, PanicSite, panic_message};
 use crate::base::execution::{ExecInner, ProgressState, ToolExecution};
+use crate::base::mode::PresentationMode;
 use crate::base::result::{ToolExecutionResult, ToolFailureInfo};
 use crate::base::runtime::Listeners;
 use crate::base::runtime::ToolRuntime;
@@ -129,9 +131,14 @@ impl Run {
             agent_tools.parent = origin.parent().map(ExecutionToken::raw),
             agent_tools.origin = origin_name(origin),
             agent_tools.agent_scope = agent.map(|scope| scope.0),
+            agent_tools.presentation_mode = snapshot.mode.map(PresentationMode::as_str),
             agent_tools.policy = tracing::field::Empty,
             agent_tools.outcome = tracing::field::Empty,
             agent_tools.pending_id = tracing::field::Empty,
+            agent_tools.admit.duration = tracing::field::Empty,
+            agent_tools.approval.duration = tracing::field::Empty,
+            agent_tools.dispatch.duration = tracing::field::Empty,
+            agent_tools.conclude.duration = tracing::field::Empty,
         );
         let scope_gone = snapshot.chain.is_none();
         let chain = snapshot.chain.unwrap_or_default();
@@ -198,17 +205,43 @@ impl Run {
 
     /// The whole pipeline for one call, in order.
     pub(crate) async fn run(self) -> ToolExecutionResult {
-        let mut draft = match self.admit().await {
-            Ok(def) => self.dispatch(&def).await,
+        let mut clock = PhaseClock::start(&self.span);
+        let draft = match self.admit_timed(&mut clock).await {
+            Ok(def) => self.dispatch_timed(&def, &mut clock).await,
             Err(failure) => failure,
         };
-        // The body's program paused as a whole: the call pauses with it.
+        self.conclude(draft, clock).await
+    }
+
+    /// [`admit`](Self::admit), its duration recorded on the span. A call refused here has no
+    /// body: nothing sees its progress from now on (a prepare hook may have reported some).
+    pub(crate) async fn admit_timed(
+        &self,
+        clock: &mut PhaseClock,
+    ) -> Result<ToolDefinition, Draft> {
+        let admitted = self.admit().await;
+        if admitted.is_err() {
+            self.exec.end_progress();
+        }
+        clock.lap(&self.span, "agent_tools.admit.duration");
+        admitted
+    }
+
+    /// [`dispatch`](Self::dispatch), its duration recorded on the span; then, the body having
+    /// settled, a program that paused pauses the call with it, and nothing sees the call's
+    /// progress any more.
+    pub(crate) async fn dispatch_timed(
+        &self,
+        def: &ToolDefinition,
+        clock: &mut PhaseClock,
+    ) -> Draft {
+        let mut draft = self.dispatch(def).await;
         if let Some(pause) = self.exec.0.run_pause.get() {
             draft = self.pause_run(pause.clone()).await;
         }
-        // The body has settled: nothing sees its progress after this.
         self.exec.end_progress();
-        self.conclude(draft).await
+        clock.lap(&self.span, "agent_tools.dispatch.duration");
+        draft
     }
 
     fn panicked(&self, site: PanicSite, payload: Box<dyn std::any::Any + Send>) -> Draft {
@@ -267,6 +300,36 @@ fn span_name<'a>(def: Option<&'a ToolDefinition>, tool: &str) -> Cow<'a, str> {
     match def {
         Some(def) => Cow::Borrowed(def.span_name()),
         None => Cow::Owned(format!("execute_tool {tool}")),
+    }
+}
+
+/// When the phase a call is in started, for the phases' durations on the call's span
+/// (`agent_tools.admit.duration`, `.dispatch.duration`, `.conclude.duration`, and
+/// `agent_tools.approval.duration` for the wait on the approval service, in seconds). Without
+/// a subscriber that wants the span it holds nothing and no clock is read.
+pub(crate) struct PhaseClock(Option<Instant>);
+
+impl PhaseClock {
+    /// Starts the first phase now (when the span is recorded).
+    pub(crate) fn start(span: &tracing::Span) -> Self {
+        PhaseClock((!span.is_disabled()).then(Instant::now))
+    }
+
+    /// Starts the next phase now without recording the time since the last (a wait for a
+    /// turn, which belongs to no phase).
+    pub(crate) fn restart(&mut self) {
+        if self.0.is_some() {
+            self.0 = Some(Instant::now());
+        }
+    }
+
+    /// Records the phase that ends now as `field` on `span` and starts the next one.
+    pub(crate) fn lap(&mut self, span: &tracing::Span, field: &'static str) {
+        if let Some(started) = self.0 {
+            let now = Instant::now();
+            span.record(field, now.duration_since(started).as_secs_f64());
+            self.0 = Some(now);
+        }
     }
 }
 

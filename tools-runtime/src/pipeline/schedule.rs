@@ -124,8 +124,9 @@ impl ToolRuntime {
             let run = Run::enter(self, call);
             let span = run.span.clone();
             super::in_span::InSpan::new(span, async move {
+                let mut clock = super::PhaseClock::start(&run.span);
                 let draft = match mode {
-                    ExecutionMode::Parallel => match run.admit().await {
+                    ExecutionMode::Parallel => match run.admit_timed(&mut clock).await {
                         Err(failure) => {
                             // Refused: the next call's turn comes now.
                             drop(turn);
@@ -133,20 +134,23 @@ impl ToolRuntime {
                         }
                         Ok(def) => {
                             let _slot = turn.enter(ExecutionMode::Parallel).await;
-                            run.dispatch(&def).await
+                            clock.restart();
+                            run.dispatch_timed(&def, &mut clock).await
                         }
                     },
                     ExecutionMode::Exclusive => {
                         // Waits for the pool to drain, then runs alone; later calls wait.
                         let _slot = turn.enter(ExecutionMode::Exclusive).await;
-                        match run.admit().await {
-                            Ok(def) => run.dispatch(&def).await,
+                        clock.restart();
+                        match run.admit_timed(&mut clock).await {
+                            Ok(def) => run.dispatch_timed(&def, &mut clock).await,
                             Err(failure) => failure,
                         }
                     }
                 };
                 let _conclusion = concluding.enter(seq, ExecutionMode::Exclusive).await;
-                run.conclude(draft).await
+                clock.restart();
+                run.conclude(draft, clock).await
             })
             .await
         });
@@ -249,6 +253,13 @@ impl OrderedPool {
             seq,
             exclusive: mode == ExecutionMode::Exclusive,
         }
+    }
+
+    /// Gives entry `seq` up without waiting: it never enters, and its turn passes on (now, if
+    /// it has come; when it comes, otherwise). For an entry that turns out to need no place,
+    /// such as a call answered from a journal.
+    pub fn give_up(&self, seq: u64) {
+        drop(Wait::new(self, seq, None));
     }
 
     /// [`enter`](Self::enter), or `None` when `cancel` fires first (also when it has fired

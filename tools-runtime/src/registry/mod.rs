@@ -299,6 +299,7 @@ impl ToolRuntime {
                 listeners,
                 owned: false,
                 refusal: None,
+                mode: None,
             };
         };
         let def = self.resolve_in(&st, name, &chain);
@@ -318,6 +319,7 @@ impl ToolRuntime {
             listeners,
             owned,
             refusal,
+            mode: Some(mode),
         }
     }
 

@@ -24,7 +24,7 @@ impl Run {
         let mut contexts = exec.take_deferred();
         // A paused call has no result yet: nothing concludes it now (see `pause`).
         if let Draft::Paused(pending) = draft {
-            return self.paused(pending, contexts);
+            return self.paused(pending, contexts, &clock);
         }
         if let (true, Some(def)) = (draft.is_success(), &self.def) {
             for entry in self.listeners.post.iter().filter(|e| exec.applies(e.layer)) {
@@ -120,7 +120,7 @@ impl Run {
                 ToolExecutionResult::failure(message, code, contexts)
             }
             // Handled above, before anything concluded.
-            Draft::Paused(pending) => return self.paused(pending, contexts),
+            Draft::Paused(pending) => return self.paused(pending, contexts, &clock),
         };
         // The definition's last word on content, exactly once, on every normalised result.
         if let Some(finalize) = self
@@ -135,17 +135,6 @@ impl Run {
                     panic = %panic_message(&*p),
                     "finalize_content panicked; the content is kept as it was"
                 ),
-            }
-        }
-        match &result.outcome {
-            ToolOutcome::Success { .. } => {
-                self.span.record("agent_tools.outcome", "ok");
-            }
-            ToolOutcome::Failure { error } => {
-                let code = error_code(error);
-                self.span.record("agent_tools.outcome", code);
-                self.span.record("error.type", code);
-                self.span.record("otel.status_code", "ERROR");
             }
         }
         // Observers see the frozen outcome; a panicking observer is logged and skipped.
@@ -163,7 +152,30 @@ impl Run {
                 );
             }
         }
-        clock.lap(&self.span, "agent_tools.conclude.duration");
+        // The outcome and the phases' durations, in one record.
+        let conclude = clock.lap();
+        let (admit, dispatch) = (clock.admit, clock.dispatch);
+        match &result.outcome {
+            ToolOutcome::Success { .. } => tracing::record_all!(
+                self.span,
+                agent_tools.outcome = "ok",
+                agent_tools.admit.duration = admit,
+                agent_tools.dispatch.duration = dispatch,
+                agent_tools.conclude.duration = conclude,
+            ),
+            ToolOutcome::Failure { error } => {
+                let code = error_code(error);
+                tracing::record_all!(
+                    self.span,
+                    agent_tools.outcome = code,
+                    error.type = code,
+                    otel.status_code = "ERROR",
+                    agent_tools.admit.duration = admit,
+                    agent_tools.dispatch.duration = dispatch,
+                    agent_tools.conclude.duration = conclude,
+                );
+            }
+        }
         result
     }
 

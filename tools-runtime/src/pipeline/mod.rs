@@ -223,7 +223,7 @@ impl Run {
         if admitted.is_err() {
             self.exec.end_progress();
         }
-        clock.lap(&self.span, "agent_tools.admit.duration");
+        clock.admit = clock.lap();
         admitted
     }
 
@@ -240,7 +240,7 @@ impl Run {
             draft = self.pause_run(pause.clone()).await;
         }
         self.exec.end_progress();
-        clock.lap(&self.span, "agent_tools.dispatch.duration");
+        clock.dispatch = clock.lap();
         draft
     }
 
@@ -303,33 +303,42 @@ fn span_name<'a>(def: Option<&'a ToolDefinition>, tool: &str) -> Cow<'a, str> {
     }
 }
 
-/// When the phase a call is in started, for the phases' durations on the call's span
-/// (`agent_tools.admit.duration`, `.dispatch.duration`, `.conclude.duration`, and
-/// `agent_tools.approval.duration` for the wait on the approval service, in seconds). Without
-/// a subscriber that wants the span it holds nothing and no clock is read.
-pub(crate) struct PhaseClock(Option<Instant>);
+/// A call's phases timed for its span: `agent_tools.admit.duration`, `.dispatch.duration` and
+/// `.conclude.duration`, in seconds, recorded with the outcome in one go when the call ends
+/// (each `record` is a lookup of the span in an OpenTelemetry layer); the wait on the approval
+/// service (`agent_tools.approval.duration`) is recorded as it ends. Without a subscriber that
+/// wants the span it reads no clock.
+#[derive(Default)]
+pub(crate) struct PhaseClock {
+    /// When the current phase started; `None` when nothing is timed.
+    at: Option<Instant>,
+    pub(crate) admit: Option<f64>,
+    pub(crate) dispatch: Option<f64>,
+}
 
 impl PhaseClock {
     /// Starts the first phase now (when the span is recorded).
     pub(crate) fn start(span: &tracing::Span) -> Self {
-        PhaseClock((!span.is_disabled()).then(Instant::now))
+        PhaseClock {
+            at: (!span.is_disabled()).then(Instant::now),
+            ..PhaseClock::default()
+        }
     }
 
-    /// Starts the next phase now without recording the time since the last (a wait for a
+    /// Starts the next phase now without counting the time since the last (a wait for a
     /// turn, which belongs to no phase).
     pub(crate) fn restart(&mut self) {
-        if self.0.is_some() {
-            self.0 = Some(Instant::now());
+        if self.at.is_some() {
+            self.at = Some(Instant::now());
         }
     }
 
-    /// Records the phase that ends now as `field` on `span` and starts the next one.
-    pub(crate) fn lap(&mut self, span: &tracing::Span, field: &'static str) {
-        if let Some(started) = self.0 {
-            let now = Instant::now();
-            span.record(field, now.duration_since(started).as_secs_f64());
-            self.0 = Some(now);
-        }
+    /// Ends the current phase: its duration in seconds, and the next phase starts.
+    pub(crate) fn lap(&mut self) -> Option<f64> {
+        let started = self.at?;
+        let now = Instant::now();
+        self.at = Some(now);
+        Some(now.duration_since(started).as_secs_f64())
     }
 }
 

@@ -118,6 +118,7 @@ impl Run {
         &self,
         pending: Box<Pending>,
         contexts: Vec<crate::base::content::AdditionalContext>,
+        clock: &super::PhaseClock,
     ) -> ToolExecutionResult {
         let tool = self.exec.name();
         let message = match pending.reason() {
@@ -129,8 +130,12 @@ impl Run {
                 "the call to `{tool}` is waiting for approval; it runs when a person approves it"
             ),
         };
-        self.span
-            .record("agent_tools.outcome", codes::APPROVAL_PENDING);
+        tracing::record_all!(
+            self.span,
+            agent_tools.outcome = codes::APPROVAL_PENDING,
+            agent_tools.admit.duration = clock.admit,
+            agent_tools.dispatch.duration = clock.dispatch,
+        );
         let mut result =
             ToolExecutionResult::failure(message, Cow::Borrowed(codes::APPROVAL_PENDING), contexts);
         result.pending = Some(*pending);

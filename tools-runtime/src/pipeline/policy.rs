@@ -152,7 +152,9 @@ impl Run {
                     Ok(fut) => AssertUnwindSafe(fut).catch_unwind().await,
                     Err(p) => Err(p),
                 };
-                wait.lap(&self.span, "agent_tools.approval.duration");
+                if let Some(waited) = wait.lap() {
+                    self.span.record("agent_tools.approval.duration", waited);
+                }
                 match answer {
                     Ok(Approval::Deferred { reason: why }) => {
                         self.record_policy("deferred");

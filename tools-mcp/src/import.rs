@@ -59,8 +59,9 @@
 //!   answer); once the task is `completed` it fetches the result with `tasks/result`. Each new
 //!   `statusMessage` of a working task becomes a progress report of the local call, numbered 1,
 //!   2, ... with the message, until the server sends `notifications/progress` for the call: then
-//!   only those are reports. Over HTTP the draft's `execution` is seen only in an answer that
-//!   comes as an SSE event (rmcp's client reads a plain JSON body itself, without it).
+//!   only those are reports. Over HTTP the draft's `execution` is seen in a `tools/list` answer
+//!   that comes as an SSE event or as a plain JSON body alike (the import's HTTP client posts
+//!   `tools/list` itself, as rmcp's client reads a JSON body without it).
 //! - **SEP-2663** (the `io.modelcontextprotocol/tasks` extension, as rmcp 3.11 speaks it): the
 //!   import declares the extension, so a server may answer any other `tools/call` with a task
 //!   (`CreateTaskResult`) instead of its result. The call then polls `tasks/get` until the task

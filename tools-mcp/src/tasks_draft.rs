@@ -15,7 +15,8 @@
 //!
 //! rmcp's `Tool` has no `execution` and drops it while reading `tools/list`. So that the import
 //! can see it, the transports of an import hand each answer that mentions `taskSupport` to
-//! [`carry_execution`] before rmcp reads it, which copies each tool's `execution` into the tool's
+//! [`carry_execution`] before rmcp reads it (stdio's each line, HTTP's each `tools/list` answer,
+//! an SSE event or a plain JSON body alike), which copies each tool's `execution` into the tool's
 //! `_meta` under [`EXECUTION_META`], a key of this crate; [`task_support`] reads it back and
 //! [`forget_execution`] removes it where tools are handed out as the server gave them. The other
 //! draft shapes pass through rmcp as they are: a `{"task": …}` answer is a `CustomResult`, a

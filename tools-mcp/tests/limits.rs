@@ -3,10 +3,12 @@
 //! Serve: the official Python client sends `tools-mcp serve` a request over the limit, over
 //! stdio and HTTP, with both protocol generations; it gets a JSON-RPC error for its id that
 //! names the size and the limit, and its session goes on. Import: a Python `MCPServer` answers
-//! over the limit; the call fails with `MCP_MESSAGE_TOO_LARGE` instead of waiting forever, and
-//! the next call works. A call the server does not answer in time fails with `MCP_TIMEOUT` and
-//! the server sees it cancelled; a timeout that restarts on progress lets a reporting call run
-//! past it, and fails one that goes quiet, or runs past its maximum total time, saying which.
+//! over the limit (over stdio, and over HTTP as an SSE event or a plain JSON body); the call
+//! fails with `MCP_MESSAGE_TOO_LARGE` instead of waiting forever, and the next call works; a
+//! tool list over the limit fails the import, naming the limit. A call the server does not
+//! answer in time fails with `MCP_TIMEOUT` and the server sees it cancelled; a timeout that
+//! restarts on progress lets a reporting call run past it, and fails one that goes quiet, or runs
+//! past its maximum total time, saying which.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -141,6 +143,38 @@ async fn import_http_fails_an_oversized_answer_as_its_call() {
     let (_peer, url) = support::python_http("limits_server.py");
     // An HTTP client stops reading at the limit.
     oversized_answer_fails_its_call(McpSource::http(url), "answer is larger than the limit").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn import_http_fails_an_oversized_json_body_as_its_call() {
+    // The same server answering with plain JSON bodies rather than SSE events.
+    let (_peer, url) = support::python_http_json("limits_server.py");
+    oversized_answer_fails_its_call(McpSource::http(url), "answer is larger than the limit").await;
+}
+
+/// The words of an import refused for a `tools/list` answer over `limit`.
+fn assert_list_refused(error: &tools_mcp::McpError, limit: usize) {
+    let text = format!("{error} ({error:?})");
+    assert!(text.contains(&format!("limit of {limit} bytes")), "{text}");
+    assert!(text.contains("answer is larger than the limit"), "{text}");
+    assert!(text.contains("ImportOptions::max_message_size"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn import_http_refuses_a_tool_list_over_the_limit_as_an_event_or_a_json_body() {
+    // The handshake's answers are a few hundred bytes, the tool list about 2 KiB.
+    let limit = 1024;
+    for (peer, url) in [
+        support::python_http("limits_server.py"),
+        support::python_http_json("limits_server.py"),
+    ] {
+        let options = ImportOptions::new().max_message_size(limit);
+        let error = McpImport::connect(ToolRuntime::new().scope(), McpSource::http(&url), options)
+            .await
+            .expect_err("a tool list over the limit fails the import");
+        assert_list_refused(&error, limit);
+        drop(peer);
+    }
 }
 
 async fn wait_for_cancelled(runtime: &ToolRuntime) -> Value {

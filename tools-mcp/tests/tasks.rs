@@ -5,7 +5,8 @@
 //! peer's own tasks in the 2025-11-25 draft: server-everything's `simulate-research-query`
 //! imported, called as a task, its report fetched with `tasks/result` and its stages seen as
 //! progress; a timeout and a cancellation of the local call leave the task cancelled on the
-//! server (asked with `tasks/get` by `tests/peers/record.mjs`, which records the wire).
+//! server (asked with `tasks/get` by `tests/peers/record.mjs`, which records the wire); and the
+//! same task over streamable HTTP with plain JSON answers (`tests/peers/everything_json.mjs`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -847,6 +848,64 @@ async fn cancelling_a_research_call_has_the_server_cancel_its_task() {
         after["statusMessage"], "Client cancelled task execution.",
         "{after}"
     );
+}
+
+/// Over HTTP with plain JSON answers (`tests/peers/everything_json.mjs`): rmcp's client reads a
+/// JSON body itself, and the research tool's `execution` must survive it for the call to be a
+/// task (called plainly, a tool that requires a task is refused).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_everythings_research_task_is_awaited_over_http_with_json_answers() {
+    let (_peer, url) = support::everything_json();
+    let runtime = ToolRuntime::new();
+    let import = McpImport::connect(
+        runtime.scope(),
+        McpSource::http(&url),
+        ImportOptions::new().prefix("ev_"),
+    )
+    .await
+    .expect("server-everything connects over HTTP");
+    assert!(
+        import.tool_names().contains(&RESEARCH.to_owned()),
+        "{:?}",
+        import.tool_names()
+    );
+    let (call, reports, _) = watched(ToolCall::new(
+        "c",
+        RESEARCH,
+        json!({"topic": "JSON bodies"}),
+    ));
+    let result = tokio::time::timeout(NO_HANG, runtime.execute(call))
+        .await
+        .expect("the call did not hang");
+    assert!(!result.is_error(), "{}", result.text());
+    let report = result.text();
+    for part in [
+        "# Research Report: JSON bodies",
+        "- Stage 4: Generating report ✓",
+        "Client calls `tasks/result` → Server returns this final result",
+    ] {
+        assert!(report.contains(part), "{part:?} missing from {report}");
+    }
+    // The task's status messages (by `tasks/get`, or a status notification on the session's
+    // stream) are its progress: stages in order, however many were seen between polls.
+    let stages = [
+        "Gathering sources...",
+        "Analyzing content...",
+        "Synthesizing findings...",
+        "Generating report...",
+    ];
+    let reports = reports.lock().unwrap().clone();
+    assert!(!reports.is_empty(), "no progress");
+    let seen: Vec<usize> = reports
+        .iter()
+        .map(|(_, message)| {
+            stages
+                .iter()
+                .position(|stage| message.as_deref() == Some(*stage))
+                .unwrap_or_else(|| panic!("not a stage: {reports:?}"))
+        })
+        .collect();
+    assert!(seen.is_sorted_by(|a, b| a < b), "{reports:?}");
 }
 
 // ---------------------------------------------------------------------------------------------

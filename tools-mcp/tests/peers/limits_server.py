@@ -1,7 +1,8 @@
 """A Python `mcp` MCPServer for tools-mcp's tests of limits, timeouts and the handshake.
 
-Usage: limits_server.py stdio | limits_server.py http   (http prints `port N` on stdout, then
-serves /mcp)
+Usage: limits_server.py stdio | limits_server.py http | limits_server.py http-json   (http prints
+`port N` on stdout, then serves /mcp, answering each request with an SSE stream; http-json the
+same with a plain JSON body)
 
 Tools: `blob` (a text of `size` bytes, as content and as structured content, so the answer is
 about twice that), `sleep` (sleeps `seconds`, counting the sleeps that were cancelled),
@@ -90,4 +91,10 @@ if __name__ == "__main__":
         port = s.getsockname()[1]
         s.close()
         print(f"port {port}", flush=True)
-        server.run("streamable-http", host="127.0.0.1", port=port, stateless_http=False)
+        server.run(
+            "streamable-http",
+            host="127.0.0.1",
+            port=port,
+            stateless_http=False,
+            json_response=sys.argv[1] == "http-json",
+        )

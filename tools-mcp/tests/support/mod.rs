@@ -151,14 +151,40 @@ pub fn serve_http_command(mut command: std::process::Command) -> (Child, String,
 /// A Python peer of `tests/peers` serving streamable HTTP (`script http`, which prints
 /// `port N`): the process and its URL.
 pub fn python_http(script: &str) -> (Child, String) {
+    python_http_mode(script, "http")
+}
+
+/// [`python_http`] answering each request with a plain JSON body rather than an SSE stream
+/// (`script http-json`).
+pub fn python_http_json(script: &str) -> (Child, String) {
+    python_http_mode(script, "http-json")
+}
+
+fn python_http_mode(script: &str, mode: &str) -> (Child, String) {
+    let mut command = std::process::Command::new(python());
+    command.arg(peers().join(script)).arg(mode);
+    http_peer(command)
+}
+
+/// npm's server-everything behind `tests/peers/everything_json.mjs`, serving streamable HTTP
+/// with plain JSON answers: the process and its URL.
+pub fn everything_json() -> (Child, String) {
+    let mut command = std::process::Command::new("node");
+    command
+        .arg(peers().join("everything_json.mjs"))
+        .arg(everything());
+    http_peer(command)
+}
+
+/// A peer serving streamable HTTP that prints `port N` first: the process and its URL, once the
+/// port takes connections (a Python peer prints it before it listens).
+fn http_peer(mut command: std::process::Command) -> (Child, String) {
     use std::io::BufRead;
-    let mut child = std::process::Command::new(python())
-        .arg(peers().join(script))
-        .arg("http")
+    let mut child = command
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
-        .expect("the Python peer starts");
+        .expect("the HTTP peer starts");
     let mut line = String::new();
     std::io::BufReader::new(child.stdout.take().expect("piped"))
         .read_line(&mut line)
@@ -168,7 +194,16 @@ pub fn python_http(script: &str) -> (Child, String) {
         .strip_prefix("port ")
         .unwrap_or_else(|| panic!("no port in {line:?}"))
         .to_owned();
-    (Child(child), format!("http://127.0.0.1:{port}/mcp"))
+    let addr = format!("127.0.0.1:{port}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::net::TcpStream::connect(&addr).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the peer does not listen on {addr}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    (Child(child), format!("http://{addr}/mcp"))
 }
 
 /// A Python peer of `tests/peers` as a stdio import source (`script stdio`).

@@ -152,7 +152,11 @@ impl Run {
                 );
             }
         }
-        // The outcome and the phases' durations, in one record.
+        // The outcome and the phases' durations, in one record. (A disabled span is skipped
+        // here: `tracing` would look each field up by name before finding it disabled.)
+        if self.span.is_disabled() {
+            return result;
+        }
         let conclude = clock.lap();
         let (admit, dispatch) = (clock.admit, clock.dispatch);
         match &result.outcome {

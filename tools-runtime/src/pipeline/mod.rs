@@ -190,7 +190,10 @@ impl Run {
     /// Records the policy's answer on the call's span (`allowed`, `denied`, `approved`,
     /// `not_approved`, `deferred`, `guard_denied`).
     pub(crate) fn record_policy(&self, answer: &'static str) {
-        self.span.record("agent_tools.policy", answer);
+        // `tracing` looks the field up by name before it finds the span disabled.
+        if !self.span.is_disabled() {
+            self.span.record("agent_tools.policy", answer);
+        }
     }
 
     fn cancelled(&self) -> bool {

@@ -53,8 +53,14 @@
 //! tool, other arguments, or never the call that waited) fails with `CODE_RUN_DIVERGED`, and
 //! nothing after the divergence runs.
 //!
+//! A run that may pause also journals what its program read that differs between runs (see
+//! [`CodeHost::determinism`]): the seed of its random numbers, its clock readings and the
+//! random bytes it drew, in order; the replay hands them back to the runtime, which gives them
+//! to the program again.
+//!
 //! What the journal holds for a run (each call's tool, arguments and answer, eight bytes a clock
-//! reading) is held by the host, outside the engine's memory: it counts against the run's
+//! reading, a draw's bytes and 24 more) is held by the host, outside the engine's memory: it
+//! counts against the run's
 //! [`CodeLimits::memory_bytes`](crate::CodeLimits::memory_bytes). Past it the journal is dropped
 //! and the run goes on; if it then has to pause, it fails with `CODE_RUN_FAILED` instead, saying
 //! so. A sub-call's additional contexts are delivered once:
@@ -172,10 +178,11 @@ pub(crate) async fn run(
             Some(replay) => Some(replay.determinism.clone()),
             None => ctx.keeps_paused_calls().then(|| Determinism {
                 seed: fresh_seed(),
-                clock: Vec::new(),
+                ..Determinism::default()
             }),
         },
         clock: Mutex::new(Vec::new()),
+        entropy: Mutex::new(Vec::new()),
         journal_bytes: AtomicUsize::new(0),
         journal_limit: mode.limits.memory_bytes,
         replay,
@@ -324,12 +331,17 @@ struct Bridge {
     journal: Option<Mutex<BTreeMap<u64, Entry>>>,
     /// What a resumed run replays.
     replay: Option<Replay>,
-    /// The run's random seed and the clock readings to replay, for a run that may pause or
+    /// The run's random seed, the clock readings and the draws to replay, for a run that may
+    /// pause or
     /// is resumed (handed to the code runtime through `CodeHost::determinism`).
     determinism: Option<Determinism>,
     /// Every clock reading the program made, in order (journaled with its calls).
     clock: Mutex<Vec<f64>>,
-    /// What the journal and the clock readings hold, in bytes (about), and the most they may:
+    /// Every draw the program made from the system's random source, in order (journaled with
+    /// its calls).
+    entropy: Mutex<Vec<Vec<u8>>>,
+    /// What the journal, the clock readings and the draws hold, in bytes (about), and the most
+    /// they may:
     /// the run's memory limit. Past it the journal is dropped (`usize::MAX` marks that).
     journal_bytes: AtomicUsize,
     journal_limit: usize,
@@ -372,7 +384,9 @@ impl Entry {
     }
 }
 
-/// The journal's text: `{"v": 1, "seed": ..., "clock": [...], "calls": [...]}`.
+/// The journal's text: `{"v": 1, "seed": ..., "clock": [...], "entropy": [...], "calls":
+/// [...]}` (`entropy` only when the program drew: a journal written before it existed reads
+/// as one without draws).
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Journal {
     v: u32,
@@ -382,6 +396,10 @@ struct Journal {
     /// The program's clock readings, in order.
     #[serde(default)]
     clock: Vec<f64>,
+    /// The program's draws from the system's random source, in order, each as hexadecimal
+    /// text.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    entropy: Vec<String>,
     calls: Vec<Entry>,
 }
 
@@ -409,21 +427,29 @@ struct Replay {
 
 impl Replay {
     fn read(resumed: &tools_runtime::approvals::ResumedRun) -> Result<Self, ToolError> {
+        let unreadable = |why: &dyn std::fmt::Display| {
+            ToolError::with_code(
+                CODE_RUN_FAILED,
+                format!(
+                    "code run failed (internal): the paused run's journal cannot be read: {why}"
+                ),
+            )
+        };
         let journal: Journal = tools_schema::deep::from_str(resumed.journal())
             .and_then(serde_json::from_value)
-            .map_err(|e| {
-                ToolError::with_code(
-                    CODE_RUN_FAILED,
-                    format!(
-                        "code run failed (internal): the paused run's journal cannot be read: {e}"
-                    ),
-                )
-            })?;
+            .map_err(|e| unreadable(&e))?;
+        let entropy = journal
+            .entropy
+            .iter()
+            .map(|draw| crate::from_hex(draw))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| unreadable(&"a draw of random bytes is not hexadecimal text"))?;
         Ok(Replay {
             entries: journal.calls.into_iter().map(|e| (e.n, e)).collect(),
             determinism: Determinism {
                 seed: journal.seed,
                 clock: journal.clock,
+                entropy,
             },
             awaiting: resumed.awaiting().clone(),
             decision: resumed.decision(),
@@ -462,8 +488,8 @@ impl Stop {
                         format!(
                             "code run failed (limit): the program's call to `{}` waits for \
                              approval, and the run cannot pause: what its journal had to hold \
-                             (its calls' arguments and answers, its clock readings) passed the \
-                             run's memory limit of {} bytes",
+                             (its calls' arguments and answers, its clock readings, the random \
+                             bytes it drew) passed the run's memory limit of {} bytes",
                             awaiting.tool, bridge.journal_limit
                         ),
                     );
@@ -477,6 +503,10 @@ impl Stop {
                     v: 1,
                     seed: bridge.determinism.as_ref().map_or(0, |d| d.seed),
                     clock: std::mem::take(&mut *lock(&bridge.clock)),
+                    entropy: std::mem::take(&mut *lock(&bridge.entropy))
+                        .iter()
+                        .map(|draw| crate::to_hex(draw))
+                        .collect(),
                     calls,
                 })
                 .unwrap_or_default();
@@ -587,6 +617,18 @@ impl CodeHost for Host {
             lock(&self.0.clock).push(ms);
         }
     }
+
+    fn entropy_read(&self, bytes: &[u8]) {
+        // Like clock readings: a draw after the run stopped is not the first run's.
+        if lock(&self.0.stop).is_none() && self.0.journal_room(draw_size(bytes)) {
+            lock(&self.0.entropy).push(bytes.to_vec());
+        }
+    }
+}
+
+/// About what the journal holds for one draw of random bytes: its bytes and their `Vec`.
+fn draw_size(bytes: &[u8]) -> usize {
+    bytes.len().saturating_add(std::mem::size_of::<Vec<u8>>())
 }
 
 /// Counts a call as unfinished until it is dropped.
@@ -787,8 +829,8 @@ impl Bridge {
         Ok(call)
     }
 
-    /// Counts `bytes` more held for the journal; `false`, with the journal and the readings
-    /// dropped for good, once the run's memory limit is passed.
+    /// Counts `bytes` more held for the journal; `false`, with the journal, the readings and
+    /// the draws dropped for good, once the run's memory limit is passed.
     fn journal_room(&self, bytes: usize) -> bool {
         let limit = self.journal_limit;
         let grown = self
@@ -808,6 +850,7 @@ impl Bridge {
                     std::mem::take(&mut *lock(journal));
                 }
                 std::mem::take(&mut *lock(&self.clock));
+                std::mem::take(&mut *lock(&self.entropy));
                 false
             }
         }
@@ -923,4 +966,36 @@ fn list(names: &std::collections::BTreeSet<String>) -> String {
         .map(|n| format!("`{n}`"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Journal;
+
+    #[test]
+    fn a_journal_keeps_its_draws_as_hex_and_one_without_draws_still_reads() {
+        let journal = Journal {
+            v: 1,
+            seed: 7,
+            clock: vec![1.5],
+            entropy: vec![crate::to_hex(&[0, 0xab, 0xff])],
+            calls: Vec::new(),
+        };
+        let text = serde_json::to_string(&journal).unwrap();
+        assert!(text.contains(r#""entropy":["00abff"]"#), "{text}");
+        // A journal written before draws were journaled, and one whose program drew nothing.
+        for text in [
+            r#"{"v":1,"seed":7,"clock":[1.5],"calls":[]}"#,
+            &serde_json::to_string(&Journal {
+                entropy: Vec::new(),
+                ..journal
+            })
+            .unwrap(),
+        ] {
+            assert!(!text.contains("entropy"), "{text}");
+            let read: Journal = serde_json::from_str(text).unwrap();
+            assert!(read.entropy.is_empty());
+            assert_eq!((read.seed, read.clock), (7, vec![1.5]));
+        }
+    }
 }

@@ -83,11 +83,15 @@ pub trait CodeHost: Send + Sync + 'static {
     }
 
     /// For a run the host may have to replay (a run that can pause for approval, see
-    /// `tools_runtime::approvals`): what makes the program's random numbers and clock readings
-    /// the same on replay. With `Some`, the runtime seeds the program's random numbers with
-    /// [`Determinism::seed`], answers the program's first clock readings with
+    /// `tools_runtime::approvals`): what makes the program's random numbers, clock readings and
+    /// random bytes the same on replay. With `Some`, the runtime seeds the program's random
+    /// numbers with [`Determinism::seed`], answers the program's first clock readings with
     /// [`Determinism::clock`] in order (then with the live clock), and reports every reading
-    /// to [`clock_read`](Self::clock_read). The default, `None`, leaves both to the runtime.
+    /// to [`clock_read`](Self::clock_read); a runtime whose programs can draw from the
+    /// system's random source (Python's `os.urandom`) answers their first draws with
+    /// [`Determinism::entropy`] the same way and reports every draw to
+    /// [`entropy_read`](Self::entropy_read). The default, `None`, leaves all of it to the
+    /// runtime.
     fn determinism(&self) -> Option<Determinism> {
         None
     }
@@ -96,11 +100,19 @@ pub trait CodeHost: Send + Sync + 'static {
     /// made them (replayed ones included); asked only of a host whose
     /// [`determinism`](Self::determinism) is `Some`.
     fn clock_read(&self, _ms: f64) {}
+
+    /// The bytes of one draw the program made from the system's random source, in the order it
+    /// made them (replayed ones included); asked only of a host whose
+    /// [`determinism`](Self::determinism) is `Some`, and only by a runtime whose programs can
+    /// draw (Python; TypeScript programs have no such source). What a host keeps of them is
+    /// memory spent on the run's behalf: the runtime counts each draw against the run's
+    /// `memory_bytes` as it reports it.
+    fn entropy_read(&self, _bytes: &[u8]) {}
 }
 
 /// What a program reads that differs between runs, as a host that replays runs fixes it (see
 /// [`CodeHost::determinism`]).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Determinism {
     /// The seed of the program's random numbers (`Math.random` in TypeScript, the `random`
     /// module's functions in Python).
@@ -108,6 +120,11 @@ pub struct Determinism {
     /// The clock readings to give back first, in order (milliseconds since the Unix epoch):
     /// those the run being replayed made.
     pub clock: Vec<f64>,
+    /// The draws from the system's random source to give back first, in order, each the bytes
+    /// of one draw (Python's `os.urandom(n)` and what draws on it): those the run being
+    /// replayed made. A draw is given back only to a request of its own size; the first
+    /// request of another size ends the replay of draws, and it and every later one draw live.
+    pub entropy: Vec<Vec<u8>>,
 }
 
 /// How a host answers one call: a one-shot, cheap to move and `Send`, to answer from any

@@ -562,6 +562,38 @@ pub(crate) fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, 
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// `bytes` as lowercase hexadecimal text (how random bytes a program drew travel and are
+/// journaled, see [`Determinism::entropy`]).
+pub(crate) fn to_hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut text = String::with_capacity(bytes.len().saturating_mul(2));
+    for &byte in bytes {
+        text.push(char::from(DIGITS[usize::from(byte >> 4)]));
+        text.push(char::from(DIGITS[usize::from(byte & 0x0f)]));
+    }
+    text
+}
+
+/// The bytes of hexadecimal `text` (either case); `None` when it is not an even number of
+/// hexadecimal digits.
+pub(crate) fn from_hex(text: &str) -> Option<Vec<u8>> {
+    fn digit(c: u8) -> Option<u8> {
+        match c {
+            b'0'..=b'9' => Some(c - b'0'),
+            b'a'..=b'f' => Some(c - b'a' + 10),
+            b'A'..=b'F' => Some(c - b'A' + 10),
+            _ => None,
+        }
+    }
+    let text = text.as_bytes();
+    if !text.len().is_multiple_of(2) {
+        return None;
+    }
+    text.chunks_exact(2)
+        .map(|pair| Some(digit(pair[0])? << 4 | digit(pair[1])?))
+        .collect()
+}
+
 /// A language runtime for Code Mode programs.
 ///
 /// `run` must be polled inside a tokio runtime: the host's calls run in its context. Every run
@@ -606,5 +638,24 @@ pub trait CodeRuntime: Send + Sync + fmt::Debug {
     fn analyse(&self, program: &str) -> AnalyseFuture {
         let _ = program;
         Box::pin(std::future::ready(None))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{from_hex, to_hex};
+
+    #[test]
+    fn hex_text_round_trips_and_refuses_what_is_not_hex() {
+        let bytes: Vec<u8> = (0..=255).collect();
+        let text = to_hex(&bytes);
+        assert_eq!(text.len(), 512);
+        assert!(text.starts_with("000102") && text.ends_with("fdfeff"));
+        assert_eq!(from_hex(&text), Some(bytes));
+        assert_eq!(from_hex("ABcd"), Some(vec![0xab, 0xcd]));
+        assert_eq!(from_hex(""), Some(Vec::new()));
+        for bad in ["0", "0g", "zz", "é0", " 00"] {
+            assert_eq!(from_hex(bad), None, "{bad}");
+        }
     }
 }

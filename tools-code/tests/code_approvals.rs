@@ -218,6 +218,58 @@ async fn random_and_clock_replay(
     assert_eq!(format!("read {result}"), read_first[0]);
 }
 
+/// What a program draws from the system's random source (`os.urandom` and what draws on it)
+/// is journaled and given back on replay: a program that draws values before the call that
+/// waits, passes them to a journaled call, draws again and passes those to the call that
+/// waits, resumes (in a new runtime: another process's interpreter) with the same values.
+async fn entropy_replay(make: impl Fn() -> Box<dyn Fn(Arc<MemoryStore>) -> Setup>, program: &str) {
+    let store = Arc::new(MemoryStore::new());
+    let first = make()(store.clone());
+    let handle = handle_of(&first.rt.execute(run_code(&first, program)).await);
+    let read_first: Vec<String> = ran(&first).into_keys().collect();
+    assert_eq!(read_first.len(), 1, "{read_first:?}");
+    let awaiting: Value =
+        serde_json::from_str(&handle.awaiting.clone().unwrap().arguments).unwrap();
+    let second = make()(store);
+    let done = second.rt.resume(&handle, Approval::Approved).await.unwrap();
+    assert!(!done.is_error(), "{done:?}");
+    let result = done.value().unwrap()["result"].clone();
+    let (before, paused) = (
+        result[0].as_str().unwrap().to_owned(),
+        result[1].as_str().unwrap().to_owned(),
+    );
+    // The journaled read was made with what the program drew first, and the call that
+    // waited with what it drew then: the same values in both runs.
+    assert_eq!(format!("read {before}"), read_first[0]);
+    assert_eq!(awaiting["path"], json!(paused));
+    assert_eq!(ran(&second), counts(&[(&format!("write {paused}"), 1)]));
+    // Each value is a fresh draw: none repeats between the two rounds.
+    let words = |text: &str| text.split(' ').map(str::to_owned).collect::<Vec<_>>();
+    let (a, b) = (words(&before), words(&paused));
+    assert_eq!(a.len(), b.len(), "{before} / {paused}");
+    for (x, y) in a.iter().zip(&b) {
+        assert_ne!(x, y, "{before} / {paused}");
+    }
+}
+
+/// A program whose calls follow the iteration order of a set of strings (which follows the
+/// interpreter's hash seed) makes the same calls when it resumes in another runtime's
+/// interpreter.
+async fn set_order_replay(
+    make: impl Fn() -> Box<dyn Fn(Arc<MemoryStore>) -> Setup>,
+    program: &str,
+    words: usize,
+) {
+    let store = Arc::new(MemoryStore::new());
+    let first = make()(store.clone());
+    let handle = handle_of(&first.rt.execute(run_code(&first, program)).await);
+    assert_eq!(ran(&first).len(), words);
+    let second = make()(store);
+    let done = second.rt.resume(&handle, Approval::Approved).await.unwrap();
+    assert!(!done.is_error(), "{done:?}");
+    assert_eq!(ran(&second), counts(&[("write b.txt", 1)]));
+}
+
 /// A denial reaches the program as the call's failure, and the program goes on.
 async fn denied_on_resume(
     make: impl Fn() -> Box<dyn Fn(Arc<MemoryStore>) -> Setup>,
@@ -306,6 +358,33 @@ seen = ' '.join([
 await tools.read({'path': seen})
 await tools.write({'path': 'b.txt'})
 return seen
+"#;
+
+const PY_ENTROPY: &str = r#"
+import os, random, secrets, tempfile, uuid
+def draw():
+    fd, path = tempfile.mkstemp()
+    os.close(fd)
+    os.unlink(path)
+    return ' '.join([
+        str(uuid.uuid4()), secrets.token_hex(16), secrets.token_urlsafe(8), str(secrets.randbelow(10**12)),
+        os.urandom(12).hex(), repr(random.SystemRandom().random()),
+        repr(random.Random().random()), os.path.basename(path),
+    ])
+before = draw()
+await tools.read({'path': before})
+paused = draw()
+await tools.write({'path': paused})
+return [before, paused]
+"#;
+
+const PY_SET_ORDER: &str = r#"
+words = {'alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta', 'iota', 'kappa',
+         'lambda', 'mu', 'nu', 'xi', 'omicron', 'pi'}
+for word in words:
+    await tools.read({'path': word})
+await tools.write({'path': 'b.txt'})
+return 'done'
 "#;
 
 const PY_CATALOG: &str = r#"
@@ -468,6 +547,16 @@ mod python {
     async fn random_numbers_and_the_clock_read_the_same_on_replay() {
         random_and_clock_replay(make, PY_RANDOM).await;
     }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn random_bytes_uuids_and_secrets_read_the_same_on_replay() {
+        entropy_replay(make, PY_ENTROPY).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_sets_iteration_order_is_the_same_on_replay_in_another_interpreter() {
+        set_order_replay(make, PY_SET_ORDER, 16).await;
+    }
 }
 
 /// Restarts, for real: a child process (this test binary again, running [`restart_child`])
@@ -509,11 +598,25 @@ mod restart {
 
     fn program(language: &str) -> &'static str {
         if language == "python" {
-            PY_PROGRAM
+            PY_RESTART
         } else {
             TS_PROGRAM
         }
     }
+
+    /// [`PY_PROGRAM`]'s calls, with what differs between processes in their arguments: a
+    /// `uuid4` (the system's random source) in the journaled read's path, and the iteration
+    /// order of a set of strings (the interpreter's hash seed) in the write's, the call that
+    /// waits.
+    const PY_RESTART: &str = r#"
+import uuid
+key = str(uuid.uuid4())
+order = ','.join({'alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta', 'iota', 'kappa'})
+a = await tools.read({'path': 'a.txt ' + key})
+b = await tools.write({'path': 'b.txt ' + order})
+c = await tools.read({'path': 'c.txt'})
+return [a, b, c]
+"#;
 
     /// The child's side: run only by the tests below, in a process of its own.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -579,7 +682,12 @@ mod restart {
         child.kill().unwrap();
         let status = child.wait().unwrap();
         assert_eq!(status.signal(), Some(libc::SIGKILL), "{status}");
-        assert_eq!(lines(&effects(dir.path())), ["read a.txt"]);
+        // The read's path and the write's: `a.txt` and `b.txt`, and in Python a uuid and a
+        // set's order after them (the killed process's).
+        let before = lines(&effects(dir.path()));
+        assert_eq!(before.len(), 1, "{before:?}");
+        let read = before[0].strip_prefix("read ").unwrap().to_owned();
+        assert!(read.starts_with("a.txt"), "{read}");
 
         // A new process's runtime over the same file.
         let setup = over_sqlite(dir.path(), language);
@@ -587,15 +695,31 @@ mod restart {
             .unwrap()
             .parse()
             .unwrap();
+        let awaiting: Value =
+            serde_json::from_str(&handle.awaiting.clone().unwrap().arguments).unwrap();
+        let write = awaiting["path"].as_str().unwrap().to_owned();
+        assert!(write.starts_with("b.txt"), "{write}");
+        if language == "python" {
+            assert_eq!(read.len(), "a.txt ".len() + 36, "{read}");
+            assert_eq!(write.split(',').count(), 10, "{write}");
+        }
         let done = setup.rt.resume(&handle, Approval::Approved).await.unwrap();
         assert!(!done.is_error(), "{done:?}");
         assert_eq!(
             done.value().unwrap()["result"],
-            json!(["read:a.txt", "write:b.txt", "read:c.txt"])
+            json!([
+                format!("read:{read}"),
+                format!("write:{write}"),
+                "read:c.txt"
+            ])
         );
         assert_eq!(
             lines(&effects(dir.path())),
-            ["read a.txt", "write b.txt", "read c.txt"],
+            [
+                format!("read {read}"),
+                format!("write {write}"),
+                "read c.txt".to_owned()
+            ],
             "every body ran once in all"
         );
         let again = setup

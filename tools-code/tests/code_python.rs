@@ -897,3 +897,133 @@ async fn clock_readings_in_a_loop_reach_the_host_in_bounded_frames() {
     assert!(readings.windows(2).all(|w| w[0] <= w[1]));
     rt.assert_healthy().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replayable_run_gives_back_the_given_draws_then_live_ones() {
+    let rt = runtime();
+    let given = vec![vec![1, 2, 3, 4], vec![0xab; 16], vec![9; 5], vec![7; 5]];
+    let host = ReplayHost::with_entropy(1, &[], given);
+    let program = "import os, uuid
+a = os.urandom(4)
+b = uuid.uuid4()
+try:
+    os.urandom(-1)
+    negative = 'drew'
+except ValueError as error:
+    negative = str(error)
+c = os.urandom(3)
+d = os.urandom(5)
+big = os.urandom(200_000)
+await tools.echo({})
+return [a.hex(), str(b), negative, c.hex(), d.hex(), big[:8].hex(), big[-8:].hex(), os.urandom.__name__]";
+    let result = replayed(&rt, &host, program).await;
+    // The first two requests have the size of the first two draws: given back. The refused
+    // one draws nothing; the next asks for 3 bytes where the next draw holds 5: it and every
+    // later request draw live.
+    assert_eq!(result[0], json!("01020304"));
+    assert_eq!(result[1], json!("abababab-abab-4bab-abab-abababababab"));
+    assert_eq!(result[2], json!("negative argument not allowed"));
+    let c = result[3].as_str().unwrap();
+    let d = result[4].as_str().unwrap();
+    assert_eq!(c.len(), 6);
+    assert_eq!(d.len(), 10);
+    assert_ne!(
+        d, "0707070707",
+        "the replay of draws ended at the request of another size"
+    );
+    assert_eq!(result[7], json!("urandom"));
+    // Every draw, given back or live, reached the host in order, the large one whole (it
+    // travelled in pieces).
+    let draws = host.draws();
+    let hex = |bytes: &[u8]| bytes.iter().map(|b| format!("{b:02x}")).collect::<String>();
+    assert_eq!(
+        draws.len(),
+        5,
+        "{:?}",
+        draws.iter().map(Vec::len).collect::<Vec<_>>()
+    );
+    assert_eq!(draws[0], [1, 2, 3, 4]);
+    assert_eq!(draws[1], [0xab; 16]);
+    assert_eq!(hex(&draws[2]), c);
+    assert_eq!(hex(&draws[3]), d);
+    assert_eq!(draws[4].len(), 200_000);
+    assert_eq!(json!(hex(&draws[4][..8])), result[5]);
+    assert_eq!(json!(hex(&draws[4][200_000 - 8..])), result[6]);
+    rt.assert_healthy().await;
+}
+
+/// What draws on the system's random source reads the same when a run is given the draws of
+/// another: `uuid.uuid4`, `secrets`, `random.SystemRandom`, a `random.Random()` made without a
+/// seed, the module's generator seeded again without one, `tempfile`'s names.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_draws_on_the_system_random_source_reads_the_same_given_the_same_draws() {
+    let rt = runtime();
+    let program = "import os, random, secrets, tempfile, uuid
+fd, path = tempfile.mkstemp()
+os.close(fd)
+seen = [str(uuid.uuid4()), secrets.token_hex(8), secrets.token_urlsafe(8), secrets.randbelow(10**12),
+        random.SystemRandom().random(), random.Random().random(), os.getrandom(4).hex(), path]
+random.seed()
+seen.append(random.random())
+return seen";
+    let first_host = ReplayHost::new(1, &[]);
+    let first = replayed(&rt, &first_host, program).await;
+    let draws = first_host.draws();
+    assert!(draws.len() >= 8, "{draws:?}");
+    // Given the first run's draws, a run reads what the first read and draws the same.
+    let again_host = ReplayHost::with_entropy(1, &[], draws.clone());
+    assert_eq!(replayed(&rt, &again_host, program).await, first);
+    assert_eq!(again_host.draws(), draws);
+    // A spawned interpreter (which imports the modules itself) too.
+    let spawned = runtime().with_mode(PythonMode::SpawnPerRun);
+    let spawned_host = ReplayHost::with_entropy(1, &[], draws);
+    assert_eq!(replayed(&spawned, &spawned_host, program).await, first);
+    // Without them, every value is another.
+    let other = replayed(&rt, &ReplayHost::new(1, &[]), program).await;
+    for (i, (a, b)) in first
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(other.as_array().unwrap())
+        .enumerate()
+    {
+        assert_ne!(a, b, "value {i}");
+    }
+    // Without a replaying host nothing is patched.
+    let plain = ok(
+        &rt,
+        "import os, random\nreturn [type(os.urandom).__name__, random.Random.seed.__module__, random._urandom is os.urandom]",
+    )
+    .await;
+    assert_eq!(
+        plain.result,
+        Some(json!(["builtin_function_or_method", "random", true]))
+    );
+    rt.assert_healthy().await;
+}
+
+/// The interpreter runs isolated (no user site directory, no working directory on `sys.path`,
+/// no `site`, an empty environment) but with a fixed hash seed, so every process iterates a set
+/// of strings in the same order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_interpreter_hashes_strings_alike_and_stays_isolated() {
+    let program = "import os, sys
+return [sys.flags.no_user_site, getattr(sys.flags, 'safe_path', True), sys.flags.no_site, sys.flags.hash_randomization,
+        '' in sys.path, os.getcwd() in sys.path, sorted(k for k in os.environ if k != 'LC_CTYPE'), hash('alpha'),
+        list({'alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta'}), 'site' in sys.modules]";
+    let first = ok(&runtime(), program).await.result.unwrap();
+    assert_eq!(first[0], json!(1), "{first}");
+    assert_eq!(first[1], json!(true), "{first}");
+    assert_eq!(first[2], json!(1), "{first}");
+    assert_eq!(first[3], json!(0), "{first}");
+    assert_eq!(first[4], json!(false), "{first}");
+    assert_eq!(first[5], json!(false), "{first}");
+    assert_eq!(first[6], json!([]), "{first}");
+    assert_eq!(first[9], json!(false), "{first}");
+    // Another zygote, and an interpreter spawned for the run, hash and iterate alike.
+    assert_eq!(ok(&runtime(), program).await.result.unwrap(), first);
+    let spawned = runtime().with_mode(PythonMode::SpawnPerRun);
+    assert_eq!(ok(&spawned, program).await.result.unwrap(), first);
+    let unsandboxed = unsandboxed();
+    assert_eq!(ok(&unsandboxed, program).await.result.unwrap(), first);
+}

@@ -266,6 +266,81 @@ async fn a_flood_of_clock_readings_in_a_replayable_run_is_bounded() {
     assert!(readings * 8 > 4 * 1024 * 1024, "{}", failure.message);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_random_draws_in_a_replayable_run_is_bounded() {
+    let rt = PythonRuntime::new();
+    // Each draw is one the host keeps for the run's journal: small ones, and large ones that
+    // travel in pieces (each of which the child holds too while it sends it: more room).
+    for (program, memory, least) in [
+        ("import os\nwhile True:\n    os.urandom(16)", 4, 1000),
+        ("import os\nwhile True:\n    os.urandom(300_000)", 8, 2),
+    ] {
+        let limits = limits().with_memory_bytes(memory * 1024 * 1024);
+        let host = ReplayHost::new(1, &[]);
+        let run = rt.run(program, host.clone(), &limits, CancellationToken::new());
+        let failure = tokio::time::timeout(Duration::from_secs(60), run)
+            .await
+            .expect("the run did not end")
+            .unwrap_err();
+        assert_eq!(
+            failure.kind,
+            CodeFailureKind::Memory,
+            "{program}: {}",
+            failure.message
+        );
+        assert!(
+            failure.message.contains("drew too many random bytes"),
+            "{program}: {}",
+            failure.message
+        );
+        let draws = number_after(
+            &failure.message,
+            "log lines (24 bytes each; their text counts in max_output_bytes), ",
+        );
+        let drawn = number_after(&failure.message, "draws of random bytes (");
+        let reported = host.draws();
+        // The last draw may still have been on its way, in pieces.
+        assert!(
+            draws == reported.len() || draws == reported.len() + 1,
+            "{draws} / {}: {}",
+            reported.len(),
+            failure.message
+        );
+        assert!(draws >= least, "{}", failure.message);
+        assert!(
+            drawn + draws * 24 > memory * 1024 * 1024,
+            "{}",
+            failure.message
+        );
+        assert!(
+            drawn >= reported.iter().map(Vec::len).sum::<usize>(),
+            "{}",
+            failure.message
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn draws_of_random_bytes_that_are_not_hexadecimal_break_the_protocol() {
+    let rt = PythonRuntime::new();
+    let host = ReplayHost::new(1, &[]);
+    let program = format!(
+        "{FIND_BRIDGE}send('{{\"t\":\"entropy\",\"draws\":[\"0g\"]}}')\nawait asyncio.sleep(15)"
+    );
+    let run = rt.run(&program, host.clone(), &limits(), CancellationToken::new());
+    let failure = tokio::time::timeout(Duration::from_secs(60), run)
+        .await
+        .expect("the run did not end")
+        .unwrap_err();
+    assert_eq!(failure.kind, CodeFailureKind::Runtime, "{failure:?}");
+    assert!(
+        failure.message.contains("not hexadecimal"),
+        "{}",
+        failure.message
+    );
+    assert!(host.draws().is_empty());
+}
+
 // --- item 7: the ids of a program's calls ----------------------------------------------------
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -514,8 +589,9 @@ async fn a_forged_sandbox_refusal_is_the_programs_protocol_error() {
         ),
         (r#"{"t":"error","kind":"odd","message":"x"}"#, "\"odd\""),
         (r#"{"t":"hello"}"#, "hello"),
-        // Clock readings, in a run whose host does not replay runs.
+        // Clock readings and draws of random bytes, in a run whose host does not replay runs.
         (r#"{"t":"clock","ms":[1.5]}"#, "clock readings"),
+        (r#"{"t":"entropy","draws":["00"]}"#, "random bytes"),
     ] {
         let program = format!("{FIND_BRIDGE}send('{frame}')\nawait asyncio.sleep(15)");
         let failure = fail(&rt, &host, &program, &limits()).await;

@@ -110,9 +110,15 @@
 //!
 //! # How a run goes
 //!
-//! - The interpreter is `python3 -I -S` (isolated, no `site`), resolved once to the real
-//!   executable through `sys.executable`, so a version-manager shim is not paid on every run.
-//!   `TOOLS_PYTHON` or [`PythonRuntime::with_interpreter`] choose another interpreter.
+//! - The interpreter is `python3 -s -P -S` (no user site directory, no working directory on
+//!   `sys.path`, no `site`) in an environment that holds only `PYTHONHASHSEED=0`, which the
+//!   runner drops from `os.environ` as it starts, so a program sees an empty environment: that
+//!   is `-I` (isolated: `-E -P -s`) but for `-E`, which would ignore the fixed hash seed too (see
+//!   "A run its host may replay"). An interpreter older than 3.11 has no `-P`: the runner
+//!   removes the working directory from `sys.path` itself, before it imports anything. The
+//!   interpreter is resolved once to the real executable through `sys.executable`, so a
+//!   version-manager shim is not paid on every run. `TOOLS_PYTHON` or
+//!   [`PythonRuntime::with_interpreter`] choose another interpreter.
 //! - [`PythonMode::Zygote`] (the default) starts one interpreter that preloads the runner,
 //!   `asyncio`, and `random` and `datetime` (for a replayable run, see below), rehearses one
 //!   run of a fixed program (so what CPython builds lazily on first use is built once, there)
@@ -174,10 +180,11 @@
 //!     nothing the program could not say by failing. An error kind the runner never sends
 //!     (`internal`, anything unknown), a frame that does not parse, or a call id that is not an
 //!     integer from 0 to 2^64 - 1 is a protocol error.
-//!   - A `clock` frame (the readings of a replayable run, see "A run its host may replay") is
-//!     believed in a run whose host replays runs: a forged reading is given back only to the
-//!     same program when its run is replayed, which is what it could do itself. In any other
-//!     run it is a protocol error.
+//!   - A `clock` frame (the readings of a replayable run, see "A run its host may replay") and
+//!     an `entropy` frame (its draws of random bytes) are believed in a run whose host replays
+//!     runs: a forged reading or draw is given back only to the same program when its run is
+//!     replayed, which is what it could do itself. In any other run, or with a draw that is not
+//!     hexadecimal text, it is a protocol error.
 //!   - A protocol error ends the run as a [`CodeFailureKind::Runtime`] failure, "the program
 //!     broke the runner's protocol ...", which quotes at most what it names (an id, a kind),
 //!     never a message the program wrote.
@@ -196,8 +203,9 @@
 //!   replies the child has not read yet, the arguments of the calls still running (held by
 //!   the host's work on them), an entry per captured log line (an empty line uses
 //!   no output bytes, yet costs the host a line) and, in a replayable run, each clock reading
-//!   (kept for the run's journal). These are memory spent on the run's behalf, so together,
-//!   counted as the frames' bytes, 24 bytes a line and 8 a reading, they are held to the run's
+//!   and each draw of random bytes (kept for the run's journal). These are memory spent on the
+//!   run's behalf, so together, counted as the frames' bytes, 24 bytes a line, 8 a reading and
+//!   a draw's bytes and 24 more, they are held to the run's
 //!   `memory_bytes`: past it the run fails at once as [`CodeFailureKind::Memory`], saying how
 //!   much the host held of each. A program that starts calls and never lets its event loop read
 //!   (it never awaits, or busy-waits) is stopped there, not at the deadline. The host does not
@@ -231,7 +239,8 @@
 //! A run that can pause for approval is replayed from the start when it resumes (see
 //! `bridge.rs`), so what its program reads that differs between runs must read the same on
 //! replay. When the host's [`CodeHost::determinism`] is `Some`, the run request carries its
-//! seed and clock readings, and before the program starts the runner (`_replayable`):
+//! seed, clock readings and draws of random bytes, and before the program starts the runner
+//! (`_replayable`):
 //! - seeds the `random` module's own generator with the seed, so `random.random`, `randint`,
 //!   `randrange`, `choice`, `choices`, `sample`, `shuffle`, `uniform`, `gauss`, `getrandbits`,
 //!   `randbytes` and the rest of the module's functions give the same numbers in every run of
@@ -248,30 +257,64 @@
 //! - reports every reading, replayed or live, to [`CodeHost::clock_read`] in order: the
 //!   readings wait in the child and travel as one `clock` frame (milliseconds since the Unix
 //!   epoch) written just before the next frame of any kind, so the host has them before the
-//!   call that may pause the run, or on their own once 1,024 wait.
+//!   call that may pause the run, or on their own once 1,024 wait;
+//! - replaces the system's random source: `os.urandom` and `os.getrandom`, and the `random`
+//!   module's own binding of `os.urandom`, so `random.SystemRandom`, `secrets` (which draws through
+//!   it), `uuid.uuid4` (`os.urandom(16)`) and whatever else draws on them read the same.
+//!   `random.Random.seed` given no seed (a `random.Random()` made without one, as `tempfile` makes
+//!   for its names, and `random.seed()`) seeds from 32 bytes of the replaced `os.urandom`, where
+//!   CPython's C code would read the system's source itself. Each draw is the next of
+//!   [`Determinism::entropy`](crate::Determinism::entropy) while there is one (the draws of the run
+//!   replayed), then live. A draw is given back only to a request of its own size: the first
+//!   request of another size (the program draws differently than the run replayed: what it does
+//!   with those bytes may still not change its calls) ends the replay of draws, and it and every
+//!   later request draw live; a request the live source refuses (a negative size, a size past the
+//!   memory limit) raises as it did in the first run and ends nothing. Every draw, replayed or
+//!   live, goes to [`CodeHost::entropy_read`] in order, in `entropy` frames (hexadecimal text)
+//!   written just before the next frame of any kind, or on their own once 64 KiB or 1,024 draws
+//!   wait; a larger draw travels in pieces of 64 KiB, so no frame nears the frame limit (its slack
+//!   of 512 KiB holds one whatever the run's limits). A program that draws without end is stopped
+//!   by the run's `memory_bytes` (see "What a run makes the host hold"); a draw larger than the
+//!   child's own memory fails there, a `MemoryError`.
+//!
+//! The draws are kept in the run's journal, in the approval store, as they are: a token the
+//! program drew from `secrets` before a pause is as readable there as the arguments of the calls
+//! it passed it to (which the journal keeps too), and the resumed run gets the same token, which
+//! is the point. A program that must not leave a secret in the store draws it after every call
+//! that may pause, or not in a run that can pause.
 //!
 //! `random` and `datetime` are preloaded in the zygote, so the set-up costs about 25 µs of a
-//! replayable run and a reading about 1 µs more than the builtin. A run whose host gives
-//! `None` is not touched: nothing is replaced, no `clock` frame is sent.
+//! replayable run (the random source's part about 10 µs more), a reading about 1 µs more than
+//! the builtin, and a small draw about 1 µs more. A run whose host gives `None` is not
+//! touched: nothing is replaced, no `clock` or `entropy` frame is sent.
+//!
+//! The same in every process without being replayed: the iteration order of a `set` (or
+//! `frozenset`) of strings, bytes or dates, and whatever else follows the interpreter's hash seed
+//! (`hash()` of them, the order of a `dict` built from such a set). Every interpreter the runtime
+//! starts runs with the same fixed seed (`PYTHONHASHSEED=0`), so every process, a zygote started
+//! after a restart or on another machine included, iterates such a set in the same order, and the
+//! order is reproducible from run to run. The trade-off is hash flooding: the seed is public, so
+//! strings that collide can be chosen ahead, which a random seed prevents. What that opens is
+//! small: CPython hashes strings with SipHash and probes a table with every bit of the hash, so
+//! slowing a `dict` down takes many strings whose whole 64-bit hashes collide, each found by brute
+//! force (a known seed makes that possible, not cheap); integers hash to themselves whatever the
+//! seed, so a program could always flood its own tables with them; and what a program floods is
+//! its own run, bounded by its deadline and memory, or the zygote's compile of its text for the
+//! pre-run analysis, bounded by the text's size. Nothing the host keeps depends on the seed (the
+//! host's maps are Rust's, keyed apart).
 //!
 //! Not replayed, so a program whose calls depend on them diverges on replay
 //! (`CODE_RUN_DIVERGED`):
-//! - `os.urandom` and what draws on it: `secrets`, `random.SystemRandom`, `uuid.uuid4`, and a
-//!   generator the program makes itself without a seed (`random.Random()`, `tempfile`'s
-//!   names), or the module's generator after the program seeds it again without a seed.
-//!   They stay unpredictable on purpose: `secrets` keeps its guarantee, and a token is not
-//!   derived from a seed the host keeps in its store. A program that wants a replayable id
-//!   makes it from the module's functions (`uuid.UUID(int=random.getrandbits(128),
-//!   version=4)`).
 //! - the monotonic clocks (`time.monotonic`, `time.perf_counter`, `time.process_time`,
 //!   `time.thread_time`, the event loop's `loop.time()`): they measure durations, the event
 //!   loop's timers run on `time.monotonic`, and a reading replayed from another process or
 //!   machine followed by a live one would make them go backwards;
 //! - the wall clock read any other way (`time.clock_gettime`, the times of files);
-//! - the iteration order of a `set` (or `frozenset`) of strings or bytes, which follows the
-//!   interpreter's hash seed: every run forked by one zygote shares it, but a replay in
-//!   another zygote (another process, a restart) may iterate in another order (sort before
-//!   iterating when it decides the calls).
+//! - random bytes read any other way (`/dev/urandom` opened as a file, `ssl.RAND_bytes`), and a
+//!   generator the program seeds from something not replayed (a monotonic reading, `id()`);
+//! - addresses: `id()` and the default `hash()` of objects (and so the iteration order of a
+//!   `set` of objects without a `__hash__` of their own), which follow where the process
+//!   allocated them.
 //!
 //! # What a run costs
 //!
@@ -448,7 +491,7 @@ pub use self::sandbox::{
     TMP_INODES,
 };
 use super::output::Output;
-use super::{AnalyseFuture, PreparedProgram};
+use super::{AnalyseFuture, PreparedProgram, from_hex, to_hex};
 use super::{
     CallAnswer, CallReply, CodeFailure, CodeFailureKind, CodeHost, CodeLanguage, CodeLimits,
     CodeOutcome, CodeRunFuture, CodeRuntime,
@@ -945,6 +988,14 @@ enum ChildMessage {
     Clock {
         ms: Vec<f64>,
     },
+    /// Draws of random bytes of a replayable run, each as hexadecimal text, in the order the
+    /// program made them (sent before the frame that follows them). With `more`, the last one
+    /// goes on in the next `entropy` frame (a large draw travels in pieces).
+    Entropy {
+        draws: Vec<String>,
+        #[serde(default)]
+        more: bool,
+    },
     Done {
         #[serde(default)]
         result: Option<Value>,
@@ -1196,12 +1247,15 @@ async fn drive(
     if let Some(code) = code {
         start["code"] = Value::String(code);
     }
-    // A run its host may replay: the seed of `random` and the clock readings to give back.
+    // A run its host may replay: the seed of `random`, the clock readings and the draws of
+    // random bytes to give back.
     let replayable = match host.determinism() {
         Some(determinism) => {
+            let entropy: Vec<String> = determinism.entropy.iter().map(|d| to_hex(d)).collect();
             start["determinism"] = serde_json::json!({
                 "seed": determinism.seed,
                 "clock": determinism.clock,
+                "entropy": entropy,
             });
             true
         }
@@ -1218,6 +1272,8 @@ async fn drive(
     let mut inbox = Inbox::default();
     let mut output = Output::new(limits.max_output_bytes);
     let mut partial = String::new();
+    // The first pieces of a draw of random bytes whose rest is still to come.
+    let mut drawing: Option<Vec<u8>> = None;
     // Until the child's ready frame, only the runner writes to the socket.
     let mut ready = false;
 
@@ -1382,6 +1438,45 @@ async fn drive(
                         ChildMessage::Clock { .. } => Some(protocol_error(
                             &mut output,
                             "it reported clock readings, which the runner reports only in a run \
+                             its host replays",
+                        )),
+                        ChildMessage::Entropy { draws, more } if replayable => {
+                            let last = draws.len();
+                            let mut bad = false;
+                            for (i, text) in draws.iter().enumerate() {
+                                let Some(bytes) = from_hex(text) else {
+                                    bad = true;
+                                    break;
+                                };
+                                held.drawn = held.drawn.saturating_add(bytes.len());
+                                let draw = match drawing.take() {
+                                    Some(mut first) => {
+                                        first.extend_from_slice(&bytes);
+                                        first
+                                    }
+                                    None => {
+                                        held.draws += 1;
+                                        bytes
+                                    }
+                                };
+                                if more && i + 1 == last {
+                                    drawing = Some(draw);
+                                } else {
+                                    host.entropy_read(&draw);
+                                }
+                            }
+                            if bad {
+                                Some(protocol_error(
+                                    &mut output,
+                                    "it reported random bytes that are not hexadecimal text",
+                                ))
+                            } else {
+                                held.check(&outbox, &mut output)
+                            }
+                        }
+                        ChildMessage::Entropy { .. } => Some(protocol_error(
+                            &mut output,
+                            "it reported random bytes, which the runner reports only in a run \
                              its host replays",
                         )),
                         ChildMessage::Done { result } => {
@@ -1562,7 +1657,9 @@ impl Calls {
 /// - one `String` per captured log line (the lines' text counts in `max_output_bytes`, but an
 ///   empty line costs the host a line all the same);
 /// - in a replayable run, one `f64` per clock reading, which the host keeps for the run's
-///   journal (a program that reads the clock in a loop would otherwise grow it without end).
+///   journal (a program that reads the clock in a loop would otherwise grow it without end),
+///   and each draw of random bytes, its bytes and a `Vec` (24 bytes), kept for the same
+///   journal.
 ///
 /// Backpressure is no answer here: a child blocked writing a call while the host waits for it
 /// to read its replies is a deadlock that ends only at the deadline. The frame being read is
@@ -1575,6 +1672,10 @@ struct Held {
     lines: usize,
     /// Clock readings reported (a replayable run's).
     readings: usize,
+    /// Draws of random bytes reported (a replayable run's; one whose pieces are still coming
+    /// included), and their bytes.
+    draws: usize,
+    drawn: usize,
 }
 
 impl Held {
@@ -1584,6 +1685,8 @@ impl Held {
             args: 0,
             lines: 0,
             readings: 0,
+            draws: 0,
+            drawn: 0,
         }
     }
 
@@ -1606,23 +1709,32 @@ impl Held {
         let per_reading = std::mem::size_of::<f64>();
         let lines = self.lines.saturating_mul(per_line);
         let readings = self.readings.saturating_mul(per_reading);
+        let per_draw = std::mem::size_of::<Vec<u8>>();
+        let drawn = self
+            .draws
+            .saturating_mul(per_draw)
+            .saturating_add(self.drawn);
         let total = replies
             .saturating_add(self.args)
             .saturating_add(lines)
-            .saturating_add(readings);
+            .saturating_add(readings)
+            .saturating_add(drawn);
         if total <= self.limit {
             return None;
         }
-        let largest = replies.max(self.args).max(lines).max(readings);
+        let largest = replies.max(self.args).max(lines).max(readings).max(drawn);
         let advice = if replies == largest {
             "a program must read the replies of its calls (await them) as they come"
         } else if self.args == largest {
             "a program must let its calls end (await them) before it starts more"
         } else if lines == largest {
             "the program printed too many lines"
-        } else {
+        } else if readings == largest {
             "the program read the clock too often (a run that can pause for approval keeps \
              every reading for its replay)"
+        } else {
+            "the program drew too many random bytes (a run that can pause for approval keeps \
+             every draw for its replay)"
         };
         // Only a replayable run reports readings: other runs' messages do not mention them.
         let clock = if self.readings > 0 {
@@ -1633,11 +1745,20 @@ impl Held {
         } else {
             String::new()
         };
+        // Nor of draws.
+        let entropy = if self.draws > 0 {
+            format!(
+                ", {} draws of random bytes ({} bytes, and {per_draw} bytes each)",
+                self.draws, self.drawn
+            )
+        } else {
+            String::new()
+        };
         Some(format!(
             "the host held {total} bytes for this run, more than its memory limit \
              (memory_bytes = {}): {replies} bytes of tool replies the program has not read, {} \
              bytes of arguments of calls still running, {} log lines ({per_line} bytes each; \
-             their text counts in max_output_bytes){clock}; {advice}",
+             their text counts in max_output_bytes){clock}{entropy}; {advice}",
             self.limit, self.args, self.lines
         ))
     }

@@ -2,9 +2,10 @@
 //! socket (with file-descriptor passing), and the spawn-per-run process.
 //!
 //! Every child gets its private socket as file descriptor 3 (or, for a forked run, a descriptor
-//! the zygote receives with `SCM_RIGHTS`), an empty environment, `/` as its working directory
-//! and `/dev/null` as stdin, stdout and stderr. Where the run's memory is accounted (see
-//! `cgroup.rs`), each run child is made with a cgroup of its own: a forked one gets its
+//! the zygote receives with `SCM_RIGHTS`), an empty environment but `PYTHONHASHSEED=0` (which
+//! the runner drops from its environment as it starts, see [`Interpreter::command`]), `/` as
+//! its working directory and `/dev/null` as stdin, stdout and stderr. Where the run's memory is
+//! accounted (see `cgroup.rs`), each run child is made with a cgroup of its own: a forked one gets its
 //! `cgroup.procs` files with the fork request and joins as its first step, a spawned one joins
 //! between fork and exec.
 
@@ -28,7 +29,15 @@ use super::{CONTROL_TIMEOUT, READY_FRAME};
 #[derive(Debug, Clone)]
 pub(crate) struct Interpreter {
     path: PathBuf,
+    /// Whether it takes `-P` (CPython 3.11 and later): no potentially unsafe path (for `-c`,
+    /// the working directory) put first on `sys.path`.
+    safe_path: bool,
 }
+
+/// What the resolving interpreter prints: its real executable, then whether it has
+/// `sys.flags.safe_path` (`-P`).
+const RESOLVE: &str =
+    "import sys; print(sys.executable); print(int(hasattr(sys.flags, 'safe_path')))";
 
 impl Interpreter {
     /// Resolves `configured`, else `TOOLS_PYTHON`, else `python3`, to the real executable by
@@ -38,7 +47,7 @@ impl Interpreter {
             .or_else(|| std::env::var_os("TOOLS_PYTHON").map(PathBuf::from))
             .unwrap_or_else(|| PathBuf::from("python3"));
         let output = Command::new(&candidate)
-            .args(["-I", "-S", "-c", "import sys; print(sys.executable)"])
+            .args(["-I", "-S", "-c", RESOLVE])
             .stdin(Stdio::null())
             .stderr(Stdio::null())
             .kill_on_drop(true)
@@ -57,24 +66,38 @@ impl Interpreter {
                 output.status
             ));
         }
-        let printed = String::from_utf8_lossy(&output.stdout).trim().to_owned();
-        let path = if printed.is_empty() {
+        let printed = String::from_utf8_lossy(&output.stdout);
+        let (executable, safe_path) = match printed.trim_end().rsplit_once('\n') {
+            Some((executable, flag)) => (executable.trim(), flag.trim() == "1"),
+            None => (printed.trim(), false),
+        };
+        let path = if executable.is_empty() {
             candidate
         } else {
-            PathBuf::from(printed)
+            PathBuf::from(executable)
         };
-        Ok(Interpreter { path })
+        Ok(Interpreter { path, safe_path })
     }
 
     pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
-    /// `python -I -S -c RUNNER MODE CONFIG` with `fd` as descriptor 3 in a new process group
+    /// `python -s -P -S -c RUNNER MODE CONFIG` with `fd` as descriptor 3 in a new process group
     /// (`CONFIG` is the runner's settings as JSON: the sandbox's), joining the cgroups whose
     /// `cgroup.procs` are `join` before it execs (a failure to join fails the spawn when
     /// `strict`, and is ignored otherwise). A zygote started while the trace is on (see
     /// `trace.rs`) gets the trace file as its descriptor 4, and a last argument `trace` says so.
+    ///
+    /// Isolated as `-I` would, but for the hash seed: `-I` is `-E -P -s`, and `-E` (ignore
+    /// every `PYTHON*` variable) would ignore `PYTHONHASHSEED` too. So the environment is
+    /// cleared and holds only `PYTHONHASHSEED=0`: every interpreter hashes strings and bytes
+    /// alike, so the iteration order of a set of them is the same in every process, which the
+    /// replay of a paused run needs (see "A run its host may replay" in the module doc of
+    /// `python/mod.rs`). `-s`: no user site directory; `-P` (an interpreter older than 3.11
+    /// lacks it, and the runner drops the entry itself): no working directory on `sys.path`;
+    /// `-S`: no `site` at all. The runner removes `PYTHONHASHSEED` from its environment
+    /// before anything else, so a program sees none.
     fn command(
         &self,
         runner: &str,
@@ -90,12 +113,17 @@ impl Interpreter {
             None
         };
         let mut command = Command::new(&self.path);
-        command.args(["-I", "-S", "-c", runner, mode, config]);
+        command.args(["-s", "-S"]);
+        if self.safe_path {
+            command.arg("-P");
+        }
+        command.args(["-c", runner, mode, config]);
         if trace.is_some() {
             command.arg("trace");
         }
         command
             .env_clear()
+            .env("PYTHONHASHSEED", "0")
             .current_dir("/")
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -1,7 +1,10 @@
 # The Code Mode runner for the Python runtime.
 #
-# Started as `python3 -I -S -c <this file> MODE`, with a private socket on file descriptor 3
-# (a stream socket for MODE "run", a SOCK_SEQPACKET control socket for MODE "zygote"):
+# Started as `python3 -s -P -S -c <this file> MODE`, in an environment that holds only
+# PYTHONHASHSEED=0 (isolated like `-I`, but with a fixed hash seed, so every process iterates a
+# set of strings in the same order: the replay of a paused run needs it), with a private socket
+# on file descriptor 3 (a stream socket for MODE "run", a SOCK_SEQPACKET control socket for
+# MODE "zygote"):
 #
 #   MODE "run"     runs one program on fd 3 and exits (the spawn-per-run mode);
 #   MODE "zygote"  warms up (one dry run of the runner's own machinery, then `gc.freeze()` so
@@ -40,6 +43,13 @@
 #
 # Frames on every socket are a 4-byte big-endian length and that many bytes of UTF-8 JSON.
 # Nothing the program prints or writes reaches these sockets except through `log` frames.
+import sys
+
+# Before anything is imported: without `-P` (an interpreter older than 3.11), `-c` puts the
+# working directory first on sys.path.
+if not getattr(sys.flags, "safe_path", False) and sys.path[:1] == [""]:
+    del sys.path[0]
+
 import ast
 import asyncio
 import binascii
@@ -51,13 +61,13 @@ import json
 import json.encoder
 import marshal
 import math
+import operator
 import os
 import resource
 import select
 import signal
 import socket
 import struct
-import sys
 import threading
 import time
 
@@ -167,6 +177,10 @@ class Channel:
         # The clock readings of a replayable run not sent yet (see `_replayable`); None in a
         # run that does not report them.
         self.readings = None
+        # The draws of random bytes of a replayable run not sent yet, and how many bytes they
+        # hold (see `_replayable`); None in a run that does not report them.
+        self.draws = None
+        self.drawn = 0
 
     def send_text(self, text):
         body = text.encode("utf-8", "replace")
@@ -175,6 +189,9 @@ class Channel:
             if self.readings:
                 # The readings made before this frame reach the host before it.
                 frame = self.readings_frame() + frame
+            if self.draws:
+                # So do the draws.
+                self.send_draws()
             self.sendall(frame)
 
     def readings_frame(self):
@@ -184,6 +201,46 @@ class Channel:
         body = ('{"t":"clock","ms":[%s]}' % ",".join(_map(_float_repr, readings))).encode("ascii")
         readings.clear()
         return self.pack(_len(body)) + body
+
+    def send_draws(self):
+        """Writes the `entropy` frames of the draws not sent yet, which it empties; called with
+        the lock held. A frame carries at most _DRAWN_PER_FRAME bytes drawn (twice as many
+        characters of hexadecimal text, far below the frame limit); a draw larger than what is
+        left of a frame goes on in the next (`"more": true`), so a draw of any size travels in
+        frames of a bounded size, each made just before it is written."""
+        draws = self.draws
+        room = _DRAWN_PER_FRAME
+        pieces = []
+        for data in draws:
+            n = _len(data)
+            start = 0
+            while True:
+                end = start + room if n - start > room else n
+                if end - start == n:
+                    pieces.append(_hex(data))
+                else:
+                    # A piece of a large draw, without copying it first.
+                    pieces.append(_memoryview_hex(_memoryview(data)[start:end]))
+                room -= end - start
+                start = end
+                if start == n:
+                    break
+                self.entropy_frame(pieces, True)
+                pieces = []
+                room = _DRAWN_PER_FRAME
+            if room == 0:
+                self.entropy_frame(pieces, False)
+                pieces = []
+                room = _DRAWN_PER_FRAME
+        if pieces:
+            self.entropy_frame(pieces, False)
+        draws.clear()
+        self.drawn = 0
+
+    def entropy_frame(self, pieces, more):
+        text = '{"t":"entropy","draws":["%s"],"more":%s}' % ('","'.join(pieces), "true" if more else "false")
+        body = text.encode("ascii")
+        self.sendall(self.pack(_len(body)) + body)
 
     def ready(self):
         """Says the sandbox is in place; sent once, before the program is read. The host believes
@@ -745,8 +802,14 @@ def _rehearse(loop, interrupted=lambda: False):
 # microseconds, sent as milliseconds since the epoch: a float that any parse within one unit
 # in the last place gives back the same microseconds, and every value the program sees
 # (`time.time()`, `time.time_ns()`, a `datetime`) is computed from those microseconds in
-# both runs alike. Not replayed (the module doc of `python/mod.rs` says why): `os.urandom`
-# and what draws on it, generators the program makes itself, the monotonic clocks.
+# both runs alike. The system's random source is replayed the same way: `os.urandom` and
+# `os.getrandom` (and with them `random.SystemRandom`, `secrets`, `uuid.uuid4`, and the seed
+# of a generator made or seeded again without a seed, which the `random` module's C code would
+# draw from the system itself) give back the draws of the run replayed first, in order, each
+# to a request of its own size, then draw live; every draw goes to the host in `entropy`
+# frames written just before the next frame of any kind, or on their own once
+# _DRAWN_PER_FRAME bytes or _READINGS_PER_FRAME draws wait. Not replayed (the module doc of
+# `python/mod.rs` says why): the monotonic clocks.
 
 # The real clock, bound before any program runs.
 _time_ns = time.time_ns
@@ -761,16 +824,29 @@ _issubclass = issubclass
 # The most readings one `clock` frame carries: a program that reads the clock in a loop sends
 # them as it goes, in frames far below the frame limit.
 _READINGS_PER_FRAME = 1024
+# The most bytes drawn one `entropy` frame carries (128 KiB of hexadecimal text, within the
+# frame limit's slack whatever the run's limits).
+_DRAWN_PER_FRAME = 64 * 1024
+# The real random source, bound before any program runs.
+_urandom = os.urandom
+_getrandom = getattr(os, "getrandom", None)
+_hex = bytes.hex
+_memoryview = memoryview
+_memoryview_hex = memoryview.hex
+_fromhex = bytes.fromhex
+_from_bytes = int.from_bytes
+_index = operator.index
 
 
-def _replayable(channel, seed, clock):
+def _replayable(channel, seed, clock, entropy):
     """Makes this run replayable, before its program starts: seeds the `random` module's
     generator with `seed`, and replaces `time.time`, `time.time_ns`, `time.localtime`,
     `time.gmtime`, `time.ctime`, `time.asctime`, `time.strftime` (those that read the clock when
     given no time) and `datetime.datetime` (a subclass whose `now` and `utcnow` read that clock;
     `date.today` and `datetime.today` call `time.time` themselves) with functions that answer
     from `clock` (milliseconds since the epoch) first, then from the live clock, and report
-    every reading on `channel`. Both modules are preloaded in the zygote."""
+    every reading on `channel`; replaces the system's random source (`_replayable_entropy`)
+    the same way with the draws of `entropy`. Both modules are preloaded in the zygote."""
     import datetime as datetime_module
     import random
 
@@ -780,6 +856,7 @@ def _replayable(channel, seed, clock):
     lock = channel.lock
     pending = channel.readings = []
     at = [0]
+    _replayable_entropy(channel, random, entropy)
 
     def micros():
         """The next reading, in whole microseconds since the epoch."""
@@ -878,6 +955,74 @@ def _replayable(channel, seed, clock):
     datetime_module.datetime = replaced
 
 
+def _replayable_entropy(channel, random, entropy):
+    """Replaces `os.urandom` and `os.getrandom` (and the `random` module's own binding of
+    `os.urandom`, which `SystemRandom` and through it `secrets` draw from) with functions that
+    give back the draws of `entropy` (hexadecimal texts) in order, each to a request of its own
+    size, then draw live, and report every draw on `channel`. A request of another size than
+    the next draw's ends the replay of draws: it and every later one draw live (a request the
+    live source refuses, a negative size or one past memory, raises as it did and ends
+    nothing). `random.Random.seed` given no seed (so a `Random()` made without one, which
+    `tempfile` makes for its names, and `random.seed()`) seeds from 32 bytes of the replaced
+    `os.urandom` instead of the system source the C code would read itself."""
+    given = [_fromhex(text) for text in entropy]
+    count = _len(given)
+    lock = channel.lock
+    pending = channel.draws = []
+    at = [0]
+
+    def draw(size, live, flags):
+        size = _index(size)
+        if size < 0:
+            raise ValueError("negative argument not allowed")
+        with lock:
+            i = at[0]
+            data = given[i] if i < count else None
+            if data is not None and _len(data) == size:
+                given[i] = None
+                at[0] = i + 1
+            else:
+                data = live(size) if flags is None else live(size, flags)
+                at[0] = count
+            pending.append(data)
+            channel.drawn += _len(data)
+            if channel.drawn >= _DRAWN_PER_FRAME or _len(pending) >= _READINGS_PER_FRAME:
+                channel.send_draws()
+        return data
+
+    def urandom(size, /):
+        return draw(size, _urandom, None)
+
+    replacements = [("urandom", urandom)]
+    if _getrandom is not None:
+
+        def getrandom(size, flags=0):
+            return draw(size, _getrandom, flags)
+
+        replacements.append(("getrandom", getrandom))
+    for name, replacement in replacements:
+        replacement.__name__ = replacement.__qualname__ = name
+        replacement.__module__ = os.__name__
+        replacement.__doc__ = getattr(os, name).__doc__
+        setattr(os, name, replacement)
+    random._urandom = urandom
+
+    real_seed = random.Random.seed
+
+    def seed(self, a=None, version=2):
+        if a is None:
+            a = _from_bytes(urandom(32), "big")
+        real_seed(self, a, version)
+
+    seed.__name__ = real_seed.__name__
+    seed.__qualname__ = real_seed.__qualname__
+    seed.__module__ = real_seed.__module__
+    seed.__doc__ = real_seed.__doc__
+    random.Random.seed = seed
+    # The module's `seed` is the method of its generator bound when the module was imported.
+    random.seed = random._inst.seed
+
+
 def run_program(run, request):
     program = request["program"]
     names = request["tools"]
@@ -929,7 +1074,8 @@ def run_program(run, request):
     _trace(b"compiled")
     determinism = request.get("determinism")
     if determinism is not None:
-        _replayable(channel, determinism["seed"], determinism["clock"])
+        entropy = determinism.get("entropy", ())
+        _replayable(channel, determinism["seed"], determinism["clock"], entropy)
     namespace = {
         "__name__": "__code__",
         "__builtins__": builtins,
@@ -2322,6 +2468,8 @@ _TRACE_KEEP = ()
 
 def main():
     global _TRACE_FD, _TRACE_KEEP
+    # The hash seed was read when the interpreter started; a program sees an empty environment.
+    os.environ.pop("PYTHONHASHSEED", None)
     if len(sys.argv) > 3 and sys.argv[3] == "trace":
         _TRACE_FD = 4
         _TRACE_KEEP = (4,)

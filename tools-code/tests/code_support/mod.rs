@@ -157,29 +157,42 @@ pub async fn eventually_gone(pid: u32) -> bool {
     false
 }
 
-/// A host that replays runs ([`CodeHost::determinism`]): it gives the program `seed` and
-/// `clock`, keeps every clock reading the program reports, and notes at each call how many it
-/// had then. One tool, `echo`, answers its arguments at once.
+/// A host that replays runs ([`CodeHost::determinism`]): it gives the program `seed`, `clock`
+/// and `entropy`, keeps every clock reading and draw of random bytes the program reports, and
+/// notes at each call how many readings it had then. One tool, `echo`, answers its arguments
+/// at once.
 pub struct ReplayHost {
     pub seed: u64,
     pub clock: Vec<f64>,
+    pub entropy: Vec<Vec<u8>>,
     pub readings: Mutex<Vec<f64>>,
+    pub draws: Mutex<Vec<Vec<u8>>>,
     /// How many readings had been reported when each call reached the host.
     pub at_calls: Mutex<Vec<usize>>,
 }
 
 impl ReplayHost {
     pub fn new(seed: u64, clock: &[f64]) -> Arc<Self> {
+        Self::with_entropy(seed, clock, Vec::new())
+    }
+
+    pub fn with_entropy(seed: u64, clock: &[f64], entropy: Vec<Vec<u8>>) -> Arc<Self> {
         Arc::new(ReplayHost {
             seed,
             clock: clock.to_vec(),
+            entropy,
             readings: Mutex::new(Vec::new()),
+            draws: Mutex::new(Vec::new()),
             at_calls: Mutex::new(Vec::new()),
         })
     }
 
     pub fn readings(&self) -> Vec<f64> {
         self.readings.lock().unwrap().clone()
+    }
+
+    pub fn draws(&self) -> Vec<Vec<u8>> {
+        self.draws.lock().unwrap().clone()
     }
 
     pub fn at_calls(&self) -> Vec<usize> {
@@ -202,10 +215,15 @@ impl CodeHost for ReplayHost {
         Some(Determinism {
             seed: self.seed,
             clock: self.clock.clone(),
+            entropy: self.entropy.clone(),
         })
     }
 
     fn clock_read(&self, ms: f64) {
         self.readings.lock().unwrap().push(ms);
+    }
+
+    fn entropy_read(&self, bytes: &[u8]) {
+        self.draws.lock().unwrap().push(bytes.to_vec());
     }
 }

@@ -83,7 +83,9 @@ fn seconds(fields: &std::collections::HashMap<String, String>, key: &str) -> f64
 
 /// The span carries the scope's presentation mode and how long each phase took: the wait on
 /// the approval service inside admission, the body inside dispatch; a call refused before its
-/// body has no dispatch phase. `execute_batch` records the same.
+/// body has no dispatch phase. `execute_batch` records the same. The span declares at most 18
+/// fields: past that the OpenTelemetry layer's allocation for them leaves glibc's thread
+/// cache, and each traced call costs about a microsecond more (see `Run::enter`).
 #[test]
 fn a_calls_span_carries_its_presentation_mode_and_the_duration_of_each_phase() {
     let recorder = Recorder::default();
@@ -152,6 +154,8 @@ fn a_calls_span_carries_its_presentation_mode_and_the_duration_of_each_phase() {
             .map(|(_, span)| (span.fields["gen_ai.tool.call.id"].clone(), span.fields))
             .collect();
     assert_eq!(calls.len(), 5, "{calls:?}");
+    let declared = recorder.named("execute_tool")[0].1.declared;
+    assert!(declared <= 18, "the span declares {declared} fields");
     for (id, mode) in [
         ("plain", "native"),
         ("asked", "both"),
@@ -177,15 +181,8 @@ fn a_calls_span_carries_its_presentation_mode_and_the_duration_of_each_phase() {
         }
         if id.starts_with("asked") {
             // The approval service takes 20 ms: inside admission.
-            let waited = seconds(fields, "agent_tools.approval.duration");
-            assert!(waited >= 0.02, "{id}: {fields:?}");
             assert!(
-                seconds(fields, "agent_tools.admit.duration") >= waited,
-                "{fields:?}"
-            );
-        } else {
-            assert!(
-                !fields.contains_key("agent_tools.approval.duration"),
+                seconds(fields, "agent_tools.admit.duration") >= 0.02,
                 "{fields:?}"
             );
         }

@@ -79,8 +79,11 @@ impl Run {
     async fn paused_with(&self, reason: Option<String>, run: Option<RunPause>) -> Draft {
         match self.write_pending(reason.clone(), run).await {
             Ok(record) => {
-                self.span
-                    .record("agent_tools.pending_id", record.id.as_str());
+                tracing::info!(
+                    parent: &self.span,
+                    agent_tools.pending_id = record.id.as_str(),
+                    "the call waits for a decision"
+                );
                 Draft::Paused(Box::new(Pending {
                     handle: Some(record.handle()),
                     reason,
@@ -278,8 +281,11 @@ impl ToolRuntime {
             }
             _ => run.resumed = Some(decision),
         }
-        run.span
-            .record("agent_tools.pending_id", record.id.as_str());
+        tracing::info!(
+            parent: &run.span,
+            agent_tools.pending_id = record.id.as_str(),
+            "the call resumes with a decision"
+        );
         let result = if run.span.is_disabled() {
             run.run().await
         } else {

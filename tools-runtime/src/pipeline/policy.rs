@@ -20,7 +20,7 @@ use std::panic::AssertUnwindSafe;
 
 use futures::FutureExt;
 
-use super::{Draft, PhaseClock, Run};
+use super::{Draft, Run};
 use crate::base::context::ToolRunContext;
 use crate::base::definition::ToolDefinition;
 use crate::base::error::{ExecutionError, PanicSite};
@@ -145,16 +145,12 @@ impl Run {
                     return Err(self.aborted_before_dispatch());
                 }
                 let asked = reason.clone();
-                let mut wait = PhaseClock::start(&self.span);
                 let answer = match std::panic::catch_unwind(AssertUnwindSafe(|| {
                     service.request(exec.clone(), asked)
                 })) {
                     Ok(fut) => AssertUnwindSafe(fut).catch_unwind().await,
                     Err(p) => Err(p),
                 };
-                if let Some(waited) = wait.lap() {
-                    self.span.record("agent_tools.approval.duration", waited);
-                }
                 match answer {
                     Ok(Approval::Deferred { reason: why }) => {
                         self.record_policy("deferred");

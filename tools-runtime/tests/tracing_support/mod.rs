@@ -12,6 +12,8 @@ pub struct SpanInfo {
     pub name: String,
     pub fields: HashMap<String, String>,
     pub parent: Option<u64>,
+    /// How many fields the span's metadata declares.
+    pub declared: usize,
 }
 
 /// Records every span with its fields and its parent (explicit, or the span entered on this
@@ -62,6 +64,7 @@ impl tracing::Subscriber for Recorder {
                 name: attrs.metadata().name().to_owned(),
                 fields,
                 parent,
+                declared: attrs.metadata().fields().len(),
             },
         );
         tracing::span::Id::from_u64(id)

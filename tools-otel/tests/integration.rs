@@ -87,7 +87,7 @@ fn a_run_code_call_reaches_an_otlp_receiver_as_one_tree_with_the_genai_attribute
             .parse()
             .unwrap_or_else(|_| panic!("{key} = {}", attrs[key]))
     };
-    for phase in ["admit", "dispatch", "conclude"] {
+    for phase in ["admit", "dispatch"] {
         assert!(secs(&format!("agent_tools.{phase}.duration")) >= 0.0);
     }
     assert!(outer.parent_span_id.is_empty(), "the outer call is a root");
@@ -330,7 +330,7 @@ fn a_calls_span_reaches_the_exporter_with_every_attribute_its_value_and_its_type
     assert_eq!(direct.status, Status::Unset);
     assert_eq!(direct.parent_span_id, opentelemetry::trace::SpanId::INVALID);
     let mut attrs = attributes(direct);
-    take_durations(&mut attrs, &["admit", "dispatch", "conclude"]);
+    take_durations(&mut attrs, &["admit", "dispatch"]);
     let token = number(&attrs, "agent_tools.token");
     let done = [
         ("gen_ai.tool.description", "Says it back."),
@@ -349,7 +349,7 @@ fn a_calls_span_reaches_the_exporter_with_every_attribute_its_value_and_its_type
     assert_eq!(nested.name, "execute_tool echo");
     assert_eq!(nested.status, Status::Unset);
     let mut attrs = attributes(nested);
-    take_durations(&mut attrs, &["admit", "dispatch", "conclude"]);
+    take_durations(&mut attrs, &["admit", "dispatch"]);
     let nested_token = number(&attrs, "agent_tools.token");
     assert_ne!(nested_token, token);
     let scope = number(&attrs, "agent_tools.agent_scope");
@@ -366,7 +366,7 @@ fn a_calls_span_reaches_the_exporter_with_every_attribute_its_value_and_its_type
     assert_eq!(missing.name, "execute_tool nope");
     assert_eq!(missing.status, Status::error(""));
     let mut attrs = attributes(missing);
-    take_durations(&mut attrs, &["admit", "conclude"]);
+    take_durations(&mut attrs, &["admit"]);
     let missing_token = number(&attrs, "agent_tools.token");
     let more = [
         ("agent_tools.token", missing_token.as_str()),

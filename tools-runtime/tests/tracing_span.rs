@@ -83,9 +83,9 @@ fn seconds(fields: &std::collections::HashMap<String, String>, key: &str) -> f64
 
 /// The span carries the scope's presentation mode and how long each phase took: the wait on
 /// the approval service inside admission, the body inside dispatch; a call refused before its
-/// body has no dispatch phase. `execute_batch` records the same. The span declares at most 18
-/// fields: past that the OpenTelemetry layer's allocation for them leaves glibc's thread
-/// cache, and each traced call costs about a microsecond more (see `Run::enter`).
+/// body has no dispatch phase. `execute_batch` records the same. The span declares at most 17
+/// fields: from 18 on, the OpenTelemetry layer's allocation for them is a large chunk for
+/// glibc's malloc, and each traced call costs about 0.4 us more (see `Run::enter`).
 #[test]
 fn a_calls_span_carries_its_presentation_mode_and_the_duration_of_each_phase() {
     let recorder = Recorder::default();
@@ -155,7 +155,7 @@ fn a_calls_span_carries_its_presentation_mode_and_the_duration_of_each_phase() {
             .collect();
     assert_eq!(calls.len(), 5, "{calls:?}");
     let declared = recorder.named("execute_tool")[0].1.declared;
-    assert!(declared <= 18, "the span declares {declared} fields");
+    assert!(declared <= 17, "the span declares {declared} fields");
     for (id, mode) in [
         ("plain", "native"),
         ("asked", "both"),
@@ -166,7 +166,6 @@ fn a_calls_span_carries_its_presentation_mode_and_the_duration_of_each_phase() {
         let fields = &calls[id];
         assert_eq!(fields["agent_tools.presentation_mode"], mode, "{id}");
         seconds(fields, "agent_tools.admit.duration");
-        seconds(fields, "agent_tools.conclude.duration");
         if id == "invalid" {
             assert!(
                 !fields.contains_key("agent_tools.dispatch.duration"),

@@ -14,11 +14,7 @@ use crate::base::runtime::PostListener;
 
 impl Run {
     /// Post-execute decisions, the cancellation override, `finalize_content`, observers.
-    pub(crate) async fn conclude(
-        self,
-        mut draft: Draft,
-        mut clock: PhaseClock,
-    ) -> ToolExecutionResult {
+    pub(crate) async fn conclude(self, mut draft: Draft, clock: PhaseClock) -> ToolExecutionResult {
         let exec = &self.exec;
         // The tool's deferred contexts come first; a block drops them.
         let mut contexts = exec.take_deferred();
@@ -152,12 +148,11 @@ impl Run {
                 );
             }
         }
-        // The outcome and the phases' durations, in one record. (A disabled span is skipped
-        // here: `tracing` would look each field up by name before finding it disabled.)
-        if self.span.is_disabled() {
+        // The outcome and the phases' durations, in one record, for a span that is recorded
+        // (`tracing` would look each field up by name before finding nobody records it).
+        if !clock.timed() {
             return result;
         }
-        let conclude = clock.lap();
         let (admit, dispatch) = (clock.admit, clock.dispatch);
         match &result.outcome {
             ToolOutcome::Success { .. } => tracing::record_all!(
@@ -165,7 +160,6 @@ impl Run {
                 agent_tools.outcome = "ok",
                 agent_tools.admit.duration = admit,
                 agent_tools.dispatch.duration = dispatch,
-                agent_tools.conclude.duration = conclude,
             ),
             ToolOutcome::Failure { error } => {
                 let code = error_code(error);
@@ -176,7 +170,6 @@ impl Run {
                     otel.status_code = "ERROR",
                     agent_tools.admit.duration = admit,
                     agent_tools.dispatch.duration = dispatch,
-                    agent_tools.conclude.duration = conclude,
                 );
             }
         }

@@ -125,31 +125,46 @@ impl ToolRuntime {
             let span = run.span.clone();
             super::in_span::InSpan::new(span, async move {
                 let mut clock = super::PhaseClock::start(&run.span);
-                let draft = match mode {
-                    ExecutionMode::Parallel => match run.admit_timed(&mut clock).await {
-                        Err(failure) => {
-                            // Refused: the next call's turn comes now.
-                            drop(turn);
-                            failure
+                // `Run::run`'s steps, in the batch's order.
+                let running = &run;
+                let dispatched = |mut clock: super::PhaseClock, def| async move {
+                    clock.restart();
+                    let mut draft = running.dispatch(&def).await;
+                    if let Some(pause) = running.paused_program() {
+                        draft = running.pause_run(pause).await;
+                    }
+                    running.dispatched(&mut clock);
+                    (draft, clock)
+                };
+                let (draft, clock) = match mode {
+                    ExecutionMode::Parallel => {
+                        let admitted = run.admit().await;
+                        run.admitted(&admitted, &mut clock);
+                        match admitted {
+                            Err(failure) => {
+                                // Refused: the next call's turn comes now.
+                                drop(turn);
+                                (failure, clock)
+                            }
+                            Ok(def) => {
+                                let _slot = turn.enter(ExecutionMode::Parallel).await;
+                                dispatched(clock, def).await
+                            }
                         }
-                        Ok(def) => {
-                            let _slot = turn.enter(ExecutionMode::Parallel).await;
-                            clock.restart();
-                            run.dispatch_timed(&def, &mut clock).await
-                        }
-                    },
+                    }
                     ExecutionMode::Exclusive => {
                         // Waits for the pool to drain, then runs alone; later calls wait.
                         let _slot = turn.enter(ExecutionMode::Exclusive).await;
                         clock.restart();
-                        match run.admit_timed(&mut clock).await {
-                            Ok(def) => run.dispatch_timed(&def, &mut clock).await,
-                            Err(failure) => failure,
+                        let admitted = run.admit().await;
+                        run.admitted(&admitted, &mut clock);
+                        match admitted {
+                            Ok(def) => dispatched(clock, def).await,
+                            Err(failure) => (failure, clock),
                         }
                     }
                 };
                 let _conclusion = concluding.enter(seq, ExecutionMode::Exclusive).await;
-                clock.restart();
                 run.conclude(draft, clock).await
             })
             .await

@@ -40,7 +40,7 @@ fn gate() -> bool {
 }
 
 const SIZES: [u64; 3] = [0, 10, 100];
-const SAMPLES: usize = 41;
+const SAMPLES: usize = 101;
 
 fn program(n: u64) -> String {
     format!(
@@ -118,25 +118,29 @@ fn main() {
         .unwrap();
     let fresh = setup(false);
     let paused = setup(true);
-    let mut rows = Vec::new();
-    for n in SIZES {
-        let code = program(n);
-        let (mut f, mut r) = (Vec::new(), Vec::new());
-        tokio.block_on(async {
-            // Warm both paths.
+    // Every size in every round, so that a slow stretch of the machine weighs on all of them
+    // alike (the per-call figures are slopes between sizes).
+    let codes: Vec<String> = SIZES.iter().map(|n| program(*n)).collect();
+    let mut times: Vec<(Vec<Duration>, Vec<Duration>)> =
+        vec![(Vec::new(), Vec::new()); SIZES.len()];
+    tokio.block_on(async {
+        // Warm both paths.
+        for code in &codes {
             for _ in 0..5 {
-                let _ = fresh.rt.execute(call(&code)).await;
+                let _ = fresh.rt.execute(call(code)).await;
             }
-            for i in 0..SAMPLES + 5 {
-                // Interleaved: one fresh run, one pause (untimed), one resume.
+        }
+        for i in 0..SAMPLES + 5 {
+            for ((n, code), (f, r)) in SIZES.iter().zip(&codes).zip(times.iter_mut()) {
+                // One fresh run, one pause (untimed), one resume.
                 let start = Instant::now();
-                let done = fresh.rt.execute(call(&code)).await;
+                let done = fresh.rt.execute(call(code)).await;
                 let fresh_time = start.elapsed();
                 assert_eq!(
                     done.value().unwrap()["result"],
                     json!(n * n.saturating_sub(1) / 2)
                 );
-                let pending = paused.rt.execute(call(&code)).await;
+                let pending = paused.rt.execute(call(code)).await;
                 let handle = pending.pending.unwrap().handle().unwrap().clone();
                 let start = Instant::now();
                 let resumed = paused.rt.resume(&handle, Approval::Approved).await.unwrap();
@@ -150,9 +154,13 @@ fn main() {
                     r.push(resume_time);
                 }
             }
-        });
-        rows.push((n, median(f), median(r)));
-    }
+        }
+    });
+    let rows: Vec<(u64, Duration, Duration)> = SIZES
+        .iter()
+        .zip(times)
+        .map(|(n, (f, r))| (*n, median(f), median(r)))
+        .collect();
     println!(
         "\nresume of a paused run_code against the same program fresh (TypeScript, medians of {SAMPLES}):"
     );

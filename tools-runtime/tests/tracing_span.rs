@@ -188,6 +188,63 @@ fn a_calls_span_carries_its_presentation_mode_and_the_duration_of_each_phase() {
     }
 }
 
+/// A call that pauses for a person records `APPROVAL_PENDING` and an event with the pending
+/// call's id on its span; the resumed call's span has an event with the same id, and the
+/// outcome of the resumed call.
+#[test]
+fn a_paused_call_and_its_resume_carry_the_pending_id_as_events() {
+    use tools_runtime::approvals::{ApprovalKey, DurableApprovals, MemoryStore};
+    use tools_runtime::hooks::{Approval, PreDecision};
+    let recorder = Recorder::default();
+    let _guard = tracing::subscriber::set_default(recorder.clone());
+    let rt = ToolRuntime::builder()
+        .durable_approvals(DurableApprovals::new(
+            MemoryStore::new(),
+            ApprovalKey::new([5u8; 32]).unwrap(),
+        ))
+        .build()
+        .unwrap();
+    let plugin = rt.scope();
+    let _t = plugin.register(tool("gated")).unwrap();
+    let _ask = plugin
+        .on_pre_execute(|_exec, _decision| PreDecision::ask("a person looks"))
+        .unwrap();
+    let _later = plugin
+        .set_approval(|_exec, _reason| async { Approval::later() })
+        .unwrap();
+    let agent = rt.agent_scope_named("reviewed").unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let id = runtime.block_on(async {
+        let paused = rt
+            .execute(ToolCall::new("p-1", "gated", json!({})).with_agent(agent.key()))
+            .await;
+        assert_eq!(paused.code(), Some(codes::APPROVAL_PENDING), "{paused:?}");
+        let handle = paused.pending.unwrap().handle().unwrap().clone();
+        let done = rt.resume(&handle, Approval::Approved).await.unwrap();
+        assert!(!done.is_error(), "{done:?}");
+        handle.id.clone()
+    });
+    let spans = recorder.named("execute_tool");
+    assert_eq!(spans.len(), 2, "{spans:?}");
+    let outcomes: Vec<&str> = spans
+        .iter()
+        .map(|(_, span)| span.fields["agent_tools.outcome"].as_str())
+        .collect();
+    assert_eq!(outcomes, [codes::APPROVAL_PENDING, "ok"]);
+    let events = recorder.events.lock().unwrap();
+    let with_id: Vec<&std::collections::HashMap<String, String>> = events
+        .iter()
+        .filter(|e| e.get("agent_tools.pending_id") == Some(&id))
+        .collect();
+    assert_eq!(with_id.len(), 2, "{events:?}");
+    for (event, (span, _)) in with_id.iter().zip(&spans) {
+        assert_eq!(event.get("span"), Some(&span.to_string()), "{event:?}");
+    }
+}
+
 /// Says so, in a `tracing` event, when it is dropped.
 struct Noisy(&'static str);
 

@@ -21,8 +21,8 @@ pub struct SpanInfo {
 #[derive(Default, Clone)]
 pub struct Recorder {
     pub spans: Arc<Mutex<HashMap<u64, SpanInfo>>>,
-    /// Every event's fields (its text under `message`), its level under `level` and the span
-    /// entered on its thread under `span` (when one is).
+    /// Every event's fields (its text under `message`), its level under `level` and its span
+    /// under `span`: the explicit parent, else the span entered on its thread (when one is).
     pub events: Arc<Mutex<Vec<HashMap<String, String>>>>,
     /// How many times each span was entered.
     pub enters: Arc<Mutex<HashMap<u64, usize>>>,
@@ -79,7 +79,11 @@ impl tracing::Subscriber for Recorder {
         let mut fields = HashMap::new();
         event.record(&mut Visit(&mut fields));
         fields.insert("level".to_owned(), event.metadata().level().to_string());
-        if let Some(span) = ENTERED.with(|e| e.borrow().last().copied()) {
+        let parent = match event.parent() {
+            Some(explicit) => Some(explicit.into_u64()),
+            None => ENTERED.with(|e| e.borrow().last().copied()),
+        };
+        if let Some(span) = parent {
             fields.insert("span".to_owned(), span.to_string());
         }
         self.events.lock().unwrap().push(fields);

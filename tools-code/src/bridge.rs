@@ -364,14 +364,15 @@ struct Entry {
 }
 
 impl Entry {
-    /// About what the journal holds for this call, in bytes.
+    /// About what the journal holds for this call, in bytes (the answer as the engine counts
+    /// what the host holds, without writing it out).
     fn size(&self) -> usize {
         let answer = match (&self.ok, &self.error) {
-            (Some(value), _) => tools_schema::deep::to_string(value).len(),
-            (None, Some(message)) => message.len(),
+            (Some(value), _) => crate::held_size(value),
+            (None, Some(message)) => message.capacity(),
             (None, None) => 0,
         };
-        self.tool.len() + self.arguments.len() + answer
+        self.tool.capacity() + self.arguments.capacity() + answer
     }
 
     /// What the program receives for this call.

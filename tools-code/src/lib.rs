@@ -562,6 +562,33 @@ pub(crate) fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, 
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// An estimate of the bytes a `serde_json` value holds on the heap and inline: each node, each
+/// string's and array's capacity, each object entry's key and slot.
+pub(crate) fn held_size(value: &serde_json::Value) -> usize {
+    use serde_json::Value;
+    const NODE: usize = std::mem::size_of::<Value>();
+    const ENTRY: usize = std::mem::size_of::<String>() + 2 * std::mem::size_of::<usize>();
+    let mut size = NODE;
+    let mut stack = vec![value];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::String(text) => size += text.capacity(),
+            Value::Array(items) => {
+                size += items.capacity() * NODE;
+                stack.extend(items);
+            }
+            Value::Object(map) => {
+                for (key, item) in map {
+                    size += ENTRY + key.capacity() + NODE;
+                    stack.push(item);
+                }
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
+    }
+    size
+}
+
 /// `bytes` as lowercase hexadecimal text (how random bytes a program drew travel and are
 /// journaled, see [`Determinism::entropy`]).
 pub(crate) fn to_hex(bytes: &[u8]) -> String {

@@ -163,33 +163,6 @@ impl Flags {
 /// place in the map of calls in flight and in the channel, and the host's own bookkeeping.
 const CALL_BYTES: usize = 1024;
 
-/// An estimate of the bytes a `serde_json` value holds on the heap and inline: each node, each
-/// string's and array's capacity, each object entry's key and slot.
-fn held_size(value: &serde_json::Value) -> usize {
-    use serde_json::Value;
-    const NODE: usize = std::mem::size_of::<Value>();
-    const ENTRY: usize = std::mem::size_of::<String>() + 2 * std::mem::size_of::<usize>();
-    let mut size = NODE;
-    let mut stack = vec![value];
-    while let Some(value) = stack.pop() {
-        match value {
-            Value::String(text) => size += text.capacity(),
-            Value::Array(items) => {
-                size += items.capacity() * NODE;
-                stack.extend(items);
-            }
-            Value::Object(map) => {
-                for (key, item) in map {
-                    size += ENTRY + key.capacity() + NODE;
-                    stack.push(item);
-                }
-            }
-            Value::Null | Value::Bool(_) | Value::Number(_) => {}
-        }
-    }
-    size
-}
-
 /// How the program ended, as the prelude reported it.
 enum Finish {
     Nothing,
@@ -1183,7 +1156,7 @@ fn host_call(state: &Rc<RefCell<State>>, flags: &Flags, index: i32, args: Args<'
             }
         },
     };
-    let args_bytes = held_size(&args);
+    let args_bytes = crate::held_size(&args);
     if !flags.fits(CALL_BYTES.saturating_add(args_bytes)) {
         tools_schema::deep::discard(args);
         flags.out_of_memory();

@@ -286,6 +286,7 @@ pub const MAX_PROGRAM_BYTES: usize = 1024 * 1024;
 
 /// Why a program longer than [`MAX_PROGRAM_BYTES`] is refused (its size and the limit), or
 /// `None` for one that is not.
+#[cfg(any(feature = "typescript", feature = "python"))]
 pub(crate) fn too_long(program: &str) -> Option<String> {
     (program.len() > MAX_PROGRAM_BYTES).then(|| {
         format!(
@@ -541,6 +542,7 @@ impl PreparedProgram {
     }
 
     /// The work if it is for `language`.
+    #[cfg(any(feature = "typescript", feature = "python"))]
     pub(crate) fn into_work(self, language: CodeLanguage) -> Option<String> {
         (self.language == language).then_some(self.work)
     }

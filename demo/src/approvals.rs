@@ -84,11 +84,7 @@ pub async fn resume(root: &Path) -> Result<String, DemoError> {
     let ws = Arc::new(Workspace::open(root)?);
     let (setup, _store) = durable(ws)?;
     let text = read_file(&root.join(HANDLE_FILE))?;
-    let handle: PendingHandle =
-        text.parse()
-            .map_err(|e: tools_runtime::approvals::ApprovalError| {
-                DemoError::Approval(format!("{e} ({})", e.code()))
-            })?;
+    let handle = parse_handle(&text)?;
     let result = setup
         .runtime
         .resume(&handle, Approval::Approved)
@@ -105,9 +101,7 @@ pub async fn resume(root: &Path) -> Result<String, DemoError> {
 pub async fn stored_state(root: &Path) -> Result<String, DemoError> {
     let store =
         SqliteStore::open(root.join(STORE_FILE)).map_err(|e| DemoError::Approval(e.to_string()))?;
-    let handle: PendingHandle = read_file(&root.join(HANDLE_FILE))?
-        .parse()
-        .map_err(|e: tools_runtime::approvals::ApprovalError| DemoError::Approval(e.to_string()))?;
+    let handle = parse_handle(&read_file(&root.join(HANDLE_FILE))?)?;
     let call = store
         .get(&handle.id)
         .await
@@ -126,15 +120,19 @@ pub async fn stored_state(root: &Path) -> Result<String, DemoError> {
 /// When the handle file cannot be read.
 pub fn review(root: &Path) -> Result<Vec<String>, DemoError> {
     let text = read_file(&root.join(HANDLE_FILE))?;
-    let handle: PendingHandle = text
-        .parse()
-        .map_err(|e: tools_runtime::approvals::ApprovalError| DemoError::Approval(e.to_string()))?;
+    let handle = parse_handle(&text)?;
     Ok(vec![
         format!("tool: {}", handle.tool),
         format!("arguments: {}", handle.arguments),
         format!("agent: {}", handle.agent.as_deref().unwrap_or("(global)")),
         format!("reason: {}", handle.reason.as_deref().unwrap_or("-")),
     ])
+}
+
+/// The handle in `text`, its tag checked with the demo's key before anything of it is read.
+fn parse_handle(text: &str) -> Result<PendingHandle, DemoError> {
+    let key = ApprovalKey::new(KEY).map_err(|e| DemoError::Approval(e.to_string()))?;
+    PendingHandle::parse(text, &key).map_err(|e| DemoError::Approval(format!("{e} ({})", e.code())))
 }
 
 fn read_file(path: &PathBuf) -> Result<String, DemoError> {

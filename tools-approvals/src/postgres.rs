@@ -34,19 +34,24 @@ use futures::future::BoxFuture;
 use tokio::task::JoinHandle;
 use tokio_postgres::tls::NoTls;
 use tokio_postgres::{Client, Config, Row, Statement};
-use tools_runtime::approvals::{ApprovalStore, PendingRecord, StoreError, StoredCall, Transition};
+use tools_runtime::approvals::{
+    ApprovalStore, CallQuery, CallState, Claim, PendingRecord, Settle, Settled, StoreError,
+    StoredCall, Transition,
+};
 
 use crate::error::Error;
 use crate::row::{
-    RECORD_COLUMNS, RawRecord, RowValues, inserted, query_limit, query_time, stored_call,
-    why_not_moved,
+    RECORD_COLUMNS, RawRecord, RawState, RowValues, STATE_COLUMNS, STATES, cursor,
+    filter_condition, inserted, query_limit, query_time, state_of, stored_call, why_not_moved,
 };
 
 /// The name of this store in messages.
 const STORE: &str = "postgres";
 
 /// The version of the schema this build writes and reads (the meta table's `schema_version`).
-pub const POSTGRES_SCHEMA_VERSION: i64 = 1;
+/// Version 1 (no claims, settlements or `failed` state) is migrated to it when a store
+/// connects.
+pub const POSTGRES_SCHEMA_VERSION: i64 = 2;
 
 /// The key of the advisory lock held while the schema is created (any number unlikely to be
 /// another application's: "tools-ap" in ASCII).
@@ -88,6 +93,32 @@ CREATE INDEX IF NOT EXISTS tools_approvals_expiry ON tools_approvals_pending (ex
 COMMIT;
 "#;
 
+/// Version 1 -> 2, under the same lock: the claim's and the settlement's columns, the `failed`
+/// state, and listings by state. Idempotent, and only when the version read under the lock is
+/// 1 (a replica that lost the race finds 2 and changes nothing).
+const MIGRATE_V2: &str = r#"
+BEGIN;
+SELECT pg_advisory_xact_lock({lock});
+DO $$
+BEGIN
+    IF (SELECT value FROM tools_approvals_meta WHERE name = 'schema_version') = 1 THEN
+        ALTER TABLE tools_approvals_pending
+            ADD COLUMN IF NOT EXISTS claimed_ms BIGINT,
+            ADD COLUMN IF NOT EXISTS claimed_by TEXT,
+            ADD COLUMN IF NOT EXISTS edited_arguments TEXT,
+            ADD COLUMN IF NOT EXISTS settled_ms BIGINT,
+            ADD COLUMN IF NOT EXISTS note TEXT,
+            DROP CONSTRAINT IF EXISTS tools_approvals_pending_state_check,
+            ADD CONSTRAINT tools_approvals_pending_state_check CHECK (state IN ({states}));
+        CREATE INDEX IF NOT EXISTS tools_approvals_state
+            ON tools_approvals_pending (state, created_ms, id);
+        UPDATE tools_approvals_meta SET value = 2 WHERE name = 'schema_version';
+    END IF;
+END
+$$;
+COMMIT;
+"#;
+
 /// Paused calls in a PostgreSQL table. See the [module](self) for how it keeps them.
 pub struct PostgresStore {
     /// The live connection and its statements; replaced when it breaks.
@@ -118,7 +149,7 @@ struct Conn {
     explain: Statement,
     release: Statement,
     finish: Statement,
-    pending: Statement,
+    settle: Statement,
     purge: Statement,
 }
 
@@ -152,16 +183,17 @@ impl Conn {
             ))
             .await?,
             get: prep(format!(
-                "SELECT {RECORD_COLUMNS}, state, outcome FROM {table} WHERE id = $1"
+                "SELECT {RECORD_COLUMNS}, {STATE_COLUMNS} FROM {table} WHERE id = $1"
             ))
             .await?,
             claim: prep(format!(
-                "UPDATE {table} SET state = 'resuming' \
+                "UPDATE {table} SET state = 'resuming', claimed_ms = $2, claimed_by = $3, \
+                 edited_arguments = $4 \
                  WHERE id = $1 AND state = 'pending' AND expires_ms > $2 RETURNING {RECORD_COLUMNS}"
             ))
             .await?,
             cancel: prep(format!(
-                "UPDATE {table} SET state = 'cancelled' \
+                "UPDATE {table} SET state = 'cancelled', settled_ms = $2 \
                  WHERE id = $1 AND state = 'pending' RETURNING {RECORD_COLUMNS}"
             ))
             .await?,
@@ -170,22 +202,23 @@ impl Conn {
             ))
             .await?,
             release: prep(format!(
-                "UPDATE {table} SET state = 'pending' WHERE id = $1 AND state = 'resuming'"
+                "UPDATE {table} SET state = 'pending', claimed_ms = NULL, claimed_by = NULL, \
+                 edited_arguments = NULL WHERE id = $1 AND state = 'resuming'"
             ))
             .await?,
             finish: prep(format!(
-                "UPDATE {table} SET state = 'done', outcome = $2 \
+                "UPDATE {table} SET state = 'done', outcome = $2, settled_ms = $3 \
                  WHERE id = $1 AND state = 'resuming'"
             ))
             .await?,
-            pending: prep(format!(
-                "SELECT {RECORD_COLUMNS} FROM {table} WHERE state = 'pending' AND expires_ms > $1 \
-                 ORDER BY created_ms, id LIMIT $2"
+            settle: prep(format!(
+                "UPDATE {table} SET state = $2, note = $3, settled_ms = $4 \
+                 WHERE id = $1 AND state = 'resuming'"
             ))
             .await?,
             purge: prep(format!(
-                "DELETE FROM {table} WHERE expires_ms <= $1 \
-                 OR (state IN ('done', 'cancelled') AND created_ms < $1)"
+                "DELETE FROM {table} WHERE (state = 'pending' AND expires_ms <= $1) \
+                 OR (state IN ('done', 'failed', 'cancelled') AND created_ms < $1)"
             ))
             .await?,
             client,
@@ -212,13 +245,26 @@ async fn connect_client(config: &Config) -> Result<(Client, JoinHandle<()>), Err
     Ok((client, driver))
 }
 
-/// Creates the schema when missing; refuses one of a newer version.
+/// Creates the schema when missing, migrates one of version 1; refuses one of a newer
+/// version.
 async fn ensure_schema(client: &Client) -> Result<(), Error> {
+    let lock = SCHEMA_LOCK.to_string();
     client
-        .batch_execute(&SCHEMA_V1.replace("{lock}", &SCHEMA_LOCK.to_string()))
+        .batch_execute(&SCHEMA_V1.replace("{lock}", &lock))
         .await
         .map_err(|source| Error::Postgres {
             doing: "create its tables",
+            source,
+        })?;
+    client
+        .batch_execute(
+            &MIGRATE_V2
+                .replace("{lock}", &lock)
+                .replace("{states}", STATES),
+        )
+        .await
+        .map_err(|source| Error::Postgres {
+            doing: "migrate its tables to version 2",
             source,
         })?;
     let found: i64 = client
@@ -320,18 +366,31 @@ impl PostgresStore {
             .clone()
     }
 
-    /// `pending` -> the state `statement` sets, or why not.
+    /// `pending` -> `resuming` (with `claim`) or `cancelled` (at `cancel_ms`), or why not.
     async fn transition(
         &self,
         id: &str,
-        now_ms: Option<i64>,
+        claim: Option<&Claim>,
+        cancel_ms: i64,
         doing: &'static str,
     ) -> Result<Transition, StoreError> {
         let conn = self.conn().await?;
+        let now_ms = claim.map(|c| query_time(c.at_ms));
         for _ in 0..TRANSITION_TRIES {
-            let moved = match now_ms {
-                Some(now) => conn.client.query_opt(&conn.claim, &[&id, &now]).await,
-                None => conn.client.query_opt(&conn.cancel, &[&id]).await,
+            let moved = match (claim, now_ms) {
+                (Some(claim), Some(now)) => {
+                    conn.client
+                        .query_opt(
+                            &conn.claim,
+                            &[&id, &now, &claim.by, &claim.edited_arguments],
+                        )
+                        .await
+                }
+                _ => {
+                    conn.client
+                        .query_opt(&conn.cancel, &[&id, &cancel_ms])
+                        .await
+                }
             }
             .map_err(failed(doing))?;
             if let Some(row) = moved {
@@ -355,15 +414,29 @@ impl PostgresStore {
         }
         // Pending each time it was read, and never moved: it was claimed and released over and
         // over meanwhile. Not pending when this caller tried.
-        Ok(Transition::NotPending(
-            tools_runtime::approvals::CallState::Resuming,
-        ))
+        Ok(Transition::NotPending(CallState::Resuming))
     }
 }
 
 /// A statement's failure as the trait's error.
 fn failed(doing: &'static str) -> impl FnOnce(tokio_postgres::Error) -> StoreError {
     move |source| Error::Postgres { doing, source }.into_store(STORE)
+}
+
+/// The whole call of a row of [`RECORD_COLUMNS`] then [`STATE_COLUMNS`].
+fn raw_call(row: &Row) -> Result<(RawRecord, RawState), tokio_postgres::Error> {
+    Ok((
+        raw_record(row)?,
+        RawState {
+            state: row.try_get(11)?,
+            outcome: row.try_get(12)?,
+            claimed_ms: row.try_get(13)?,
+            claimed_by: row.try_get(14)?,
+            edited_arguments: row.try_get(15)?,
+            settled_ms: row.try_get(16)?,
+            note: row.try_get(17)?,
+        },
+    ))
 }
 
 /// The record of a row whose first columns are [`RECORD_COLUMNS`].
@@ -427,24 +500,17 @@ impl ApprovalStore for PostgresStore {
             else {
                 return Ok(None);
             };
-            let read = || -> Result<_, tokio_postgres::Error> {
-                Ok((
-                    raw_record(&row)?,
-                    row.try_get::<_, String>(11)?,
-                    row.try_get(12)?,
-                ))
-            };
-            let (raw, state, outcome) = read().map_err(failed("read a paused call"))?;
-            stored_call(STORE, raw, &state, outcome).map(Some)
+            let (raw, state) = raw_call(&row).map_err(failed("read a paused call"))?;
+            stored_call(STORE, raw, state).map(Some)
         })
     }
 
     fn claim<'a>(
         &'a self,
         id: &'a str,
-        now_ms: u64,
+        claim: &'a Claim,
     ) -> BoxFuture<'a, Result<Transition, StoreError>> {
-        Box::pin(self.transition(id, Some(query_time(now_ms)), "claim a paused call"))
+        Box::pin(self.transition(id, Some(claim), 0, "claim a paused call"))
     }
 
     fn release<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
@@ -462,38 +528,85 @@ impl ApprovalStore for PostgresStore {
         &'a self,
         id: &'a str,
         outcome: &'a str,
+        at_ms: u64,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
             let conn = self.conn().await?;
             conn.client
-                .execute(&conn.finish, &[&id, &outcome])
+                .execute(&conn.finish, &[&id, &outcome, &query_time(at_ms)])
                 .await
                 .map_err(failed("mark a resumed call done"))?;
             Ok(())
         })
     }
 
-    fn cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Transition, StoreError>> {
-        Box::pin(self.transition(id, None, "cancel a paused call"))
+    fn settle<'a>(
+        &'a self,
+        id: &'a str,
+        settle: Settle,
+        note: &'a str,
+        at_ms: u64,
+    ) -> BoxFuture<'a, Result<Settled, StoreError>> {
+        Box::pin(async move {
+            let doing = "settle a call in doubt";
+            let conn = self.conn().await?;
+            let state = settle.state().as_str();
+            let moved = conn
+                .client
+                .execute(&conn.settle, &[&id, &state, &note, &query_time(at_ms)])
+                .await
+                .map_err(failed(doing))?;
+            if moved == 1 {
+                return Ok(Settled::Moved);
+            }
+            let found = conn
+                .client
+                .query_opt(&conn.explain, &[&id])
+                .await
+                .map_err(failed(doing))?;
+            Ok(match found {
+                None => Settled::Unknown,
+                Some(row) => {
+                    let state: String = row.try_get(0).map_err(failed(doing))?;
+                    Settled::NotResuming(state_of(STORE, id, &state)?)
+                }
+            })
+        })
     }
 
-    fn pending<'a>(
+    fn cancel<'a>(
         &'a self,
-        now_ms: u64,
-        limit: usize,
-    ) -> BoxFuture<'a, Result<Vec<PendingRecord>, StoreError>> {
+        id: &'a str,
+        at_ms: u64,
+    ) -> BoxFuture<'a, Result<Transition, StoreError>> {
+        Box::pin(self.transition(id, None, query_time(at_ms), "cancel a paused call"))
+    }
+
+    fn calls<'a>(
+        &'a self,
+        query: &'a CallQuery,
+    ) -> BoxFuture<'a, Result<Vec<StoredCall>, StoreError>> {
         Box::pin(async move {
+            let doing = "list the paused calls";
+            let condition = filter_condition(query.filter, query_time(query.now_ms));
+            let (after_ms, after_id) = cursor(query.after.as_ref());
             let conn = self.conn().await?;
             let rows = conn
                 .client
-                .query(&conn.pending, &[&query_time(now_ms), &query_limit(limit)])
+                .query(
+                    &format!(
+                        "SELECT {RECORD_COLUMNS}, {STATE_COLUMNS} FROM tools_approvals_pending \
+                         WHERE {condition} AND (created_ms, id) > ($1, $2) \
+                         ORDER BY created_ms, id LIMIT $3"
+                    ),
+                    &[&after_ms, &after_id, &query_limit(query.limit)],
+                )
                 .await
-                .map_err(failed("list the pending calls"))?;
+                .map_err(failed(doing))?;
             rows.iter()
                 .map(|row| {
-                    raw_record(row)
-                        .map_err(failed("list the pending calls"))?
-                        .into_record(STORE)
+                    let (raw, state) = raw_call(row).map_err(failed(doing))?;
+                    stored_call(STORE, raw, state)
                 })
                 .collect()
         })

@@ -3,7 +3,7 @@
 //! text).
 
 use tools_runtime::approvals::{
-    AwaitingCall, CallState, PendingRecord, StoreError, StoredCall, Transition,
+    AwaitingCall, CallFilter, CallState, Claim, PendingRecord, StoreError, StoredCall, Transition,
 };
 
 use crate::error::Error;
@@ -11,6 +11,47 @@ use crate::error::Error;
 /// The record's columns, in the order every statement of both stores reads and writes them.
 pub(crate) const RECORD_COLUMNS: &str =
     "id, tool, arguments, agent, call_id, reason, awaiting, journal, created_ms, expires_ms, mac";
+
+/// The columns after the record's, in the order every statement of both stores reads them: where
+/// the call stands, and what its claim and its settlement wrote.
+pub(crate) const STATE_COLUMNS: &str =
+    "state, outcome, claimed_ms, claimed_by, edited_arguments, settled_ms, note";
+
+/// The states a row may hold, as the schema's `CHECK` lists them.
+pub(crate) const STATES: &str = "'pending', 'resuming', 'done', 'failed', 'cancelled'";
+
+/// The state columns of a row as the database gives them, before they are checked.
+pub(crate) struct RawState {
+    pub(crate) state: String,
+    pub(crate) outcome: Option<String>,
+    pub(crate) claimed_ms: Option<i64>,
+    pub(crate) claimed_by: Option<String>,
+    pub(crate) edited_arguments: Option<String>,
+    pub(crate) settled_ms: Option<i64>,
+    pub(crate) note: Option<String>,
+}
+
+/// The `WHERE` condition of the calls `filter` passes at `now_ms` (a number this crate made,
+/// written into the text: every filter's statement then takes the same parameters).
+pub(crate) fn filter_condition(filter: CallFilter, now_ms: i64) -> String {
+    match filter {
+        CallFilter::All => "TRUE".to_owned(),
+        CallFilter::Pending => format!("state = 'pending' AND expires_ms > {now_ms}"),
+        CallFilter::Expired => format!("state = 'pending' AND expires_ms <= {now_ms}"),
+        CallFilter::Resuming => "state = 'resuming'".to_owned(),
+        CallFilter::Done => "state = 'done'".to_owned(),
+        CallFilter::Failed => "state = 'failed'".to_owned(),
+        CallFilter::Cancelled => "state = 'cancelled'".to_owned(),
+    }
+}
+
+/// The cursor of a listing as parameters: after `(created_ms, id)`, or before every call.
+pub(crate) fn cursor(after: Option<&(u64, String)>) -> (i64, String) {
+    match after {
+        Some((created_ms, id)) => (query_time(*created_ms), id.clone()),
+        None => (-1, String::new()),
+    }
+}
 
 /// A row as the database gives it, before it is checked.
 pub(crate) struct RawRecord {
@@ -118,22 +159,47 @@ pub(crate) fn state_of(store: &'static str, id: &str, text: &str) -> Result<Call
     CallState::parse(text).ok_or_else(|| StoreError::Corrupt {
         store,
         id: id.to_owned(),
-        what: format!("its state `{text}` is none of pending, resuming, done, cancelled"),
+        what: format!("its state `{text}` is none of pending, resuming, done, failed, cancelled"),
     })
 }
 
-/// The whole stored call from its record and the state and outcome columns.
+/// The whole stored call from its record and its state columns.
 pub(crate) fn stored_call(
     store: &'static str,
     raw: RawRecord,
-    state: &str,
-    outcome: Option<String>,
+    columns: RawState,
 ) -> Result<StoredCall, StoreError> {
-    let state = state_of(store, &raw.id, state)?;
+    let id = raw.id.clone();
+    let state = state_of(store, &id, &columns.state)?;
+    let time = |field: &str, value: Option<i64>| {
+        value
+            .map(|ms| {
+                u64::try_from(ms).map_err(|_| StoreError::Corrupt {
+                    store,
+                    id: id.clone(),
+                    what: format!("its {field} {ms} is negative"),
+                })
+            })
+            .transpose()
+    };
+    let claimed_ms = time("claimed_ms", columns.claimed_ms)?;
+    let settled_ms = time("settled_ms", columns.settled_ms)?;
+    // A claim written by a build that kept none has neither time nor name.
+    let claim = match (claimed_ms, columns.claimed_by) {
+        (Some(at_ms), Some(by)) => Some(Claim {
+            at_ms,
+            by,
+            edited_arguments: columns.edited_arguments,
+        }),
+        _ => None,
+    };
     Ok(StoredCall {
         record: raw.into_record(store)?,
         state,
-        outcome,
+        outcome: columns.outcome,
+        claim,
+        settled_ms,
+        note: columns.note,
     })
 }
 

@@ -20,46 +20,77 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
-use tools_runtime::approvals::{ApprovalStore, PendingRecord, StoreError, StoredCall, Transition};
+use tools_runtime::approvals::{
+    ApprovalStore, CallQuery, Claim, PendingRecord, Settle, Settled, StoreError, StoredCall,
+    Transition,
+};
 
 use crate::error::Error;
 use crate::row::{
-    RECORD_COLUMNS, RawRecord, RowValues, inserted, query_limit, query_time, stored_call,
-    why_not_moved,
+    RECORD_COLUMNS, RawRecord, RawState, RowValues, STATE_COLUMNS, STATES, cursor,
+    filter_condition, inserted, query_limit, query_time, state_of, stored_call, why_not_moved,
 };
 
 /// The name of this store in messages.
 const STORE: &str = "sqlite";
 
-/// The version of the schema this build writes and reads (`PRAGMA user_version`).
-pub const SQLITE_SCHEMA_VERSION: i64 = 1;
+/// The version of the schema this build writes and reads (`PRAGMA user_version`). Version 1
+/// (no claims, settlements or `failed` state) is migrated to it when the file is opened.
+pub const SQLITE_SCHEMA_VERSION: i64 = 2;
 
 /// How long a statement waits for another connection's write lock before it fails.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// The schema of version 1. `STRICT` makes SQLite refuse a value of the wrong type.
-const SCHEMA_V1: &str = "
-CREATE TABLE pending_calls (
-    id          TEXT PRIMARY KEY NOT NULL,
-    tool        TEXT NOT NULL,
-    arguments   TEXT NOT NULL,
-    agent       TEXT,
-    call_id     TEXT NOT NULL,
-    reason      TEXT,
-    awaiting    TEXT,
-    journal     TEXT,
-    created_ms  INTEGER NOT NULL,
-    expires_ms  INTEGER NOT NULL,
-    mac         TEXT NOT NULL,
-    state       TEXT NOT NULL DEFAULT 'pending'
-                CHECK (state IN ('pending', 'resuming', 'done', 'cancelled')),
-    outcome     TEXT
+/// The table of version 2, named `{table}`. `STRICT` makes SQLite refuse a value of the wrong
+/// type.
+const TABLE_V2: &str = "
+CREATE TABLE {table} (
+    id               TEXT PRIMARY KEY NOT NULL,
+    tool             TEXT NOT NULL,
+    arguments        TEXT NOT NULL,
+    agent            TEXT,
+    call_id          TEXT NOT NULL,
+    reason           TEXT,
+    awaiting         TEXT,
+    journal          TEXT,
+    created_ms       INTEGER NOT NULL,
+    expires_ms       INTEGER NOT NULL,
+    mac              TEXT NOT NULL,
+    state            TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ({states})),
+    outcome          TEXT,
+    claimed_ms       INTEGER,
+    claimed_by       TEXT,
+    edited_arguments TEXT,
+    settled_ms       INTEGER,
+    note             TEXT
 ) STRICT;
--- The review queue: pending calls, oldest first.
-CREATE INDEX pending_calls_queue ON pending_calls (created_ms, id) WHERE state = 'pending';
--- Purging the expired.
+";
+
+/// The indexes of version 2: listings by state, oldest first (the review queue among them), and
+/// purging the expired.
+const INDEXES_V2: &str = "
+CREATE INDEX pending_calls_state ON pending_calls (state, created_ms, id);
 CREATE INDEX pending_calls_expiry ON pending_calls (expires_ms);
 ";
+
+/// The table of version 2 made from one of version 1: SQLite cannot change a `CHECK`, so the
+/// rows are copied into a new table that then takes the old one's name (in the migration's
+/// transaction: all or nothing).
+const MIGRATE_V1: &str = "
+INSERT INTO pending_calls_v2 (id, tool, arguments, agent, call_id, reason, awaiting, journal,
+                              created_ms, expires_ms, mac, state, outcome)
+    SELECT id, tool, arguments, agent, call_id, reason, awaiting, journal,
+           created_ms, expires_ms, mac, state, outcome FROM pending_calls;
+DROP TABLE pending_calls;
+ALTER TABLE pending_calls_v2 RENAME TO pending_calls;
+";
+
+/// The text of table `table` of version 2.
+fn table_v2(table: &str) -> String {
+    TABLE_V2
+        .replace("{table}", table)
+        .replace("{states}", STATES)
+}
 
 /// Paused calls in a SQLite file. See the [module](self) for how it keeps them.
 ///
@@ -168,13 +199,21 @@ impl From<rusqlite::Error> for Migration {
     }
 }
 
-/// Creates the schema in a new file; refuses a file of a newer version.
+/// Creates the schema in a new file, migrates one of version 1; refuses a file of a newer
+/// version.
 fn migrate(conn: &mut Connection) -> Result<(), Migration> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let version: i64 = tx.pragma_query_value(None, "user_version", |row| row.get(0))?;
     match version {
         0 => {
-            tx.execute_batch(SCHEMA_V1)?;
+            tx.execute_batch(&table_v2("pending_calls"))?;
+            tx.execute_batch(INDEXES_V2)?;
+            tx.pragma_update(None, "user_version", SQLITE_SCHEMA_VERSION)?;
+        }
+        1 => {
+            tx.execute_batch(&table_v2("pending_calls_v2"))?;
+            tx.execute_batch(MIGRATE_V1)?;
+            tx.execute_batch(INDEXES_V2)?;
             tx.pragma_update(None, "user_version", SQLITE_SCHEMA_VERSION)?;
         }
         SQLITE_SCHEMA_VERSION => {}
@@ -212,25 +251,73 @@ fn raw_record(row: &Row<'_>) -> rusqlite::Result<RawRecord> {
     })
 }
 
-/// `pending` -> `to` (`resuming` when `now_ms` is given and before the expiry, `cancelled`
-/// otherwise), in one immediate transaction.
+/// The state columns of a row whose columns [`RECORD_COLUMNS`] then [`STATE_COLUMNS`] are.
+fn raw_state(row: &Row<'_>) -> rusqlite::Result<RawState> {
+    Ok(RawState {
+        state: row.get(11)?,
+        outcome: row.get(12)?,
+        claimed_ms: row.get(13)?,
+        claimed_by: row.get(14)?,
+        edited_arguments: row.get(15)?,
+        settled_ms: row.get(16)?,
+        note: row.get(17)?,
+    })
+}
+
+/// The whole call of a row of [`RECORD_COLUMNS`] then [`STATE_COLUMNS`].
+fn raw_call(row: &Row<'_>) -> rusqlite::Result<(RawRecord, RawState)> {
+    Ok((raw_record(row)?, raw_state(row)?))
+}
+
+/// Where a transition takes a pending call.
+enum Target<'a> {
+    /// `resuming`, with the claim, when not expired at the claim's time.
+    Claim(&'a Claim),
+    /// `cancelled` at this time, expired or not.
+    Cancel(i64),
+}
+
+/// `pending` -> `target`, in one immediate transaction.
 fn transition(
     conn: &mut Connection,
     id: &str,
-    now_ms: Option<i64>,
-    to: &'static str,
+    target: Target<'_>,
     doing: &'static str,
 ) -> Result<Transition, StoreError> {
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(failed(doing))?;
-    let moved = tx
-        .prepare_cached(&format!(
-            "UPDATE pending_calls SET state = ?3 WHERE id = ?1 AND state = 'pending' \
-             AND (?2 IS NULL OR expires_ms > ?2) RETURNING {RECORD_COLUMNS}"
-        ))
-        .and_then(|mut st| st.query_row(params![id, now_ms, to], raw_record).optional())
-        .map_err(failed(doing))?;
+    let (moved, now_ms) = match target {
+        Target::Claim(claim) => {
+            let now = query_time(claim.at_ms);
+            let moved = tx
+                .prepare_cached(&format!(
+                    "UPDATE pending_calls SET state = 'resuming', claimed_ms = ?2, \
+                     claimed_by = ?3, edited_arguments = ?4 \
+                     WHERE id = ?1 AND state = 'pending' AND expires_ms > ?2 \
+                     RETURNING {RECORD_COLUMNS}"
+                ))
+                .and_then(|mut st| {
+                    st.query_row(
+                        params![id, now, claim.by, claim.edited_arguments],
+                        raw_record,
+                    )
+                    .optional()
+                })
+                .map_err(failed(doing))?;
+            (moved, Some(now))
+        }
+        Target::Cancel(at_ms) => {
+            let moved = tx
+                .prepare_cached(&format!(
+                    "UPDATE pending_calls SET state = 'cancelled', settled_ms = ?2 \
+                     WHERE id = ?1 AND state = 'pending' RETURNING {RECORD_COLUMNS}"
+                ))
+                .and_then(|mut st| st.query_row(params![id, at_ms], raw_record).optional())
+                .map_err(failed(doing))?;
+            (moved, None)
+        }
+    };
     let answer = match moved {
         Some(raw) => Transition::Moved(Box::new(raw.into_record(STORE)?)),
         None => {
@@ -289,17 +376,12 @@ impl ApprovalStore for SqliteStore {
         self.run(move |conn| {
             let found = conn
                 .prepare_cached(&format!(
-                    "SELECT {RECORD_COLUMNS}, state, outcome FROM pending_calls WHERE id = ?1"
+                    "SELECT {RECORD_COLUMNS}, {STATE_COLUMNS} FROM pending_calls WHERE id = ?1"
                 ))
-                .and_then(|mut st| {
-                    st.query_row([&id], |row| {
-                        Ok((raw_record(row)?, row.get::<_, String>(11)?, row.get(12)?))
-                    })
-                    .optional()
-                })
+                .and_then(|mut st| st.query_row([&id], raw_call).optional())
                 .map_err(failed("read a paused call"))?;
             found
-                .map(|(raw, state, outcome)| stored_call(STORE, raw, &state, outcome))
+                .map(|(raw, state)| stored_call(STORE, raw, state))
                 .transpose()
         })
     }
@@ -307,25 +389,19 @@ impl ApprovalStore for SqliteStore {
     fn claim<'a>(
         &'a self,
         id: &'a str,
-        now_ms: u64,
+        claim: &'a Claim,
     ) -> BoxFuture<'a, Result<Transition, StoreError>> {
         let id = id.to_owned();
-        self.run(move |conn| {
-            transition(
-                conn,
-                &id,
-                Some(query_time(now_ms)),
-                "resuming",
-                "claim a paused call",
-            )
-        })
+        let claim = claim.clone();
+        self.run(move |conn| transition(conn, &id, Target::Claim(&claim), "claim a paused call"))
     }
 
     fn release<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
         let id = id.to_owned();
         self.run(move |conn| {
             conn.prepare_cached(
-                "UPDATE pending_calls SET state = 'pending' WHERE id = ?1 AND state = 'resuming'",
+                "UPDATE pending_calls SET state = 'pending', claimed_ms = NULL, \
+                 claimed_by = NULL, edited_arguments = NULL WHERE id = ?1 AND state = 'resuming'",
             )
             .and_then(|mut st| st.execute([&id]))
             .map_err(failed("release a claimed call"))?;
@@ -337,43 +413,104 @@ impl ApprovalStore for SqliteStore {
         &'a self,
         id: &'a str,
         outcome: &'a str,
+        at_ms: u64,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         let id = id.to_owned();
         let outcome = outcome.to_owned();
         self.run(move |conn| {
             conn.prepare_cached(
-                "UPDATE pending_calls SET state = 'done', outcome = ?2 \
+                "UPDATE pending_calls SET state = 'done', outcome = ?2, settled_ms = ?3 \
                  WHERE id = ?1 AND state = 'resuming'",
             )
-            .and_then(|mut st| st.execute(params![id, outcome]))
+            .and_then(|mut st| st.execute(params![id, outcome, query_time(at_ms)]))
             .map_err(failed("mark a resumed call done"))?;
             Ok(())
         })
     }
 
-    fn cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Transition, StoreError>> {
+    fn settle<'a>(
+        &'a self,
+        id: &'a str,
+        settle: Settle,
+        note: &'a str,
+        at_ms: u64,
+    ) -> BoxFuture<'a, Result<Settled, StoreError>> {
         let id = id.to_owned();
-        self.run(move |conn| transition(conn, &id, None, "cancelled", "cancel a paused call"))
+        let note = note.to_owned();
+        self.run(move |conn| {
+            let doing = "settle a call in doubt";
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(failed(doing))?;
+            let moved = tx
+                .prepare_cached(
+                    "UPDATE pending_calls SET state = ?2, note = ?3, settled_ms = ?4 \
+                     WHERE id = ?1 AND state = 'resuming'",
+                )
+                .and_then(|mut st| {
+                    st.execute(params![
+                        id,
+                        settle.state().as_str(),
+                        note,
+                        query_time(at_ms)
+                    ])
+                })
+                .map_err(failed(doing))?;
+            let answer = if moved == 1 {
+                Settled::Moved
+            } else {
+                let found: Option<String> = tx
+                    .prepare_cached("SELECT state FROM pending_calls WHERE id = ?1")
+                    .and_then(|mut st| st.query_row([&id], |row| row.get(0)).optional())
+                    .map_err(failed(doing))?;
+                match found {
+                    None => Settled::Unknown,
+                    Some(state) => Settled::NotResuming(state_of(STORE, &id, &state)?),
+                }
+            };
+            tx.commit().map_err(failed(doing))?;
+            Ok(answer)
+        })
     }
 
-    fn pending<'a>(
+    fn cancel<'a>(
         &'a self,
-        now_ms: u64,
-        limit: usize,
-    ) -> BoxFuture<'a, Result<Vec<PendingRecord>, StoreError>> {
+        id: &'a str,
+        at_ms: u64,
+    ) -> BoxFuture<'a, Result<Transition, StoreError>> {
+        let id = id.to_owned();
+        self.run(move |conn| {
+            transition(
+                conn,
+                &id,
+                Target::Cancel(query_time(at_ms)),
+                "cancel a paused call",
+            )
+        })
+    }
+
+    fn calls<'a>(
+        &'a self,
+        query: &'a CallQuery,
+    ) -> BoxFuture<'a, Result<Vec<StoredCall>, StoreError>> {
+        let condition = filter_condition(query.filter, query_time(query.now_ms));
+        let (after_ms, after_id) = cursor(query.after.as_ref());
+        let limit = query_limit(query.limit);
         self.run(move |conn| {
             let rows = conn
                 .prepare_cached(&format!(
-                    "SELECT {RECORD_COLUMNS} FROM pending_calls \
-                     WHERE state = 'pending' AND expires_ms > ?1 \
-                     ORDER BY created_ms, id LIMIT ?2"
+                    "SELECT {RECORD_COLUMNS}, {STATE_COLUMNS} FROM pending_calls \
+                     WHERE {condition} AND (created_ms, id) > (?1, ?2) \
+                     ORDER BY created_ms, id LIMIT ?3"
                 ))
                 .and_then(|mut st| {
-                    st.query_map(params![query_time(now_ms), query_limit(limit)], raw_record)?
+                    st.query_map(params![after_ms, after_id, limit], raw_call)?
                         .collect::<rusqlite::Result<Vec<_>>>()
                 })
-                .map_err(failed("list the pending calls"))?;
-            rows.into_iter().map(|raw| raw.into_record(STORE)).collect()
+                .map_err(failed("list the paused calls"))?;
+            rows.into_iter()
+                .map(|(raw, state)| stored_call(STORE, raw, state))
+                .collect()
         })
     }
 
@@ -381,8 +518,9 @@ impl ApprovalStore for SqliteStore {
         self.run(move |conn| {
             let gone = conn
                 .prepare_cached(
-                    "DELETE FROM pending_calls WHERE expires_ms <= ?1 \
-                     OR (state IN ('done', 'cancelled') AND created_ms < ?1)",
+                    "DELETE FROM pending_calls \
+                     WHERE (state = 'pending' AND expires_ms <= ?1) \
+                     OR (state IN ('done', 'failed', 'cancelled') AND created_ms < ?1)",
                 )
                 .and_then(|mut st| st.execute([query_time(now_ms)]))
                 .map_err(failed("purge finished and expired calls"))?;

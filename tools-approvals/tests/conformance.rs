@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use futures::future::join_all;
 use tools_runtime::approvals::{
-    ApprovalStore, AwaitingCall, CallState, MemoryStore, PendingRecord, StoreError, StoredCall,
-    Transition, purged,
+    ApprovalStore, AwaitingCall, CallFilter, CallQuery, CallState, Claim, MemoryStore,
+    PendingRecord, Settle, Settled, StoreError, StoredCall, Transition, purged,
 };
 
 /// A base time (ms); the suite's calls are created at and after it.
@@ -52,12 +52,28 @@ fn full(id: &str, created_ms: u64, expires_ms: u64) -> PendingRecord {
     }
 }
 
-fn stored(record: &PendingRecord, state: CallState, outcome: Option<&str>) -> StoredCall {
-    StoredCall {
-        record: record.clone(),
-        state,
-        outcome: outcome.map(str::to_owned),
+fn stored(record: &PendingRecord) -> StoredCall {
+    StoredCall::pending(record.clone())
+}
+
+/// A claim at `at_ms` by the suite's replica, with no edit.
+fn claim(at_ms: u64) -> Claim {
+    Claim {
+        at_ms,
+        by: "replica-1".to_owned(),
+        edited_arguments: None,
     }
+}
+
+/// The records of `calls`.
+fn records(calls: Vec<StoredCall>) -> Vec<PendingRecord> {
+    calls.into_iter().map(|c| c.record).collect()
+}
+
+/// The review queue at `now_ms`, at most `limit`.
+async fn queue(store: &dyn ApprovalStore, now_ms: u64, limit: usize) -> Vec<PendingRecord> {
+    let query = CallQuery::new(CallFilter::Pending, limit).at(now_ms);
+    records(store.calls(&query).await.unwrap())
 }
 
 async fn state(store: &dyn ApprovalStore, id: &str) -> (CallState, Option<String>) {
@@ -74,16 +90,8 @@ pub async fn conformance(store: &dyn ApprovalStore) {
     // Insert and get: every field round-trips, `None`s included.
     store.insert(&a).await.unwrap();
     store.insert(&b).await.unwrap();
-    assert_eq!(
-        store.get("aa01").await.unwrap(),
-        Some(stored(&a, CallState::Pending, None)),
-        "{name}"
-    );
-    assert_eq!(
-        store.get("bb01").await.unwrap(),
-        Some(stored(&b, CallState::Pending, None)),
-        "{name}"
-    );
+    assert_eq!(store.get("aa01").await.unwrap(), Some(stored(&a)), "{name}");
+    assert_eq!(store.get("bb01").await.unwrap(), Some(stored(&b)), "{name}");
     assert_eq!(store.get("ffff").await.unwrap(), None, "{name}");
 
     // A second call of the same id is refused and changes nothing.
@@ -95,15 +103,11 @@ pub async fn conformance(store: &dyn ApprovalStore) {
         }
         other => panic!("{name}: a duplicate insert answered {other:?}"),
     }
-    assert_eq!(
-        store.get("aa01").await.unwrap(),
-        Some(stored(&a, CallState::Pending, None)),
-        "{name}"
-    );
+    assert_eq!(store.get("aa01").await.unwrap(), Some(stored(&a)), "{name}");
 
     // Claim: pending -> resuming, with the record; then refused while resuming.
     assert_eq!(
-        store.claim("aa01", T + 10).await.unwrap(),
+        store.claim("aa01", &claim(T + 10)).await.unwrap(),
         Transition::Moved(Box::new(a.clone())),
         "{name}"
     );
@@ -112,26 +116,27 @@ pub async fn conformance(store: &dyn ApprovalStore) {
         (CallState::Resuming, None),
         "{name}"
     );
+    // The claim is kept with the call: since when, by whom.
+    let claimed = store.get("aa01").await.unwrap().unwrap();
+    assert_eq!(claimed.claim, Some(claim(T + 10)), "{name}");
+    assert_eq!((claimed.settled_ms, claimed.note), (None, None), "{name}");
     assert_eq!(
-        store.claim("aa01", T + 10).await.unwrap(),
+        store.claim("aa01", &claim(T + 10)).await.unwrap(),
         Transition::NotPending(CallState::Resuming),
         "{name}"
     );
     assert_eq!(
-        store.cancel("aa01").await.unwrap(),
+        store.cancel("aa01", T + 50).await.unwrap(),
         Transition::NotPending(CallState::Resuming),
         "{name}"
     );
 
-    // Release: resuming -> pending; on a pending call it does nothing, nor does finish.
+    // Release: resuming -> pending, the claim forgotten; on a pending call it does nothing,
+    // nor does finish.
     store.release("aa01").await.unwrap();
-    assert_eq!(
-        state(store, "aa01").await,
-        (CallState::Pending, None),
-        "{name}"
-    );
+    assert_eq!(store.get("aa01").await.unwrap(), Some(stored(&a)), "{name}");
     store.release("aa01").await.unwrap();
-    store.finish("aa01", "ok").await.unwrap();
+    store.finish("aa01", "ok", T + 60).await.unwrap();
     assert_eq!(
         state(store, "aa01").await,
         (CallState::Pending, None),
@@ -140,15 +145,21 @@ pub async fn conformance(store: &dyn ApprovalStore) {
 
     // Finish: resuming -> done with the outcome; nothing moves a done call.
     assert!(matches!(
-        store.claim("aa01", T + 20).await.unwrap(),
+        store.claim("aa01", &claim(T + 20)).await.unwrap(),
         Transition::Moved(_)
     ));
-    store.finish("aa01", "ok").await.unwrap();
+    store.finish("aa01", "ok", T + 60).await.unwrap();
     let done = (CallState::Done, Some("ok".to_owned()));
     assert_eq!(state(store, "aa01").await, done, "{name}");
+    let finished = store.get("aa01").await.unwrap().unwrap();
+    assert_eq!(
+        (finished.claim, finished.settled_ms, finished.note),
+        (Some(claim(T + 20)), Some(T + 60), None),
+        "{name}"
+    );
     for transition in [
-        store.claim("aa01", T + 30).await.unwrap(),
-        store.cancel("aa01").await.unwrap(),
+        store.claim("aa01", &claim(T + 30)).await.unwrap(),
+        store.cancel("aa01", T + 50).await.unwrap(),
     ] {
         assert_eq!(
             transition,
@@ -157,7 +168,7 @@ pub async fn conformance(store: &dyn ApprovalStore) {
         );
     }
     store.release("aa01").await.unwrap();
-    store.finish("aa01", "TOOL_ERROR").await.unwrap();
+    store.finish("aa01", "TOOL_ERROR", T + 60).await.unwrap();
     assert_eq!(state(store, "aa01").await, done, "{name}");
     assert_eq!(
         store.get("aa01").await.unwrap().unwrap().record,
@@ -167,7 +178,7 @@ pub async fn conformance(store: &dyn ApprovalStore) {
 
     // Cancel: pending -> cancelled, with the record; a cancelled call is not claimed.
     assert_eq!(
-        store.cancel("bb01").await.unwrap(),
+        store.cancel("bb01", T + 50).await.unwrap(),
         Transition::Moved(Box::new(b.clone())),
         "{name}"
     );
@@ -177,12 +188,17 @@ pub async fn conformance(store: &dyn ApprovalStore) {
         "{name}"
     );
     assert_eq!(
-        store.claim("bb01", T + 2).await.unwrap(),
+        store.get("bb01").await.unwrap().unwrap().settled_ms,
+        Some(T + 50),
+        "{name}"
+    );
+    assert_eq!(
+        store.claim("bb01", &claim(T + 2)).await.unwrap(),
         Transition::NotPending(CallState::Cancelled),
         "{name}"
     );
     assert_eq!(
-        store.cancel("bb01").await.unwrap(),
+        store.cancel("bb01", T + 50).await.unwrap(),
         Transition::NotPending(CallState::Cancelled),
         "{name}"
     );
@@ -193,7 +209,7 @@ pub async fn conformance(store: &dyn ApprovalStore) {
     store.insert(&c).await.unwrap();
     for now in [T + 10, T + 11, u64::MAX] {
         assert_eq!(
-            store.claim("cc01", now).await.unwrap(),
+            store.claim("cc01", &claim(now)).await.unwrap(),
             Transition::Expired,
             "{name} at {now}"
         );
@@ -204,31 +220,31 @@ pub async fn conformance(store: &dyn ApprovalStore) {
         "{name}"
     );
     assert_eq!(
-        store.claim("cc01", T + 9).await.unwrap(),
+        store.claim("cc01", &claim(T + 9)).await.unwrap(),
         Transition::Moved(Box::new(c.clone())),
         "{name}"
     );
     let e = bare("ee01", T + 2, T + 3);
     store.insert(&e).await.unwrap();
     assert_eq!(
-        store.cancel("ee01").await.unwrap(),
+        store.cancel("ee01", T + 50).await.unwrap(),
         Transition::Moved(Box::new(e.clone())),
         "{name}"
     );
 
     // An unknown id: claim and cancel say so; release and finish do nothing.
     assert_eq!(
-        store.claim("ffff", T).await.unwrap(),
+        store.claim("ffff", &claim(T)).await.unwrap(),
         Transition::Unknown,
         "{name}"
     );
     assert_eq!(
-        store.cancel("ffff").await.unwrap(),
+        store.cancel("ffff", T + 50).await.unwrap(),
         Transition::Unknown,
         "{name}"
     );
     store.release("ffff").await.unwrap();
-    store.finish("ffff", "ok").await.unwrap();
+    store.finish("ffff", "ok", T + 60).await.unwrap();
     assert_eq!(store.get("ffff").await.unwrap(), None, "{name}");
 
     // The review queue: pending and live only, oldest first (ties by id, in byte order), at
@@ -244,34 +260,126 @@ pub async fn conformance(store: &dyn ApprovalStore) {
         records.into_iter().map(|r| r.id).collect()
     };
     assert_eq!(
-        store.pending(T + 4, 100).await.unwrap(),
+        queue(store, T + 4, 100).await,
         vec![q2.clone(), q1.clone(), q3.clone()],
         "{name}"
     );
     assert_eq!(
-        ids(store.pending(T + 3, 100).await.unwrap()),
+        ids(queue(store, T + 3, 100).await),
         ["dd00", "dd01", "dd02", "d0ff"],
         "{name}"
     );
     assert_eq!(
-        ids(store.pending(T + 4, 2).await.unwrap()),
+        ids(queue(store, T + 4, 2).await),
         ["dd01", "dd02"],
         "{name}"
     );
-    assert!(store.pending(T + 4, 0).await.unwrap().is_empty(), "{name}");
+    assert!(queue(store, T + 4, 0).await.is_empty(), "{name}");
     assert!(
+        queue(store, u64::MAX, usize::MAX).await.is_empty(),
+        "{name}"
+    );
+
+    // Settling by hand: only a call `resuming` (in doubt) moves, to `done` or `failed` with the
+    // note and the time; a claim's edited arguments are kept with it.
+    let g = bare("gg01", T + 7, T + 1_000);
+    let h = bare("gg02", T + 7, T + 1_000);
+    store.insert(&g).await.unwrap();
+    store.insert(&h).await.unwrap();
+    assert_eq!(
         store
-            .pending(u64::MAX, usize::MAX)
+            .settle("gg01", Settle::Failed, "early", T + 70)
             .await
-            .unwrap()
-            .is_empty(),
+            .unwrap(),
+        Settled::NotResuming(CallState::Pending),
+        "{name}"
+    );
+    let edited = Claim {
+        at_ms: T + 8,
+        by: "replica-2 ünï".to_owned(),
+        edited_arguments: Some(r#"{"line":"y \"quoted\""}"#.to_owned()),
+    };
+    assert!(matches!(
+        store.claim("gg01", &edited).await.unwrap(),
+        Transition::Moved(_)
+    ));
+    assert!(matches!(
+        store.claim("gg02", &claim(T + 8)).await.unwrap(),
+        Transition::Moved(_)
+    ));
+    let note = "checked the ledger: no row was written; 'quoted' -- not SQL";
+    assert_eq!(
+        store
+            .settle("gg01", Settle::Failed, note, T + 70)
+            .await
+            .unwrap(),
+        Settled::Moved,
+        "{name}"
+    );
+    assert_eq!(
+        store
+            .settle("gg02", Settle::Done, "the file is there", T + 71)
+            .await
+            .unwrap(),
+        Settled::Moved,
+        "{name}"
+    );
+    let failed = store.get("gg01").await.unwrap().unwrap();
+    assert_eq!(
+        (
+            failed.state,
+            failed.outcome.as_deref(),
+            failed.note.as_deref()
+        ),
+        (CallState::Failed, None, Some(note)),
+        "{name}"
+    );
+    assert_eq!(
+        (failed.claim, failed.settled_ms),
+        (Some(edited.clone()), Some(T + 70)),
+        "{name}"
+    );
+    let settled_done = store.get("gg02").await.unwrap().unwrap();
+    assert_eq!(
+        (settled_done.state, settled_done.note.as_deref()),
+        (CallState::Done, Some("the file is there")),
+        "{name}"
+    );
+    // Settled is final: settling again, a late finish, a release, a claim change nothing.
+    assert_eq!(
+        store
+            .settle("gg01", Settle::Done, "again", T + 72)
+            .await
+            .unwrap(),
+        Settled::NotResuming(CallState::Failed),
+        "{name}"
+    );
+    store.finish("gg01", "ok", T + 73).await.unwrap();
+    store.release("gg01").await.unwrap();
+    assert_eq!(
+        store.claim("gg01", &claim(T + 74)).await.unwrap(),
+        Transition::NotPending(CallState::Failed),
+        "{name}"
+    );
+    assert_eq!(
+        state(store, "gg01").await,
+        (CallState::Failed, None),
+        "{name}"
+    );
+    assert_eq!(
+        store
+            .settle("ffff", Settle::Done, "nothing", T)
+            .await
+            .unwrap(),
+        Settled::Unknown,
         "{name}"
     );
 
     // Many claims of one call at once: one wins.
     let r = bare("ff01", T + 6, T + 1_000);
     store.insert(&r).await.unwrap();
-    let claims = join_all((0..16).map(|_| store.claim("ff01", T + 7))).await;
+    let racing = claim(T + 7);
+    let claims = join_all((0..16).map(|_| store.claim("ff01", &racing))).await;
     let won = claims
         .iter()
         .filter(|c| matches!(c, Ok(Transition::Moved(_))))
@@ -290,15 +398,74 @@ pub async fn conformance(store: &dyn ApprovalStore) {
     store.insert(&far).await.unwrap();
     assert_eq!(
         store.get("ff02").await.unwrap(),
-        Some(stored(&far, CallState::Pending, None)),
+        Some(stored(&far)),
+        "{name}"
+    );
+
+    // Listings: each filter lists exactly what `CallQuery::admits` says, oldest first (ties
+    // by id), whole; pages follow one another with `after`.
+    let every = [
+        "aa01", "bb01", "cc01", "ee01", "dd00", "dd01", "dd02", "d0ff", "ff01", "ff02", "gg01",
+        "gg02",
+    ];
+    let filters = [
+        CallFilter::All,
+        CallFilter::Pending,
+        CallFilter::Expired,
+        CallFilter::Resuming,
+        CallFilter::Done,
+        CallFilter::Failed,
+        CallFilter::Cancelled,
+    ];
+    for now in [T + 4, T + 2_000] {
+        for filter in filters {
+            let query = CallQuery::new(filter, usize::MAX).at(now);
+            let mut expected = Vec::new();
+            for id in every {
+                let call = store.get(id).await.unwrap().unwrap();
+                if query.admits(&call) {
+                    expected.push(call);
+                }
+            }
+            expected.sort_by(|x, y| {
+                (x.record.created_ms, &x.record.id).cmp(&(y.record.created_ms, &y.record.id))
+            });
+            let listed = store.calls(&query).await.unwrap();
+            assert_eq!(listed, expected, "{name}: {filter:?} at {now}");
+            assert!(
+                filter == CallFilter::All || listed.len() < every.len(),
+                "{name}: {filter:?} filters"
+            );
+        }
+    }
+    let all = store
+        .calls(&CallQuery::new(CallFilter::All, usize::MAX).at(T))
+        .await
+        .unwrap();
+    assert_eq!(all.len(), every.len(), "{name}");
+    let mut paged = Vec::new();
+    let mut query = CallQuery::new(CallFilter::All, 5).at(T);
+    loop {
+        let page = store.calls(&query).await.unwrap();
+        let Some(last) = page.last() else { break };
+        query = query
+            .clone()
+            .after(last.record.created_ms, last.record.id.clone());
+        assert!(page.len() <= 5, "{name}");
+        paged.extend(page);
+    }
+    assert_eq!(paged, all, "{name}: pages of 5");
+    assert!(
+        store
+            .calls(&CallQuery::new(CallFilter::All, 0).at(T))
+            .await
+            .unwrap()
+            .is_empty(),
         "{name}"
     );
 
     // Purge deletes exactly what `purged` says, at a time in the middle and then at the end
-    // of time.
-    let every = [
-        "aa01", "bb01", "cc01", "ee01", "dd00", "dd01", "dd02", "d0ff", "ff01", "ff02",
-    ];
+    // of time; a call `resuming` (`cc01`, `ff01`) stays, expired or not: its body may have run.
     for now in [T + 4, u64::MAX] {
         let mut going = Vec::new();
         let mut staying = Vec::new();
@@ -325,6 +492,13 @@ pub async fn conformance(store: &dyn ApprovalStore) {
         }
     }
     assert_eq!(store.purge(u64::MAX).await.unwrap(), 0, "{name}");
+    for id in ["cc01", "ff01"] {
+        assert_eq!(
+            state(store, id).await,
+            (CallState::Resuming, None),
+            "{name}: {id} is resuming and kept"
+        );
+    }
 }
 
 #[tokio::test]
@@ -341,7 +515,7 @@ async fn the_sqlite_store_conforms() {
     // Through the runtime's `Arc<dyn ApprovalStore>`, reopened: the file kept nothing.
     let again: Arc<dyn ApprovalStore> =
         Arc::new(tools_approvals::SqliteStore::open(dir.path().join("approvals.db")).unwrap());
-    assert!(again.pending(0, 10).await.unwrap().is_empty());
+    assert!(queue(again.as_ref(), 0, 10).await.is_empty());
     assert_eq!(again.name(), "sqlite");
 }
 

@@ -6,7 +6,7 @@ use std::error::Error as _;
 
 use futures::future::join_all;
 use tools_approvals::{PostgresStore, code_of, codes};
-use tools_runtime::approvals::{ApprovalStore, StoreError, Transition};
+use tools_runtime::approvals::{ApprovalStore, CallState, Settle, Settled, StoreError, Transition};
 
 use crate::support::record;
 
@@ -72,7 +72,7 @@ async fn tables_versions_times_and_a_new_connection() {
     }
     assert!(recovered, "the store did not connect again");
     assert!(matches!(
-        store.claim("aa", 5).await.unwrap(),
+        store.claim("aa", &crate::support::claim(5)).await.unwrap(),
         Transition::Moved(_)
     ));
 
@@ -87,12 +87,53 @@ async fn tables_versions_times_and_a_new_connection() {
     drop(PostgresStore::connect(&newer).await.unwrap());
     let client = server.client("newer").await;
     client
-        .batch_execute("UPDATE tools_approvals_meta SET value = 2 WHERE name = 'schema_version'")
+        .batch_execute("UPDATE tools_approvals_meta SET value = 3 WHERE name = 'schema_version'")
         .await
         .unwrap();
     let err = PostgresStore::connect(&newer).await.unwrap_err();
     assert_eq!(err.code(), codes::APPROVALS_SCHEMA_VERSION, "{err}");
-    assert!(err.to_string().contains("schema version 2"), "{err}");
+    assert!(err.to_string().contains("schema version 3"), "{err}");
+
+    // Tables of the first schema, with a call of each state it had: eight replicas connect at
+    // once, one migrates, every call is there, and the new states are allowed.
+    let old = server.database("first_schema").await;
+    server
+        .client("first_schema")
+        .await
+        .batch_execute(SCHEMA_V1)
+        .await
+        .unwrap();
+    let stores = join_all((0..8).map(|_| PostgresStore::connect(&old))).await;
+    let stores: Vec<PostgresStore> = stores.into_iter().map(Result::unwrap).collect();
+    let bb = stores[3].get("bb").await.unwrap().unwrap();
+    assert_eq!((bb.state, bb.claim), (CallState::Resuming, None));
+    assert_eq!(
+        stores[5]
+            .settle("bb", Settle::Failed, "checked", 5)
+            .await
+            .unwrap(),
+        Settled::Moved
+    );
+    assert_eq!(
+        stores[0].get("bb").await.unwrap().unwrap().state,
+        CallState::Failed
+    );
+    let cc = stores[1].get("cc").await.unwrap().unwrap();
+    assert_eq!(
+        (cc.state, cc.outcome.as_deref()),
+        (CallState::Done, Some("ok"))
+    );
+    let version: i64 = server
+        .client("first_schema")
+        .await
+        .query_one(
+            "SELECT value FROM tools_approvals_meta WHERE name = 'schema_version'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(version, 2);
 
     // No server there.
     let err = PostgresStore::connect("host=127.0.0.1 port=1 user=postgres connect_timeout=5")
@@ -105,6 +146,35 @@ async fn tables_versions_times_and_a_new_connection() {
         .unwrap_err();
     assert_eq!(err.code(), codes::APPROVALS_CONNECT, "{err}");
 }
+
+/// The tables the first build made (version 1), with a call in each of its states.
+const SCHEMA_V1: &str = r#"
+CREATE TABLE tools_approvals_meta (name TEXT PRIMARY KEY, value BIGINT NOT NULL);
+INSERT INTO tools_approvals_meta (name, value) VALUES ('schema_version', 1);
+CREATE TABLE tools_approvals_pending (
+    id          TEXT COLLATE "C" PRIMARY KEY,
+    tool        TEXT NOT NULL,
+    arguments   TEXT NOT NULL,
+    agent       TEXT,
+    call_id     TEXT NOT NULL,
+    reason      TEXT,
+    awaiting    TEXT,
+    journal     TEXT,
+    created_ms  BIGINT NOT NULL,
+    expires_ms  BIGINT NOT NULL,
+    mac         TEXT NOT NULL,
+    state       TEXT NOT NULL DEFAULT 'pending'
+                CHECK (state IN ('pending', 'resuming', 'done', 'cancelled')),
+    outcome     TEXT
+);
+CREATE INDEX tools_approvals_queue
+    ON tools_approvals_pending (created_ms, id) WHERE state = 'pending';
+CREATE INDEX tools_approvals_expiry ON tools_approvals_pending (expires_ms);
+INSERT INTO tools_approvals_pending (id, tool, arguments, call_id, created_ms, expires_ms, mac, state, outcome)
+    VALUES ('aa', 'append', '{}', 'c1', 1, 10, 'm1', 'pending', NULL),
+           ('bb', 'append', '{}', 'c2', 2, 10, 'm2', 'resuming', NULL),
+           ('cc', 'append', '{}', 'c3', 3, 10, 'm3', 'done', 'ok');
+"#;
 
 #[test]
 fn connecting_outside_a_tokio_runtime_is_an_error_not_a_panic() {

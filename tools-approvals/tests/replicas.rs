@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use futures::StreamExt as _;
 use serde_json::json;
 use tools_approvals::PostgresStore;
-use tools_runtime::approvals::{ApprovalStore, CallState, PendingHandle};
+use tools_runtime::approvals::{ApprovalStore, CallFilter, CallQuery, CallState, PendingHandle};
 use tools_runtime::hooks::Approval;
 use tools_runtime::{ToolCall, ToolRuntime, codes};
 
@@ -100,5 +100,6 @@ async fn two_replicas_resume_the_same_hundred_calls_and_each_body_runs_once() {
             handle.id
         );
     }
-    assert!(reader.pending(0, 1000).await.unwrap().is_empty());
+    let queue = CallQuery::new(CallFilter::Pending, 1000).at(0);
+    assert!(reader.calls(&queue).await.unwrap().is_empty());
 }

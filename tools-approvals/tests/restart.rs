@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tools_approvals::SqliteStore;
-use tools_runtime::approvals::{ApprovalStore, CallState, PendingHandle};
+use tools_runtime::approvals::{
+    ApprovalStore, CallFilter, CallQuery, CallState, CallStatus, PendingHandle, Settle,
+};
 use tools_runtime::hooks::Approval;
 use tools_runtime::{Registration, Scope, ToolCall, ToolRuntime, codes};
 
@@ -83,7 +85,7 @@ async fn child() {
         }
         "resume-and-hang" => {
             let text = std::fs::read_to_string(handle_file(&dir)).unwrap();
-            let handle: PendingHandle = text.parse().unwrap();
+            let handle: PendingHandle = rt.parse_handle(&text).unwrap();
             // The body appends its line, then never returns.
             let _ = rt.resume(&handle, Approval::Approved).await;
         }
@@ -159,7 +161,7 @@ async fn a_call_paused_by_a_killed_process_runs_once_after_the_restart() {
 
     // A new runtime over the same file, in this process.
     let Service { rt, .. } = &service(dir.path(), false);
-    let handle: PendingHandle = text.parse().unwrap();
+    let handle: PendingHandle = rt.parse_handle(&text).unwrap();
     assert_eq!(rt.pending_calls(10).await.unwrap(), vec![handle.clone()]);
     let done = rt.resume(&handle, Approval::Approved).await.unwrap();
     assert_eq!(done.value(), Some(&json!("appended ran c1")), "{done:?}");
@@ -186,6 +188,7 @@ async fn a_process_killed_during_the_resume_leaves_the_call_claimed_and_it_never
 
     // A second child resumes; its body appends the line and hangs; it is killed there.
     let mut child = spawn_child(dir.path(), "resume-and-hang");
+    let child_pid = child.id();
     wait_for(&mut child, dir.path(), "resume-and-hang", || {
         !lines(&side_effects(dir.path())).is_empty()
     });
@@ -194,11 +197,63 @@ async fn a_process_killed_during_the_resume_leaves_the_call_claimed_and_it_never
 
     // Its body may have run (here it did): the call is never resumed again.
     let Service { store, rt, .. } = &service(dir.path(), false);
-    let handle: PendingHandle = text.parse().unwrap();
+    let handle: PendingHandle = rt.parse_handle(&text).unwrap();
     let err = rt.resume(&handle, Approval::Approved).await.unwrap_err();
     assert_eq!(err.code(), codes::APPROVAL_ALREADY_RESUMED, "{err}");
     assert_eq!(lines(&side_effects(dir.path())), ["ran c1"]);
     let call = store.get(&handle.id).await.unwrap().unwrap();
     assert_eq!((call.state, call.outcome), (CallState::Resuming, None));
     assert!(rt.pending_calls(10).await.unwrap().is_empty());
+
+    // The call is in doubt, and an operator sees it: resuming since when, by whom (the
+    // child's default replica name, `host:pid`), and the refusal says so.
+    let by = format!(":{child_pid}");
+    assert!(err.to_string().contains("resuming since"), "{err}");
+    assert!(err.to_string().contains(&by), "{err}");
+    let in_doubt = rt
+        .paused_calls(CallQuery::new(CallFilter::Resuming, 10))
+        .await
+        .unwrap();
+    assert_eq!(in_doubt.len(), 1);
+    assert_eq!(in_doubt[0].handle, handle);
+    match &in_doubt[0].status {
+        CallStatus::Resuming {
+            since_ms: Some(since),
+            by: Some(who),
+        } => {
+            assert!(*since >= handle.created_ms, "{since}");
+            assert!(who.ends_with(&by), "{who}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // Purging leaves it: its body may have run.
+    rt.purge_pending().await.unwrap();
+    assert!(store.get(&handle.id).await.unwrap().is_some());
+
+    // Settled by hand as done, with a note; it still never runs.
+    let settled = rt
+        .settle_pending(&handle.id, Settle::Done, "the line is in the file")
+        .await
+        .unwrap();
+    assert_eq!(
+        settled.status,
+        CallStatus::Done {
+            outcome: None,
+            note: Some("the line is in the file".to_owned())
+        }
+    );
+    assert!(settled.settled_ms.is_some());
+    let err = rt.resume(&handle, Approval::Approved).await.unwrap_err();
+    assert_eq!(err.code(), codes::APPROVAL_ALREADY_RESUMED, "{err}");
+    assert!(
+        err.to_string()
+            .contains("settled by hand: the line is in the file"),
+        "{err}"
+    );
+    let err = rt
+        .settle_pending(&handle.id, Settle::Failed, "again")
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), codes::APPROVAL_NOT_IN_DOUBT, "{err}");
+    assert_eq!(lines(&side_effects(dir.path())), ["ran c1"]);
 }

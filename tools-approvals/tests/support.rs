@@ -105,6 +105,16 @@ pub fn handle_of(result: &ToolExecutionResult) -> PendingHandle {
     result.pending.as_ref().unwrap().handle().unwrap().clone()
 }
 
+/// A claim at `at_ms` by a test replica.
+#[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+pub fn claim(at_ms: u64) -> tools_runtime::approvals::Claim {
+    tools_runtime::approvals::Claim {
+        at_ms,
+        by: "test".to_owned(),
+        edited_arguments: None,
+    }
+}
+
 /// A bare record of a paused call created at 1 ms, for the stores' own tests.
 #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
 pub fn record(id: &str, expires_ms: u64) -> PendingRecord {

@@ -50,10 +50,14 @@ async fn edited_handles_and_edited_rows_are_refused_and_nothing_runs() {
     h.mac = "0".repeat(64);
     edits.push(("mac", h));
     for (what, edited) in &edits {
-        let edited: PendingHandle = edited.to_string().parse().unwrap();
-        let err = rt.resume(&edited, Approval::Approved).await.unwrap_err();
+        // Through its text, the tag no longer verifies: refused before anything is parsed.
+        let err = rt.parse_handle(&edited.to_string()).unwrap_err();
         assert_eq!(err.code(), codes::APPROVAL_MISMATCH, "{what}: {err}");
-        let err = rt.cancel_pending(&edited).await.unwrap_err();
+        assert!(err.to_string().contains("its tag"), "{what}: {err}");
+        // Held as a value, the MAC over its fields refuses it.
+        let err = rt.resume(edited, Approval::Approved).await.unwrap_err();
+        assert_eq!(err.code(), codes::APPROVAL_MISMATCH, "{what}: {err}");
+        let err = rt.cancel_pending(edited).await.unwrap_err();
         assert_eq!(err.code(), codes::APPROVAL_MISMATCH, "{what}: {err}");
     }
 
@@ -99,7 +103,7 @@ async fn edited_handles_and_edited_rows_are_refused_and_nothing_runs() {
             .unwrap()
             .unwrap()
             .record
-            .handle();
+            .handle(&crate::support::key());
         let err = rt.resume(&forged, Approval::Approved).await.unwrap_err();
         assert_eq!(err.code(), codes::APPROVAL_MISMATCH, "{column}: {err}");
         sql.execute(

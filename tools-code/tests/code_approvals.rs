@@ -164,7 +164,7 @@ async fn pause_and_resume(
     let text = handle.to_string();
     let done = second
         .rt
-        .resume(&text.parse().unwrap(), Approval::Approved)
+        .resume(&second.rt.parse_handle(&text).unwrap(), Approval::Approved)
         .await
         .unwrap();
     assert!(!done.is_error(), "{done:?}");
@@ -515,7 +515,9 @@ return total;
             "{}",
             result.text()
         );
-        assert!(store.pending(u64::MAX - 1, 10).await.unwrap().is_empty());
+        let everything =
+            tools_runtime::approvals::CallQuery::new(tools_runtime::approvals::CallFilter::All, 10);
+        assert!(store.calls(&everything).await.unwrap().is_empty());
     }
 }
 
@@ -691,9 +693,9 @@ return [a, b, c]
 
         // A new process's runtime over the same file.
         let setup = over_sqlite(dir.path(), language);
-        let handle: PendingHandle = std::fs::read_to_string(handle_file(dir.path()))
-            .unwrap()
-            .parse()
+        let handle: PendingHandle = setup
+            .rt
+            .parse_handle(&std::fs::read_to_string(handle_file(dir.path())).unwrap())
             .unwrap();
         let awaiting: Value =
             serde_json::from_str(&handle.awaiting.clone().unwrap().arguments).unwrap();

@@ -275,7 +275,7 @@ pub mod approvals {
     //! let text = paused.pending.unwrap().handle().unwrap().to_string(); // persist this
     //!
     //! // Later, perhaps in another process with the same tools, store and key:
-    //! let handle = text.parse().unwrap();
+    //! let handle = runtime.parse_handle(&text).unwrap();
     //! let done = runtime.resume(&handle, Approval::Approved).await.unwrap();
     //! assert_eq!(done.value(), Some(&json!("wrote \"a.txt\"")));
     //! let again = runtime.resume(&handle, Approval::Approved).await.unwrap_err();
@@ -284,12 +284,13 @@ pub mod approvals {
     //! ```
 
     pub use crate::base::approvals::{
-        ApprovalError, ApprovalKey, DEFAULT_EXPIRY, DurableApprovals, GivenDecision,
-        MAX_HANDLE_BYTES, MIN_KEY_BYTES, Pending, PendingHandle, ResumedRun, RunPause,
+        ApprovalError, ApprovalKey, CallStatus, DEFAULT_EXPIRY, DEFAULT_RECORD_ATTEMPTS,
+        DEFAULT_RECORD_BACKOFF, DurableApprovals, GivenDecision, MAX_HANDLE_BYTES, MIN_KEY_BYTES,
+        PausedCall, Pending, PendingHandle, ResumedRun, RunPause,
     };
     pub use crate::base::store::{
-        ApprovalStore, AwaitingCall, CallState, MemoryStore, PendingRecord, StoreError, StoredCall,
-        Transition, purged,
+        ApprovalStore, AwaitingCall, CallFilter, CallQuery, CallState, Claim, MemoryStore,
+        PendingRecord, Settle, Settled, StoreError, StoredCall, Transition, purged,
     };
 }
 /// Presentation cards: the render intents a tool gives a UI for its calls and results.

@@ -245,6 +245,55 @@ fn a_paused_call_and_its_resume_carry_the_pending_id_as_events() {
     }
 }
 
+/// A call resumed with edited arguments says so on its span: an event with the pending id
+/// and `agent_tools.approval.edited`.
+#[test]
+fn a_resume_with_edited_arguments_is_an_event_on_the_span() {
+    use tools_runtime::approvals::{ApprovalKey, DurableApprovals, MemoryStore};
+    use tools_runtime::hooks::{Approval, PreDecision};
+    let recorder = Recorder::default();
+    let _guard = tracing::subscriber::set_default(recorder.clone());
+    let rt = ToolRuntime::builder()
+        .durable_approvals(DurableApprovals::new(
+            MemoryStore::new(),
+            ApprovalKey::new([5u8; 32]).unwrap(),
+        ))
+        .build()
+        .unwrap();
+    let plugin = rt.scope();
+    let _t = plugin.register(tool("gated")).unwrap();
+    let _ask = plugin
+        .on_pre_execute(|_exec, _decision| PreDecision::ask("a person looks"))
+        .unwrap();
+    let _later = plugin
+        .set_approval(|_exec, _reason| async { Approval::later() })
+        .unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let id = runtime.block_on(async {
+        let paused = rt.execute(ToolCall::new("p-1", "gated", json!({}))).await;
+        let handle = paused.pending.unwrap().handle().unwrap().clone();
+        let done = rt
+            .resume_edited(&handle, json!({}), Default::default())
+            .await
+            .unwrap();
+        assert!(!done.is_error(), "{done:?}");
+        handle.id.clone()
+    });
+    let spans = recorder.named("execute_tool");
+    assert_eq!(spans.len(), 2, "{spans:?}");
+    let events = recorder.events.lock().unwrap();
+    let edited: Vec<_> = events
+        .iter()
+        .filter(|e| e.get("agent_tools.approval.edited").map(String::as_str) == Some("true"))
+        .collect();
+    assert_eq!(edited.len(), 1, "{events:?}");
+    assert_eq!(edited[0].get("agent_tools.pending_id"), Some(&id));
+    assert_eq!(edited[0].get("span"), Some(&spans[1].0.to_string()));
+}
+
 /// Says so, in a `tracing` event, when it is dropped.
 struct Noisy(&'static str);
 

@@ -62,8 +62,19 @@ pub mod codes {
     pub const APPROVAL_UNKNOWN: &str = "APPROVAL_UNKNOWN";
     /// The paused call expired.
     pub const APPROVAL_EXPIRED: &str = "APPROVAL_EXPIRED";
-    /// The paused call was resumed before.
+    /// The paused call is not pending: resumed before (done, failed, or claimed by a resume
+    /// that has not recorded its end). The error's message says which state it found.
     pub const APPROVAL_ALREADY_RESUMED: &str = "APPROVAL_ALREADY_RESUMED";
+    /// A resumed call ran, and the store could not record its end after every retry: it stays
+    /// `resuming` (in doubt) until an operator settles it; the error carries its result.
+    pub const APPROVAL_NOT_RECORDED: &str = "APPROVAL_NOT_RECORDED";
+    /// A resume with edited arguments was refused: the paused call is a Code Mode program's,
+    /// whose replay would make the reviewed call.
+    pub const APPROVAL_EDIT_REFUSED: &str = "APPROVAL_EDIT_REFUSED";
+    /// A resume's edited arguments do not validate against the tool's input schema.
+    pub const APPROVAL_EDIT_INVALID: &str = "APPROVAL_EDIT_INVALID";
+    /// A call was settled by hand that is not in doubt (not `resuming`), or with no note.
+    pub const APPROVAL_NOT_IN_DOUBT: &str = "APPROVAL_NOT_IN_DOUBT";
     /// The paused call was cancelled.
     pub const APPROVAL_CANCELLED: &str = "APPROVAL_CANCELLED";
     /// The paused call's agent scope has no live scope of its name here.

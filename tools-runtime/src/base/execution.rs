@@ -62,6 +62,8 @@ pub(crate) struct ExecInner {
     pub(crate) run_pause: OnceLock<super::approvals::RunPause>,
     /// The resumed run this execution continues, when it resumes a paused program.
     pub(crate) resumed_run: OnceLock<Arc<super::approvals::ResumedRun>>,
+    /// For a call resumed with arguments a reviewer edited, the arguments reviewed.
+    pub(crate) reviewed: OnceLock<Arc<Value>>,
 }
 
 impl Drop for ExecInner {
@@ -95,6 +97,13 @@ impl ToolExecution {
     /// The frozen arguments.
     pub fn arguments(&self) -> &Value {
         &self.0.arguments
+    }
+    /// For a call resumed with arguments a reviewer edited
+    /// ([`ToolRuntime::resume_edited`](crate::ToolRuntime::resume_edited)), the arguments the
+    /// call paused with and the reviewer saw; [`arguments`](Self::arguments) are the edited
+    /// ones. `None` for every other call.
+    pub fn reviewed_arguments(&self) -> Option<&Value> {
+        self.0.reviewed.get().map(|v| &**v)
     }
     /// The frozen arguments as a shared handle.
     pub fn arguments_arc(&self) -> &Arc<Value> {

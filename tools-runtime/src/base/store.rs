@@ -59,21 +59,35 @@ pub enum CallState {
     /// Claimed by a resume, which has not finished (or whose process ended before it did: the
     /// body may or may not have run, so the call is never resumed again).
     Resuming,
-    /// Resumed; its result was returned.
+    /// Resumed; its result was returned (or an operator settled it as done by hand,
+    /// [`ApprovalStore::settle`]).
     Done,
+    /// An operator settled a call in doubt as failed by hand ([`ApprovalStore::settle`]).
+    Failed,
     /// Cancelled before anyone resumed it.
     Cancelled,
 }
 
 impl CallState {
-    /// The state's name as stores write it: `pending`, `resuming`, `done`, `cancelled`.
+    /// The state's name as stores write it: `pending`, `resuming`, `done`, `failed`,
+    /// `cancelled`.
     pub fn as_str(self) -> &'static str {
         match self {
             CallState::Pending => "pending",
             CallState::Resuming => "resuming",
             CallState::Done => "done",
+            CallState::Failed => "failed",
             CallState::Cancelled => "cancelled",
         }
+    }
+
+    /// Whether the call has reached its end (`done`, `failed` or `cancelled`): nothing moves it
+    /// any more.
+    pub fn is_settled(self) -> bool {
+        matches!(
+            self,
+            CallState::Done | CallState::Failed | CallState::Cancelled
+        )
     }
 
     /// The state a store wrote as [`as_str`](Self::as_str).
@@ -82,9 +96,43 @@ impl CallState {
             "pending" => CallState::Pending,
             "resuming" => CallState::Resuming,
             "done" => CallState::Done,
+            "failed" => CallState::Failed,
             "cancelled" => CallState::Cancelled,
             _ => return None,
         })
+    }
+}
+
+/// What a resume writes when it claims a call ([`ApprovalStore::claim`]), kept with the call
+/// from then on: when, by whom, and the arguments a reviewer edited the call to, if any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claim {
+    /// When the resume claimed the call, in milliseconds since the Unix epoch.
+    pub at_ms: u64,
+    /// Who claimed it: the replica's name ([`DurableApprovals::replica`](crate::approvals::DurableApprovals::replica)).
+    pub by: String,
+    /// The arguments the reviewer edited the call to, canonical JSON text; `None` when the call
+    /// runs with the arguments it paused with.
+    pub edited_arguments: Option<String>,
+}
+
+/// How an operator settles a call in doubt by hand ([`ApprovalStore::settle`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Settle {
+    /// The call's effect happened (the operator checked): it is `done`.
+    Done,
+    /// The call's effect did not happen, or is to be treated as not having happened: it is
+    /// `failed`.
+    Failed,
+}
+
+impl Settle {
+    /// The state the call moves to.
+    pub fn state(self) -> CallState {
+        match self {
+            Settle::Done => CallState::Done,
+            Settle::Failed => CallState::Failed,
+        }
     }
 }
 
@@ -97,6 +145,115 @@ pub struct StoredCall {
     pub state: CallState,
     /// For a call resumed to its end: its result's failure code, or `ok`.
     pub outcome: Option<String>,
+    /// What the resume that claimed it wrote; `None` for a call never claimed (and for one
+    /// claimed by a build that did not keep claims).
+    pub claim: Option<Claim>,
+    /// When it reached `done`, `failed` or `cancelled`, in milliseconds since the Unix epoch
+    /// (`None` before, and for a call settled by a build that did not keep the time).
+    pub settled_ms: Option<u64>,
+    /// The operator's note, for a call settled by hand.
+    pub note: Option<String>,
+}
+
+impl StoredCall {
+    /// A call just paused: `pending`, nothing else known yet.
+    pub fn pending(record: PendingRecord) -> Self {
+        StoredCall {
+            record,
+            state: CallState::Pending,
+            outcome: None,
+            claim: None,
+            settled_ms: None,
+            note: None,
+        }
+    }
+}
+
+/// Which calls [`ApprovalStore::calls`] lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CallFilter {
+    /// Every call, whatever its state.
+    All,
+    /// Pending and not expired: the review queue.
+    Pending,
+    /// Pending and expired: they wait for nobody, and never run.
+    Expired,
+    /// Claimed by a resume that has not recorded its end: running, or in doubt when the
+    /// process that claimed it is gone.
+    Resuming,
+    /// Done.
+    Done,
+    /// Settled as failed.
+    Failed,
+    /// Cancelled.
+    Cancelled,
+}
+
+impl CallFilter {
+    /// Whether `call` passes this filter at `now_ms`. Every store applies this rule.
+    pub fn matches(self, call: &StoredCall, now_ms: u64) -> bool {
+        let expired = now_ms >= call.record.expires_ms;
+        match self {
+            CallFilter::All => true,
+            CallFilter::Pending => call.state == CallState::Pending && !expired,
+            CallFilter::Expired => call.state == CallState::Pending && expired,
+            CallFilter::Resuming => call.state == CallState::Resuming,
+            CallFilter::Done => call.state == CallState::Done,
+            CallFilter::Failed => call.state == CallState::Failed,
+            CallFilter::Cancelled => call.state == CallState::Cancelled,
+        }
+    }
+}
+
+/// A page of calls to list ([`ApprovalStore::calls`]): those passing `filter` at `now_ms`,
+/// oldest first (by pause time, then id), after `after` when given, at most `limit`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallQuery {
+    /// Which calls.
+    pub filter: CallFilter,
+    /// The time `Pending` and `Expired` are judged at, in milliseconds since the Unix epoch.
+    pub now_ms: u64,
+    /// Only calls after this one in the listing's order: the `(created_ms, id)` of the last
+    /// call of the previous page.
+    pub after: Option<(u64, String)>,
+    /// At most this many.
+    pub limit: usize,
+}
+
+impl CallQuery {
+    /// The first page of at most `limit` calls passing `filter` now.
+    pub fn new(filter: CallFilter, limit: usize) -> Self {
+        CallQuery {
+            filter,
+            now_ms: super::approvals::now_ms(),
+            after: None,
+            limit,
+        }
+    }
+
+    /// The same, judged at `now_ms` (milliseconds since the Unix epoch) instead of now.
+    #[must_use]
+    pub fn at(mut self, now_ms: u64) -> Self {
+        self.now_ms = now_ms;
+        self
+    }
+
+    /// The next page: the calls after the one paused at `created_ms` with id `id` (the last
+    /// of the previous page).
+    #[must_use]
+    pub fn after(mut self, created_ms: u64, id: impl Into<String>) -> Self {
+        self.after = Some((created_ms, id.into()));
+        self
+    }
+
+    /// Whether `call` belongs to this page's listing (its filter and its cursor; not the
+    /// limit).
+    pub fn admits(&self, call: &StoredCall) -> bool {
+        self.filter.matches(call, self.now_ms)
+            && self.after.as_ref().is_none_or(|(created_ms, id)| {
+                (call.record.created_ms, call.record.id.as_str()) > (*created_ms, id.as_str())
+            })
+    }
 }
 
 /// The answer of a store asked to move a pending call on ([`ApprovalStore::claim`],
@@ -146,14 +303,26 @@ pub enum StoreError {
     },
 }
 
+/// The answer of a store asked to settle a call in doubt by hand ([`ApprovalStore::settle`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Settled {
+    /// The call was `resuming` and is now settled.
+    Moved,
+    /// No call has this id.
+    Unknown,
+    /// The call is not `resuming`: in this state, unchanged.
+    NotResuming(CallState),
+}
+
 /// Where paused calls are kept. Every method is one atomic step of the store; a store shared
 /// by several processes (several replicas on one PostgreSQL) must make [`claim`](Self::claim)
 /// succeed for one caller only.
 ///
 /// The states move one way: `pending` -> `resuming` (claim) -> `done` (finish), `pending` ->
-/// `cancelled` (cancel), and `resuming` -> `pending` (release, for a resume that could not
-/// start: its agent scope is missing here). The implementations in this workspace share one
-/// conformance test (`tools-approvals`' tests): a new store should pass it too.
+/// `cancelled` (cancel), `resuming` -> `done` or `failed` (settle, by an operator, for a call
+/// in doubt), and `resuming` -> `pending` (release, for a resume that could not start: its
+/// agent scope is missing here). The implementations in this workspace share one conformance
+/// test (`tools-approvals`' tests): a new store should pass it too.
 pub trait ApprovalStore: Send + Sync + 'static {
     /// The store's name in messages (`memory`, `sqlite`, `postgres`).
     fn name(&self) -> &'static str;
@@ -164,34 +333,54 @@ pub trait ApprovalStore: Send + Sync + 'static {
     /// The call of this id, in whatever state.
     fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<StoredCall>, StoreError>>;
 
-    /// `pending` -> `resuming`, when the call is pending and `now_ms` is before its expiry; one
-    /// caller only wins a race.
+    /// `pending` -> `resuming`, when the call is pending and `claim.at_ms` is before its
+    /// expiry, writing `claim` with it; one caller only wins a race.
     fn claim<'a>(
         &'a self,
         id: &'a str,
-        now_ms: u64,
+        claim: &'a Claim,
     ) -> BoxFuture<'a, Result<Transition, StoreError>>;
 
-    /// `resuming` -> `pending`: a claimed call whose resume could not start goes back.
+    /// `resuming` -> `pending`, the claim forgotten: a claimed call whose resume could not
+    /// start goes back.
     fn release<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
 
-    /// `resuming` -> `done`, with the result's failure code or `ok`.
-    fn finish<'a>(&'a self, id: &'a str, outcome: &'a str)
-    -> BoxFuture<'a, Result<(), StoreError>>;
-
-    /// `pending` -> `cancelled` (expired or not).
-    fn cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Transition, StoreError>>;
-
-    /// The calls pending and not expired at `now_ms`, oldest first, at most `limit`: a review
-    /// queue.
-    fn pending<'a>(
+    /// `resuming` -> `done` at `at_ms`, with the result's failure code or `ok`. A call not
+    /// `resuming` (settled by hand meanwhile) is left as it is.
+    fn finish<'a>(
         &'a self,
-        now_ms: u64,
-        limit: usize,
-    ) -> BoxFuture<'a, Result<Vec<PendingRecord>, StoreError>>;
+        id: &'a str,
+        outcome: &'a str,
+        at_ms: u64,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
 
-    /// Deletes every call that expired before `now_ms` and every call done or cancelled that
-    /// paused before it; returns how many.
+    /// `resuming` -> `done` or `failed` at `at_ms`, with an operator's `note`: a call in doubt
+    /// (its resume's process ended before it recorded the end) settled by hand.
+    fn settle<'a>(
+        &'a self,
+        id: &'a str,
+        settle: Settle,
+        note: &'a str,
+        at_ms: u64,
+    ) -> BoxFuture<'a, Result<Settled, StoreError>>;
+
+    /// `pending` -> `cancelled` at `at_ms` (expired or not).
+    fn cancel<'a>(
+        &'a self,
+        id: &'a str,
+        at_ms: u64,
+    ) -> BoxFuture<'a, Result<Transition, StoreError>>;
+
+    /// The calls `query` asks for, oldest first (by `created_ms`, then id), at most
+    /// `query.limit`. [`CallQuery::admits`] is the rule.
+    fn calls<'a>(
+        &'a self,
+        query: &'a CallQuery,
+    ) -> BoxFuture<'a, Result<Vec<StoredCall>, StoreError>>;
+
+    /// Deletes every call pending past its expiry at `now_ms` (it never ran) and every call
+    /// `done`, `failed` or `cancelled` that paused before `now_ms`; returns how many. A call
+    /// `resuming` is never deleted: its body may have run, and it stays until settled.
     fn purge<'a>(&'a self, now_ms: u64) -> BoxFuture<'a, Result<u64, StoreError>>;
 }
 
@@ -230,14 +419,7 @@ impl ApprovalStore for MemoryStore {
                 id: record.id.clone(),
             })
         } else {
-            calls.insert(
-                record.id.clone(),
-                StoredCall {
-                    record: record.clone(),
-                    state: CallState::Pending,
-                    outcome: None,
-                },
-            );
+            calls.insert(record.id.clone(), StoredCall::pending(record.clone()));
             Ok(())
         };
         Box::pin(std::future::ready(result))
@@ -251,9 +433,12 @@ impl ApprovalStore for MemoryStore {
     fn claim<'a>(
         &'a self,
         id: &'a str,
-        now_ms: u64,
+        claim: &'a Claim,
     ) -> BoxFuture<'a, Result<Transition, StoreError>> {
-        let moved = self.moved(id, Some(now_ms), CallState::Resuming);
+        let moved = self.moved(id, Some(claim.at_ms), |call| {
+            call.state = CallState::Resuming;
+            call.claim = Some(claim.clone());
+        });
         Box::pin(std::future::ready(Ok(moved)))
     }
 
@@ -262,6 +447,7 @@ impl ApprovalStore for MemoryStore {
             && call.state == CallState::Resuming
         {
             call.state = CallState::Pending;
+            call.claim = None;
         }
         Box::pin(std::future::ready(Ok(())))
     }
@@ -270,33 +456,63 @@ impl ApprovalStore for MemoryStore {
         &'a self,
         id: &'a str,
         outcome: &'a str,
+        at_ms: u64,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         if let Some(call) = lock(&self.calls).get_mut(id)
             && call.state == CallState::Resuming
         {
             call.state = CallState::Done;
             call.outcome = Some(outcome.to_owned());
+            call.settled_ms = Some(at_ms);
         }
         Box::pin(std::future::ready(Ok(())))
     }
 
-    fn cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Transition, StoreError>> {
-        let moved = self.moved(id, None, CallState::Cancelled);
+    fn settle<'a>(
+        &'a self,
+        id: &'a str,
+        settle: Settle,
+        note: &'a str,
+        at_ms: u64,
+    ) -> BoxFuture<'a, Result<Settled, StoreError>> {
+        let answer = match lock(&self.calls).get_mut(id) {
+            None => Settled::Unknown,
+            Some(call) if call.state != CallState::Resuming => Settled::NotResuming(call.state),
+            Some(call) => {
+                call.state = settle.state();
+                call.note = Some(note.to_owned());
+                call.settled_ms = Some(at_ms);
+                Settled::Moved
+            }
+        };
+        Box::pin(std::future::ready(Ok(answer)))
+    }
+
+    fn cancel<'a>(
+        &'a self,
+        id: &'a str,
+        at_ms: u64,
+    ) -> BoxFuture<'a, Result<Transition, StoreError>> {
+        let moved = self.moved(id, None, |call| {
+            call.state = CallState::Cancelled;
+            call.settled_ms = Some(at_ms);
+        });
         Box::pin(std::future::ready(Ok(moved)))
     }
 
-    fn pending<'a>(
+    fn calls<'a>(
         &'a self,
-        now_ms: u64,
-        limit: usize,
-    ) -> BoxFuture<'a, Result<Vec<PendingRecord>, StoreError>> {
-        let mut out: Vec<PendingRecord> = lock(&self.calls)
+        query: &'a CallQuery,
+    ) -> BoxFuture<'a, Result<Vec<StoredCall>, StoreError>> {
+        let mut out: Vec<StoredCall> = lock(&self.calls)
             .values()
-            .filter(|c| c.state == CallState::Pending && now_ms < c.record.expires_ms)
-            .map(|c| c.record.clone())
+            .filter(|c| query.admits(c))
+            .cloned()
             .collect();
-        out.sort_by(|a, b| (a.created_ms, &a.id).cmp(&(b.created_ms, &b.id)));
-        out.truncate(limit);
+        out.sort_by(|a, b| {
+            (a.record.created_ms, &a.record.id).cmp(&(b.record.created_ms, &b.record.id))
+        });
+        out.truncate(query.limit);
         Box::pin(std::future::ready(Ok(out)))
     }
 
@@ -310,8 +526,13 @@ impl ApprovalStore for MemoryStore {
 }
 
 impl MemoryStore {
-    /// `pending` -> `to`, when pending (and, with `now_ms`, not expired).
-    fn moved(&self, id: &str, now_ms: Option<u64>, to: CallState) -> Transition {
+    /// `pending` -> what `apply` makes of it, when pending (and, with `now_ms`, not expired).
+    fn moved(
+        &self,
+        id: &str,
+        now_ms: Option<u64>,
+        apply: impl FnOnce(&mut StoredCall),
+    ) -> Transition {
         let mut calls = lock(&self.calls);
         let Some(call) = calls.get_mut(id) else {
             return Transition::Unknown;
@@ -322,15 +543,20 @@ impl MemoryStore {
         if now_ms.is_some_and(|now| now >= call.record.expires_ms) {
             return Transition::Expired;
         }
-        call.state = to;
+        apply(call);
         Transition::Moved(Box::new(call.record.clone()))
     }
 }
 
-/// Whether [`ApprovalStore::purge`] at `now_ms` deletes `call`: expired, or finished and paused
-/// before then. Every store applies this rule.
+/// Whether [`ApprovalStore::purge`] at `now_ms` deletes `call`: pending past its expiry, or
+/// settled (`done`, `failed`, `cancelled`) and paused before then. A call `resuming` never is.
+/// Every store applies this rule.
 pub fn purged(call: &StoredCall, now_ms: u64) -> bool {
-    call.record.expires_ms <= now_ms
-        || (matches!(call.state, CallState::Done | CallState::Cancelled)
-            && call.record.created_ms < now_ms)
+    match call.state {
+        CallState::Pending => call.record.expires_ms <= now_ms,
+        CallState::Resuming => false,
+        CallState::Done | CallState::Failed | CallState::Cancelled => {
+            call.record.created_ms < now_ms
+        }
+    }
 }

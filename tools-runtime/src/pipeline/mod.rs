@@ -170,6 +170,7 @@ impl Run {
             progress: ProgressState::new(progress, listening),
             run_pause: std::sync::OnceLock::new(),
             resumed_run: std::sync::OnceLock::new(),
+            reviewed: std::sync::OnceLock::new(),
         }));
         // A decision given for this very call of a resumed program stands for the approval
         // service's answer; for any other call it means nothing.

@@ -10,16 +10,22 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::{Draft, Run};
+use serde_json::Value;
+
 use crate::base::approvals::{
-    ApprovalError, DurableApprovals, MacFields, Pending, PendingHandle, ResumedRun, RunPause,
-    fresh_id, mac_hex, now_ms, sha256_hex,
+    ApprovalError, CallStatus, DurableApprovals, MacFields, PausedCall, Pending, PendingHandle,
+    ResumedRun, RunPause, fresh_id, mac_hex, now_ms, sha256_hex,
 };
+use crate::base::call::CallOrigin as Origin;
 use crate::base::call::{CallOrigin, ToolCall};
 use crate::base::error::{ExecutionError, codes};
 use crate::base::hooks::Approval;
 use crate::base::result::ToolExecutionResult;
 use crate::base::runtime::ToolRuntime;
-use crate::base::store::{CallState, PendingRecord, Transition};
+use crate::base::store::{
+    CallFilter, CallQuery, CallState, Claim, PendingRecord, Settle, Settled, StoreError,
+    StoredCall, Transition,
+};
 
 impl Run {
     /// The call pauses for a decision that comes later: written to the store (a program's call
@@ -78,14 +84,14 @@ impl Run {
 
     async fn paused_with(&self, reason: Option<String>, run: Option<RunPause>) -> Draft {
         match self.write_pending(reason.clone(), run).await {
-            Ok(record) => {
+            Ok(handle) => {
                 tracing::info!(
                     parent: &self.span,
-                    agent_tools.pending_id = record.id.as_str(),
+                    agent_tools.pending_id = handle.id.as_str(),
                     "the call waits for a decision"
                 );
                 Draft::Paused(Box::new(Pending {
-                    handle: Some(record.handle()),
+                    handle: Some(handle),
                     reason,
                 }))
             }
@@ -97,7 +103,7 @@ impl Run {
         &self,
         reason: Option<String>,
         run: Option<RunPause>,
-    ) -> Result<PendingRecord, ApprovalError> {
+    ) -> Result<PendingHandle, ApprovalError> {
         let (durable, agent) = self.pausing_agent()?;
         let record = seal(
             durable,
@@ -111,7 +117,7 @@ impl Run {
             },
         )?;
         durable.store.insert(&record).await?;
-        Ok(record)
+        Ok(record.handle(&durable.key))
     }
 
     /// The result of a paused call: `APPROVAL_PENDING` with its handle. No post-execute
@@ -208,13 +214,19 @@ impl ToolRuntime {
     /// approval service's answer; the guards run, since policy may have changed while the call
     /// waited; then the body, as for any call.
     ///
+    /// The call is claimed in the store (`pending` -> `resuming`, with this replica's name and
+    /// the time) before anything runs, and marked `done` after: that write is retried
+    /// ([`DurableApprovals::record_retries`]) when the store fails, and when it still fails the
+    /// resume answers [`ApprovalError::NotRecorded`] with the result inside.
+    ///
     /// # Errors
     ///
     /// Nothing runs, and the call stays as it was, when the handle does not match the paused
     /// call (`APPROVAL_MISMATCH`), no call has its id, the call expired, was resumed or
-    /// cancelled before, its agent scope has no live scope of its name here (it stays
-    /// pending), `decision` is [`Approval::Deferred`], or the store fails. See
-    /// [`ApprovalError`].
+    /// cancelled before (`APPROVAL_ALREADY_RESUMED` says the state it found), its agent scope
+    /// has no live scope of its name here (it stays pending), `decision` is
+    /// [`Approval::Deferred`], or the store fails. After the body ran, only
+    /// [`ApprovalError::NotRecorded`]. See [`ApprovalError`].
     pub async fn resume(
         &self,
         handle: &PendingHandle,
@@ -229,6 +241,44 @@ impl ToolRuntime {
         &self,
         handle: &PendingHandle,
         decision: Approval,
+        cancel: CancellationToken,
+    ) -> Result<ToolExecutionResult, ApprovalError> {
+        self.resumed(handle, decision, None, cancel).await
+    }
+
+    /// Approves a paused call with arguments a reviewer edited, and runs it with those: a
+    /// [`resume`](Self::resume) with [`Approval::Approved`] whose call is made with
+    /// `arguments` instead of the reviewed ones.
+    ///
+    /// The edited arguments are validated against the tool's input schema before anything is
+    /// claimed (a raw definition, such as an imported MCP tool, validates its own in its
+    /// body); the store keeps both the reviewed arguments and the edited ones (with the
+    /// claim); the call's listeners see the edited ones as
+    /// [`ToolExecution::arguments`](crate::hooks::ToolExecution::arguments) and the reviewed
+    /// ones as
+    /// [`ToolExecution::reviewed_arguments`](crate::hooks::ToolExecution::reviewed_arguments);
+    /// the call's span has an event saying the arguments were edited.
+    ///
+    /// # Errors
+    ///
+    /// As [`resume`](Self::resume), and, with nothing claimed and the call still pending:
+    /// [`ApprovalError::EditRefused`] for a Code Mode program's call (its replay would make
+    /// the reviewed call), [`ApprovalError::EditInvalid`] for arguments the schema refuses.
+    pub async fn resume_edited(
+        &self,
+        handle: &PendingHandle,
+        arguments: Value,
+        cancel: CancellationToken,
+    ) -> Result<ToolExecutionResult, ApprovalError> {
+        self.resumed(handle, Approval::Approved, Some(arguments), cancel)
+            .await
+    }
+
+    async fn resumed(
+        &self,
+        handle: &PendingHandle,
+        decision: Approval,
+        edited: Option<Value>,
         cancel: CancellationToken,
     ) -> Result<ToolExecutionResult, ApprovalError> {
         if matches!(decision, Approval::Deferred { .. }) {
@@ -246,17 +296,26 @@ impl ToolRuntime {
                 )
             }
         };
-        let record = match durable.store.claim(&handle.id, now_ms()).await? {
+        let edited_text = match &edited {
+            None => None,
+            Some(arguments) => Some(self.edit_checked(&stored, agent, arguments)?),
+        };
+        let claim = Claim {
+            at_ms: now_ms(),
+            by: durable.replica.to_string(),
+            edited_arguments: edited_text,
+        };
+        let record = match durable.store.claim(&handle.id, &claim).await? {
             Transition::Moved(record) => record,
-            other => return Err(refusal(&handle.id, other)),
+            other => return Err(self.refusal(durable, &handle.id, other).await),
         };
         // The claimed record is the one checked above (records do not change); read the
         // arguments back from its canonical text.
-        let arguments = match tools_schema::deep::from_str(&record.arguments) {
+        let reviewed = match tools_schema::deep::from_str(&record.arguments) {
             Ok(arguments) => arguments,
             Err(e) => {
                 durable.store.release(&record.id).await?;
-                return Err(crate::base::store::StoreError::Corrupt {
+                return Err(StoreError::Corrupt {
                     store: durable.store.name(),
                     id: record.id.clone(),
                     what: format!("its arguments are not JSON: {e}"),
@@ -264,10 +323,18 @@ impl ToolRuntime {
                 .into());
             }
         };
+        let (arguments, reviewed) = match edited {
+            Some(edited) => (edited, Some(reviewed)),
+            None => (reviewed, None),
+        };
         let mut call = ToolCall::new(record.call_id.clone(), record.tool.clone(), arguments)
             .with_cancel(cancel);
         call.agent = agent;
         let mut run = Run::enter(self, call);
+        let edited = reviewed.is_some();
+        if let Some(reviewed) = reviewed {
+            let _ = run.exec.0.reviewed.set(Arc::new(reviewed));
+        }
         match (record.awaiting, record.journal) {
             // A paused program: its own call passed policy before it paused (the person
             // decided on the program's call that waits), and its body replays the journal.
@@ -281,27 +348,73 @@ impl ToolRuntime {
             }
             _ => run.resumed = Some(decision),
         }
-        tracing::info!(
-            parent: &run.span,
-            agent_tools.pending_id = record.id.as_str(),
-            "the call resumes with a decision"
-        );
+        if edited {
+            tracing::info!(
+                parent: &run.span,
+                agent_tools.pending_id = record.id.as_str(),
+                agent_tools.approval.edited = true,
+                "the call resumes with a decision, with arguments the reviewer edited"
+            );
+        } else {
+            tracing::info!(
+                parent: &run.span,
+                agent_tools.pending_id = record.id.as_str(),
+                "the call resumes with a decision"
+            );
+        }
         let result = if run.span.is_disabled() {
             run.run().await
         } else {
             let span = run.span.clone();
             super::in_span::InSpan::new(span, run.run()).await
         };
-        let outcome = result.code().unwrap_or("ok");
-        if let Err(error) = durable.store.finish(&record.id, outcome).await {
-            // The call stays `resuming`, which no resume takes again: it is not run twice.
-            tracing::warn!(
-                id = %record.id,
-                error = %error,
-                "a resumed call ran, and its store could not mark it done"
-            );
+        let outcome = result.code().unwrap_or("ok").to_owned();
+        match record_end(durable, &record.id, &outcome).await {
+            Ok(()) => Ok(result),
+            Err((attempts, source)) => {
+                tracing::error!(
+                    id = %record.id,
+                    error = %source,
+                    attempts,
+                    "a resumed call ran, and its store could not record its end: it stays \
+                     `resuming` (in doubt) until settled by hand"
+                );
+                Err(ApprovalError::NotRecorded {
+                    id: record.id.clone(),
+                    result: Box::new(result),
+                    attempts,
+                    source,
+                })
+            }
         }
-        Ok(result)
+    }
+
+    /// The canonical text of a reviewer's edited `arguments` for `stored`, once they may be
+    /// used: not for a program's call, and valid against the tool's input schema as the call's
+    /// scope resolves it now.
+    fn edit_checked(
+        &self,
+        stored: &StoredCall,
+        agent: Option<crate::base::call::ScopeKey>,
+        arguments: &Value,
+    ) -> Result<String, ApprovalError> {
+        let record = &stored.record;
+        if let Some(awaiting) = &record.awaiting {
+            return Err(ApprovalError::EditRefused {
+                id: record.id.clone(),
+                tool: awaiting.tool.clone(),
+            });
+        }
+        let snapshot = self.snapshot(&record.tool, agent, Origin::Direct);
+        if let Some(def) = &snapshot.def
+            && let Some(Err(violations)) = def.check_input(arguments)
+        {
+            return Err(ApprovalError::EditInvalid {
+                tool: record.tool.clone(),
+                violations,
+            });
+        }
+        Ok(tools_schema::deep::to_canonical_string(arguments))
     }
 
     /// Cancels a paused call: it will not run, and resuming it fails with
@@ -313,39 +426,121 @@ impl ToolRuntime {
     /// pending.
     pub async fn cancel_pending(&self, handle: &PendingHandle) -> Result<(), ApprovalError> {
         let (durable, _) = self.checked(handle).await?;
-        match durable.store.cancel(&handle.id).await? {
+        match durable.store.cancel(&handle.id, now_ms()).await? {
             Transition::Moved(_) => Ok(()),
-            other => Err(refusal(&handle.id, other)),
+            other => Err(self.refusal(durable, &handle.id, other).await),
         }
+    }
+
+    /// Reads a handle's text ([`PendingHandle`]'s [`Display`](std::fmt::Display) form) with
+    /// this runtime's key: the tag over the raw bytes is checked before anything is parsed
+    /// ([`PendingHandle::parse`]).
+    ///
+    /// # Errors
+    ///
+    /// [`ApprovalError::NotDurable`] without durable approvals;
+    /// [`ApprovalError::HandleInvalid`] or [`ApprovalError::Mismatch`] for a text this
+    /// runtime's key did not make.
+    pub fn parse_handle(&self, text: &str) -> Result<PendingHandle, ApprovalError> {
+        let durable = self.0.durable.as_ref().ok_or(ApprovalError::NotDurable)?;
+        PendingHandle::parse(text, &durable.key)
     }
 
     /// The calls waiting for a decision, oldest first, at most `limit`: a review queue. Each
     /// handle is checked against the key, so a row written into the store by anything but a
-    /// runtime with this key is left out (and logged).
+    /// runtime with this key is left out (and logged). [`paused_calls`](Self::paused_calls)
+    /// lists the calls in every other state too.
     ///
     /// # Errors
     ///
     /// [`ApprovalError::NotDurable`] or the store's failure.
     pub async fn pending_calls(&self, limit: usize) -> Result<Vec<PendingHandle>, ApprovalError> {
+        let calls = self
+            .paused_calls(CallQuery::new(CallFilter::Pending, limit))
+            .await?;
+        Ok(calls.into_iter().map(|call| call.handle).collect())
+    }
+
+    /// The paused calls `query` asks for, in any state (pending, expired, resuming since when
+    /// and by whom, done, failed, cancelled), oldest first: what an operator reads to find the
+    /// calls in doubt ([`CallFilter::Resuming`]) and settle them
+    /// ([`settle_pending`](Self::settle_pending)). A row that fails its MAC is left out (and
+    /// logged), as in [`pending_calls`](Self::pending_calls).
+    ///
+    /// # Errors
+    ///
+    /// [`ApprovalError::NotDurable`] or the store's failure.
+    pub async fn paused_calls(&self, query: CallQuery) -> Result<Vec<PausedCall>, ApprovalError> {
         let durable = self.0.durable.as_ref().ok_or(ApprovalError::NotDurable)?;
-        let records = durable.store.pending(now_ms(), limit).await?;
-        Ok(records
+        let calls = durable.store.calls(&query).await?;
+        Ok(calls
             .into_iter()
-            .filter_map(|record| {
-                let handle = record.handle();
-                match handle.check(&durable.key, &record) {
-                    Ok(()) => Some(handle),
-                    Err(error) => {
-                        tracing::warn!(id = %record.id, %error, "a stored paused call fails its MAC; left out");
-                        None
-                    }
-                }
-            })
+            .filter_map(|call| verified(durable, call, query.now_ms))
             .collect())
     }
 
-    /// The paused calls that expired, and those done or cancelled, deleted from the store;
-    /// returns how many.
+    /// One paused call by its id, in whatever state; `None` when the store has no call of
+    /// that id, or its row fails the MAC.
+    ///
+    /// # Errors
+    ///
+    /// [`ApprovalError::NotDurable`] or the store's failure.
+    pub async fn paused_call(&self, id: &str) -> Result<Option<PausedCall>, ApprovalError> {
+        let durable = self.0.durable.as_ref().ok_or(ApprovalError::NotDurable)?;
+        Ok(durable
+            .store
+            .get(id)
+            .await?
+            .and_then(|call| verified(durable, call, now_ms())))
+    }
+
+    /// Settles by hand a call in doubt: one `resuming` whose resume never recorded its end
+    /// (its process was killed, or the store failed after the body ran). `Settle::Done` when
+    /// you checked that its effect happened, `Settle::Failed` when it did not; `note` says
+    /// what you checked (it is kept with the call). The call is never run: this only writes
+    /// its end, and a resume that does record its end later leaves the settlement as it is.
+    ///
+    /// Only settle a call whose claiming process is gone ([`CallStatus::Resuming`] says who
+    /// claimed it and when): one still running would finish without recording its end.
+    ///
+    /// # Errors
+    ///
+    /// [`ApprovalError::NotInDoubt`] for an empty note or a call that is not `resuming`,
+    /// [`ApprovalError::Unknown`], [`ApprovalError::NotDurable`], or the store's failure.
+    pub async fn settle_pending(
+        &self,
+        id: &str,
+        settle: Settle,
+        note: &str,
+    ) -> Result<PausedCall, ApprovalError> {
+        let durable = self.0.durable.as_ref().ok_or(ApprovalError::NotDurable)?;
+        let note = note.trim();
+        if note.is_empty() {
+            return Err(ApprovalError::NotInDoubt {
+                id: id.to_owned(),
+                why: "a note is required: say what was checked".to_owned(),
+            });
+        }
+        match durable.store.settle(id, settle, note, now_ms()).await? {
+            Settled::Moved => {}
+            Settled::Unknown => return Err(ApprovalError::Unknown { id: id.to_owned() }),
+            Settled::NotResuming(state) => {
+                let status = self.status_of(durable, id, state).await;
+                return Err(ApprovalError::NotInDoubt {
+                    id: id.to_owned(),
+                    why: format!("it is {status}, not resuming"),
+                });
+            }
+        }
+        tracing::info!(%id, settled = settle.state().as_str(), %note, "a call in doubt was settled by hand");
+        self.paused_call(id)
+            .await?
+            .ok_or_else(|| ApprovalError::Unknown { id: id.to_owned() })
+    }
+
+    /// Deletes from the store the paused calls that expired (they never ran) and those done,
+    /// failed or cancelled; returns how many. A call `resuming` (running, or in doubt) is never
+    /// deleted: settle it first.
     ///
     /// # Errors
     ///
@@ -362,7 +557,7 @@ impl ToolRuntime {
     async fn checked(
         &self,
         handle: &PendingHandle,
-    ) -> Result<(&DurableApprovals, crate::base::store::StoredCall), ApprovalError> {
+    ) -> Result<(&DurableApprovals, StoredCall), ApprovalError> {
         let durable = self.0.durable.as_ref().ok_or(ApprovalError::NotDurable)?;
         let stored =
             durable
@@ -375,15 +570,100 @@ impl ToolRuntime {
         handle.check(&durable.key, &stored.record)?;
         Ok((durable, stored))
     }
+
+    /// Why a store did not move a call on, with the state the call is in (read again, for
+    /// what it says beyond its state: since when and by whom, its outcome).
+    async fn refusal(
+        &self,
+        durable: &DurableApprovals,
+        id: &str,
+        transition: Transition,
+    ) -> ApprovalError {
+        let id = id.to_owned();
+        match transition {
+            Transition::Unknown => ApprovalError::Unknown { id },
+            Transition::Expired => ApprovalError::Expired { id },
+            Transition::NotPending(CallState::Cancelled) => ApprovalError::Cancelled { id },
+            Transition::NotPending(state) => {
+                let status = self.status_of(durable, &id, state).await;
+                ApprovalError::AlreadyResumed { id, status }
+            }
+            Transition::Moved(_) => ApprovalError::AlreadyResumed {
+                id,
+                status: CallStatus::Resuming {
+                    since_ms: None,
+                    by: None,
+                },
+            },
+        }
+    }
+
+    /// The status of call `id`, read from the store; from `state` alone when it cannot be
+    /// read.
+    async fn status_of(
+        &self,
+        durable: &DurableApprovals,
+        id: &str,
+        state: CallState,
+    ) -> CallStatus {
+        let now = now_ms();
+        match durable.store.get(id).await {
+            Ok(Some(call)) => CallStatus::of(&call, now),
+            _ => match state {
+                CallState::Pending => CallStatus::Pending,
+                CallState::Resuming => CallStatus::Resuming {
+                    since_ms: None,
+                    by: None,
+                },
+                CallState::Done => CallStatus::Done {
+                    outcome: None,
+                    note: None,
+                },
+                CallState::Failed => CallStatus::Failed { note: None },
+                CallState::Cancelled => CallStatus::Cancelled,
+            },
+        }
+    }
 }
 
-/// Why a store did not move a call on.
-fn refusal(id: &str, transition: Transition) -> ApprovalError {
-    let id = id.to_owned();
-    match transition {
-        Transition::Unknown => ApprovalError::Unknown { id },
-        Transition::Expired => ApprovalError::Expired { id },
-        Transition::NotPending(CallState::Cancelled) => ApprovalError::Cancelled { id },
-        Transition::NotPending(_) | Transition::Moved(_) => ApprovalError::AlreadyResumed { id },
+/// `call` as an operator sees it, when its row passes the MAC check (logged and left out
+/// otherwise).
+fn verified(durable: &DurableApprovals, call: StoredCall, now_ms: u64) -> Option<PausedCall> {
+    let handle = call.record.handle(&durable.key);
+    match handle.check(&durable.key, &call.record) {
+        Ok(()) => Some(PausedCall::of(call, handle, now_ms)),
+        Err(error) => {
+            tracing::warn!(id = %call.record.id, %error, "a stored paused call fails its MAC; left out");
+            None
+        }
+    }
+}
+
+/// Writes a resumed call's end (`done` with `outcome`), retried as
+/// [`DurableApprovals::record_retries`] says; the attempts made and the last failure when none
+/// succeeded.
+async fn record_end(
+    durable: &DurableApprovals,
+    id: &str,
+    outcome: &str,
+) -> Result<(), (u32, StoreError)> {
+    let mut wait = durable.record_backoff;
+    let mut attempt = 1;
+    loop {
+        match durable.store.finish(id, outcome, now_ms()).await {
+            Ok(()) => return Ok(()),
+            Err(error) if attempt >= durable.record_attempts => return Err((attempt, error)),
+            Err(error) => {
+                tracing::warn!(
+                    %id,
+                    %error,
+                    attempt,
+                    "a resumed call ran, and its store could not record its end; trying again"
+                );
+                tokio::time::sleep(wait).await;
+                wait = wait.saturating_mul(2);
+                attempt += 1;
+            }
+        }
     }
 }

@@ -15,6 +15,13 @@
 //!   `ABORTED_BEFORE_DISPATCH`, and no later listener, approval request or guard runs.
 //!
 //! A call whose token had fired before entry skips policy entirely (`ABORTED_BEFORE_DISPATCH`).
+//!
+//! # A deferred decision
+//!
+//! When the approval service defers (`Approval::later()`), the call pauses only if it could
+//! still run: a call whose token fired meanwhile is `ABORTED_BEFORE_DISPATCH`, and the guards
+//! run first (a denial is `GUARD_DENIED`); no handle exists for either. Only then is the call
+//! written to the store, and its guards run again when it is resumed.
 
 use std::panic::AssertUnwindSafe;
 
@@ -153,6 +160,15 @@ impl Run {
                 };
                 match answer {
                     Ok(Approval::Deferred { reason: why }) => {
+                        // No handle is made for a call that cannot run: one cancelled while
+                        // the service was asked, or one a guard denies now (the guards run
+                        // again on resume, when policy may have changed).
+                        if self.cancelled() {
+                            return Err(self.aborted_before_dispatch());
+                        }
+                        if let Some(failure) = self.guards() {
+                            return Err(failure);
+                        }
                         self.record_policy("deferred");
                         return Err(self.pause(why.or(reason)).await);
                     }

@@ -2,8 +2,8 @@
 //!
 //! One tool (`append`, a trivial body), one pre-execute listener that asks, and an approval
 //! service that answers at once: `Approved` for the inline row, `later()` for the store rows,
-//! whose call pauses (`execute` writes it: one commit) and is then resumed (`resume`: read,
-//! claim, body, finish: two commits). The rows take turns call by call, so drift touches each
+//! whose call pauses (`execute` writes it: one commit) and is then resumed from the handle's
+//! text (`parse_handle`, then `resume`: read, claim, body, finish: two commits). The rows take turns call by call, so drift touches each
 //! alike. SQLite in a temporary file (WAL, `synchronous = FULL`), PostgreSQL started by the
 //! bench with its default durability (each commit flushed, `fsync` on), over loopback TCP:
 //! each commit waits for the disk in both.
@@ -85,8 +85,10 @@ async fn pause_and_resume(rt: &ToolRuntime, i: usize, row: &mut Row) {
     let paused = rt.execute(call(i)).await;
     row.pause.push(start.elapsed());
     assert_eq!(paused.code(), Some(codes::APPROVAL_PENDING), "{paused:?}");
-    let handle: PendingHandle = paused.pending.unwrap().handle().unwrap().clone();
+    // A host keeps the handle's text and reads it back to resume: the tag is checked then.
+    let text = paused.pending.unwrap().handle().unwrap().to_string();
     let start = Instant::now();
+    let handle: PendingHandle = rt.parse_handle(&text).unwrap();
     let done = rt.resume(&handle, Approval::Approved).await.unwrap();
     row.resume.push(start.elapsed());
     assert_eq!(done.code(), None, "{done:?}");

@@ -12,7 +12,9 @@
 //!   claim is one conditional `UPDATE ... RETURNING`, so two replicas never both resume a call.
 //!
 //! Both keep every field of a [`PendingRecord`](tools_runtime::approvals::PendingRecord) in a
-//! column of its own, create their schema on first use and refuse one written by a newer build
+//! column of its own, with where the call stands (its state, the claim's replica and time, the
+//! edited arguments, the settlement's time and note), create their schema on first use,
+//! migrate a schema of version 1 to version 2 and refuse one written by a newer build
 //! ([`Error::SchemaVersion`]), and refuse a time past `i64::MAX` milliseconds rather than wrap
 //! it. A failure is the trait's `StoreError::Backend` (the runtime's `APPROVAL_STORE`) whose
 //! source is this crate's [`Error`], whose source is the driver's error; [`code_of`] reads its
@@ -61,7 +63,7 @@
 //!
 //! // After a restart: the same tools, file and key.
 //! let (runtime, _plugin) = service(dir.path());
-//! let handle = text.parse().unwrap();
+//! let handle = runtime.parse_handle(&text).unwrap();
 //! let done = runtime.resume(&handle, Approval::Approved).await.unwrap();
 //! assert_eq!(done.value(), Some(&json!("wrote \"a.txt\"")));
 //! let again = runtime.resume(&handle, Approval::Approved).await.unwrap_err();
@@ -69,6 +71,10 @@
 //! # });
 //! # }
 //! ```
+//!
+//! The `calls` example is an operator's view of a store: the calls by state (those in doubt
+//! among them), one call, and settling a call in doubt by hand
+//! (`cargo run -p tools-approvals --example calls -- --sqlite approvals.db list --state resuming`).
 //!
 //! With PostgreSQL, the same with
 //! `DurableApprovals::new(PostgresStore::connect("host=... user=... dbname=...").await?, key)`

@@ -7,9 +7,11 @@
 //!   pending, so two replicas never both win. When nothing moved, a plain read says why
 //!   (unknown, expired, or its state); should that read find the call pending and live (it was
 //!   released in between), the claim is tried again.
-//! - **The review queue** ([`pending`](ApprovalStore::pending)) is a plain read: it locks
-//!   nothing and skips nothing, so every replica's queue shows every pending call, whatever
-//!   another replica is claiming.
+//! - **Listings** ([`calls`](ApprovalStore::calls), the review queue among them) are plain
+//!   reads: they lock nothing and skip nothing, so every replica's queue shows every pending
+//!   call, whatever another replica is claiming.
+//! - **Version 1 tables** are migrated to version 2 when a store connects, under the same lock
+//!   and only when the version read under it is 1, so replicas starting together migrate once.
 //! - **The table** is created when missing, under a transaction-scoped advisory lock, so
 //!   replicas starting together do not race on `CREATE TABLE IF NOT EXISTS` (which is not safe
 //!   under concurrency by itself). A meta table holds the schema's version.

@@ -8,8 +8,8 @@
 //! twice. One `fsync` a pause and two a resume is the price of "once".
 //!
 //! Each method runs on Tokio's blocking pool (`spawn_blocking`; rusqlite is synchronous) over
-//! one connection behind a mutex, so the statements of one store run one at a time. A claim and
-//! a cancel are one `BEGIN IMMEDIATE` transaction each: the conditional `UPDATE` and, when it
+//! one connection behind a mutex, so the statements of one store run one at a time. A claim, a
+//! cancel and a settlement are one `BEGIN IMMEDIATE` transaction each: the conditional `UPDATE` and, when it
 //! moved nothing, the read that says why, with the write lock held, so two processes sharing the
 //! file never both win. Another process holding the lock is waited for up to [`BUSY_TIMEOUT`].
 

@@ -12,6 +12,8 @@ mod support;
 
 mod conformance;
 #[cfg(feature = "postgres")]
+mod db_restart;
+#[cfg(feature = "postgres")]
 mod postgres_store;
 #[cfg(feature = "postgres")]
 mod replicas;

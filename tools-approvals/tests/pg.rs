@@ -18,18 +18,33 @@ use std::time::{Duration, Instant};
 pub const PG_BIN_ENV: &str = "TOOLS_PG_BIN";
 
 /// A running PostgreSQL server; stopped (fast shutdown) and its folder removed when dropped.
+/// It can be taken down and brought back on the same port ([`PgServer::down`],
+/// [`PgServer::up`]), as a database restart or crash would.
 pub struct PgServer {
-    child: Child,
+    child: std::sync::Mutex<Option<Child>>,
     port: u16,
+    durability: Durability,
     /// The data, the socket and the logs; removed after the server stopped.
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
+}
+
+/// How [`PgServer::down`] takes the server down.
+#[derive(Clone, Copy, PartialEq, Eq)]
+#[allow(dead_code, reason = "not every build of the tests uses both")]
+pub enum Down {
+    /// A fast shutdown (SIGINT): connections are ended, the data checkpointed.
+    Fast,
+    /// An immediate shutdown (SIGQUIT), as a crash: no checkpoint, crash recovery on the way
+    /// back up.
+    Crash,
 }
 
 /// How the server keeps its data.
 #[derive(Clone, Copy, PartialEq, Eq)]
 #[allow(dead_code, reason = "the tests use one variant, the bench the other")]
 pub enum Durability {
-    /// `fsync = off`: the tests, which never crash the server.
+    /// `fsync = off`: the tests, which never crash the machine (a crash of the server itself
+    /// loses nothing the kernel holds).
     Tests,
     /// PostgreSQL's defaults (each commit flushed): the bench, to compare with SQLite's
     /// `synchronous = FULL`.
@@ -136,45 +151,51 @@ impl PgServer {
             "initdb failed ({status}):\n{}",
             fs::read_to_string(&initdb_log).unwrap_or_default()
         );
-        let log = dir.path().join("postgres.log");
         let mut tries = 0;
         loop {
             tries += 1;
             let port = free_port();
-            let mut cmd = command(&bin.join("postgres"), dir.path(), &log);
-            cmd.arg("-D")
-                .arg(&data)
-                .args(["-p", &port.to_string(), "-k"])
-                .arg(dir.path())
-                .args([
-                    "-c",
-                    "listen_addresses=127.0.0.1",
-                    "-c",
-                    "max_connections=40",
-                ]);
-            if durability == Durability::Tests {
-                cmd.args(["-c", "fsync=off", "-c", "full_page_writes=off"]);
-            }
-            let mut child = cmd.spawn().unwrap();
-            match wait_ready(&mut child, port, &bin) {
-                Ok(()) => {
+            match spawn(dir.path(), port, durability) {
+                Ok(child) => {
                     return PgServer {
-                        child,
+                        child: std::sync::Mutex::new(Some(child)),
                         port,
-                        _dir: dir,
+                        durability,
+                        dir,
                     };
                 }
                 Err(why) if tries < 3 => {
                     eprintln!("PostgreSQL did not start on port {port} ({why}); trying another");
-                    stop(&mut child);
                 }
-                Err(why) => {
-                    stop(&mut child);
-                    panic!(
-                        "PostgreSQL did not start: {why}\n{}",
-                        fs::read_to_string(&log).unwrap_or_default()
-                    )
+                Err(why) => panic!("PostgreSQL did not start: {why}"),
+            }
+        }
+    }
+
+    /// Takes the server down as `how` says; it stays down until [`up`](Self::up).
+    #[allow(dead_code, reason = "only the PostgreSQL restart tests use it")]
+    pub fn down(&self, how: Down) {
+        let mut child = self.child.lock().unwrap();
+        if let Some(mut running) = child.take() {
+            match how {
+                Down::Fast => stop(&mut running),
+                Down::Crash => {
+                    signal(&running, libc::SIGQUIT);
+                    let _ = running.wait();
                 }
+            }
+        }
+    }
+
+    /// Starts the server again on its port (after [`down`](Self::down)), once it accepts
+    /// connections.
+    #[allow(dead_code, reason = "only the PostgreSQL restart tests use it")]
+    pub fn up(&self) {
+        let mut child = self.child.lock().unwrap();
+        if child.is_none() {
+            match spawn(self.dir.path(), self.port, self.durability) {
+                Ok(started) => *child = Some(started),
+                Err(why) => panic!("PostgreSQL did not start again: {why}"),
             }
         }
     }
@@ -212,7 +233,51 @@ impl PgServer {
 
 impl Drop for PgServer {
     fn drop(&mut self) {
-        stop(&mut self.child);
+        if let Some(mut child) = self.child.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            stop(&mut child);
+        }
+    }
+}
+
+/// The server of the data in `dir` on `port`, once it accepts connections; its log is
+/// `dir/postgres.log`.
+fn spawn(dir: &Path, port: u16, durability: Durability) -> Result<Child, String> {
+    let bin = bin_dir();
+    let log = dir.join("postgres.log");
+    let mut cmd = command(&bin.join("postgres"), dir, &log);
+    cmd.arg("-D")
+        .arg(dir.join("data"))
+        .args(["-p", &port.to_string(), "-k"])
+        .arg(dir)
+        .args([
+            "-c",
+            "listen_addresses=127.0.0.1",
+            "-c",
+            "max_connections=40",
+        ]);
+    if durability == Durability::Tests {
+        cmd.args(["-c", "fsync=off", "-c", "full_page_writes=off"]);
+    }
+    let mut child = cmd.spawn().map_err(|e| e.to_string())?;
+    match wait_ready(&mut child, port, &bin) {
+        Ok(()) => Ok(child),
+        Err(why) => {
+            stop(&mut child);
+            Err(format!(
+                "{why}\n{}",
+                fs::read_to_string(&log).unwrap_or_default()
+            ))
+        }
+    }
+}
+
+/// Sends `sig` to `child`, unless it has been reaped.
+fn signal(child: &Child, sig: i32) {
+    if let Ok(pid) = i32::try_from(child.id()) {
+        // SAFETY: kill has no memory preconditions; the pid is our child's, not yet reaped.
+        unsafe {
+            libc::kill(pid, sig);
+        }
     }
 }
 

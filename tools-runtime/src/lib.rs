@@ -219,12 +219,32 @@ pub mod approvals {
     //!   HMAC-SHA256 over them with the host's [`ApprovalKey`]. A handle edited to other
     //!   arguments, another tool, agent or call, a MAC made with another key, or a stored row
     //!   edited behind the runtime's back is refused (`APPROVAL_MISMATCH`) and nothing runs.
-    //! - **Once.** A resume first claims the call in the store (`pending` -> `resuming`, one
-    //!   winner however many processes race), runs it, then marks it `done`. Resuming it again,
+    //!   Its text is read back with [`ToolRuntime::parse_handle`](crate::ToolRuntime::parse_handle),
+    //!   which checks a second HMAC over the text's raw bytes before it parses anything.
+    //! - **Only a call that could run pauses.** A call denied (a pre-execute listener, the
+    //!   approval service, a guard), with invalid arguments, or cancelled before or while the
+    //!   approval service is asked leaves nothing in the store: no handle of it exists. The
+    //!   guards run before the pause, and again on resume.
+    //! - **At most once.** A resume first claims the call in the store (`pending` ->
+    //!   `resuming`, one winner however many processes race, with the replica's name,
+    //!   [`DurableApprovals::replica`], and the time), runs it, then marks it `done`, retrying
+    //!   that write ([`DurableApprovals::record_retries`]); when it still fails, the resume
+    //!   fails with [`ApprovalError::NotRecorded`], which carries the result. Resuming it again,
     //!   or a call cancelled ([`ToolRuntime::cancel_pending`](crate::ToolRuntime::cancel_pending))
     //!   or expired ([`DurableApprovals::expire_after`], default [`DEFAULT_EXPIRY`]), is an
-    //!   error and runs nothing. A process that dies during a resume leaves the call
-    //!   `resuming`: its body may have run, so it is never resumed again.
+    //!   error that says the state it found, and runs nothing.
+    //! - **In doubt.** A call whose resume never recorded its end (its process died, or the
+    //!   store stayed down) stays `resuming`: its body may have run, so it is never resumed
+    //!   again and never purged. [`ToolRuntime::paused_calls`](crate::ToolRuntime::paused_calls)
+    //!   lists the calls in each state ([`CallStatus`]: pending, expired, resuming since when and
+    //!   by whom, done, failed, cancelled), and
+    //!   [`ToolRuntime::settle_pending`](crate::ToolRuntime::settle_pending) settles one in doubt
+    //!   by hand, as done or failed, with a note.
+    //! - **Edited arguments.** [`ToolRuntime::resume_edited`](crate::ToolRuntime::resume_edited)
+    //!   approves a call with arguments the reviewer changed, validated first; the store keeps
+    //!   both, and the listeners see the reviewed ones as
+    //!   [`ToolExecution::reviewed_arguments`](crate::ToolExecution::reviewed_arguments).
+    //!   A Code Mode program's call cannot be edited.
     //! - **What runs again on resume.** Resolution and the definition's prepare hook run again;
     //!   argument validation and the pre-execute listeners that ran before the ask do not; the
     //!   decision given to `resume` stands for the approval service's answer; the guards run,

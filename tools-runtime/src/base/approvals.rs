@@ -24,7 +24,7 @@ pub const MIN_KEY_BYTES: usize = 16;
 /// [`DurableApprovals::expire_after`] says otherwise: seven days.
 pub const DEFAULT_EXPIRY: Duration = Duration::from_secs(7 * 24 * 60 * 60);
 
-/// The largest handle text [`PendingHandle::from_str`] reads, in bytes (a handle carries the
+/// The largest handle text [`PendingHandle::parse`] reads, in bytes (a handle carries the
 /// call's arguments).
 pub const MAX_HANDLE_BYTES: usize = 8 * 1024 * 1024;
 

@@ -254,9 +254,9 @@ impl ToolRuntime {
     /// claimed (a raw definition, such as an imported MCP tool, validates its own in its
     /// body); the store keeps both the reviewed arguments and the edited ones (with the
     /// claim); the call's listeners see the edited ones as
-    /// [`ToolExecution::arguments`](crate::hooks::ToolExecution::arguments) and the reviewed
+    /// [`ToolExecution::arguments`](crate::ToolExecution::arguments) and the reviewed
     /// ones as
-    /// [`ToolExecution::reviewed_arguments`](crate::hooks::ToolExecution::reviewed_arguments);
+    /// [`ToolExecution::reviewed_arguments`](crate::ToolExecution::reviewed_arguments);
     /// the call's span has an event saying the arguments were edited.
     ///
     /// # Errors

@@ -98,20 +98,32 @@ async fn run(args: Args) -> Result<(), String> {
     let key = ApprovalKey::new(key).map_err(|e| e.to_string())?;
     let store = open(&args).await?;
     let runtime = ToolRuntime::builder()
-        .durable_approvals(DurableApprovals::with_store(store, key).replica("calls example"))
+        .durable_approvals(
+            DurableApprovals::with_store(store.clone(), key).replica("calls example"),
+        )
         .build()
         .map_err(|e| e.to_string())?;
     let fail = |e: tools_runtime::approvals::ApprovalError| format!("{e} ({})", e.code());
     match args.command {
         Command::List { state, limit } => {
-            let calls = runtime
-                .paused_calls(CallQuery::new(filter(state), limit))
-                .await
-                .map_err(fail)?;
+            let query = CallQuery::new(filter(state), limit);
+            let calls = runtime.paused_calls(query.clone()).await.map_err(fail)?;
             for call in &calls {
                 println!("{}", line(call));
             }
             println!("{} call(s)", calls.len());
+            // The runtime leaves out a row that fails its MAC; say how many it left out.
+            let rows = store
+                .calls(&query)
+                .await
+                .map_err(|e| format!("the store failed: {e}"))?;
+            if rows.len() > calls.len() {
+                eprintln!(
+                    "warning: {} row(s) fail their MAC and are left out: APPROVAL_KEY is not \
+                     the service's key, or the rows were edited behind its back",
+                    rows.len() - calls.len()
+                );
+            }
         }
         Command::Show { id } => {
             let call = runtime

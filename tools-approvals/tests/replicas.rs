@@ -1,4 +1,4 @@
-//! Two replicas on one PostgreSQL race to resume the same 100 paused calls: each call's body
+//! Three replicas on one PostgreSQL race to resume the same 100 paused calls: each call's body
 //! runs exactly once, every resume that lost says `APPROVAL_ALREADY_RESUMED`, and the store ends
 //! with every call done.
 
@@ -16,9 +16,10 @@ use crate::pg::{Durability, PgServer};
 use crate::support::{Effect, handle_of, install, runtime};
 
 const CALLS: usize = 100;
+const REPLICAS: usize = 3;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn two_replicas_resume_the_same_hundred_calls_and_each_body_runs_once() {
+async fn three_replicas_resume_the_same_hundred_calls_and_each_body_runs_once() {
     let server = PgServer::start(Durability::Tests);
     let conninfo = server.database("race").await;
     let runs: Arc<Mutex<HashMap<String, u32>>> = Arc::default();
@@ -40,10 +41,10 @@ async fn two_replicas_resume_the_same_hundred_calls_and_each_body_runs_once() {
     }
     assert_eq!(pauser.pending_calls(1000).await.unwrap().len(), CALLS);
 
-    // Two replicas, each with its own connection, resume all of them at once, in the same
+    // Three replicas, each with its own connection, resume all of them at once, in the same
     // order (so they contend for the same rows), up to 8 resumes in flight each.
     let mut replicas = Vec::new();
-    for _ in 0..2 {
+    for _ in 0..REPLICAS {
         let rt = runtime(Arc::new(PostgresStore::connect(&conninfo).await.unwrap()));
         let scope = rt.scope();
         let regs = install(&scope, Effect::Count(runs.clone()));
@@ -64,13 +65,18 @@ async fn two_replicas_resume_the_same_hundred_calls_and_each_body_runs_once() {
                 .await
         })
     };
-    let a = race(replicas[0].0.clone(), handles.clone());
-    let b = race(replicas[1].0.clone(), handles.clone());
-    let (a, b) = (a.await.unwrap(), b.await.unwrap());
+    let racing: Vec<_> = replicas
+        .iter()
+        .map(|(rt, _, _)| race(rt.clone(), handles.clone()))
+        .collect();
+    let mut finished = Vec::new();
+    for replica in racing {
+        finished.push(replica.await.unwrap());
+    }
 
     let mut wins: HashMap<String, usize> = HashMap::new();
-    let mut won_by = [0usize; 2];
-    for (replica, results) in [a, b].into_iter().enumerate() {
+    let mut won_by = [0usize; REPLICAS];
+    for (replica, results) in finished.into_iter().enumerate() {
         for (id, result) in results {
             match result {
                 Ok(done) => {
@@ -82,7 +88,7 @@ async fn two_replicas_resume_the_same_hundred_calls_and_each_body_runs_once() {
             }
         }
     }
-    eprintln!("replica 0 ran {}, replica 1 ran {}", won_by[0], won_by[1]);
+    eprintln!("the replicas ran {won_by:?}");
     assert_eq!(wins.len(), CALLS, "every call was resumed by someone");
     assert!(wins.values().all(|&n| n == 1), "{wins:?}");
     let runs = runs.lock().unwrap().clone();

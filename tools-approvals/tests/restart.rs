@@ -23,6 +23,10 @@ use crate::support::{Effect, handle_of, install, lines, runtime};
 const CHILD_DIR: &str = "TOOLS_APPROVALS_CHILD_DIR";
 /// What the child does: `pause` or `resume-and-hang`.
 const CHILD_MODE: &str = "TOOLS_APPROVALS_CHILD_MODE";
+/// The PostgreSQL connection settings a child keeps its calls in, instead of the folder's
+/// SQLite file; set only in the children of the PostgreSQL test.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+const CHILD_PG: &str = "TOOLS_APPROVALS_CHILD_PG";
 
 fn db(dir: &Path) -> PathBuf {
     dir.join("approvals.db")
@@ -37,14 +41,18 @@ fn handle_file(dir: &Path) -> PathBuf {
 /// A runtime over the SQLite file in a folder, whose `append` writes to the side-effect file
 /// there (and hangs after it when asked).
 struct Service {
-    store: Arc<SqliteStore>,
+    store: Arc<dyn ApprovalStore>,
     rt: ToolRuntime,
     _scope: Scope,
     _regs: Vec<Registration>,
 }
 
 fn service(dir: &Path, hang: bool) -> Service {
-    let store = Arc::new(SqliteStore::open(db(dir)).unwrap());
+    service_on(Arc::new(SqliteStore::open(db(dir)).unwrap()), dir, hang)
+}
+
+/// The same over `store`.
+fn service_on(store: Arc<dyn ApprovalStore>, dir: &Path, hang: bool) -> Service {
     let rt = runtime(store.clone());
     let scope = rt.scope();
     let regs = install(
@@ -71,7 +79,20 @@ async fn child() {
         return;
     };
     let dir = PathBuf::from(dir);
-    let Service { rt, .. } = &service(&dir, mode == "resume-and-hang");
+    let hang = mode == "resume-and-hang";
+    let Service { rt, .. } = &match std::env::var(CHILD_PG) {
+        #[cfg(feature = "postgres")]
+        Ok(conninfo) => service_on(
+            Arc::new(
+                tools_approvals::PostgresStore::connect(&conninfo)
+                    .await
+                    .unwrap(),
+            ),
+            &dir,
+            hang,
+        ),
+        _ => service(&dir, hang),
+    };
     match mode.as_str() {
         "pause" => {
             let paused = rt
@@ -99,6 +120,11 @@ async fn child() {
 
 /// Starts this binary's [`child`] in `mode`.
 fn spawn_child(dir: &Path, mode: &str) -> Child {
+    spawn_child_with(dir, mode, &[])
+}
+
+/// The same, with more variables set for the child.
+fn spawn_child_with(dir: &Path, mode: &str, vars: &[(&str, &str)]) -> Child {
     let log = std::fs::File::create(dir.join(format!("child-{mode}.log"))).unwrap();
     Command::new(std::env::current_exe().unwrap())
         .args([
@@ -110,6 +136,7 @@ fn spawn_child(dir: &Path, mode: &str) -> Child {
         ])
         .env(CHILD_DIR, dir)
         .env(CHILD_MODE, mode)
+        .envs(vars.iter().copied())
         .stdin(Stdio::null())
         .stdout(log.try_clone().unwrap())
         .stderr(log)
@@ -256,4 +283,58 @@ async fn a_process_killed_during_the_resume_leaves_the_call_claimed_and_it_never
         .unwrap_err();
     assert_eq!(err.code(), codes::APPROVAL_NOT_IN_DOUBT, "{err}");
     assert_eq!(lines(&side_effects(dir.path())), ["ran c1"]);
+}
+
+/// A replica on PostgreSQL killed while its resumed body runs: the call is in doubt for every
+/// other replica, which sees who claimed it and when, never runs it again, and settles it.
+#[cfg(feature = "postgres")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_killed_during_a_resume_on_postgres_leaves_the_call_in_doubt() {
+    use crate::pg::{Durability, PgServer};
+
+    let dir = tempfile::tempdir().unwrap();
+    let server = PgServer::start(Durability::Tests);
+    let conninfo = server.database("killed").await;
+    let store: Arc<dyn ApprovalStore> = Arc::new(
+        tools_approvals::PostgresStore::connect(&conninfo)
+            .await
+            .unwrap(),
+    );
+    let Service { rt, .. } = &service_on(store.clone(), dir.path(), false);
+    let paused = rt
+        .execute(ToolCall::new("c1", "append", json!({"line": "ran c1"})))
+        .await;
+    let handle = handle_of(&paused);
+    std::fs::write(handle_file(dir.path()), handle.to_string()).unwrap();
+
+    let mut child = spawn_child_with(
+        dir.path(),
+        "resume-and-hang",
+        &[(CHILD_PG, conninfo.as_str())],
+    );
+    let child_pid = child.id();
+    wait_for(&mut child, dir.path(), "resume-and-hang", || {
+        !lines(&side_effects(dir.path())).is_empty()
+    });
+    kill(child);
+
+    let err = rt.resume(&handle, Approval::Approved).await.unwrap_err();
+    assert_eq!(err.code(), codes::APPROVAL_ALREADY_RESUMED, "{err}");
+    let by = format!(":{child_pid}");
+    assert!(err.to_string().contains(&by), "{err}");
+    let in_doubt = rt
+        .paused_calls(CallQuery::new(CallFilter::Resuming, 10))
+        .await
+        .unwrap();
+    assert_eq!(in_doubt.len(), 1, "{in_doubt:?}");
+    assert!(
+        matches!(&in_doubt[0].status, CallStatus::Resuming { by: Some(who), .. } if who.ends_with(&by)),
+        "{in_doubt:?}"
+    );
+    rt.settle_pending(&handle.id, Settle::Done, "the line is in the file")
+        .await
+        .unwrap();
+    let call = store.get(&handle.id).await.unwrap().unwrap();
+    assert_eq!(call.state, CallState::Done);
+    assert_eq!(lines(&side_effects(dir.path())), ["ran c1"], "once");
 }

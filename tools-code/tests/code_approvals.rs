@@ -161,6 +161,23 @@ async fn pause_and_resume(
     assert_eq!(ran(&first), counts(&[("read a.txt", 1)]));
 
     let second = make()(store);
+    // A program's call cannot be approved with edited arguments: its replay would make the
+    // reviewed call. Refused before anything is claimed; the call stays pending.
+    let refused = second
+        .rt
+        .resume_edited(
+            &handle,
+            json!({"code": "return 1", "description": "edited"}),
+            Default::default(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), codes::APPROVAL_EDIT_REFUSED, "{refused}");
+    assert!(refused.to_string().contains("`write`"), "{refused}");
+    assert_eq!(
+        second.rt.pending_calls(10).await.unwrap(),
+        vec![handle.clone()]
+    );
     let text = handle.to_string();
     let done = second
         .rt

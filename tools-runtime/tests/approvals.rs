@@ -752,3 +752,40 @@ async fn no_call_policy_refused_leaves_a_handle() {
             .is_empty()
     );
 }
+
+#[tokio::test]
+async fn a_call_too_large_for_its_handle_does_not_pause() {
+    let store = Arc::new(MemoryStore::new());
+    let rt = runtime(store.clone(), Duration::from_secs(60));
+    let counts = Arc::new(Counts::default());
+    let plugin = rt.scope();
+    let _regs = install(&plugin, &counts);
+    // 6.5 MiB of text: its handle's base64 would pass the 8 MiB a handle text may have.
+    let text = "x".repeat(6_500_000);
+    let result = rt
+        .execute(ToolCall::new(
+            "c1",
+            "write",
+            json!({"path": "a", "text": text}),
+        ))
+        .await;
+    assert_eq!(
+        result.code(),
+        Some(codes::APPROVAL_HANDLE_INVALID),
+        "{}",
+        result.text()
+    );
+    assert!(
+        result.text().contains("too large to pause"),
+        "{}",
+        result.text()
+    );
+    assert!(result.pending.is_none());
+    assert!(
+        store
+            .calls(&CallQuery::new(CallFilter::All, 10))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}

@@ -440,6 +440,12 @@ impl PendingHandle {
         out
     }
 
+    /// The length of this handle's text form, in bytes.
+    pub(crate) fn text_len(&self) -> usize {
+        let body = self.body().len();
+        HANDLE_PREFIX.len() + (body * 4).div_ceil(3) + 1 + self.tag.len()
+    }
+
     /// Reads a handle's text, checking its tag with `key` over the raw bytes before anything
     /// is parsed.
     ///
@@ -875,7 +881,8 @@ pub enum ApprovalError {
     /// [`Approval::Deferred`](crate::hooks::Approval::Deferred), which decides nothing.
     #[error("a resume needs a decision (approved or denied); `Deferred` decides nothing")]
     NoDecision,
-    /// The handle's text could not be read.
+    /// The handle's text could not be read; or, when a call pauses, its handle's text would be
+    /// longer than [`MAX_HANDLE_BYTES`] and could not be read back (the call does not pause).
     #[error("the handle cannot be read: {why}")]
     HandleInvalid {
         /// What was wrong.
@@ -1225,8 +1232,10 @@ mod tests {
         let mut deep = record.clone();
         deep.arguments = format!("{{\"a\":{}1{}}}", "[".repeat(5_000), "]".repeat(5_000));
         let handle = deep.handle(&key);
-        let back = PendingHandle::parse(&handle.to_string(), &key).unwrap();
-        assert_eq!(back.to_string(), handle.to_string());
+        let text = handle.to_string();
+        assert_eq!(handle.text_len(), text.len());
+        let back = PendingHandle::parse(&text, &key).unwrap();
+        assert_eq!(back.to_string(), text);
         tools_schema::deep::drop_value(back.arguments);
         tools_schema::deep::drop_value(handle.arguments);
     }

@@ -13,8 +13,8 @@ use super::{Draft, Run};
 use serde_json::Value;
 
 use crate::base::approvals::{
-    ApprovalError, CallStatus, DurableApprovals, MacFields, PausedCall, Pending, PendingHandle,
-    ResumedRun, RunPause, fresh_id, mac_hex, now_ms, sha256_hex,
+    ApprovalError, CallStatus, DurableApprovals, MAX_HANDLE_BYTES, MacFields, PausedCall, Pending,
+    PendingHandle, ResumedRun, RunPause, fresh_id, mac_hex, now_ms, sha256_hex,
 };
 use crate::base::call::CallOrigin as Origin;
 use crate::base::call::{CallOrigin, ToolCall};
@@ -116,8 +116,19 @@ impl Run {
                 run,
             },
         )?;
+        let handle = record.handle(&durable.key);
+        // A handle whose text could not be read back would leave a call nobody can resume.
+        let len = handle.text_len();
+        if len > MAX_HANDLE_BYTES {
+            return Err(ApprovalError::HandleInvalid {
+                why: format!(
+                    "the call's handle would be {len} bytes long, over the {MAX_HANDLE_BYTES} a \
+                     handle may have: its arguments are too large to pause"
+                ),
+            });
+        }
         durable.store.insert(&record).await?;
-        Ok(record.handle(&durable.key))
+        Ok(handle)
     }
 
     /// The result of a paused call: `APPROVAL_PENDING` with its handle. No post-execute

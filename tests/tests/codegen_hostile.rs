@@ -239,6 +239,7 @@ fn hostile_shapes_render_within_a_size_bound_and_type_check() {
             description: "A hostile shape.".into(),
             input_schema: shape.input.clone(),
             output_schema: None,
+            annotations: None,
         };
         let catalog = Catalog::new(vec![tool]).unwrap();
         let input = serde_json::to_string(&catalog.tools()[0]).unwrap().len();

@@ -132,6 +132,7 @@ fn arbitrary_schemas_render_to_code_that_type_checks() {
                     description: "d */ \"\"\" ${x}".into(),
                     input_schema: rooted(input),
                     output_schema: Some(rooted(output)),
+                    annotations: None,
                 });
             }
             let catalog = Catalog::new(tools).unwrap();

@@ -1068,3 +1068,47 @@ fn the_agreement_check_catches_a_lying_schema() {
     let caught = std::panic::catch_unwind(|| agree::<Lying>(8));
     assert!(caught.is_err());
 }
+
+// ------------------------------------------------------------------------------------------
+// Behaviour hints (MCP tool annotations)
+// ------------------------------------------------------------------------------------------
+
+/// Look a word up in the dictionary.
+#[tool(read_only, idempotent, open_world = false, title = "Dictionary")]
+fn look_up(word: String) -> String {
+    word
+}
+
+/// Delete a note.
+#[tool(destructive, idempotent = false)]
+fn delete_note(id: u64) -> String {
+    format!("deleted {id}")
+}
+
+#[test]
+fn hints_become_the_definitions_annotations_and_its_catalog_entry() {
+    let def = look_up::definition().unwrap();
+    let expected = tools_runtime::ToolAnnotations {
+        title: Some("Dictionary".into()),
+        read_only_hint: Some(true),
+        destructive_hint: None,
+        idempotent_hint: Some(true),
+        open_world_hint: Some(false),
+    };
+    assert_eq!(def.annotations(), Some(&expected));
+    assert_eq!(def.catalog_entry().annotations, Some(expected));
+    let def = delete_note::definition().unwrap();
+    let annotations = def.annotations().unwrap();
+    assert_eq!(
+        (annotations.destructive_hint, annotations.idempotent_hint),
+        (Some(true), Some(false))
+    );
+    // A tool that says nothing has no annotations.
+    assert_eq!(plain_add::definition().unwrap().annotations(), None);
+}
+
+/// Add two numbers.
+#[tool]
+fn plain_add(a: i64, b: i64) -> i64 {
+    a + b
+}

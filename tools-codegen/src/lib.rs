@@ -91,6 +91,7 @@
 //!     }),
 //!     // Open: no `additionalProperties: false`, so further keys are allowed.
 //!     output_schema: Some(json!({"type": "object", "properties": {"text": {"type": "string"}}})),
+//!     annotations: None,
 //! }])
 //! .unwrap();
 //!

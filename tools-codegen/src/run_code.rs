@@ -41,6 +41,7 @@ impl CodeToolDefinition {
             description: self.description.clone(),
             input_schema: self.input_schema.clone(),
             output_schema: Some(self.output_schema.clone()),
+            annotations: None,
         }
     }
 }

@@ -180,6 +180,7 @@ fn recursive() -> Catalog {
                 "children": {"type": "array", "items": {"$ref": "#/$defs/node"}}}}}
         }),
         output_schema: None,
+        annotations: None,
     }])
     .unwrap()
 }
@@ -228,6 +229,7 @@ fn a_tool_sent_non_strict_is_marked() {
         input_schema: json!({"type": "object", "properties": {
             "v": {"oneOf": [{"type": "integer"}, {"type": "number"}]}}, "required": ["v"]}),
         output_schema: None,
+        annotations: None,
     }])
     .unwrap();
     let report = stats(&catalog).unwrap();
@@ -283,6 +285,7 @@ fn a_refused_definition_is_named_marked_and_left_out_of_the_totals() {
         description: String::new(),
         input_schema: json!({"type": "object", "properties": {"a": deep}}),
         output_schema: None,
+        annotations: None,
     }])
     .unwrap();
     let report = stats(&catalog).unwrap();

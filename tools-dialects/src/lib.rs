@@ -60,6 +60,7 @@
 //!         "additionalProperties": false
 //!     }),
 //!     output_schema: None,
+//!     annotations: None,
 //! };
 //! let strict = project(&tool, Dialect::OpenAiChat { strict: true }, Policy::Error).unwrap();
 //! assert_eq!(strict.definition["function"]["strict"], json!(true));

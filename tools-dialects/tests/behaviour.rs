@@ -18,6 +18,7 @@ fn tool(name: &str, input: Value) -> CatalogEntry {
         description: "A tool.".into(),
         input_schema: input,
         output_schema: None,
+        annotations: None,
     }
 }
 

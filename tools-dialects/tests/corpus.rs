@@ -97,6 +97,7 @@ fn round_trip(label: &str, schema: &Schema, cases: u32) {
         description: String::new(),
         input_schema: schema.to_json(),
         output_schema: None,
+        annotations: None,
     };
     let validator = tools_schema::Validator::from_schema(schema).unwrap();
     for dialect in RESHAPING {
@@ -224,6 +225,7 @@ fn every_projection_of_a_hostile_catalog_checks_after_name_projection() {
             description: String::new(),
             input_schema: Value::Null,
             output_schema: None,
+            annotations: None,
         });
     }
     for dialect in Dialect::ALL {

@@ -120,6 +120,8 @@
 //! | `present_call = path` | `fn(&Value) -> Option<CallView>`, the tool's card for a call (see `tools_runtime::cards`) |
 //! | `present_result = path` | `fn(&Value, &ResultRecord<'_>) -> Option<ResultView>`, the tool's card for a result, from the arguments and what a log keeps of the result |
 //! | `callers = "direct"` / `"code"` / `"any"` | who may call the tool: only the model directly (left out of the Code Mode SDK), only `run_code` programs (not offered as a definition), or both (the default); see `tools_runtime::Callers` |
+//! | `read_only`, `destructive`, `idempotent`, `open_world` | MCP's behaviour hints (`readOnlyHint`, ...): alone each says `true`, `= true` / `= false` says which; `read_only` with `destructive` is a compile error. They are listed with the tool's schemas and served over MCP (`ToolDefinitionBuilder::annotations`) |
+//! | `title = "..."` | a title for people, served with the hints |
 //!
 //! An unknown key, or a key given twice, is a compile error on that key.
 //!

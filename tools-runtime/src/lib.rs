@@ -361,5 +361,7 @@ pub use tokio_util::sync::CancellationToken;
 pub use __private::FromRunContext;
 /// `#[tool]`, `#[tools]` and `#[derive(ToolSchema)]`; see [`tools_macros`] for the whole guide.
 pub use tools_macros::{ToolSchema, tool, tools};
+/// MCP's behaviour hints of a tool ([`ToolDefinitionBuilder::annotations`](crate::definition::ToolDefinitionBuilder::annotations)).
+pub use tools_schema::ToolAnnotations;
 /// Schemas of Rust types: implemented for the standard types, derived for yours.
 pub use tools_schema::typed::ToolSchema;

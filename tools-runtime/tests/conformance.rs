@@ -1839,3 +1839,53 @@ async fn names_a_caller_chose_are_quoted_cut_in_messages() {
         &message[message.len() - 40..]
     );
 }
+
+#[test]
+fn annotations_are_kept_and_a_read_only_destructive_tool_is_refused() {
+    use tools_runtime::ToolAnnotations;
+    let read_only = ToolAnnotations {
+        read_only_hint: Some(true),
+        ..ToolAnnotations::default()
+    };
+    let def = tools_runtime::ToolDefinition::builder("peek")
+        .input_schema(serde_json::json!({"type": "object"}))
+        .output(tools_runtime::Output::json(serde_json::json!({})))
+        .annotations(read_only.clone())
+        .execute(|_args, _ctx| async {
+            Ok::<serde_json::Value, tools_runtime::ToolError>(serde_json::json!(1))
+        })
+        .build()
+        .unwrap();
+    assert_eq!(def.annotations(), Some(&read_only));
+    assert_eq!(def.catalog_entry().annotations, Some(read_only));
+    let err = tools_runtime::ToolDefinition::builder("wipe")
+        .input_schema(serde_json::json!({"type": "object"}))
+        .output(tools_runtime::Output::json(serde_json::json!({})))
+        .annotations(ToolAnnotations {
+            read_only_hint: Some(true),
+            destructive_hint: Some(true),
+            ..ToolAnnotations::default()
+        })
+        .execute(|_args, _ctx| async {
+            Ok::<serde_json::Value, tools_runtime::ToolError>(serde_json::json!(1))
+        })
+        .build()
+        .unwrap_err();
+    assert_eq!(err.code(), "INVALID_ANNOTATIONS");
+    assert!(
+        err.to_string()
+            .contains("read-only tool cannot be destructive"),
+        "{err}"
+    );
+    // Empty annotations are none.
+    let def = tools_runtime::ToolDefinition::builder("plain")
+        .input_schema(serde_json::json!({"type": "object"}))
+        .output(tools_runtime::Output::json(serde_json::json!({})))
+        .annotations(ToolAnnotations::default())
+        .execute(|_args, _ctx| async {
+            Ok::<serde_json::Value, tools_runtime::ToolError>(serde_json::json!(1))
+        })
+        .build()
+        .unwrap();
+    assert_eq!(def.annotations(), None);
+}

@@ -9,7 +9,8 @@
 //!
 //! Reading also accepts a bare array of tools. Writing always produces `{"tools": [...]}`,
 //! sorted by name, pretty-printed with a trailing newline, so a checked-in catalog diffs
-//! cleanly. Other keys of a tool entry (MCP's `title`, `annotations`, `_meta`, ...) are ignored.
+//! cleanly. A tool's MCP `annotations` (its behaviour hints: [`ToolAnnotations`]) are kept;
+//! other keys of a tool entry (MCP's `title`, `_meta`, ...) are ignored.
 //!
 //! The catalog holds **raw** schemas: it checks only that `inputSchema` and `outputSchema` are
 //! JSON objects or booleans. A catalog may come from an MCP server whose schemas use constructs
@@ -99,6 +100,76 @@ pub struct CatalogEntry {
         skip_serializing_if = "Option::is_none"
     )]
     pub output_schema: Option<Value>,
+    /// What the tool says of its behaviour (MCP `annotations`), if anything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<ToolAnnotations>,
+}
+
+/// MCP's tool annotations: hints about what a tool's calls do. They are hints, not promises: a
+/// client trusts a server's hints only as far as it trusts the server. Each is `None` when the
+/// tool says nothing of it (MCP's defaults for a silent tool are: not read-only, destructive,
+/// not idempotent, open world).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolAnnotations {
+    /// A title for people.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The tool changes nothing in its environment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only_hint: Option<bool>,
+    /// The tool may destroy or overwrite (meaningful when not read-only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destructive_hint: Option<bool>,
+    /// Calling it again with the same arguments has no further effect (meaningful when not
+    /// read-only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotent_hint: Option<bool>,
+    /// The tool reaches an open world (the web, other people); `false` for a closed one (a
+    /// local database, memory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_world_hint: Option<bool>,
+}
+
+impl ToolAnnotations {
+    /// Whether it says nothing.
+    pub fn is_empty(&self) -> bool {
+        *self == ToolAnnotations::default()
+    }
+
+    /// The annotations an MCP `annotations` object gives: its known keys of the right type;
+    /// anything else is ignored (a server's catalog is read leniently).
+    pub fn from_json(value: &Value) -> Option<Self> {
+        let map = value.as_object()?;
+        let flag = |key: &str| map.get(key).and_then(Value::as_bool);
+        let annotations = ToolAnnotations {
+            title: map.get("title").and_then(Value::as_str).map(str::to_owned),
+            read_only_hint: flag("readOnlyHint"),
+            destructive_hint: flag("destructiveHint"),
+            idempotent_hint: flag("idempotentHint"),
+            open_world_hint: flag("openWorldHint"),
+        };
+        (!annotations.is_empty()).then_some(annotations)
+    }
+
+    /// The MCP `annotations` object: the hints that are set.
+    pub fn to_json(&self) -> Value {
+        let mut map = serde_json::Map::new();
+        if let Some(title) = &self.title {
+            map.insert("title".into(), Value::String(title.clone()));
+        }
+        for (key, hint) in [
+            ("readOnlyHint", self.read_only_hint),
+            ("destructiveHint", self.destructive_hint),
+            ("idempotentHint", self.idempotent_hint),
+            ("openWorldHint", self.open_world_hint),
+        ] {
+            if let Some(hint) = hint {
+                map.insert(key.into(), Value::Bool(hint));
+            }
+        }
+        Value::Object(map)
+    }
 }
 
 impl Clone for CatalogEntry {
@@ -108,6 +179,7 @@ impl Clone for CatalogEntry {
             description: self.description.clone(),
             input_schema: deep::clone_value(&self.input_schema),
             output_schema: self.output_schema.as_ref().map(deep::clone_value),
+            annotations: self.annotations.clone(),
         }
     }
 }
@@ -122,6 +194,7 @@ impl PartialEq for CatalogEntry {
                 (Some(a), Some(b)) => deep::values_equal(a, b),
                 _ => false,
             }
+            && self.annotations == other.annotations
     }
 }
 
@@ -135,6 +208,7 @@ impl fmt::Debug for CatalogEntry {
                 "output_schema",
                 &self.output_schema.as_ref().map(excerpt::json),
             )
+            .field("annotations", &self.annotations)
             .finish()
     }
 }
@@ -446,13 +520,15 @@ impl Catalog {
                 None | Some(Value::Null) => None,
                 Some(v) => Some(v),
             };
-            // MCP's `title`, `annotations`, `_meta`, ...
+            let annotations = map.get("annotations").and_then(ToolAnnotations::from_json);
+            // MCP's `title`, `_meta`, ...
             deep::drop_value(Value::Object(map));
             tools.push(CatalogEntry {
                 name,
                 description,
                 input_schema,
                 output_schema,
+                annotations,
             });
         }
         Self::build(tools, source, &base)
@@ -503,6 +579,9 @@ impl Catalog {
                 entry.insert("inputSchema".into(), deep::clone_value(&tool.input_schema));
                 if let Some(output) = &tool.output_schema {
                     entry.insert("outputSchema".into(), deep::clone_value(output));
+                }
+                if let Some(annotations) = tool.annotations.as_ref().filter(|a| !a.is_empty()) {
+                    entry.insert("annotations".into(), annotations.to_json());
                 }
                 Value::Object(entry)
             })

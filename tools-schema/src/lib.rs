@@ -95,7 +95,8 @@ pub mod subset;
 pub mod validate;
 
 pub use catalog::{
-    Catalog, CatalogEntry, CatalogError, NameError, ToolRef, no_arguments, validate_tool_name,
+    Catalog, CatalogEntry, CatalogError, NameError, ToolAnnotations, ToolRef, no_arguments,
+    validate_tool_name,
 };
 pub use schema::{
     AdditionalProperties, Annotations, ArraySchema, BooleanSchema, NumericSchema, ObjectSchema,

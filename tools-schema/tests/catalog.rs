@@ -2,7 +2,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use serde_json::json;
-use tools_schema::{Catalog, CatalogEntry, CatalogError, NameError, ToolRef, validate_tool_name};
+use tools_schema::{
+    Catalog, CatalogEntry, CatalogError, NameError, ToolAnnotations, ToolRef, validate_tool_name,
+};
 
 fn tool(name: &str) -> CatalogEntry {
     CatalogEntry {
@@ -10,6 +12,7 @@ fn tool(name: &str) -> CatalogEntry {
         description: format!("{name} tool"),
         input_schema: json!({"type": "object"}),
         output_schema: None,
+        annotations: None,
     }
 }
 
@@ -21,7 +24,7 @@ fn reads_both_shapes_and_writes_sorted() {
     ], "nextCursor": "x"}"#;
     let bare = r#"[
         {"name": "read_file", "description": "Read.", "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}},
-        {"name": "write_file", "description": "Write.", "inputSchema": {"type": "object"}, "outputSchema": {"type": "string"}}
+        {"name": "write_file", "description": "Write.", "inputSchema": {"type": "object"}, "outputSchema": {"type": "string"}, "annotations": {"readOnlyHint": false}}
     ]"#;
     let a = Catalog::from_json_str(wrapped, None).unwrap();
     let b = Catalog::from_json_str(bare, None).unwrap();
@@ -60,6 +63,9 @@ fn reads_both_shapes_and_writes_sorted() {
       },
       "outputSchema": {
         "type": "string"
+      },
+      "annotations": {
+        "readOnlyHint": false
       }
     }
   ]
@@ -70,6 +76,41 @@ fn reads_both_shapes_and_writes_sorted() {
     assert_eq!(Catalog::from_json_str(&text, None).unwrap(), a);
     assert_eq!(Catalog::from_json_value(a.to_json(), Some("v")).unwrap(), a);
     assert_eq!(a.clone().into_tools().len(), 2);
+}
+
+#[test]
+fn annotations_are_read_leniently_and_written_back() {
+    let catalog = Catalog::from_json_str(
+        r#"[
+        {"name": "a", "inputSchema": {}, "annotations": {"title": "Delete", "readOnlyHint": false,
+            "destructiveHint": true, "idempotentHint": "yes", "openWorldHint": false, "other": 1}},
+        {"name": "b", "inputSchema": {}, "annotations": {"idempotentHint": 3}},
+        {"name": "c", "inputSchema": {}, "annotations": "not an object"}
+    ]"#,
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        catalog.get("a").unwrap().annotations,
+        Some(ToolAnnotations {
+            title: Some("Delete".into()),
+            read_only_hint: Some(false),
+            destructive_hint: Some(true),
+            // A hint of the wrong type says nothing.
+            idempotent_hint: None,
+            open_world_hint: Some(false),
+        })
+    );
+    // Nothing usable: no annotations.
+    assert_eq!(catalog.get("b").unwrap().annotations, None);
+    assert_eq!(catalog.get("c").unwrap().annotations, None);
+    let written = catalog.to_json();
+    assert_eq!(
+        written["tools"][0]["annotations"],
+        json!({"title": "Delete", "readOnlyHint": false, "destructiveHint": true, "openWorldHint": false})
+    );
+    assert!(written["tools"][1].get("annotations").is_none());
+    assert_eq!(Catalog::from_json_value(written, None).unwrap(), catalog);
 }
 
 #[test]

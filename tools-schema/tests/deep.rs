@@ -197,6 +197,7 @@ fn catalog_reads_deep_schemas_without_a_depth_limit() {
         description: String::new(),
         input_schema: deep_object_value(json!({})),
         output_schema: None,
+        annotations: None,
     };
     let catalog = Catalog::new(vec![tool]).unwrap();
     assert_eq!(deep::depth(&catalog.tools()[0].input_schema), DEPTH + 1);

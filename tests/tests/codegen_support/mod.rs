@@ -79,7 +79,7 @@ pub fn hostile() -> Catalog {
             name: (*name).to_owned(),
             description: format!("The tool named {name:?}."),
             input_schema: simple.clone(),
-            output_schema: Some(json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"], "additionalProperties": false})),
+            output_schema: Some(json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"], "additionalProperties": false})), annotations: None,
         })
         .collect();
     tools.push(CatalogEntry {
@@ -87,12 +87,14 @@ pub fn hostile() -> Catalog {
         description: String::new(),
         input_schema: Value::Null,
         output_schema: None,
+        annotations: None,
     });
     tools.push(CatalogEntry {
         name: "deep one".into(),
         description: "Nested 130 levels.".into(),
         input_schema: deep.clone(),
         output_schema: Some(deep),
+        annotations: None,
     });
     Catalog::new(tools).unwrap()
 }

@@ -9,7 +9,24 @@ use crate::diag::{Errors, skip_value};
 
 /// Every key `#[tool]` accepts, for messages.
 pub(crate) const KEYS: &str = "`name`, `description`, `timeout`, `timeout_resets_on_progress`, `long_running`, `concurrency_safe`, `render`, `finalize_content`, \
-     `presentation_meta`, `present_call`, `present_result`, `callers`";
+     `presentation_meta`, `present_call`, `present_result`, `callers`, `read_only`, `destructive`, `idempotent`, \
+     `open_world`, `title`";
+
+/// A hint key: alone (`read_only`) it says `true`; `= true` or `= false` says which.
+fn flag_value(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<Spanned<bool>> {
+    if meta.input.peek(syn::Token![=]) {
+        let lit: syn::LitBool = meta.value()?.parse()?;
+        Ok(Spanned {
+            value: lit.value,
+            span: lit.span,
+        })
+    } else {
+        Ok(Spanned {
+            value: true,
+            span: meta.path.span(),
+        })
+    }
+}
 
 /// The duration after `= ` (`"1m30s"`) in milliseconds, or why it is not one (`what` names it).
 fn duration_value(
@@ -84,6 +101,17 @@ pub(crate) fn parse(tokens: TokenStream, errors: &mut Errors) -> ToolAttrs {
                 };
                 attrs.callers = Some(Spanned {
                     value,
+                    span: lit.span(),
+                });
+            }
+            "read_only" => attrs.hints.read_only = Some(flag_value(&meta)?),
+            "destructive" => attrs.hints.destructive = Some(flag_value(&meta)?),
+            "idempotent" => attrs.hints.idempotent = Some(flag_value(&meta)?),
+            "open_world" => attrs.hints.open_world = Some(flag_value(&meta)?),
+            "title" => {
+                let lit: syn::LitStr = meta.value()?.parse()?;
+                attrs.hints.title = Some(Spanned {
+                    value: lit.value(),
                     span: lit.span(),
                 });
             }

@@ -194,6 +194,36 @@ pub(crate) fn definition(tool: &ToolFn) -> (TokenStream, TokenStream) {
         };
         extra.extend(quote!(.callers(#p::Callers::#variant)));
     }
+    let hints = &tool.attrs.hints;
+    if hints.any() {
+        let flag = |hint: &Option<super::model::Spanned<bool>>| match hint {
+            Some(h) => {
+                let v = h.value;
+                quote!(#p::Some(#v))
+            }
+            None => quote!(#p::None),
+        };
+        let title = match &hints.title {
+            Some(t) => {
+                let v = &t.value;
+                quote!(#p::Some(::std::string::String::from(#v)))
+            }
+            None => quote!(#p::None),
+        };
+        let (read_only, destructive, idempotent, open_world) = (
+            flag(&hints.read_only),
+            flag(&hints.destructive),
+            flag(&hints.idempotent),
+            flag(&hints.open_world),
+        );
+        extra.extend(quote!(.annotations(#p::ToolAnnotations {
+            title: #title,
+            read_only_hint: #read_only,
+            destructive_hint: #destructive,
+            idempotent_hint: #idempotent,
+            open_world_hint: #open_world,
+        })));
+    }
     if let Some(present) = &tool.attrs.present_call {
         extra.extend(quote_spanned!(present.span()=> .present_call({
             let __present: fn(&#p::serde_json::Value) -> ::core::option::Option<#p::CallView> = #present;

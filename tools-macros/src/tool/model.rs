@@ -57,6 +57,30 @@ pub(crate) struct ToolAttrs {
     pub(crate) present_result: Option<syn::Path>,
     /// `None` inside when the value is not one of the names (rejected by validation).
     pub(crate) callers: Option<Spanned<Option<CallersKey>>>,
+    /// MCP's behaviour hints: `read_only`, `destructive`, `idempotent`, `open_world` (each a
+    /// flag, or `= true | false`), `title = "..."`.
+    pub(crate) hints: Hints,
+}
+
+/// The behaviour hints of `#[tool(...)]` (MCP's tool annotations), each as written.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Hints {
+    pub(crate) title: Option<Spanned<String>>,
+    pub(crate) read_only: Option<Spanned<bool>>,
+    pub(crate) destructive: Option<Spanned<bool>>,
+    pub(crate) idempotent: Option<Spanned<bool>>,
+    pub(crate) open_world: Option<Spanned<bool>>,
+}
+
+impl Hints {
+    /// Whether any hint is given.
+    pub(crate) fn any(&self) -> bool {
+        self.title.is_some()
+            || self.read_only.is_some()
+            || self.destructive.is_some()
+            || self.idempotent.is_some()
+            || self.open_world.is_some()
+    }
 }
 
 /// How a parameter is filled.

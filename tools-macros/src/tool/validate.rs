@@ -92,6 +92,16 @@ pub(crate) fn validate(tool: &ToolFn, errors: &mut Errors) {
              (both, the default)",
         );
     }
+    if let (Some(read_only), Some(destructive)) =
+        (&tool.attrs.hints.read_only, &tool.attrs.hints.destructive)
+        && read_only.value
+        && destructive.value
+    {
+        errors.error_at(
+            destructive.span,
+            "a `read_only` tool changes nothing, so it cannot be `destructive`: remove one of them",
+        );
+    }
     let mut seen: Vec<&str> = Vec::new();
     for param in tool.params.iter().filter(|p| p.kind == ParamKind::Argument) {
         if seen.contains(&param.name.as_str()) {

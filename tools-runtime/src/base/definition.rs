@@ -9,7 +9,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use serde_json::Value;
 use tools_schema::Schema;
-use tools_schema::catalog::CatalogEntry;
+use tools_schema::catalog::{CatalogEntry, ToolAnnotations};
 
 use super::cards::{CallView, PresentCallFn, PresentResultFn, ResultRecord, ResultView};
 use super::content::ContentBlock;
@@ -251,6 +251,8 @@ pub(crate) struct DefInner {
     pub(crate) present_result: Option<Arc<PresentResultFn>>,
     pub(crate) prepare: Option<Arc<PrepareFn>>,
     pub(crate) callers: Callers,
+    /// What the tool says of its behaviour (MCP's annotations).
+    pub(crate) annotations: Option<ToolAnnotations>,
 }
 
 impl Drop for DefInner {
@@ -354,7 +356,15 @@ impl ToolDefinition {
             description: self.0.description.clone(),
             input_schema: tools_schema::deep::clone_value(&self.0.input_schema),
             output_schema: Some(tools_schema::deep::clone_value(&self.0.output_schema)),
+            annotations: self.0.annotations.clone(),
         }
+    }
+
+    /// What the tool says of its behaviour (MCP's annotations: read-only, destructive,
+    /// idempotent, open world), if it says anything
+    /// ([`ToolDefinitionBuilder::annotations`]).
+    pub fn annotations(&self) -> Option<&ToolAnnotations> {
+        self.0.annotations.as_ref()
     }
 
     /// The card of a call with `args`: the tool's own when it has a call presenter, the
@@ -452,6 +462,7 @@ pub struct ToolDefinitionBuilder {
     present_result: Option<Arc<PresentResultFn>>,
     prepare: Option<Arc<PrepareFn>>,
     callers: Callers,
+    annotations: Option<ToolAnnotations>,
 }
 
 impl ToolDefinitionBuilder {
@@ -472,6 +483,7 @@ impl ToolDefinitionBuilder {
             present_result: None,
             prepare: None,
             callers: Callers::Any,
+            annotations: None,
         }
     }
 
@@ -626,6 +638,19 @@ impl ToolDefinitionBuilder {
         self
     }
 
+    /// What the tool says of its behaviour: MCP's annotations (read-only, destructive,
+    /// idempotent, open world, a title), listed with its schemas ([`ToolDefinition::catalog_entry`])
+    /// and served over MCP. They are hints for clients and people; the registry's policy does
+    /// not act on them unless you ask it to (see `tools-mcp`'s import options).
+    ///
+    /// # Errors
+    ///
+    /// [`build`](Self::build) refuses a read-only tool that says it is destructive.
+    pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.annotations = (!annotations.is_empty()).then_some(annotations);
+        self
+    }
+
     /// Who may call the tool: the model directly, `run_code` programs, or both (the default;
     /// see [`Callers`]).
     pub fn callers(mut self, callers: Callers) -> Self {
@@ -667,6 +692,17 @@ impl ToolDefinitionBuilder {
             if let Some(reason) = reason {
                 return Err(DefinitionError::InvalidProgressTimeout { name, reason });
             }
+        }
+        if let Some(a) = &self.annotations
+            && a.read_only_hint == Some(true)
+            && a.destructive_hint == Some(true)
+        {
+            return Err(DefinitionError::InvalidAnnotations {
+                name,
+                reason: "a read-only tool cannot be destructive (`readOnlyHint` and \
+                         `destructiveHint` are both true)"
+                    .to_owned(),
+            });
         }
         let Some(input_source) = self.input else {
             return Err(DefinitionError::MissingInputSchema { name });
@@ -726,6 +762,7 @@ impl ToolDefinitionBuilder {
             present_result: self.present_result,
             prepare: self.prepare,
             callers: self.callers,
+            annotations: self.annotations,
         })))
     }
 }

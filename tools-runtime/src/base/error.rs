@@ -520,6 +520,14 @@ pub enum DefinitionError {
         /// What is wrong.
         reason: String,
     },
+    /// The annotations contradict each other (a read-only tool that says it is destructive).
+    #[error("tool `{name}`: {reason}")]
+    InvalidAnnotations {
+        /// The tool.
+        name: String,
+        /// What is wrong.
+        reason: String,
+    },
 }
 
 impl DefinitionError {
@@ -534,6 +542,7 @@ impl DefinitionError {
             DefinitionError::InvalidOutputSchema { .. } => "INVALID_OUTPUT_SCHEMA",
             DefinitionError::InvalidTimeout { .. }
             | DefinitionError::InvalidProgressTimeout { .. } => "INVALID_TIMEOUT",
+            DefinitionError::InvalidAnnotations { .. } => "INVALID_ANNOTATIONS",
         }
     }
 }

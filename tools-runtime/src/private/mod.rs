@@ -12,7 +12,9 @@ pub use serde;
 pub use serde_json;
 pub use std::time::Duration;
 pub use tools_schema::typed::{ToolSchema, nullable};
-pub use tools_schema::{AdditionalProperties, Annotations, Schema, SchemaKind, StringSchema};
+pub use tools_schema::{
+    AdditionalProperties, Annotations, Schema, SchemaKind, StringSchema, ToolAnnotations,
+};
 
 pub use crate::base::cards::{CallView, ResultRecord, ResultView};
 pub use crate::base::content::ContentBlock;

@@ -110,6 +110,7 @@ BEGIN
             ADD COLUMN IF NOT EXISTS edited_arguments TEXT,
             ADD COLUMN IF NOT EXISTS settled_ms BIGINT,
             ADD COLUMN IF NOT EXISTS note TEXT,
+            ADD COLUMN IF NOT EXISTS principal TEXT,
             DROP CONSTRAINT IF EXISTS tools_approvals_pending_state_check,
             ADD CONSTRAINT tools_approvals_pending_state_check CHECK (state IN ({states}));
         CREATE INDEX IF NOT EXISTS tools_approvals_state
@@ -181,7 +182,8 @@ impl Conn {
         Ok(Conn {
             insert: prep(format!(
                 "INSERT INTO {table} ({RECORD_COLUMNS}) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (id) DO NOTHING"
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
+                 ON CONFLICT (id) DO NOTHING"
             ))
             .await?,
             get: prep(format!(
@@ -430,13 +432,13 @@ fn raw_call(row: &Row) -> Result<(RawRecord, RawState), tokio_postgres::Error> {
     Ok((
         raw_record(row)?,
         RawState {
-            state: row.try_get(11)?,
-            outcome: row.try_get(12)?,
-            claimed_ms: row.try_get(13)?,
-            claimed_by: row.try_get(14)?,
-            edited_arguments: row.try_get(15)?,
-            settled_ms: row.try_get(16)?,
-            note: row.try_get(17)?,
+            state: row.try_get(12)?,
+            outcome: row.try_get(13)?,
+            claimed_ms: row.try_get(14)?,
+            claimed_by: row.try_get(15)?,
+            edited_arguments: row.try_get(16)?,
+            settled_ms: row.try_get(17)?,
+            note: row.try_get(18)?,
         },
     ))
 }
@@ -455,6 +457,7 @@ fn raw_record(row: &Row) -> Result<RawRecord, tokio_postgres::Error> {
         created_ms: row.try_get(8)?,
         expires_ms: row.try_get(9)?,
         mac: row.try_get(10)?,
+        principal: row.try_get(11)?,
     })
 }
 
@@ -483,6 +486,7 @@ impl ApprovalStore for PostgresStore {
                         &values.created_ms,
                         &values.expires_ms,
                         &record.mac,
+                        &record.principal,
                     ],
                 )
                 .await

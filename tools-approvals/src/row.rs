@@ -9,8 +9,8 @@ use tools_runtime::approvals::{
 use crate::error::Error;
 
 /// The record's columns, in the order every statement of both stores reads and writes them.
-pub(crate) const RECORD_COLUMNS: &str =
-    "id, tool, arguments, agent, call_id, reason, awaiting, journal, created_ms, expires_ms, mac";
+pub(crate) const RECORD_COLUMNS: &str = "id, tool, arguments, agent, call_id, reason, awaiting, journal, created_ms, expires_ms, mac, \
+     principal";
 
 /// The columns after the record's, in the order every statement of both stores reads them: where
 /// the call stands, and what its claim and its settlement wrote.
@@ -66,6 +66,7 @@ pub(crate) struct RawRecord {
     pub(crate) created_ms: i64,
     pub(crate) expires_ms: i64,
     pub(crate) mac: String,
+    pub(crate) principal: Option<String>,
 }
 
 impl RawRecord {
@@ -99,6 +100,7 @@ impl RawRecord {
             created_ms,
             expires_ms,
             mac: self.mac,
+            principal: self.principal,
         })
     }
 }

@@ -56,6 +56,7 @@ CREATE TABLE {table} (
     created_ms       INTEGER NOT NULL,
     expires_ms       INTEGER NOT NULL,
     mac              TEXT NOT NULL,
+    principal        TEXT,
     state            TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ({states})),
     outcome          TEXT,
     claimed_ms       INTEGER,
@@ -248,19 +249,20 @@ fn raw_record(row: &Row<'_>) -> rusqlite::Result<RawRecord> {
         created_ms: row.get(8)?,
         expires_ms: row.get(9)?,
         mac: row.get(10)?,
+        principal: row.get(11)?,
     })
 }
 
 /// The state columns of a row whose columns [`RECORD_COLUMNS`] then [`STATE_COLUMNS`] are.
 fn raw_state(row: &Row<'_>) -> rusqlite::Result<RawState> {
     Ok(RawState {
-        state: row.get(11)?,
-        outcome: row.get(12)?,
-        claimed_ms: row.get(13)?,
-        claimed_by: row.get(14)?,
-        edited_arguments: row.get(15)?,
-        settled_ms: row.get(16)?,
-        note: row.get(17)?,
+        state: row.get(12)?,
+        outcome: row.get(13)?,
+        claimed_ms: row.get(14)?,
+        claimed_by: row.get(15)?,
+        edited_arguments: row.get(16)?,
+        settled_ms: row.get(17)?,
+        note: row.get(18)?,
     })
 }
 
@@ -348,7 +350,7 @@ impl ApprovalStore for SqliteStore {
             let written = conn
                 .prepare_cached(&format!(
                     "INSERT INTO pending_calls ({RECORD_COLUMNS}) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) \
                      ON CONFLICT (id) DO NOTHING"
                 ))
                 .and_then(|mut st| {
@@ -364,6 +366,7 @@ impl ApprovalStore for SqliteStore {
                         values.created_ms,
                         values.expires_ms,
                         record.mac,
+                        record.principal,
                     ])
                 })
                 .map_err(failed("write a paused call"))?;

@@ -27,6 +27,7 @@ fn bare(id: &str, created_ms: u64, expires_ms: u64) -> PendingRecord {
         created_ms,
         expires_ms,
         mac: format!("{:0>64}", id),
+        principal: None,
     }
 }
 
@@ -49,6 +50,7 @@ fn full(id: &str, created_ms: u64, expires_ms: u64) -> PendingRecord {
         created_ms,
         expires_ms,
         mac: "ab".repeat(32),
+        principal: Some(r#"{"claims":{"tenant":"ünï \"q\""},"subject":"alice"}"#.to_owned()),
     }
 }
 

@@ -130,5 +130,6 @@ pub fn record(id: &str, expires_ms: u64) -> PendingRecord {
         created_ms: 1,
         expires_ms,
         mac: "00".repeat(32),
+        principal: None,
     }
 }

@@ -160,6 +160,7 @@ pub(crate) async fn run(
         relay,
         runtime: ctx.runtime().clone(),
         agent: ctx.agent(),
+        principal: ctx.execution().principal_arc().cloned(),
         origin,
         parent_call_id: ctx.call_id().to_owned(),
         cancel: ctx.cancellation().child_token(),
@@ -303,6 +304,8 @@ struct Bridge {
     relay: Arc<Relay>,
     runtime: ToolRuntime,
     agent: Option<ScopeKey>,
+    /// Who the run is made for: every call the program makes is made for them too.
+    principal: Option<Arc<tools_runtime::Principal>>,
     /// The origin the runtime minted for this run: set on every call the program makes.
     origin: ProgramOrigin,
     parent_call_id: String,
@@ -677,6 +680,7 @@ impl Bridge {
             program: None,
             progress: None,
             decided: None,
+            principal: self.principal.clone(),
         }
         .with_program(self.origin);
         let (relay, id, tool) = (self.relay.clone(), call.call_id.clone(), call.name.clone());

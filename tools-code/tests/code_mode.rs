@@ -1230,3 +1230,54 @@ fn run_code_outside_a_tokio_runtime_fails_with_a_message_not_a_panic() {
     assert_eq!(r.code(), Some(CODE_RUN_FAILED));
     assert!(r.text().contains("inside a tokio runtime"), "{}", r.text());
 }
+
+// ---------------------------------------------------------------------------------------------
+// The principal
+
+/// A program's calls are made for the principal its `run_code` call was made for: a guard and
+/// the tool's body see the same one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_programs_calls_are_made_for_the_runs_principal() {
+    let rt = code_runtime(PresentationMode::Code);
+    let plugin = rt.scope();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let whoami = ToolDefinition::builder("whoami")
+        .description("who is asking")
+        .input_schema(json!({"type": "object"}))
+        .output(Output::json(json!({"type": "string"})))
+        .execute(|_args, ctx| async move {
+            Ok(json!(
+                ctx.execution()
+                    .principal()
+                    .map_or("nobody".to_owned(), |p| p.subject.clone())
+            ))
+        })
+        .build()
+        .unwrap();
+    let _t = plugin.register(whoami).unwrap();
+    let _g = plugin
+        .guard(move |exec| {
+            if exec.name() == "whoami" {
+                s.lock().unwrap().push(
+                    exec.principal()
+                        .map(|p| (p.subject.clone(), p.has_scope("notes:read"))),
+                );
+            }
+            None
+        })
+        .unwrap();
+    let principal = tools_runtime::Principal::new("alice").with_scopes(["notes:read"]);
+    let result = rt
+        .execute(run_code("return await tools.whoami({});").with_principal(principal))
+        .await;
+    assert!(!result.is_error(), "{result:?}");
+    assert_eq!(result.value().unwrap()["result"], json!("alice"));
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![Some(("alice".to_owned(), true))]
+    );
+    // Without one, the program's calls have none.
+    let result = rt.execute(run_code("return await tools.whoami({});")).await;
+    assert_eq!(result.value().unwrap()["result"], json!("nobody"));
+}

@@ -306,8 +306,9 @@ pub mod approvals {
     pub use crate::base::approvals::{
         ApprovalError, ApprovalKey, CallStatus, DEFAULT_EXPIRY, DEFAULT_RECORD_ATTEMPTS,
         DEFAULT_RECORD_BACKOFF, DurableApprovals, GivenDecision, MAX_HANDLE_BYTES, MIN_KEY_BYTES,
-        PausedCall, Pending, PendingHandle, ResumedRun, RunPause,
+        PausedCall, ResumedRun, RunPause,
     };
+    pub use crate::base::handle::{Pending, PendingHandle};
     pub use crate::base::store::{
         ApprovalStore, AwaitingCall, CallFilter, CallQuery, CallState, Claim, MemoryStore,
         PendingRecord, Settle, Settled, StoreError, StoredCall, Transition, purged,
@@ -343,7 +344,7 @@ pub mod definition {
 }
 
 pub use base::call::{
-    CallOrigin, ExecutionMode, ExecutionToken, ProgramOrigin, ScopeKey, ToolCall,
+    CallOrigin, ExecutionMode, ExecutionToken, Principal, ProgramOrigin, ScopeKey, ToolCall,
 };
 pub use base::content::{AdditionalContext, ContentBlock};
 pub use base::context::ToolRunContext;

@@ -789,3 +789,91 @@ async fn a_call_too_large_for_its_handle_does_not_pause() {
             .is_empty()
     );
 }
+
+#[tokio::test]
+async fn the_principal_travels_through_a_pause_and_binds_the_handle() {
+    let store = Arc::new(MemoryStore::new());
+    let rt = runtime(store.clone(), Duration::from_secs(60));
+    let counts = Arc::new(Counts::default());
+    let plugin = rt.scope();
+    let _regs = install(&plugin, &counts);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let _observer = plugin
+        .on_result(move |exec, result| {
+            s.lock().unwrap().push((
+                result.code().map(str::to_owned),
+                exec.principal().map(|p| p.subject.clone()),
+            ))
+        })
+        .unwrap();
+    let alice = tools_runtime::Principal::new("alice")
+        .with_client_id("support-console")
+        .with_scopes(["notes:write"])
+        .with_claim("tenant", json!("acme"));
+    let handle = handle_of(
+        &rt.execute(
+            ToolCall::new("c1", "write", json!({"path": "a"})).with_principal(alice.clone()),
+        )
+        .await,
+    );
+    // The reviewer sees who asked; the text carries it, bound by the MAC.
+    assert_eq!(handle.principal.as_ref(), Some(&alice));
+    let handle = rt.parse_handle(&handle.to_string()).unwrap();
+    assert_eq!(handle.principal.as_ref(), Some(&alice));
+    let stored = store.get(&handle.id).await.unwrap().unwrap();
+    assert_eq!(
+        stored.record.principal.as_deref(),
+        Some(
+            r#"{"claims":{"tenant":"acme"},"client_id":"support-console","scopes":["notes:write"],"subject":"alice"}"#
+        )
+    );
+    // Someone else's name on the handle: refused.
+    let mut forged = handle.clone();
+    forged.principal = Some(tools_runtime::Principal::new("mallory"));
+    let err = rt.resume(&forged, Approval::Approved).await.unwrap_err();
+    assert_eq!(err.code(), codes::APPROVAL_MISMATCH);
+    // The resumed call is made for alice.
+    rt.resume(&handle, Approval::Approved).await.unwrap();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![(None, Some("alice".to_owned()))]
+    );
+}
+
+#[tokio::test]
+async fn a_nested_call_is_made_for_its_parents_principal() {
+    let rt = ToolRuntime::new();
+    let plugin = rt.scope();
+    let inner = ToolDefinition::builder("inner")
+        .input_schema(json!({"type": "object"}))
+        .output(Output::json(json!({})))
+        .execute(|_args, ctx| async move {
+            Ok::<Value, ToolError>(json!(
+                ctx.execution().principal().map(|p| p.subject.clone())
+            ))
+        })
+        .build()
+        .unwrap();
+    let outer = ToolDefinition::builder("outer")
+        .input_schema(json!({"type": "object"}))
+        .output(Output::json(json!({})))
+        .execute(|_args, ctx| async move {
+            let call = ctx.nested_call("n1", "inner", json!({}));
+            let result = ctx.runtime().execute(call).await;
+            Ok::<Value, ToolError>(result.value().cloned().unwrap_or(Value::Null))
+        })
+        .build()
+        .unwrap();
+    let _i = plugin.register(inner).unwrap();
+    let _o = plugin.register(outer).unwrap();
+    let result = rt
+        .execute(
+            ToolCall::new("c1", "outer", json!({}))
+                .with_principal(tools_runtime::Principal::new("bob")),
+        )
+        .await;
+    assert_eq!(result.value(), Some(&json!("bob")));
+    let result = rt.execute(ToolCall::new("c2", "outer", json!({}))).await;
+    assert_eq!(result.value(), Some(&Value::Null));
+}

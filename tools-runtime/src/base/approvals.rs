@@ -13,7 +13,9 @@ use hmac::{Hmac, KeyInit, Mac};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use super::call::Principal;
 use super::error::codes;
+use super::handle::PendingHandle;
 use super::result::ToolExecutionResult;
 use super::store::{ApprovalStore, AwaitingCall, CallState, PendingRecord, StoreError, StoredCall};
 
@@ -171,28 +173,6 @@ impl fmt::Debug for DurableApprovals {
     }
 }
 
-/// A paused call, as its result carries it ([`ToolExecutionResult::pending`]).
-///
-/// [`ToolExecutionResult::pending`]: crate::ToolExecutionResult::pending
-#[derive(Debug, Clone, PartialEq)]
-pub struct Pending {
-    pub(crate) handle: Option<PendingHandle>,
-    pub(crate) reason: Option<String>,
-}
-
-impl Pending {
-    /// The handle to resume the call with. `None` for a call a Code Mode program made: the
-    /// program's run pauses as a whole, and the `run_code` call's result carries the handle.
-    pub fn handle(&self) -> Option<&PendingHandle> {
-        self.handle.as_ref()
-    }
-
-    /// Why approval was asked, if the asking listener or the service said.
-    pub fn reason(&self) -> Option<&str> {
-        self.reason.as_deref()
-    }
-}
-
 /// What the body of a registry-owned tool leaves when the program it runs pauses as a whole
 /// because one of the program's calls waits for a decision
 /// ([`ToolRunContext::pause_run`](crate::ToolRunContext::pause_run)): the call that waits and
@@ -268,6 +248,10 @@ impl PendingRecord {
             reason: self.reason.clone(),
             awaiting: self.awaiting.clone(),
             journal_sha256: self.journal.as_deref().map(sha256_hex),
+            principal: self
+                .principal
+                .as_deref()
+                .and_then(|text| serde_json::from_str(text).ok()),
             created_ms: self.created_ms,
             expires_ms: self.expires_ms,
             mac: self.mac.clone(),
@@ -278,52 +262,8 @@ impl PendingRecord {
     }
 }
 
-/// The continuation of a paused call: what a host shows a reviewer, persists, and passes to
-/// [`ToolRuntime::resume`](crate::ToolRuntime::resume).
-///
-/// It carries exactly what was reviewed (tool, arguments, agent scope, call id and, for a Code
-/// Mode run, the program's call that waits) and a MAC over all of it made with the runtime's
-/// [`ApprovalKey`], so a handle edited to other arguments, another tool, another agent or
-/// another call is refused and nothing runs.
-///
-/// Its text form ([`Display`](fmt::Display)) is one line: `apv2.`, the handle's JSON in
-/// unpadded base64url, `.`, and an HMAC-SHA256 tag over that JSON's bytes in hex. Read it back
-/// with [`ToolRuntime::parse_handle`](crate::ToolRuntime::parse_handle) (or
-/// [`PendingHandle::parse`] with the key): the tag is checked over the raw bytes *before*
-/// anything is parsed, so a text not made with the key costs one pass of base64 and HMAC over
-/// at most [`MAX_HANDLE_BYTES`], and no JSON of it is read. The JSON is then read and must be
-/// written exactly as this build writes it (no second text is the same handle).
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct PendingHandle {
-    /// The paused call's id in the store.
-    pub id: String,
-    /// The tool called.
-    pub tool: String,
-    /// The arguments as the call made them.
-    pub arguments: Value,
-    /// The name of the agent scope the call was made from; `None` for the global scope.
-    pub agent: Option<String>,
-    /// The model's call id.
-    pub call_id: String,
-    /// Why approval was asked.
-    pub reason: Option<String>,
-    /// For a paused Code Mode run, the program's call that waits for the decision.
-    pub awaiting: Option<AwaitingCall>,
-    /// For a paused Code Mode run, the SHA-256 of its journal, lowercase hex.
-    pub journal_sha256: Option<String>,
-    /// When the call paused, in milliseconds since the Unix epoch.
-    pub created_ms: u64,
-    /// When it stops waiting, in milliseconds since the Unix epoch.
-    pub expires_ms: u64,
-    /// HMAC-SHA256 over the fields above, lowercase hex.
-    pub mac: String,
-    /// HMAC-SHA256 over the text form's body, lowercase hex.
-    tag: String,
-}
-
 /// The keys of a handle's JSON body, in the order it is written.
-const BODY_KEYS: [&str; 11] = [
+const BODY_KEYS: [&str; 12] = [
     "id",
     "tool",
     "arguments",
@@ -332,6 +272,7 @@ const BODY_KEYS: [&str; 11] = [
     "reason",
     "awaiting",
     "journal_sha256",
+    "principal",
     "created_ms",
     "expires_ms",
     "mac",
@@ -352,6 +293,7 @@ impl PendingHandle {
                 reason: self.reason.as_deref(),
                 awaiting: self.awaiting.as_ref(),
                 journal_sha256: self.journal_sha256.as_deref(),
+                principal: self.principal.as_ref().map(principal_text).as_deref(),
                 created_ms: self.created_ms,
                 expires_ms: self.expires_ms,
             },
@@ -382,6 +324,8 @@ impl PendingHandle {
             Some("the program's awaited call")
         } else if self.journal_sha256 != record.journal.as_deref().map(sha256_hex) {
             Some("the program's journal")
+        } else if self.principal.as_ref().map(principal_text) != record.principal {
+            Some("the principal")
         } else if self.reason != record.reason
             || self.created_ms != record.created_ms
             || self.expires_ms != record.expires_ms
@@ -422,6 +366,9 @@ impl PendingHandle {
             opt(self.reason.as_deref()),
             awaiting,
             opt(self.journal_sha256.as_deref()),
+            self.principal
+                .as_ref()
+                .map_or_else(|| "null".to_owned(), principal_text),
             self.created_ms.to_string(),
             self.expires_ms.to_string(),
             text(&self.mac),
@@ -545,6 +492,13 @@ impl PendingHandle {
             ),
         };
         let journal_sha256 = optional("journal_sha256", take("journal_sha256"))?;
+        let principal = match take("principal") {
+            Value::Null => None,
+            other => Some(
+                serde_json::from_value::<Principal>(other)
+                    .map_err(|e| format!("has a `principal` that is not one: {e}"))?,
+            ),
+        };
         let created_ms = number("created_ms", take("created_ms"))?;
         let expires_ms = number("expires_ms", take("expires_ms"))?;
         let mac = string("mac", take("mac"))?;
@@ -557,6 +511,7 @@ impl PendingHandle {
             reason,
             awaiting,
             journal_sha256,
+            principal,
             created_ms,
             expires_ms,
             mac,
@@ -610,6 +565,7 @@ pub(crate) struct MacFields<'a> {
     pub(crate) reason: Option<&'a str>,
     pub(crate) awaiting: Option<&'a AwaitingCall>,
     pub(crate) journal_sha256: Option<&'a str>,
+    pub(crate) principal: Option<&'a str>,
     pub(crate) created_ms: u64,
     pub(crate) expires_ms: u64,
 }
@@ -639,6 +595,7 @@ pub(crate) fn mac_hex(key: &ApprovalKey, fields: &MacFields<'_>) -> String {
         }
     }
     put_option(&mut put, fields.journal_sha256);
+    put_option(&mut put, fields.principal);
     put(&fields.created_ms.to_be_bytes());
     put(&fields.expires_ms.to_be_bytes());
     hex(&mac.finalize().into_bytes())
@@ -651,6 +608,15 @@ fn put_option(put: &mut impl FnMut(&[u8]), field: Option<&str>) {
             put(b"+");
             put(text.as_bytes());
         }
+    }
+}
+
+/// The canonical JSON text of a principal, as a record keeps it and the MAC binds it (keys in
+/// code-point order).
+pub(crate) fn principal_text(principal: &Principal) -> String {
+    match serde_json::to_value(principal) {
+        Ok(value) => tools_schema::deep::to_canonical_string(&value),
+        Err(_) => "null".to_owned(),
     }
 }
 
@@ -1052,6 +1018,7 @@ mod tests {
                 reason: None,
                 awaiting: None,
                 journal_sha256: None,
+                principal: None,
                 created_ms: 1,
                 expires_ms: 2,
             },
@@ -1068,6 +1035,7 @@ mod tests {
             created_ms: 1,
             expires_ms: 2,
             mac,
+            principal: None,
         }
     }
 

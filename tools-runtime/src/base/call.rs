@@ -1,11 +1,13 @@
 //! What a caller supplies: the [`ToolCall`], the [`ExecutionToken`] the registry assigns to each
-//! execution, and the [`ScopeKey`] naming the layer a call is made from.
+//! execution, the [`ScopeKey`] naming the layer a call is made from, and the [`Principal`] it
+//! is made for.
 
 use std::fmt;
 use std::num::NonZeroU64;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -39,6 +41,67 @@ impl fmt::Debug for ExecutionToken {
     }
 }
 
+/// Who a call is made for: the authenticated caller (an OAuth token's subject, client and
+/// scopes, a session's user). The host that authenticated the caller sets it
+/// ([`ToolCall::with_principal`]); it travels with the call, to the calls the call makes
+/// (nested calls, a Code Mode program's calls) and through a pause (the reviewer of a paused
+/// call sees who asked, and the resumed call is made for the same principal). Listeners,
+/// guards, the approval service and bodies read it ([`ToolExecution::principal`](crate::ToolExecution::principal)).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Principal {
+    /// Who: the token's `sub`, a user id.
+    pub subject: String,
+    /// The client (application) acting for the subject, if known (a token's `client_id` or
+    /// `azp`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
+    /// The scopes granted to the caller (a token's `scope`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<String>,
+    /// Other claims the host wants policy to see.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub claims: serde_json::Map<String, Value>,
+}
+
+impl Principal {
+    /// A principal of this subject, with no client, scopes or claims.
+    pub fn new(subject: impl Into<String>) -> Self {
+        Principal {
+            subject: subject.into(),
+            client_id: None,
+            scopes: Vec::new(),
+            claims: serde_json::Map::new(),
+        }
+    }
+
+    /// The same, acting through this client.
+    #[must_use]
+    pub fn with_client_id(mut self, client_id: impl Into<String>) -> Self {
+        self.client_id = Some(client_id.into());
+        self
+    }
+
+    /// The same, with these scopes granted.
+    #[must_use]
+    pub fn with_scopes(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The same, with one more claim.
+    #[must_use]
+    pub fn with_claim(mut self, name: impl Into<String>, value: Value) -> Self {
+        self.claims.insert(name.into(), value);
+        self
+    }
+
+    /// Whether `scope` is granted.
+    pub fn has_scope(&self, scope: &str) -> bool {
+        self.scopes.iter().any(|s| s == scope)
+    }
+}
+
 /// What a caller (an agent loop) asks the registry to run.
 #[derive(Debug, Clone)]
 pub struct ToolCall {
@@ -64,6 +127,8 @@ pub struct ToolCall {
     /// A person's decision for this call, when a resumed program makes again the call it
     /// paused on (see [`crate::approvals`]); only the runtime makes one.
     pub decided: Option<crate::base::approvals::GivenDecision>,
+    /// Who the call is made for ([`Principal`]); `None` when the host authenticated no one.
+    pub principal: Option<Arc<Principal>>,
 }
 
 impl ToolCall {
@@ -83,7 +148,14 @@ impl ToolCall {
             program: None,
             progress: None,
             decided: None,
+            principal: None,
         }
+    }
+
+    /// The same call made for `principal` (see [`Principal`]).
+    pub fn with_principal(mut self, principal: impl Into<Arc<Principal>>) -> Self {
+        self.principal = Some(principal.into());
+        self
     }
 
     /// The same call with the decision a person gave for it while its program was paused

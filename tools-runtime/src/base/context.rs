@@ -88,8 +88,8 @@ impl ToolRunContext {
         &self.runtime
     }
 
-    /// A nested call made from this execution: same agent scope, this execution's token as its
-    /// parent, and a cancellation token that this call's cancellation also cancels. Run it with
+    /// A nested call made from this execution: same agent scope and principal, this
+    /// execution's token as its parent, and a cancellation token that this call's cancellation also cancels. Run it with
     /// `ctx.runtime().execute(...)`.
     pub fn nested_call(
         &self,
@@ -107,6 +107,7 @@ impl ToolRunContext {
             program: None,
             progress: None,
             decided: None,
+            principal: self.exec.0.principal.clone(),
         }
     }
 

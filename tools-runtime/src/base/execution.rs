@@ -64,6 +64,8 @@ pub(crate) struct ExecInner {
     pub(crate) resumed_run: OnceLock<Arc<super::approvals::ResumedRun>>,
     /// For a call resumed with arguments a reviewer edited, the arguments reviewed.
     pub(crate) reviewed: OnceLock<Arc<Value>>,
+    /// Who the call is made for.
+    pub(crate) principal: Option<Arc<super::call::Principal>>,
 }
 
 impl Drop for ExecInner {
@@ -98,6 +100,18 @@ impl ToolExecution {
     pub fn arguments(&self) -> &Value {
         &self.0.arguments
     }
+    /// Who the call is made for ([`Principal`](crate::Principal)), as the caller set it
+    /// ([`ToolCall::with_principal`](crate::ToolCall::with_principal)), inherited by the calls
+    /// it makes and kept through a pause; `None` when the host authenticated no one.
+    pub fn principal(&self) -> Option<&super::call::Principal> {
+        self.0.principal.as_deref()
+    }
+
+    /// The principal as a shared handle, to set on another call.
+    pub fn principal_arc(&self) -> Option<&Arc<super::call::Principal>> {
+        self.0.principal.as_ref()
+    }
+
     /// For a call resumed with arguments a reviewer edited
     /// ([`ToolRuntime::resume_edited`](crate::ToolRuntime::resume_edited)), the arguments the
     /// call paused with and the reviewer saw; [`arguments`](Self::arguments) are the edited

@@ -19,6 +19,7 @@ pub(crate) mod error;
 pub(crate) mod execution;
 pub(crate) mod extension;
 pub(crate) mod extensions;
+pub(crate) mod handle;
 pub(crate) mod hooks;
 pub(crate) mod mode;
 pub(crate) mod progress;

@@ -4,8 +4,8 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use super::approvals::Pending;
 use super::content::{AdditionalContext, ContentBlock};
+use super::handle::Pending;
 
 /// The error of a failed call: a message and a stable code.
 #[derive(Debug, Clone, PartialEq, Eq)]

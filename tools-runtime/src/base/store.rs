@@ -43,6 +43,8 @@ pub struct PendingRecord {
     pub awaiting: Option<AwaitingCall>,
     /// For a paused Code Mode run, what the run's replay needs (its journal), as JSON text.
     pub journal: Option<String>,
+    /// Who the call was made for ([`Principal`](crate::Principal)), canonical JSON text.
+    pub principal: Option<String>,
     /// When the call paused, in milliseconds since the Unix epoch.
     pub created_ms: u64,
     /// When it stops waiting, in milliseconds since the Unix epoch.

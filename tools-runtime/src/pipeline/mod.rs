@@ -57,7 +57,7 @@ pub(crate) enum Draft {
         code: Cow<'static, str>,
     },
     /// The call paused for a decision that comes later (see `pause`).
-    Paused(Box<crate::base::approvals::Pending>),
+    Paused(Box<crate::base::handle::Pending>),
 }
 
 impl Draft {
@@ -108,6 +108,7 @@ impl Run {
             agent,
             progress,
             decided,
+            principal,
             ..
         } = call;
         let token = ExecutionToken::fresh();
@@ -171,6 +172,7 @@ impl Run {
             run_pause: std::sync::OnceLock::new(),
             resumed_run: std::sync::OnceLock::new(),
             reviewed: std::sync::OnceLock::new(),
+            principal,
         }));
         // A decision given for this very call of a resumed program stands for the approval
         // service's answer; for any other call it means nothing.

@@ -13,12 +13,13 @@ use super::{Draft, Run};
 use serde_json::Value;
 
 use crate::base::approvals::{
-    ApprovalError, CallStatus, DurableApprovals, MAX_HANDLE_BYTES, MacFields, PausedCall, Pending,
-    PendingHandle, ResumedRun, RunPause, fresh_id, mac_hex, now_ms, sha256_hex,
+    ApprovalError, CallStatus, DurableApprovals, MAX_HANDLE_BYTES, MacFields, PausedCall,
+    ResumedRun, RunPause, fresh_id, mac_hex, now_ms, principal_text, sha256_hex,
 };
 use crate::base::call::CallOrigin as Origin;
 use crate::base::call::{CallOrigin, ToolCall};
 use crate::base::error::{ExecutionError, codes};
+use crate::base::handle::{Pending, PendingHandle};
 use crate::base::hooks::Approval;
 use crate::base::result::ToolExecutionResult;
 use crate::base::runtime::ToolRuntime;
@@ -114,6 +115,7 @@ impl Run {
                 call_id: self.exec.call_id().to_owned(),
                 reason,
                 run,
+                principal: self.exec.principal().map(principal_text),
             },
         )?;
         let handle = record.handle(&durable.key);
@@ -171,6 +173,7 @@ struct Unsealed {
     call_id: String,
     reason: Option<String>,
     run: Option<RunPause>,
+    principal: Option<String>,
 }
 
 /// The record of `call`: a fresh id, the times, and the MAC over all of it.
@@ -194,6 +197,7 @@ fn seal(durable: &DurableApprovals, call: Unsealed) -> Result<PendingRecord, App
             reason: call.reason.as_deref(),
             awaiting: awaiting.as_ref(),
             journal_sha256: journal.as_deref().map(sha256_hex).as_deref(),
+            principal: call.principal.as_deref(),
             created_ms,
             expires_ms,
         },
@@ -207,6 +211,7 @@ fn seal(durable: &DurableApprovals, call: Unsealed) -> Result<PendingRecord, App
         reason: call.reason,
         awaiting,
         journal,
+        principal: call.principal,
         created_ms,
         expires_ms,
         mac,
@@ -341,6 +346,8 @@ impl ToolRuntime {
         let mut call = ToolCall::new(record.call_id.clone(), record.tool.clone(), arguments)
             .with_cancel(cancel);
         call.agent = agent;
+        // The resumed call is made for whom the paused one was (the handle checked equal).
+        call.principal = handle.principal.clone().map(Arc::new);
         let mut run = Run::enter(self, call);
         let edited = reviewed.is_some();
         if let Some(reviewed) = reviewed {

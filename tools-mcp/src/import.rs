@@ -108,6 +108,22 @@
 //!
 //! [`list_tools`] connects and lists the same way, once, and gives the tools as the server listed
 //! them without importing anything (what `tools-codegen --mcp-stdio`/`--mcp-url` renders).
+//!
+//! # Shutdown
+//!
+//! A stdio server is stopped as the MCP specification's lifecycle says for stdio: when the
+//! connection ends ([`McpImport::close`], [`McpImport::reconnect`], the import dropped, the
+//! async runtime it runs on shut down, a connect that failed or timed out, or the server's own
+//! end of the connection closed) its stdin is closed, and it has
+//! [`ImportOptions::exit_timeout`] ([`DEFAULT_EXIT_TIMEOUT`], 3 seconds) to exit; then it is
+//! sent `SIGTERM` and has [`ImportOptions::terminate_timeout`] ([`DEFAULT_TERMINATE_TIMEOUT`],
+//! 2 seconds) more; then `SIGKILL`. Its process is reaped in every case, by a thread of its own
+//! that needs no async runtime, so a server outlives neither its bounds nor a runtime shut
+//! down under it, and leaves no zombie. [`McpImport::close`], [`McpImport::reconnect`] and
+//! [`list_tools`] wait for the process to be gone; a drop does not wait. On Linux a server
+//! still running when this process ends is killed by the kernel (`PR_SET_PDEATHSIG`): a program
+//! that wants its servers to finish their own shutdown awaits [`McpImport::close`] before it
+//! exits.
 
 use crate::lock;
 use std::collections::{BTreeMap, HashMap};
@@ -270,12 +286,18 @@ pub struct ImportOptions {
     optional_tasks: bool,
     tool_optional_tasks: HashMap<String, bool>,
     max_message_size: usize,
+    exit_timeout: Duration,
+    terminate_timeout: Duration,
 }
 
 /// The default of [`ImportOptions::call_timeout`].
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 /// The default of [`ImportOptions::probe_timeout`].
 pub const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+/// The default of [`ImportOptions::exit_timeout`].
+pub const DEFAULT_EXIT_TIMEOUT: Duration = Duration::from_secs(3);
+/// The default of [`ImportOptions::terminate_timeout`].
+pub const DEFAULT_TERMINATE_TIMEOUT: Duration = Duration::from_secs(2);
 
 impl Default for ImportOptions {
     fn default() -> Self {
@@ -292,6 +314,8 @@ impl Default for ImportOptions {
             optional_tasks: false,
             tool_optional_tasks: HashMap::new(),
             max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
+            exit_timeout: DEFAULT_EXIT_TIMEOUT,
+            terminate_timeout: DEFAULT_TERMINATE_TIMEOUT,
         }
     }
 }
@@ -310,6 +334,8 @@ impl fmt::Debug for ImportOptions {
             .field("optional_tasks", &self.optional_tasks)
             .field("tool_optional_tasks", &self.tool_optional_tasks)
             .field("max_message_size", &self.max_message_size)
+            .field("exit_timeout", &self.exit_timeout)
+            .field("terminate_timeout", &self.terminate_timeout)
             .finish_non_exhaustive()
     }
 }
@@ -495,6 +521,31 @@ impl ImportOptions {
         self.inherit_stderr = inherit;
         self
     }
+
+    /// How long a stdio server has to exit once its stdin is closed, before it is sent
+    /// `SIGTERM` ([`DEFAULT_EXIT_TIMEOUT`], 3 seconds, by default). Its stdin is closed when
+    /// the connection ends: [`McpImport::close`], [`McpImport::reconnect`], the import dropped,
+    /// the async runtime it runs on shut down, or the server's own end of the connection
+    /// closed. See the module doc's Shutdown.
+    pub fn exit_timeout(mut self, timeout: Duration) -> ImportOptions {
+        self.exit_timeout = timeout;
+        self
+    }
+
+    /// How long a stdio server has to exit after `SIGTERM`, before it is sent `SIGKILL`
+    /// ([`DEFAULT_TERMINATE_TIMEOUT`], 2 seconds, by default). See the module doc's Shutdown.
+    pub fn terminate_timeout(mut self, timeout: Duration) -> ImportOptions {
+        self.terminate_timeout = timeout;
+        self
+    }
+
+    /// The bounds of a stdio server's shutdown.
+    fn shutdown(&self) -> crate::child::Shutdown {
+        crate::child::Shutdown {
+            exit: self.exit_timeout,
+            terminate: self.terminate_timeout,
+        }
+    }
 }
 
 /// The schema of an imported tool's value when the server declares no output schema.
@@ -519,6 +570,8 @@ type Client = RunningService<RoleClient, Handler>;
 struct Connection {
     client: Client,
     pid: Option<u32>,
+    /// A stdio server's process: whether it is gone.
+    gone: Option<crate::child::Gone>,
     /// Where the server's progress for each call in flight goes.
     progress: Arc<ProgressRoutes>,
 }
@@ -527,6 +580,7 @@ struct Connection {
 struct Connected {
     client: Client,
     pid: Option<u32>,
+    gone: Option<crate::child::Gone>,
     progress: Arc<ProgressRoutes>,
 }
 
@@ -653,7 +707,9 @@ impl McpImport {
         refresh(&self.inner).await
     }
 
-    /// Closes the connection and removes the tools.
+    /// Closes the connection and removes the tools. A stdio server is stopped as the module
+    /// doc's Shutdown says, and this returns once its process is gone (or, should it outlast
+    /// SIGKILL, after both bounds and five seconds more).
     pub async fn close(self) {
         close_connection(&self.inner).await;
         let tools = std::mem::take(&mut *lock(&self.inner.tools));
@@ -664,6 +720,8 @@ impl McpImport {
 }
 
 impl Drop for McpImport {
+    /// Ends the connection; a stdio server is stopped as the module doc's Shutdown says, without
+    /// this drop waiting for it.
     fn drop(&mut self) {
         if let Some(conn) = lock(&self.inner.connection).take() {
             conn.client.cancellation_token().cancel();
@@ -671,12 +729,20 @@ impl Drop for McpImport {
     }
 }
 
+/// Ends the connection and, for a stdio server, waits until its process is gone (closing the
+/// transport closes its stdin; see `crate::child`), within the shutdown's bound.
 async fn close_connection(inner: &Arc<Inner>) {
     let conn = lock(&inner.connection).take();
     if let Some(conn) = conn {
         conn.client.cancellation_token().cancel();
-        // A stdio child is killed when its transport drops with the service.
+        let gone = conn.gone.clone();
         drop(conn);
+        if let Some(mut gone) = gone {
+            let bound = inner.options.shutdown().bound();
+            if tokio::time::timeout(bound, gone.wait()).await.is_err() {
+                tracing::warn!(?bound, "the MCP server's process is not gone yet");
+            }
+        }
     }
 }
 
@@ -730,6 +796,7 @@ async fn open(inner: &Arc<Inner>) -> Result<(), McpError> {
     let Connected {
         client,
         pid,
+        gone,
         progress,
     } = connect(&inner.source, &inner.options, Arc::downgrade(inner)).await?;
     let modern = client
@@ -740,6 +807,7 @@ async fn open(inner: &Arc<Inner>) -> Result<(), McpError> {
     *lock(&inner.connection) = Some(Arc::new(Connection {
         client,
         pid,
+        gone,
         progress,
     }));
     if modern {
@@ -752,7 +820,8 @@ async fn open(inner: &Arc<Inner>) -> Result<(), McpError> {
 /// close-on-exec between fork and exec (`close_range` with `CLOSE_RANGE_CLOEXEC`, else one
 /// `fcntl` per possible descriptor), so the standard library's own exec-error pipe still works.
 #[cfg(target_os = "linux")]
-fn only_standard_streams(command: &mut tokio::process::Command) {
+fn only_standard_streams(command: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt as _;
     // SAFETY: between fork and exec only async-signal-safe system calls are made, on
     // descriptors of the child's own table.
     unsafe {
@@ -788,7 +857,7 @@ fn only_standard_streams(command: &mut tokio::process::Command) {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn only_standard_streams(_command: &mut tokio::process::Command) {}
+fn only_standard_streams(_command: &mut std::process::Command) {}
 
 /// Connects to `source` within [`ImportOptions::connect_timeout`]; the handler follows
 /// `list_changed` for the import `inner` (none for a dangling `Weak`).
@@ -831,6 +900,7 @@ async fn connect_unbounded(
         McpSource::Stdio { .. } => {
             let mut transport = spawn(source, options)?;
             let pid = transport.child_id();
+            let gone = transport.child_gone();
             let lifecycle = match protocol {
                 Protocol::Auto => match probe(&mut transport, options.probe_timeout).await {
                     Ok(Probe::Modern) => Protocol::Discover.lifecycle(),
@@ -846,6 +916,7 @@ async fn connect_unbounded(
             Ok(Connected {
                 client,
                 pid,
+                gone,
                 progress,
             })
         }
@@ -885,13 +956,15 @@ async fn connect_unbounded(
             Ok(Connected {
                 client,
                 pid: None,
+                gone: None,
                 progress,
             })
         }
     }
 }
 
-/// Starts a stdio server, its stdin and stdout the transport's, its other descriptors closed.
+/// Starts a stdio server, its stdin and stdout the transport's, its other descriptors closed,
+/// its process stopped as `crate::child` says when the transport closes or drops.
 fn spawn(
     source: &McpSource,
     options: &ImportOptions,
@@ -906,7 +979,7 @@ fn spawn(
         command: source.describe(),
         source: why,
     };
-    let mut command = tokio::process::Command::new(program);
+    let mut command = std::process::Command::new(program);
     command
         .args(args)
         .envs(env.iter().map(|(k, v)| (k, v)))
@@ -916,15 +989,15 @@ fn spawn(
             Stdio::inherit()
         } else {
             Stdio::null()
-        })
-        .kill_on_drop(true);
+        });
     only_standard_streams(&mut command);
-    let mut child = command
-        .spawn()
+    let (child, stdin, stdout) = crate::child::ServerProcess::spawn(command, options.shutdown())
         .map_err(|e| spawn_error(SpawnError::Io(e)))?;
-    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-        return Err(spawn_error(SpawnError::NotPiped));
-    };
+    // Registered with this runtime's reactor; dropping them closes the pipes.
+    let stdin =
+        tokio::process::ChildStdin::from_std(stdin).map_err(|e| spawn_error(SpawnError::Io(e)))?;
+    let stdout = tokio::process::ChildStdout::from_std(stdout)
+        .map_err(|e| spawn_error(SpawnError::Io(e)))?;
     Ok(LineTransport::new(
         stdout,
         stdin,

@@ -88,6 +88,7 @@
 //! starts a server as a child process, and [`McpServer::serve_stdio`] serves this process's
 //! stdin and stdout; the `tools-mcp serve` binary of this crate is an example of the latter.
 
+mod child;
 pub mod error;
 pub mod import;
 mod import_http;

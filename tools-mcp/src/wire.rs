@@ -418,8 +418,8 @@ type Reader = Box<dyn AsyncRead + Send + Unpin>;
 /// The newline-delimited JSON-RPC transport of stdio, for either role, with a limit on the size
 /// of an incoming line (see the module doc for what happens to a line that is not a message).
 ///
-/// It may own the child process at the other end (import), which is killed when the transport
-/// is dropped.
+/// It may own the server process at the other end (import): closing or dropping the transport
+/// closes the server's stdin and starts its shutdown ([`crate::child`]).
 pub(crate) struct LineTransport<Role: ServiceRole> {
     read: BufReader<Reader>,
     write: Arc<tokio::sync::Mutex<Option<Out>>>,
@@ -438,7 +438,7 @@ pub(crate) struct LineTransport<Role: ServiceRole> {
     local: VecDeque<RxJsonRpcMessage<Role>>,
     /// An answer to this id is dropped (a probe that was given up on).
     ignore: Option<RequestId>,
-    child: Option<tokio::process::Child>,
+    child: Option<crate::child::ServerProcess>,
     _role: PhantomData<fn() -> Role>,
 }
 
@@ -470,15 +470,20 @@ impl<Role: ServiceRole> LineTransport<Role> {
         }
     }
 
-    /// The same transport, owning the child process at its other end.
-    pub(crate) fn with_child(mut self, child: tokio::process::Child) -> LineTransport<Role> {
+    /// The same transport, owning the server process at its other end.
+    pub(crate) fn with_child(mut self, child: crate::child::ServerProcess) -> LineTransport<Role> {
         self.child = Some(child);
         self
     }
 
-    /// The child's process id, if it owns a running one.
+    /// The server's process id, if it owns one.
     pub(crate) fn child_id(&self) -> Option<u32> {
-        self.child.as_ref().and_then(tokio::process::Child::id)
+        self.child.as_ref().map(crate::child::ServerProcess::pid)
+    }
+
+    /// What says when the server's process is gone, if it owns one.
+    pub(crate) fn child_gone(&self) -> Option<crate::child::Gone> {
+        self.child.as_ref().map(crate::child::ServerProcess::gone)
     }
 
     /// Drops any answer to `id` from now on.
@@ -729,17 +734,29 @@ impl<Role: ServiceRole> rmcp::transport::Transport<Role> for LineTransport<Role>
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
-        // Closing our end of the pipe tells a child to exit.
+        // Closing our end of the pipe tells a server to exit; its process is then stopped as
+        // `crate::child` says, and awaited.
         drop(self.write.lock().await.take());
-        if let Some(child) = &mut self.child {
-            let exited =
-                tokio::time::timeout(std::time::Duration::from_secs(2), child.wait()).await;
-            if !matches!(exited, Ok(Ok(_))) {
-                let _ = child.start_kill();
-                let _ = child.wait().await;
-            }
+        if let Some(mut child) = self.child.take() {
+            let mut gone = child.gone();
+            child.stop();
+            gone.wait().await;
         }
         Ok(())
+    }
+}
+
+impl<Role: ServiceRole> Drop for LineTransport<Role> {
+    /// A transport dropped without `close` (its runtime shut down, a connect given up on)
+    /// closes the server's stdin when no write holds it, and starts the server's shutdown,
+    /// which goes on without it.
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            if let Ok(mut write) = self.write.try_lock() {
+                drop(write.take());
+            }
+            child.stop();
+        }
     }
 }
 

@@ -19,5 +19,6 @@ mod probe;
 mod progress;
 mod round_trip;
 mod serve_python;
+mod shutdown;
 mod stateless_cancel;
 mod tasks;

@@ -205,7 +205,7 @@ pub(crate) async fn run(
     drop(settle);
     span.record(
         "agent_tools.code.sub_calls",
-        bridge.submitted.load(Ordering::Relaxed),
+        i64::try_from(bridge.submitted.load(Ordering::Relaxed)).unwrap_or(i64::MAX),
     );
     // Every sub-call's contexts, in call order, kept whatever the program's outcome.
     let contexts = std::mem::take(&mut *lock(&bridge.contexts));

@@ -18,9 +18,18 @@
 //! | `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES` | the resource (the service name defaults to the one given to [`Otel::new`]) |
 //! | `OTEL_SDK_DISABLED=true` | nothing is installed; [`init`] returns a guard that does nothing |
 //!
+//! What is exported: the spans and events of the toolkit's own crates (the targets of
+//! [`TOOLKIT_TARGETS`], at every level: `execute_tool` and the other spans above, and the
+//! `tools/call` spans of `tools-mcp`), and nothing of the libraries beneath them (`rmcp`,
+//! `hyper`, `reqwest`, ...), whose spans and events would each be a trace of its own in a
+//! collector. A call of a tool of yours is an `execute_tool` span of the toolkit's, so it is
+//! exported; a span or event your own code makes is under your crate's target: name it with
+//! [`Otel::targets`], which takes a `tracing_subscriber` [`Targets`] filter in place of
+//! [`toolkit_targets`] (start from that to keep the toolkit's).
+//!
 //! Spans are batched on a thread of the SDK's own; dropping the [`OtelGuard`] (or
 //! [`OtelGuard::shutdown`]) exports what is left. For a subscriber of your own, [`Otel::layer`]
-//! gives the layer and the guard without installing anything. Nothing here is compiled into the
+//! gives the layer (with the same filter) and the guard without installing anything. Nothing here is compiled into the
 //! other crates: `tools-mcp serve` and the demo take it behind their `otel` feature, and a
 //! program without a subscriber pays nothing for the spans (`tracing` skips them).
 //!
@@ -52,10 +61,47 @@ use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::WithExportConfig as _;
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::SdkTracerProvider;
-use tracing_subscriber::layer::SubscriberExt as _;
+pub use tracing_subscriber::filter::Targets;
+use tracing_subscriber::layer::{Layer as _, SubscriberExt as _};
 
 /// The OpenTelemetry layer of a subscriber `S`, as [`layer_for`] configures it.
 pub type Layer<S> = tracing_opentelemetry::OpenTelemetryLayer<S, opentelemetry_sdk::trace::Tracer>;
+
+/// [`Layer`] exporting only what a [`Targets`] filter lets through: what [`Otel::layer`] gives.
+pub type FilteredLayer<S> = tracing_subscriber::filter::Filtered<Layer<S>, Targets, S>;
+
+/// The targets (crate names, as `tracing` gives them) of the workspace's crates: what is
+/// exported by default ([`toolkit_targets`]).
+pub const TOOLKIT_TARGETS: &[&str] = &[
+    "tools_runtime",
+    "tools_code",
+    "tools_mcp",
+    "tools_approvals",
+    "tools_codegen",
+    "tools_dialects",
+    "tools_schema",
+    "tools_otel",
+    "tools_demo",
+];
+
+/// The default filter: every span and event, at every level, of the [`TOOLKIT_TARGETS`], and
+/// nothing else. Add your own targets to it for [`Otel::targets`]:
+///
+/// ```
+/// use tracing::Level;
+/// let targets = tools_otel::toolkit_targets()
+///     .with_target("my_agent", Level::INFO)
+///     .with_target("rmcp", Level::DEBUG);
+/// let otel = tools_otel::Otel::new("my-agent").targets(targets);
+/// # let _ = otel;
+/// ```
+pub fn toolkit_targets() -> Targets {
+    Targets::new().with_targets(
+        TOOLKIT_TARGETS
+            .iter()
+            .map(|target| (*target, tracing::Level::TRACE)),
+    )
+}
 
 /// Why OpenTelemetry could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -86,6 +132,7 @@ pub struct Otel {
     service_name: String,
     endpoint: Option<String>,
     timeout: Option<Duration>,
+    targets: Targets,
 }
 
 impl Otel {
@@ -96,6 +143,7 @@ impl Otel {
             service_name: service_name.into(),
             endpoint: None,
             timeout: None,
+            targets: toolkit_targets(),
         }
     }
 
@@ -111,6 +159,17 @@ impl Otel {
     #[must_use]
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+
+    /// Which spans and events are exported, in place of [`toolkit_targets`] (the default):
+    /// a [`Targets`] filter, by target and level. Build on [`toolkit_targets`] to keep the
+    /// toolkit's spans, and add the targets of your code or of a library (`rmcp`, `hyper`,
+    /// ...) whose spans you want too. A span that is not exported does not break the tree: a
+    /// span beneath it takes the nearest exported span above as its parent.
+    #[must_use]
+    pub fn targets(mut self, targets: Targets) -> Self {
+        self.targets = targets;
         self
     }
 
@@ -141,21 +200,23 @@ impl Otel {
         ))
     }
 
-    /// The OpenTelemetry layer for a subscriber of your own, and the guard that flushes it
-    /// (`None` when `OTEL_SDK_DISABLED` is `true`).
-    pub fn layer<S>(&self) -> Result<Option<(Layer<S>, OtelGuard)>, OtelError>
+    /// The OpenTelemetry layer for a subscriber of your own, filtered by
+    /// [`targets`](Self::targets) (a per-layer filter: the subscriber's other layers see
+    /// everything), and the guard that flushes it (`None` when `OTEL_SDK_DISABLED` is `true`).
+    pub fn layer<S>(&self) -> Result<Option<(FilteredLayer<S>, OtelGuard)>, OtelError>
     where
         S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
     {
         let Some(provider) = self.provider()? else {
             return Ok(None);
         };
-        let layer = layer_for(&provider);
+        let layer = layer_for(&provider).with_filter(self.targets.clone());
         Ok(Some((layer, OtelGuard(Some(provider)))))
     }
 
-    /// A subscriber exporting every span (a `tracing_subscriber` registry with the
-    /// OpenTelemetry layer), and its guard; `None` when `OTEL_SDK_DISABLED` is `true`. Install
+    /// A subscriber exporting the spans and events [`targets`](Self::targets) lets through (a
+    /// `tracing_subscriber` registry with the filtered OpenTelemetry layer), and its guard;
+    /// `None` when `OTEL_SDK_DISABLED` is `true`. Install
     /// it for a scope with [`tracing::subscriber::set_default`] or for the process with
     /// [`tracing::subscriber::set_global_default`] (what [`init`] does).
     pub fn subscriber(
@@ -184,6 +245,10 @@ impl Otel {
 /// exporter, your processor): spans carry the toolkit's attributes and no per-span extras
 /// (source location, thread, target, time spent idle), which would cost each call more than the
 /// rest of the layer.
+///
+/// It exports whatever reaches it: give it
+/// `.with_filter(`[`toolkit_targets`]`())` (`tracing_subscriber::Layer::with_filter`) to
+/// export what [`Otel::layer`] does.
 ///
 /// Entering a span does not make it OpenTelemetry's current context
 /// (`with_context_activation(false)`, as `tracing-opentelemetry` did before 0.32): parents
@@ -239,7 +304,8 @@ impl Drop for OtelGuard {
     }
 }
 
-/// Installs a process-wide subscriber that exports every span over OTLP, configured by the
+/// Installs a process-wide subscriber that exports the toolkit's spans and events
+/// ([`toolkit_targets`]) over OTLP, configured by the
 /// `OTEL_*` variables, with `service_name` unless `OTEL_SERVICE_NAME` is set: the one call a
 /// `main` makes. Keep the guard until the program ends.
 pub fn init(service_name: &str) -> Result<OtelGuard, OtelError> {

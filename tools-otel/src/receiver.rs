@@ -36,6 +36,19 @@ impl Received {
     pub fn attributes(&self) -> HashMap<String, String> {
         texts(&self.span.attributes)
     }
+
+    /// The attribute `key` when it was exported as an integer (`None` when absent, or of
+    /// another type: a number written as a string is not one).
+    pub fn int_attribute(&self, key: &str) -> Option<i64> {
+        self.span
+            .attributes
+            .iter()
+            .find(|a| a.key == key)
+            .and_then(|a| match a.value.as_ref()?.value.as_ref()? {
+                AnyValue::IntValue(i) => Some(*i),
+                _ => None,
+            })
+    }
 }
 
 fn texts(attributes: &[KeyValue]) -> HashMap<String, String> {

@@ -97,12 +97,15 @@ fn a_run_code_call_reaches_an_otlp_receiver_as_one_tree_with_the_genai_attribute
     assert_eq!((analysis.len(), run.len()), (1, 1));
     assert_eq!(analysis[0].span.parent_span_id, outer.span_id);
     assert_eq!(run[0].span.parent_span_id, outer.span_id);
-    assert_eq!(run[0].attributes()["agent_tools.code.sub_calls"], "2");
+    // Numbers are exported as numbers.
+    assert_eq!(run[0].int_attribute("agent_tools.code.sub_calls"), Some(2));
     let engine = by_name("code_engine");
     assert_eq!(engine.len(), 1);
     assert_eq!(engine[0].span.parent_span_id, run[0].span.span_id);
 
-    let token = by_name("execute_tool run_code")[0].attributes()["agent_tools.token"].clone();
+    let token = by_name("execute_tool run_code")[0]
+        .int_attribute("agent_tools.token")
+        .expect("the token is an integer");
     let leaves = by_name("execute_tool leaf");
     assert_eq!(leaves.len(), 2);
     for leaf in &leaves {
@@ -114,7 +117,7 @@ fn a_run_code_call_reaches_an_otlp_receiver_as_one_tree_with_the_genai_attribute
         );
         assert_eq!(attrs["agent_tools.origin"], "program");
         assert_eq!(attrs["agent_tools.presentation_mode"], "both");
-        assert_eq!(attrs["agent_tools.parent"], token);
+        assert_eq!(leaf.int_attribute("agent_tools.parent"), Some(token));
         assert_eq!(attrs["gen_ai.tool.description"], "A leaf that answers 1.");
         assert!(attrs["gen_ai.tool.call.id"].starts_with("outer:code:"));
     }
@@ -136,8 +139,10 @@ fn a_run_code_call_reaches_an_otlp_receiver_as_one_tree_with_the_genai_attribute
 #[test]
 fn trace_context_goes_out_of_a_span_and_parents_a_span_elsewhere() {
     let receiver = Receiver::start().unwrap();
+    // This test's own spans are under its target, `integration`: exported when named.
     let (subscriber, guard) = tools_otel::Otel::new("propagation")
         .endpoint(receiver.url())
+        .targets(tools_otel::toolkit_targets().with_target("integration", tracing::Level::TRACE))
         .subscriber()
         .unwrap()
         .unwrap();
@@ -220,15 +225,11 @@ fn attributes(span: &SpanData) -> BTreeMap<String, Value> {
     out
 }
 
-/// A string attribute of decimal digits (a token or a scope's number), as text.
-fn number(attributes: &BTreeMap<String, Value>, key: &str) -> String {
+/// An integer attribute (a token or a scope's number), exported as an integer.
+fn number(attributes: &BTreeMap<String, Value>, key: &str) -> i64 {
     match &attributes[key] {
-        Value::String(s)
-            if !s.as_str().is_empty() && s.as_str().bytes().all(|b| b.is_ascii_digit()) =>
-        {
-            s.as_str().to_owned()
-        }
-        other => panic!("{key}: {other:?} is no string of digits"),
+        Value::I64(n) if *n > 0 => *n,
+        other => panic!("{key}: {other:?} is no positive integer"),
     }
 }
 
@@ -309,8 +310,12 @@ fn a_calls_span_reaches_the_exporter_with_every_attribute_its_value_and_its_type
         assert_eq!(found.len(), 1, "one span for {id}: {spans:?}");
         found[0]
     };
-    // What every call's span has, then `more`: all strings.
-    let expected = |id: &str, tool: &str, more: &[(&str, &str)]| -> BTreeMap<String, Value> {
+    // What every call's span has, then `more` (strings) and `numbers` (integers).
+    let expected = |id: &str,
+                    tool: &str,
+                    more: &[(&str, &str)],
+                    numbers: &[(&str, i64)]|
+     -> BTreeMap<String, Value> {
         [
             ("gen_ai.operation.name", "execute_tool"),
             ("gen_ai.tool.name", tool),
@@ -320,6 +325,11 @@ fn a_calls_span_reaches_the_exporter_with_every_attribute_its_value_and_its_type
         .iter()
         .chain(more)
         .map(|(k, v)| ((*k).to_owned(), Value::from((*v).to_owned())))
+        .chain(
+            numbers
+                .iter()
+                .map(|(k, n)| ((*k).to_owned(), Value::I64(*n))),
+        )
         .collect()
     };
 
@@ -338,11 +348,16 @@ fn a_calls_span_reaches_the_exporter_with_every_attribute_its_value_and_its_type
         ("agent_tools.policy", "allowed"),
         ("agent_tools.outcome", "ok"),
     ];
-    let more = [
-        ("agent_tools.token", token.as_str()),
-        ("agent_tools.origin", "direct"),
-    ];
-    assert_eq!(attrs, expected("c1", "echo", &[&more[..], &done].concat()));
+    let more = [("agent_tools.origin", "direct")];
+    assert_eq!(
+        attrs,
+        expected(
+            "c1",
+            "echo",
+            &[&more[..], &done].concat(),
+            &[("agent_tools.token", token)]
+        )
+    );
 
     // A nested call from an agent scope: its parent's token and the scope.
     let nested = call("c2");
@@ -353,13 +368,16 @@ fn a_calls_span_reaches_the_exporter_with_every_attribute_its_value_and_its_type
     let nested_token = number(&attrs, "agent_tools.token");
     assert_ne!(nested_token, token);
     let scope = number(&attrs, "agent_tools.agent_scope");
-    let more = [
-        ("agent_tools.token", nested_token.as_str()),
-        ("agent_tools.parent", token.as_str()),
-        ("agent_tools.origin", "nested"),
-        ("agent_tools.agent_scope", scope.as_str()),
+    let more = [("agent_tools.origin", "nested")];
+    let numbers = [
+        ("agent_tools.token", nested_token),
+        ("agent_tools.parent", token),
+        ("agent_tools.agent_scope", scope),
     ];
-    assert_eq!(attrs, expected("c2", "echo", &[&more[..], &done].concat()));
+    assert_eq!(
+        attrs,
+        expected("c2", "echo", &[&more[..], &done].concat(), &numbers)
+    );
 
     // A call of no tool: no description, no policy, its code, and the error status.
     let missing = call("c3");
@@ -369,13 +387,15 @@ fn a_calls_span_reaches_the_exporter_with_every_attribute_its_value_and_its_type
     take_durations(&mut attrs, &["admit"]);
     let missing_token = number(&attrs, "agent_tools.token");
     let more = [
-        ("agent_tools.token", missing_token.as_str()),
         ("agent_tools.origin", "direct"),
         ("agent_tools.presentation_mode", "native"),
         ("agent_tools.outcome", "UNKNOWN_TOOL"),
         ("error.type", "UNKNOWN_TOOL"),
     ];
-    assert_eq!(attrs, expected("c3", "nope", &more));
+    assert_eq!(
+        attrs,
+        expected("c3", "nope", &more, &[("agent_tools.token", missing_token)])
+    );
 }
 
 #[test]
@@ -422,4 +442,68 @@ fn inside_a_call_the_current_trace_context_is_the_calls_span() {
             call.span_context.span_id()
         )
     );
+}
+
+/// Spans and events of `targets`' choosing, under a subscriber exporting to a fresh receiver:
+/// an `rmcp` span (as rmcp's `serve_inner` is) between two of the toolkit's, and a `hyper` event
+/// in the toolkit's outer span.
+fn export_with(targets: Option<tools_otel::Targets>) -> Vec<Received> {
+    let receiver = Receiver::start().unwrap();
+    let mut otel = tools_otel::Otel::new("filtered").endpoint(receiver.url());
+    if let Some(targets) = targets {
+        otel = otel.targets(targets);
+    }
+    let (subscriber, guard) = otel.subscriber().unwrap().unwrap();
+    tracing::subscriber::with_default(subscriber, || {
+        tracing::info_span!(target: "tools_runtime::pipeline", "toolkit outer").in_scope(|| {
+            tracing::debug!(target: "hyper::proto", "a library's event");
+            tracing::info_span!(target: "rmcp::service", "serve_inner").in_scope(|| {
+                tracing::info_span!(target: "tools_mcp::trace", "toolkit inner").in_scope(|| {});
+            });
+        });
+    });
+    guard.shutdown();
+    receiver.spans()
+}
+
+#[test]
+fn only_the_toolkits_spans_are_exported_unless_more_targets_are_named() {
+    let spans = export_with(None);
+    let names: Vec<&str> = spans.iter().map(|r| r.span.name.as_str()).collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+    let find = |spans: &[Received], name: &str| {
+        spans
+            .iter()
+            .find(|r| r.span.name == name)
+            .unwrap_or_else(|| panic!("no {name}"))
+            .span
+            .clone()
+    };
+    let (outer, inner) = (find(&spans, "toolkit outer"), find(&spans, "toolkit inner"));
+    assert!(
+        outer.events.is_empty(),
+        "the library's event is not exported: {:?}",
+        outer.events
+    );
+    assert_eq!(
+        inner.parent_span_id, outer.span_id,
+        "a span under one that is not exported takes the nearest exported one as its parent"
+    );
+    assert_eq!(inner.trace_id, outer.trace_id);
+
+    // Named, the library's span and event are exported too, in their places.
+    let targets = tools_otel::toolkit_targets()
+        .with_target("rmcp", tracing::Level::TRACE)
+        .with_target("hyper", tracing::Level::TRACE);
+    let spans = export_with(Some(targets));
+    assert_eq!(spans.len(), 3, "{spans:?}");
+    let (outer, library, inner) = (
+        find(&spans, "toolkit outer"),
+        find(&spans, "serve_inner"),
+        find(&spans, "toolkit inner"),
+    );
+    assert_eq!(library.parent_span_id, outer.span_id);
+    assert_eq!(inner.parent_span_id, library.span_id);
+    assert_eq!(outer.events.len(), 1, "{:?}", outer.events);
+    assert_eq!(outer.events[0].name, "a library's event");
 }

@@ -140,10 +140,11 @@ impl Run {
             gen_ai.tool.call.id = call_id.as_str(),
             gen_ai.tool.type = "function",
             gen_ai.tool.description = snapshot.def.as_ref().map(ToolDefinition::description),
-            agent_tools.token = token.raw(),
-            agent_tools.parent = origin.parent().map(ExecutionToken::raw),
+            // Integers as `i64`: the OpenTelemetry layer exports a `u64` as text.
+            agent_tools.token = i64::try_from(token.raw()).unwrap_or(i64::MAX),
+            agent_tools.parent = origin.parent().map(|t| i64::try_from(t.raw()).unwrap_or(i64::MAX)),
             agent_tools.origin = origin_name(origin),
-            agent_tools.agent_scope = agent.map(|scope| scope.0),
+            agent_tools.agent_scope = agent.map(|scope| i64::try_from(scope.0).unwrap_or(i64::MAX)),
             agent_tools.presentation_mode = snapshot.mode.map(PresentationMode::as_str),
         );
         let scope_gone = snapshot.chain.is_none();

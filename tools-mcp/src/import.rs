@@ -13,8 +13,9 @@
 //!
 //! A call is forwarded as `tools/call`; its cancellation token cancels the request (the server
 //! receives `notifications/cancelled`). A JSON-RPC error or an `isError` result becomes a
-//! failure with the server's own words (code [`codes::MCP_TOOL_ERROR`]). When the server has
-//! gone (exited, connection broken), calls fail with [`codes::MCP_SERVER_GONE`] until
+//! failure with the server's own words (code [`codes::MCP_TOOL_ERROR`]; an `isError` text that
+//! begins `Error: ` loses that prefix, which the pipeline's failure text adds once). When the
+//! server has gone (exited, connection broken), calls fail with [`codes::MCP_SERVER_GONE`] until
 //! [`McpImport::reconnect`] brings it back.
 //!
 //! Every call has a timeout: the tool's own ([`ImportOptions::tool_timeout`]) or the import's
@@ -83,11 +84,15 @@
 //! (which outlives its request, and whose answer a 2026-07-28 HTTP cancellation would drop with
 //! the stream) gets `tasks/cancel` instead.
 //!
-//! Traces (feature `otel`): each `tools/call` carries the trace context of the importing call's
-//! span (its `execute_tool` span) in its `_meta`, `traceparent` and, when not empty,
-//! `tracestate`, where the MCP 2026-07-28 revision places W3C trace context (SEP-414), so a server
-//! that reads it (ours does) puts its spans in the caller's trace. Without a valid context (no
-//! OpenTelemetry layer) nothing is added.
+//! Traces: each `tools/call` runs in a client span `tools/call <tool>` (the server's name of the
+//! tool; OpenTelemetry's MCP conventions' attributes, see the crate's `trace` module), the child
+//! of the importing call's `execute_tool` span, with `error.type` and the ERROR status when the
+//! call fails (`tool_error` for an `isError` result or a failed task, a JSON-RPC error's code,
+//! otherwise the failure's code). With the feature `otel`, the request carries that span's
+//! trace context in its `_meta`, `traceparent` and, when not empty, `tracestate`, where the MCP
+//! 2026-07-28 revision places W3C trace context (SEP-414), so a server that reads it (ours
+//! does) puts its spans in the caller's trace, under the client span. Without a valid context
+//! (no OpenTelemetry layer) nothing is added.
 //!
 //! An answer over the limit of one message ([`ImportOptions::max_message_size`],
 //! [`DEFAULT_MAX_MESSAGE_SIZE`] by default, on stdio and HTTP alike) is read past without being
@@ -574,6 +579,8 @@ struct Connection {
     gone: Option<crate::child::Gone>,
     /// Where the server's progress for each call in flight goes.
     progress: Arc<ProgressRoutes>,
+    /// What the call spans say of the connection.
+    wire: Wire,
 }
 
 /// A connection's client and what comes with it.
@@ -582,6 +589,30 @@ struct Connected {
     pid: Option<u32>,
     gone: Option<crate::child::Gone>,
     progress: Arc<ProgressRoutes>,
+    wire: Wire,
+}
+
+/// What a call's client span says of its connection: the transport, and over HTTP where the
+/// session's id is noted once there is one.
+#[derive(Clone)]
+struct Wire {
+    base: crate::trace::Wire,
+    session: Option<crate::import_http::SessionSlot>,
+}
+
+impl Wire {
+    /// The span's facts now, with the version the connection negotiated.
+    fn now(&self, peer: &Peer<RoleClient>) -> crate::trace::Wire {
+        let mut wire = self.base.clone();
+        wire.version = peer
+            .peer_info()
+            .map(|info| info.protocol_version.as_str().to_owned());
+        wire.session = self
+            .session
+            .as_ref()
+            .and_then(|slot| lock(slot).as_deref().map(str::to_owned));
+        wire
+    }
 }
 
 struct Imported {
@@ -798,6 +829,7 @@ async fn open(inner: &Arc<Inner>) -> Result<(), McpError> {
         pid,
         gone,
         progress,
+        wire,
     } = connect(&inner.source, &inner.options, Arc::downgrade(inner)).await?;
     let modern = client
         .peer()
@@ -809,6 +841,7 @@ async fn open(inner: &Arc<Inner>) -> Result<(), McpError> {
         pid,
         gone,
         progress,
+        wire,
     }));
     if modern {
         listen_for_changes(Arc::downgrade(inner), peer);
@@ -918,11 +951,17 @@ async fn connect_unbounded(
                 pid,
                 gone,
                 progress,
+                wire: Wire {
+                    base: crate::trace::Wire::stdio(),
+                    session: None,
+                },
             })
         }
         McpSource::Http { url } => {
+            let session = crate::import_http::SessionSlot::default();
             let attempt = |lifecycle: ClientLifecycleMode| {
-                let client = LimitedClient::new(options.max_message_size);
+                let client =
+                    LimitedClient::new(options.max_message_size).noting_session(session.clone());
                 let config = client.config(url);
                 let transport = StreamableHttpClientTransport::with_client(client, config);
                 handler()
@@ -958,6 +997,10 @@ async fn connect_unbounded(
                 pid: None,
                 gone: None,
                 progress,
+                wire: Wire {
+                    base: crate::trace::Wire::http(),
+                    session: Some(session),
+                },
             })
         }
     }
@@ -1093,16 +1136,19 @@ fn listen_for_changes(weak: Weak<Inner>, peer: Peer<RoleClient>) {
 }
 
 fn current_peer(inner: &Inner) -> Option<Peer<RoleClient>> {
-    current(inner).map(|(peer, _)| peer)
+    current(inner).map(|(peer, _, _)| peer)
 }
 
-/// The peer of the connection, if it is up, and its progress routes.
-fn current(inner: &Inner) -> Option<(Peer<RoleClient>, Arc<ProgressRoutes>)> {
+/// The peer of the connection, if it is up, its progress routes, and what a call's span says
+/// of it.
+fn current(inner: &Inner) -> Option<(Peer<RoleClient>, Arc<ProgressRoutes>, crate::trace::Wire)> {
     let conn = lock(&inner.connection).clone()?;
     if conn.client.is_closed() || conn.client.peer().is_transport_closed() {
         return None;
     }
-    Some((conn.client.peer().clone(), conn.progress.clone()))
+    let peer = conn.client.peer().clone();
+    let wire = conn.wire.now(&peer);
+    Some((peer, conn.progress.clone(), wire))
 }
 
 /// At most this many `tools/list` pages are read (a server that never stops paging is an error).
@@ -1464,6 +1510,31 @@ struct RemoteCall {
     as_task: bool,
 }
 
+/// A call's failure, and its `error.type` on the call's client span (the OpenTelemetry MCP
+/// conventions' values: `tool_error` for an `isError` result or a failed task, a JSON-RPC
+/// error's code; otherwise the failure's own code).
+struct Failed {
+    error: ToolError,
+    kind: std::borrow::Cow<'static, str>,
+}
+
+impl From<ToolError> for Failed {
+    fn from(error: ToolError) -> Failed {
+        let kind = std::borrow::Cow::Owned(error.code().to_owned());
+        Failed { error, kind }
+    }
+}
+
+impl Failed {
+    /// The server's tool failed (`isError`, or its task failed).
+    fn tool_error(error: ToolError) -> Failed {
+        Failed {
+            error,
+            kind: std::borrow::Cow::Borrowed("tool_error"),
+        }
+    }
+}
+
 impl RemoteCall {
     async fn run(&self, args: &Value, ctx: &ToolRunContext) -> Result<Value, ToolError> {
         if let Err(violations) = self.input.validate(args) {
@@ -1482,10 +1553,32 @@ impl RemoteCall {
         let Some(inner) = self.inner.upgrade() else {
             return Err(gone("the import was closed"));
         };
-        let Some((peer, routes)) = current(&inner) else {
+        let Some((peer, routes, wire)) = current(&inner) else {
             return Err(gone("it exited or the connection broke"));
         };
         drop(inner);
+        // The request's client span, the child of this call's `execute_tool` span; the trace
+        // context the request carries is its own, so the server's span is its child.
+        let span = crate::trace::client_span(&self.remote, &wire);
+        let outcome =
+            crate::trace::within(span.clone(), self.request(map, peer, routes, ctx, &span)).await;
+        outcome.map_err(|Failed { error, kind }| {
+            crate::trace::failed(&span, &kind);
+            error
+        })
+    }
+
+    /// The `tools/call` itself, in its client span `span`: sent, awaited (as a task when the
+    /// answer is one), and its result read.
+    async fn request(
+        &self,
+        map: &serde_json::Map<String, Value>,
+        peer: Peer<RoleClient>,
+        routes: Arc<ProgressRoutes>,
+        ctx: &ToolRunContext,
+        span: &tracing::Span,
+    ) -> Result<Value, Failed> {
+        let gone = |why: &str| server_gone(ctx.name(), why);
         let mut params = CallToolRequestParams::new(self.remote.clone());
         params.arguments = Some(map.clone());
         // The importing call's trace context, for the server's span (feature `otel`).
@@ -1507,14 +1600,15 @@ impl RemoteCall {
         tokio::pin!(deadline);
         let sent = tokio::select! {
             biased;
-            () = ctx.cancellation().cancelled() => return Err(aborted()),
-            () = &mut deadline => return Err(limits.error(limit, ctx.name(), None)),
+            () = ctx.cancellation().cancelled() => return Err(aborted().into()),
+            () = &mut deadline => return Err(limits.error(limit, ctx.name(), None).into()),
             sent = peer.send_request_with_option(request, PeerRequestOptions::no_options()) => sent,
         };
         let handle = match sent {
             Ok(handle) => handle,
             Err(e) => return Err(call_failed(e, ctx.name(), &gone)),
         };
+        crate::trace::sent(span, &handle.id);
         // From here, leaving before the answer (cancelled, past the timeout, or this future
         // dropped) sends `notifications/cancelled`, or `tasks/cancel` when the answer is a task
         // after all (see `Abandoned`).
@@ -1523,8 +1617,8 @@ impl RemoteCall {
         let outcome = loop {
             tokio::select! {
                 biased;
-                () = ctx.cancellation().cancelled() => return Err(aborted()),
-                () = &mut deadline => return Err(limits.error(limit, ctx.name(), None)),
+                () = ctx.cancellation().cancelled() => return Err(aborted().into()),
+                () = &mut deadline => return Err(limits.error(limit, ctx.name(), None).into()),
                 outcome = abandoned.answer() => break outcome,
                 Some(update) = progress.next() => {
                     if let Update::Progress(report) = update
@@ -1563,7 +1657,8 @@ impl RemoteCall {
                         "the MCP server answered `{}` with {unexpected}, not a tools/call result",
                         ctx.name()
                     ),
-                ));
+                )
+                .into());
             }
             Err(e) => return Err(call_failed(e, ctx.name(), &gone)),
         };
@@ -1577,7 +1672,15 @@ impl RemoteCall {
             if text.is_empty() {
                 text = "the MCP server reported an error without a message".to_owned();
             }
-            return Err(ToolError::with_code(codes::MCP_TOOL_ERROR, text));
+            // The pipeline writes a failure as `Error: <message>`; a server's text that says
+            // `Error: ` already (as a served scope's failures do) is not said twice.
+            if let Some(rest) = text.strip_prefix("Error: ") {
+                text = rest.to_owned();
+            }
+            return Err(Failed::tool_error(ToolError::with_code(
+                codes::MCP_TOOL_ERROR,
+                text,
+            )));
         }
         match &self.output {
             Some(check) => {
@@ -1585,7 +1688,8 @@ impl RemoteCall {
                     return Err(ToolError::with_code(
                         codes::MCP_INVALID_RESULT,
                         "the MCP server declared an output schema but returned no structuredContent",
-                    ));
+                    )
+                    .into());
                 };
                 if let Err(violations) = check.validate(&value) {
                     return Err(ToolError::with_code(
@@ -1593,7 +1697,8 @@ impl RemoteCall {
                         format!(
                             "the MCP server's result does not match its output schema: {violations}"
                         ),
-                    ));
+                    )
+                    .into());
                 }
                 Ok(value)
             }
@@ -1667,11 +1772,11 @@ struct Awaiting<'a> {
 
 impl Awaiting<'_> {
     /// `future`'s output, unless the call is cancelled or runs out of time first.
-    async fn within<F: Future>(&mut self, future: F) -> Result<F::Output, ToolError> {
+    async fn within<F: Future>(&mut self, future: F) -> Result<F::Output, Failed> {
         let outcome = tokio::select! {
             biased;
-            () = self.ctx.cancellation().cancelled() => Err(self.aborted()),
-            () = &mut self.deadline => Err(self.timed_out()),
+            () = self.ctx.cancellation().cancelled() => Err(self.aborted().into()),
+            () = &mut self.deadline => Err(self.timed_out().into()),
             output = future => Ok(output),
         };
         self.stopped |= outcome.is_err();
@@ -1693,7 +1798,7 @@ impl Awaiting<'_> {
             .error(self.limit, self.ctx.name(), Some(&self.id))
     }
 
-    fn failed(&self, error: ServiceError) -> ToolError {
+    fn failed(&self, error: ServiceError) -> Failed {
         call_failed(error, self.ctx.name(), &|why| {
             server_gone(self.ctx.name(), why)
         })
@@ -1745,7 +1850,7 @@ impl Awaiting<'_> {
     }
 
     /// The task's state from `tasks/get`, taken as [`take`](Self::take) says.
-    async fn poll(&mut self) -> Result<Option<TaskState>, ToolError> {
+    async fn poll(&mut self) -> Result<Option<TaskState>, Failed> {
         use rmcp::model::{GetTaskParams, GetTaskRequest};
         let get = GetTaskRequest::new(GetTaskParams::new(self.id.clone()));
         let peer = self.peer;
@@ -1766,10 +1871,7 @@ impl Awaiting<'_> {
     }
 
     /// The call's outcome once its task is in `state`; `None` while the task works.
-    async fn outcome(
-        &mut self,
-        state: &mut TaskState,
-    ) -> Option<Result<CallToolResult, ToolError>> {
+    async fn outcome(&mut self, state: &mut TaskState) -> Option<Result<CallToolResult, Failed>> {
         use rmcp::model::TaskStatus;
         let tool = self.ctx.name();
         let outcome = match state.status {
@@ -1784,6 +1886,7 @@ impl Awaiting<'_> {
                                 cut(&e.to_string())
                             ),
                         )
+                        .into()
                     })
                 }
                 Dialect::Draft => self.fetch_result().await,
@@ -1796,10 +1899,10 @@ impl Awaiting<'_> {
                     .and_then(Value::as_str)
                     .or(state.message.as_deref())
                     .unwrap_or("no message");
-                Err(ToolError::with_code(
+                Err(Failed::tool_error(ToolError::with_code(
                     codes::MCP_TOOL_ERROR,
                     format!("the MCP task of `{tool}` failed: {}", cut(words)),
-                ))
+                )))
             }
             TaskStatus::Cancelled => {
                 let why = state
@@ -1807,20 +1910,20 @@ impl Awaiting<'_> {
                     .as_deref()
                     .map(|m| format!(": {}", cut(m)))
                     .unwrap_or_default();
-                Err(ToolError::with_code(
+                Err(Failed::tool_error(ToolError::with_code(
                     codes::MCP_TOOL_ERROR,
                     format!("the MCP server cancelled the task of `{tool}`{why}"),
-                ))
+                )))
             }
             TaskStatus::InputRequired => {
                 // Left armed: the task is cancelled.
-                return Some(Err(ToolError::with_code(
+                return Some(Err(Failed::tool_error(ToolError::with_code(
                     codes::MCP_TOOL_ERROR,
                     format!(
                         "the MCP task of `{tool}` asks for input, which an imported tool cannot \
                          give; the task was cancelled"
                     ),
-                )));
+                ))));
             }
             _ => return None,
         };
@@ -1831,7 +1934,7 @@ impl Awaiting<'_> {
     }
 
     /// The draft's `tasks/result` of the completed task, read as a `tools/call` answer is.
-    async fn fetch_result(&mut self) -> Result<CallToolResult, ToolError> {
+    async fn fetch_result(&mut self) -> Result<CallToolResult, Failed> {
         let request = rmcp::model::CustomRequest::new(
             crate::tasks_draft::RESULT_METHOD,
             Some(json!({"taskId": self.id})),
@@ -1850,6 +1953,7 @@ impl Awaiting<'_> {
                     self.ctx.name()
                 ),
             )
+            .into()
         })
     }
 }
@@ -1867,7 +1971,7 @@ async fn await_task(
     ctx: &ToolRunContext,
     limits: &mut Deadline,
     mut updates: Claimed,
-) -> Result<CallToolResult, ToolError> {
+) -> Result<CallToolResult, Failed> {
     let (until, limit) = limits.next();
     let id = first.id.clone();
     let mut awaiting = Awaiting {
@@ -1907,8 +2011,8 @@ async fn await_task(
         }
         let next = tokio::select! {
             biased;
-            () = ctx.cancellation().cancelled() => return Err(awaiting.aborted()),
-            () = &mut awaiting.deadline => return Err(awaiting.timed_out()),
+            () = ctx.cancellation().cancelled() => return Err(awaiting.aborted().into()),
+            () = &mut awaiting.deadline => return Err(awaiting.timed_out().into()),
             Some(update) = updates.next() => awaiting.update(update),
             () = &mut poll => {
                 let taken = awaiting.poll().await?;
@@ -1974,9 +2078,10 @@ fn call_tool_result(answer: ServerResult) -> Result<CallToolResult, &'static str
     }
 }
 
-/// The call's error for a failed `tools/call` request.
-fn call_failed(error: ServiceError, tool: &str, gone: &dyn Fn(&str) -> ToolError) -> ToolError {
-    match error {
+/// The call's error for a failed request of the call (a JSON-RPC error's `error.type` is its
+/// code).
+fn call_failed(error: ServiceError, tool: &str, gone: &dyn Fn(&str) -> ToolError) -> Failed {
+    let failed = match error {
         ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
             gone("it exited or the connection broke during the call")
         }
@@ -1989,16 +2094,22 @@ fn call_failed(error: ServiceError, tool: &str, gone: &dyn Fn(&str) -> ToolError
                 codes::MCP_INVALID_RESULT,
                 format!("the MCP call of `{tool}` failed: {}", cut(&e.message)),
             ),
-            None => ToolError::with_code(
-                codes::MCP_TOOL_ERROR,
-                format!("the MCP server refused the call: {}", cut(&e.message)),
-            ),
+            None => {
+                return Failed {
+                    error: ToolError::with_code(
+                        codes::MCP_TOOL_ERROR,
+                        format!("the MCP server refused the call: {}", cut(&e.message)),
+                    ),
+                    kind: std::borrow::Cow::Owned(e.code.0.to_string()),
+                };
+            }
         },
         e => ToolError::with_code(
             codes::MCP_TOOL_ERROR,
             format!("the MCP call failed: {}", cut(&e.to_string())),
         ),
-    }
+    };
+    failed.into()
 }
 
 /// How long a request the call left is still awaited, before `notifications/cancelled`, when the

@@ -60,7 +60,12 @@ type HttpError = StreamableHttpError<reqwest::Error>;
 pub(crate) struct LimitedClient {
     inner: reqwest::Client,
     limit: usize,
+    /// The session id its last request carried (for the call spans' `mcp.session.id`).
+    session: SessionSlot,
 }
+
+/// The id of an HTTP connection's session, once it has one.
+pub(crate) type SessionSlot = Arc<std::sync::Mutex<Option<Arc<str>>>>;
 
 impl LimitedClient {
     /// A client with the default reqwest settings rmcp uses.
@@ -68,7 +73,14 @@ impl LimitedClient {
         LimitedClient {
             inner: reqwest::Client::default(),
             limit,
+            session: SessionSlot::default(),
         }
+    }
+
+    /// The same client, noting the session id of its requests in `slot`.
+    pub(crate) fn noting_session(mut self, slot: SessionSlot) -> LimitedClient {
+        self.session = slot;
+        self
     }
 
     /// rmcp's transport configuration for `url`, with the limit on JSON bodies and SSE events.
@@ -533,6 +545,9 @@ impl StreamableHttpClient for LimitedClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        if let Some(session) = &session_id {
+            *crate::lock(&self.session) = Some(session.clone());
+        }
         let id = request_id(&message);
         if let Some(id) = id.clone()
             && lists_tools(&message)

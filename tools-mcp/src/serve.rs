@@ -172,6 +172,8 @@ pub struct McpServer {
     inner: Arc<ServeInner>,
     limit: usize,
     tasks: Arc<TaskTable>,
+    /// Serving this process's stdio (what the spans say of the transport).
+    stdio: bool,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -220,6 +222,7 @@ impl McpServer {
             inner,
             limit: DEFAULT_MAX_MESSAGE_SIZE,
             tasks: Arc::new(TaskTable::new(TaskOptions::new())),
+            stdio: false,
         })
     }
 
@@ -310,7 +313,8 @@ impl McpServer {
 
     /// Serves over this process's stdin and stdout until the client closes them, one JSON-RPC
     /// message per line (see [`max_message_size`](Self::max_message_size)).
-    pub async fn serve_stdio(self) -> Result<(), McpError> {
+    pub async fn serve_stdio(mut self) -> Result<(), McpError> {
+        self.stdio = true;
         let (read, write) = rmcp::transport::stdio();
         let transport = LineTransport::<RoleServer>::new(
             read,
@@ -548,6 +552,29 @@ fn stateless_caller(context: &RequestContext<RoleServer>) -> Option<IpAddr> {
     parts.extensions.get::<HttpCaller>().map(|c| c.ip)
 }
 
+/// The id of a served call (its span's `gen_ai.tool.call.id`): `mcp-` and 128 random bits in
+/// hex, so that replicas of one server do not give two calls one id (the caller's request id
+/// is on the `tools/call` span, `jsonrpc.request.id`). Should the system's random source fail,
+/// `mcp-<pid>-<n>`, the process's id and the call's number in it.
+fn call_id(n: u64) -> String {
+    use std::fmt::Write as _;
+    let mut bytes = [0u8; 16];
+    match getrandom::fill(&mut bytes) {
+        Ok(()) => {
+            let mut id = String::with_capacity(4 + 2 * bytes.len());
+            id.push_str("mcp-");
+            for byte in bytes {
+                let _ = write!(id, "{byte:02x}");
+            }
+            id
+        }
+        Err(error) => {
+            tracing::warn!(%error, "no random call id; the process's id and a counter instead");
+            format!("mcp-{}-{n}", std::process::id())
+        }
+    }
+}
+
 /// The call of `tools/call` number `n`: as the scope's agent, cancelled by `cancel`.
 fn new_call(
     inner: &ServeInner,
@@ -556,7 +583,7 @@ fn new_call(
     args: Value,
     cancel: tokio_util::sync::CancellationToken,
 ) -> ToolCall {
-    let call = ToolCall::new(format!("mcp-{n}"), name.to_owned(), args).with_cancel(cancel);
+    let call = ToolCall::new(call_id(n), name.to_owned(), args).with_cancel(cancel);
     if inner.scope.is_global() {
         call
     } else {
@@ -586,6 +613,37 @@ fn answer(
     Ok(to_call_result(result, structured))
 }
 
+/// What the call's span says of the connection: HTTP when rmcp's HTTP service hands over the
+/// request's parts (with the session's id, in a session), stdio when this server serves its
+/// process's stdio, nothing for another transport.
+fn wire(context: &RequestContext<RoleServer>, stdio: bool) -> crate::trace::Wire {
+    let mut wire = match context.extensions.get::<hyper::http::request::Parts>() {
+        Some(parts) => crate::trace::Wire {
+            session: parts
+                .headers
+                .get(SESSION_HEADER)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned),
+            ..crate::trace::Wire::http()
+        },
+        None if stdio => crate::trace::Wire::stdio(),
+        None => crate::trace::Wire::default(),
+    };
+    wire.version = context.protocol_version().map(|v| v.as_str().to_owned());
+    wire
+}
+
+/// Records a failed answer on the call's span, as OpenTelemetry's MCP conventions say: an
+/// `isError` result is `error.type = "tool_error"`, a JSON-RPC error its code; both with the
+/// ERROR status.
+fn record_answer(span: &tracing::Span, answered: &Result<CallToolResult, ErrorData>) {
+    match answered {
+        Ok(result) if result.is_error == Some(true) => crate::trace::failed(span, "tool_error"),
+        Ok(_) => {}
+        Err(error) => crate::trace::failed(span, &error.code.0.to_string()),
+    }
+}
+
 /// Starts the call as a task of `table` and gives the task at once; the call runs in the
 /// background, its progress the task's status message, its answer the task's one result.
 fn start_task(
@@ -606,8 +664,10 @@ fn start_task(
         .with_progress(move |progress| sink.progress(progress));
     // The task's call runs in the request's span: it is the caller's trace's too.
     tokio::spawn(async move {
-        let result = crate::trace::within(span, inner.runtime.execute(call)).await;
-        entry.finish(answer(&inner, &name, result), keep);
+        let result = crate::trace::within(span.clone(), inner.runtime.execute(call)).await;
+        let answered = answer(&inner, &name, result);
+        record_answer(&span, &answered);
+        entry.finish(answered, keep);
     });
     Ok(CreateTaskResult::new(task))
 }
@@ -647,12 +707,14 @@ impl ServerHandler for McpServer {
     ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + MaybeSendFuture + '_ {
         let inner = self.inner.clone();
         let tasks = self.offers_tasks().then(|| self.tasks.clone());
+        let stdio = self.stdio;
         async move {
             let n = inner.calls.fetch_add(1, Ordering::Relaxed);
             let name = request.name.to_string();
             let args = Value::Object(request.arguments.unwrap_or_default());
             // The call's span, parented on the caller's trace context when `_meta` has one.
-            let span = crate::trace::call_span(&name, &context.id, &context.meta);
+            let wire = wire(&context, stdio);
+            let span = crate::trace::call_span(&name, &context.id, &context.meta, &wire);
             if let Some(table) = tasks
                 && context
                     .client_capabilities()
@@ -673,7 +735,7 @@ impl ServerHandler for McpServer {
                 .map(|ip| inner.register_stateless((ip, context.id.clone()), cancel.clone()));
             let call = new_call(&inner, n, &name, args, cancel);
             // With a progress token, the call's reports go to the client while it runs.
-            let result = crate::trace::within(span, async {
+            let result = crate::trace::within(span.clone(), async {
                 match context.meta.get_progress_token() {
                     Some(token) => {
                         crate::progress::execute_forwarding(
@@ -688,7 +750,9 @@ impl ServerHandler for McpServer {
                 }
             })
             .await;
-            answer(&inner, &name, result).map(CallToolResponse::Complete)
+            let answered = answer(&inner, &name, result);
+            record_answer(&span, &answered);
+            answered.map(CallToolResponse::Complete)
         }
     }
 

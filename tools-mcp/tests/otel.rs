@@ -1,11 +1,14 @@
 //! One trace across MCP (feature `otel`): the `tools-mcp serve` binary, built with the feature,
 //! exports its spans to a loopback OTLP receiver; a tool imported from it in this process, called
-//! under an OpenTelemetry subscriber exporting to the same receiver, sends its trace context in
-//! the `tools/call`'s `_meta`, and the server's spans join the caller's trace: the server's
-//! `tools/call <tool>` span is the child of the importing `execute_tool <tool>` span, and the
-//! server's own `execute_tool <tool>` span is the child of that. Over stdio, a raw client checks
-//! the `_meta` keys on the wire, that an invalid or absent `traceparent` parents nothing and
-//! fails nothing, and that the server exports its spans when its stdin closes.
+//! under an OpenTelemetry subscriber exporting to the same receiver, runs its `tools/call` in a
+//! client span and sends that span's trace context in the request's `_meta`, and the server's
+//! spans join the caller's trace: importing `execute_tool <tool>` -> client `tools/call <tool>`
+//! -> server `tools/call <tool>` -> server `execute_tool <tool>`, each MCP span with the
+//! OpenTelemetry MCP conventions' attributes, and a failure's `error.type` and ERROR status on
+//! both. Imported over stdio, the server exports its spans when the import closes its stdin;
+//! neither side exports rmcp's own spans unless asked. Over stdio, a raw client checks the
+//! `_meta` keys on the wire, that an invalid or absent `traceparent` parents nothing and fails
+//! nothing, and that the server exports its spans when its stdin closes.
 
 #![cfg(feature = "otel")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -21,6 +24,10 @@ use crate::support::{RawStdio, SERVER, serve_http_command};
 
 /// OTLP's `SPAN_KIND_SERVER` (`opentelemetry.proto.trace.v1.Span.SpanKind`).
 const SPAN_KIND_SERVER: i32 = 2;
+/// OTLP's `SPAN_KIND_CLIENT`.
+const SPAN_KIND_CLIENT: i32 = 3;
+/// OTLP's `STATUS_CODE_ERROR` (`opentelemetry.proto.trace.v1.Status.StatusCode`).
+const STATUS_CODE_ERROR: i32 = 2;
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -114,6 +121,10 @@ fn an_imported_call_and_the_servers_execution_of_it_are_one_trace() {
     let calling = named(&spans, "otel-importer", "execute_tool remote_echo");
     assert_eq!(calling.len(), 1, "{all:#?}");
     let calling = &calling[0].span;
+    let client = named(&spans, "otel-importer", "tools/call echo");
+    assert_eq!(client.len(), 1, "{all:#?}");
+    let client_attrs = client[0].attributes();
+    let client = &client[0].span;
     let mcp = named(&spans, "otel-served", "tools/call echo");
     assert_eq!(mcp.len(), 1, "{all:#?}");
     let attrs = mcp[0].attributes();
@@ -122,12 +133,42 @@ fn an_imported_call_and_the_servers_execution_of_it_are_one_trace() {
     assert_eq!(executing.len(), 1, "{all:#?}");
     let executing = &executing[0].span;
 
+    assert_eq!(client.trace_id, calling.trace_id, "one trace: {all:#?}");
     assert_eq!(mcp.trace_id, calling.trace_id, "one trace: {all:#?}");
     assert_eq!(executing.trace_id, calling.trace_id, "one trace: {all:#?}");
     assert_eq!(
-        mcp.parent_span_id, calling.span_id,
-        "the server's span is the child of the importing call's: {all:#?}"
+        client.parent_span_id, calling.span_id,
+        "the client span is the child of the importing call's: {all:#?}"
     );
+    assert_eq!(
+        mcp.parent_span_id, client.span_id,
+        "the server's span is the child of the client span: {all:#?}"
+    );
+    // The client span: OpenTelemetry's MCP conventions, over streamable HTTP.
+    assert_eq!(client.kind, SPAN_KIND_CLIENT);
+    assert_eq!(client_attrs["mcp.method.name"], "tools/call");
+    assert_eq!(client_attrs["gen_ai.tool.name"], "echo");
+    assert_eq!(client_attrs["gen_ai.operation.name"], "execute_tool");
+    assert_eq!(client_attrs["network.transport"], "tcp");
+    assert_eq!(client_attrs["network.protocol.name"], "http");
+    assert!(
+        client_attrs["mcp.protocol.version"].starts_with("20"),
+        "{client_attrs:?}"
+    );
+    assert_eq!(
+        client_attrs["jsonrpc.request.id"], attrs["jsonrpc.request.id"],
+        "both sides name the one request"
+    );
+    assert!(!client_attrs.contains_key("error.type"), "{client_attrs:?}");
+    assert!(!attrs.contains_key("error.type"), "{attrs:?}");
+    // The server span: the same connection seen from the other end (stateless, no session).
+    assert_eq!(attrs["network.transport"], "tcp");
+    assert_eq!(attrs["network.protocol.name"], "http");
+    assert_eq!(
+        attrs["mcp.protocol.version"],
+        client_attrs["mcp.protocol.version"]
+    );
+    assert!(!attrs.contains_key("mcp.session.id"), "{attrs:?}");
     assert_eq!(
         executing.parent_span_id, mcp.span_id,
         "the server's execution is the child of its MCP span: {all:#?}"
@@ -230,5 +271,149 @@ fn stdio_serve_exports_when_stopped_by_sigterm_with_stdin_open() {
         1,
         "{:#?}",
         summary(&spans)
+    );
+}
+
+/// `tools-mcp serve` as a stdio import source, exporting its spans to `receiver` as `service`.
+fn served_over_stdio(receiver: &Receiver, service: &str) -> McpSource {
+    McpSource::stdio(SERVER, ["serve"])
+        .env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", receiver.url())
+        .env("OTEL_SERVICE_NAME", service)
+        .env("OTEL_SDK_DISABLED", "false")
+}
+
+/// Imports `tools-mcp serve` over stdio under an OpenTelemetry subscriber exporting as
+/// `service` with `targets` (the default without), makes the calls `messages` of
+/// `remote_echo` and closes the import: the results, and every span received.
+fn import_over_stdio(
+    service: &str,
+    targets: Option<tools_otel::Targets>,
+    messages: &[&str],
+) -> (Vec<tools_runtime::ToolExecutionResult>, Vec<Received>) {
+    let receiver = Receiver::start().unwrap();
+    let mut otel = tools_otel::Otel::new(service).endpoint(receiver.url());
+    if let Some(targets) = targets {
+        otel = otel.targets(targets);
+    }
+    let (subscriber, guard) = otel.subscriber().unwrap().expect("OpenTelemetry is set up");
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let served = format!("{service}-served");
+    let results = tracing::subscriber::with_default(subscriber, || {
+        tokio.block_on(async {
+            let runtime = ToolRuntime::new();
+            let import = McpImport::connect(
+                runtime.scope(),
+                served_over_stdio(&receiver, &served),
+                ImportOptions::new().prefix("remote_"),
+            )
+            .await
+            .unwrap();
+            let mut results = Vec::new();
+            for (n, message) in messages.iter().enumerate() {
+                let call =
+                    ToolCall::new(format!("c{n}"), "remote_echo", json!({"message": message}));
+                results.push(runtime.execute(call).await);
+            }
+            // Closing stdin stops the server, which exports its spans as it exits; `close`
+            // returns once it is gone.
+            import.close().await;
+            results
+        })
+    });
+    drop(tokio);
+    guard.shutdown();
+    (results, receiver.spans())
+}
+
+#[test]
+fn imported_over_stdio_a_failure_reads_once_and_both_sides_mark_it() {
+    let (results, spans) = import_over_stdio("otel-stdio", None, &["fine", "forbidden", "again"]);
+    let all = summary(&spans);
+    assert_eq!(results[0].text(), "fine");
+    assert_eq!(results[2].text(), "again");
+    // The server's `isError` text is `Error: ...`; the caller reads one `Error: `.
+    let refused = &results[1];
+    assert_eq!(refused.code(), Some(tools_mcp::codes::MCP_TOOL_ERROR));
+    assert_eq!(refused.text(), "Error: echo refuses `forbidden`");
+
+    // The server exported its spans when the import closed its stdin.
+    let served = named(&spans, "otel-stdio-served", "tools/call echo");
+    let clients = named(&spans, "otel-stdio", "tools/call echo");
+    assert_eq!((served.len(), clients.len()), (3, 3), "{all:#?}");
+    for span in served.iter().chain(&clients) {
+        let attrs = span.attributes();
+        assert_eq!(attrs["network.transport"], "pipe", "{attrs:?}");
+        assert!(!attrs.contains_key("network.protocol.name"), "{attrs:?}");
+        assert!(attrs["mcp.protocol.version"].starts_with("20"), "{attrs:?}");
+        assert!(!attrs.contains_key("mcp.session.id"), "{attrs:?}");
+    }
+    // The `isError` call: `error.type = "tool_error"` and the ERROR status on both MCP spans.
+    let failed = |spans: &[&Received]| -> Received {
+        let failed: Vec<&&Received> = spans
+            .iter()
+            .filter(|r| r.attributes().contains_key("error.type"))
+            .collect();
+        assert_eq!(failed.len(), 1, "{all:#?}");
+        (*failed[0]).clone()
+    };
+    let (server, client) = (failed(&served), failed(&clients));
+    for span in [&server, &client] {
+        assert_eq!(span.attributes()["error.type"], "tool_error");
+        assert_eq!(
+            span.span.status.as_ref().map(|s| s.code),
+            Some(STATUS_CODE_ERROR),
+            "{:?}",
+            span.span
+        );
+    }
+    assert_eq!(server.span.parent_span_id, client.span.span_id, "{all:#?}");
+    for span in served.iter().chain(&clients) {
+        if span.span.span_id != server.span.span_id && span.span.span_id != client.span.span_id {
+            assert_ne!(
+                span.span.status.as_ref().map(|s| s.code),
+                Some(STATUS_CODE_ERROR)
+            );
+        }
+    }
+
+    // Each served call's id is `mcp-` and 128 random bits, unlike any other's.
+    let ids: std::collections::BTreeSet<String> =
+        named(&spans, "otel-stdio-served", "execute_tool echo")
+            .iter()
+            .map(|r| r.attributes()["gen_ai.tool.call.id"].clone())
+            .collect();
+    assert_eq!(ids.len(), 3, "{ids:?}");
+    for id in &ids {
+        let hex = id.strip_prefix("mcp-").unwrap_or_else(|| panic!("{id}"));
+        assert!(
+            hex.len() == 32 && hex.bytes().all(|b| b.is_ascii_hexdigit()),
+            "{id}"
+        );
+    }
+
+    // Neither side exports rmcp's spans by default.
+    assert!(
+        spans.iter().all(|r| r.span.name != "serve_inner"),
+        "{all:#?}"
+    );
+}
+
+#[test]
+fn rmcp_spans_are_exported_when_their_target_is_named() {
+    let targets = tools_otel::toolkit_targets().with_target("rmcp", tracing::Level::TRACE);
+    let (results, spans) = import_over_stdio("otel-rmcp", Some(targets), &["named"]);
+    assert_eq!(results[0].text(), "named");
+    let all = summary(&spans);
+    assert!(
+        !named(&spans, "otel-rmcp", "serve_inner").is_empty(),
+        "the importer named rmcp: {all:#?}"
+    );
+    assert!(
+        named(&spans, "otel-rmcp-served", "serve_inner").is_empty(),
+        "the server did not: {all:#?}"
     );
 }

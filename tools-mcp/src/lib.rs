@@ -32,14 +32,19 @@
 //!   the call), its result fetched with `tasks/result`, the same limits and cancellation
 //!   holding. Which dialect a call speaks is what the server declares: the draft for a tool that
 //!   declares task support so, SEP-2663 for a task the server answers with otherwise.
-//! - Traces: a served `tools/call` runs in a `tools/call <tool>` span holding the pipeline's
-//!   `execute_tool <tool>` span. With the `otel` feature (an optional dependency on
-//!   `tools-otel`; without it nothing of OpenTelemetry is compiled), trace context crosses in
-//!   `_meta` as the MCP 2026-07-28 revision places it (SEP-414): the import sends the importing
-//!   call's `traceparent` (and `tracestate` when not empty) with each `tools/call`, and serve
-//!   parents the call's span on the one it receives, so both processes' spans are one trace. An
-//!   absent or invalid `traceparent` parents nothing and fails nothing. The `tools-mcp serve`
-//!   binary built with the feature exports its spans over OTLP (`OTEL_*` variables).
+//! - Traces, as OpenTelemetry's MCP semantic conventions name them: an imported tool's
+//!   `tools/call` runs in a client span `tools/call <tool>` under the importing call's
+//!   `execute_tool` span, and a served `tools/call` in a server span `tools/call <tool>` holding
+//!   the pipeline's `execute_tool <tool>` span; both carry `mcp.method.name`,
+//!   `mcp.protocol.version`, `jsonrpc.request.id`, `gen_ai.tool.name`, `network.transport` and
+//!   the like, and `error.type` with the ERROR status for a failure (`tool_error` for an
+//!   `isError` result). With the `otel` feature (an optional dependency on `tools-otel`;
+//!   without it nothing of OpenTelemetry is compiled), trace context crosses in `_meta` as the
+//!   MCP 2026-07-28 revision places it (SEP-414): the import sends the client span's
+//!   `traceparent` (and `tracestate` when not empty) with each `tools/call`, and serve parents
+//!   the call's span on the one it receives, so both processes' spans are one trace. An absent
+//!   or invalid `traceparent` parents nothing and fails nothing. The `tools-mcp serve` binary
+//!   built with the feature exports its spans over OTLP (`OTEL_*` variables).
 //! - Both sides hold an incoming message to one limit, [`DEFAULT_MAX_MESSAGE_SIZE`] (16 MiB) by
 //!   default on stdio and HTTP alike, and answer what they cannot read with a JSON-RPC error
 //!   ([`wire`]).

@@ -51,11 +51,17 @@
 //!   the bounds and the ids.
 //! - Traces: every `tools/call` runs in a span `mcp tools/call` (exported as `tools/call
 //!   <tool>`, kind server, with `rpc.system = "mcp"`, `mcp.method.name`, `gen_ai.tool.name`,
-//!   `jsonrpc.request.id`), which holds the pipeline's `execute_tool <tool>` span (a task's call
-//!   too). With the `otel` feature, a `traceparent` in the request's `_meta` (and its
-//!   `tracestate`) makes that span the child of the caller's span, in the caller's trace; an
-//!   absent or invalid one leaves it where it is, and nothing fails. Without a subscriber the
-//!   span is not built.
+//!   `gen_ai.operation.name`, `jsonrpc.request.id`, `mcp.protocol.version`, `mcp.session.id` in
+//!   an HTTP session, `network.transport` (`pipe` on [`serve_stdio`](McpServer::serve_stdio),
+//!   `tcp` over HTTP; not recorded for another transport given to
+//!   [`serve_transport`](McpServer::serve_transport)) and `network.protocol.name = "http"` over
+//!   HTTP), which holds the pipeline's `execute_tool <tool>` span (a task's call too). An
+//!   `isError` answer sets `error.type = "tool_error"` on it and the ERROR status, a JSON-RPC
+//!   error (an unknown tool) its code. The call's `gen_ai.tool.call.id` (the pipeline's call id)
+//!   is `mcp-` and 128 random bits in hex. With the `otel` feature, a `traceparent` in the
+//!   request's `_meta` (and its `tracestate`) makes that span the child of the caller's span, in
+//!   the caller's trace; an absent or invalid one leaves it where it is, and nothing fails.
+//!   Without a subscriber the span is not built.
 //! - When the scope's list changes (a registration, a removal, a mask), connected clients get
 //!   `notifications/tools/list_changed`: on a session (stdio, or a stateful HTTP session) when
 //!   they initialized, on a 2026-07-28 `subscriptions/listen` stream when they asked for it.

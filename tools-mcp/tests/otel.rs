@@ -213,12 +213,22 @@ fn stdio_serve_parents_on_a_valid_traceparent_only_and_exports_when_stdin_closes
         assert_eq!(answer["result"]["content"][0]["text"], text, "{answer}");
         assert_ne!(answer["result"]["isError"], json!(true), "{answer}");
     }
+    // An unknown tool is a JSON-RPC error: its code is the span's `error.type`.
+    let unknown = peer.request(5, "tools/call", json!({"name": "nope", "arguments": {}}));
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
     // Closing stdin stops the server, which exports its spans before it exits.
     let status = peer.close();
     assert!(status.success(), "the server exits cleanly: {status}");
 
     let spans = receiver.spans();
     let all = summary(&spans);
+    let unknown = named(&spans, "otel-stdio", "tools/call nope");
+    assert_eq!(unknown.len(), 1, "{all:#?}");
+    assert_eq!(unknown[0].attributes()["error.type"], "-32602");
+    assert_eq!(
+        unknown[0].span.status.as_ref().map(|s| s.code),
+        Some(STATUS_CODE_ERROR)
+    );
     let mcp = named(&spans, "otel-stdio", "tools/call echo");
     assert_eq!(mcp.len(), 3, "{all:#?}");
     let by_id = |id: &str| {
@@ -416,4 +426,160 @@ fn rmcp_spans_are_exported_when_their_target_is_named() {
         named(&spans, "otel-rmcp-served", "serve_inner").is_empty(),
         "the server did not: {all:#?}"
     );
+}
+
+#[test]
+fn a_failed_task_a_json_rpc_error_and_a_timeout_mark_the_client_span() {
+    let receiver = Receiver::start().unwrap();
+    let (subscriber, guard) = tools_otel::Otel::new("otel-failures")
+        .endpoint(receiver.url())
+        .subscriber()
+        .unwrap()
+        .expect("OpenTelemetry is set up");
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    tracing::subscriber::with_default(subscriber, || {
+        tokio.block_on(async {
+            let runtime = ToolRuntime::new();
+            // A draft task that fails.
+            let import = McpImport::connect(
+                runtime.scope(),
+                crate::support::draft_tasks_source(),
+                ImportOptions::new().optional_tasks(true),
+            )
+            .await
+            .unwrap();
+            let call = ToolCall::new("t", "maybe", json!({"ms": 100, "fail": true}));
+            let failed = runtime.execute(call).await;
+            assert_eq!(
+                failed.code(),
+                Some(tools_mcp::codes::MCP_TOOL_ERROR),
+                "{failed:?}"
+            );
+            import.close().await;
+            // A call the server answers with a JSON-RPC error.
+            let dir = tempfile::tempdir().unwrap();
+            let import = McpImport::connect(
+                runtime.scope(),
+                McpSource::stdio(
+                    crate::support::python().to_string_lossy().into_owned(),
+                    [
+                        crate::support::peers()
+                            .join("shutdown.py")
+                            .to_string_lossy()
+                            .into_owned(),
+                        "eof".to_owned(),
+                        dir.path().join("notes").to_string_lossy().into_owned(),
+                    ],
+                ),
+                ImportOptions::new(),
+            )
+            .await
+            .unwrap();
+            let refused = runtime
+                .execute(ToolCall::new("r", "refuse", json!({})))
+                .await;
+            assert_eq!(
+                refused.text(),
+                "Error: the MCP server refused the call: refused on purpose",
+                "{refused:?}"
+            );
+            import.close().await;
+            // A call past its timeout.
+            let import = McpImport::connect(
+                runtime.scope(),
+                McpSource::stdio(SERVER, ["serve"]).env("OTEL_SDK_DISABLED", "true"),
+                ImportOptions::new()
+                    .prefix("remote_")
+                    .tool_timeout("wait", std::time::Duration::from_millis(300)),
+            )
+            .await
+            .unwrap();
+            let call = ToolCall::new("w", "remote_wait", json!({"ms": 5000}));
+            let timed_out = runtime.execute(call).await;
+            assert_eq!(
+                timed_out.code(),
+                Some(tools_mcp::codes::MCP_TIMEOUT),
+                "{timed_out:?}"
+            );
+            import.close().await;
+        });
+    });
+    drop(tokio);
+    guard.shutdown();
+    let spans = receiver.spans();
+    let all = summary(&spans);
+    for (name, error_type) in [
+        ("tools/call maybe", "tool_error"),
+        ("tools/call refuse", "-32001"),
+        ("tools/call wait", "MCP_TIMEOUT"),
+    ] {
+        let client = named(&spans, "otel-failures", name);
+        assert_eq!(client.len(), 1, "{all:#?}");
+        assert_eq!(client[0].span.kind, SPAN_KIND_CLIENT);
+        assert_eq!(client[0].attributes()["error.type"], error_type, "{name}");
+        assert_eq!(
+            client[0].span.status.as_ref().map(|s| s.code),
+            Some(STATUS_CODE_ERROR),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn in_an_http_session_both_spans_carry_its_id() {
+    let receiver = Receiver::start().unwrap();
+    let mut command = server_command(&receiver, "otel-session-served");
+    command.arg("--sessions");
+    let (mut child, url, _) = serve_http_command(command);
+    let (subscriber, guard) = tools_otel::Otel::new("otel-session")
+        .endpoint(receiver.url())
+        .subscriber()
+        .unwrap()
+        .expect("OpenTelemetry is set up");
+    let tokio = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    tracing::subscriber::with_default(subscriber, || {
+        tokio.block_on(async {
+            let runtime = ToolRuntime::new();
+            // A 2025-11-25 session (the 2026-07-28 revision has none).
+            let import = McpImport::connect(
+                runtime.scope(),
+                McpSource::http(url),
+                ImportOptions::new()
+                    .prefix("remote_")
+                    .protocol(tools_mcp::Protocol::Initialize),
+            )
+            .await
+            .unwrap();
+            let result = runtime
+                .execute(ToolCall::new("s", "remote_echo", json!({"message": "in"})))
+                .await;
+            assert_eq!(result.text(), "in", "{result:?}");
+            import.close().await;
+        });
+    });
+    drop(tokio);
+    guard.shutdown();
+    let pid = libc::pid_t::try_from(child.0.id()).unwrap();
+    // SAFETY: kill(2) on the pid of a child this test started and has not reaped.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    assert!(child.0.wait().unwrap().success());
+
+    let spans = receiver.spans();
+    let all = summary(&spans);
+    let client = named(&spans, "otel-session", "tools/call echo");
+    let server = named(&spans, "otel-session-served", "tools/call echo");
+    assert_eq!((client.len(), server.len()), (1, 1), "{all:#?}");
+    let (client, server) = (client[0].attributes(), server[0].attributes());
+    let session = &client["mcp.session.id"];
+    assert!(!session.is_empty(), "{client:?}");
+    assert_eq!(&server["mcp.session.id"], session, "{server:?}");
+    assert_eq!(client["mcp.protocol.version"], "2025-11-25");
+    assert_eq!(server["mcp.protocol.version"], "2025-11-25");
 }

@@ -216,3 +216,70 @@ async fn a_connect_that_fails_stops_the_server_it_started() {
     // The failed connect closed the connection and waited for the server to be gone.
     assert_eq!(notes(&file), ["started", "stdin closed", "term"]);
 }
+
+/// Set in the copy of this test binary that imports a server and exits without closing it.
+const EXITING_CHILD: &str = "TOOLS_MCP_TEST_EXIT_WITH_SERVER";
+
+/// Whether process `pid` has ended: gone, or a zombie no longer ours to reap (after this test's
+/// child exited, its server's parent is whatever reaps orphans here).
+fn dead_within(pid: u32, bound: Duration) -> bool {
+    let deadline = Instant::now() + bound;
+    loop {
+        let dead = match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => true,
+            // `pid (comm) S ...`: the state follows the last `)`.
+            Ok(stat) => stat
+                .rsplit_once(')')
+                .is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X'])),
+        };
+        if dead {
+            return true;
+        }
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_server_still_running_when_the_importing_process_exits_is_killed_with_it() {
+    let name =
+        "shutdown::a_server_still_running_when_the_importing_process_exits_is_killed_with_it";
+    if let Some(file) = std::env::var_os(EXITING_CHILD) {
+        // The child: a stubborn server, bounds too long to matter, and an exit without close.
+        let tokio = tokio::runtime::Runtime::new().unwrap();
+        let runtime = ToolRuntime::new();
+        let opts = options(Duration::from_secs(60), Duration::from_secs(60));
+        let import = tokio.block_on(connected(&runtime, "stubborn", Path::new(&file), opts));
+        println!("server pid {}", import.server_pid().unwrap());
+        use std::io::Write as _;
+        std::io::stdout().flush().unwrap();
+        std::process::exit(0);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("notes");
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env(EXITING_CHILD, &file)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let pid: u32 = stdout
+        .lines()
+        .find_map(|line| line.split_once("server pid ").map(|(_, pid)| pid.trim()))
+        .unwrap_or_else(|| panic!("no pid in {stdout}"))
+        .parse()
+        .unwrap();
+    assert!(
+        dead_within(pid, Duration::from_secs(5)),
+        "the kernel killed the server with the process that started it"
+    );
+    // It was killed: it never got as far as SIGTERM (nor would it have exited on it).
+    assert_eq!(notes(&file), ["started"]);
+}

@@ -1,5 +1,6 @@
-"""A small stdio MCP server (2025-11-25, one tool `ping`) that shows how it was stopped, for the
-import's shutdown tests. Plain Python, no packages.
+"""A small stdio MCP server (2025-11-25; `ping` answers `pong`, `refuse` is answered with a
+JSON-RPC error, code -32001) that shows how it was stopped, for the import's shutdown tests.
+Plain Python, no packages.
 
     shutdown.py MODE FILE
 
@@ -60,7 +61,14 @@ def answer(message):
             "name": "ping",
             "description": "Answers pong.",
             "inputSchema": {"type": "object"},
+        }, {
+            "name": "refuse",
+            "description": "Is refused with a JSON-RPC error.",
+            "inputSchema": {"type": "object"},
         }]}})
+    elif method == "tools/call" and message.get("params", {}).get("name") == "refuse":
+        send({"jsonrpc": "2.0", "id": rid,
+              "error": {"code": -32001, "message": "refused on purpose"}})
     elif method == "tools/call":
         send({"jsonrpc": "2.0", "id": rid,
               "result": {"content": [{"type": "text", "text": "pong"}]}})

@@ -34,16 +34,19 @@ impl Pending {
 ///
 /// It carries exactly what was reviewed (tool, arguments, agent scope, call id and, for a Code
 /// Mode run, the program's call that waits) and a MAC over all of it made with the runtime's
-/// [`ApprovalKey`](crate::approvals::ApprovalKey), so a handle edited to other arguments, another tool, another agent or
+/// [`ApprovalKey`], so a handle edited to other arguments, another tool, another agent or
 /// another call is refused and nothing runs.
 ///
 /// Its text form ([`Display`](std::fmt::Display)) is one line: `apv2.`, the handle's JSON in
 /// unpadded base64url, `.`, and an HMAC-SHA256 tag over that JSON's bytes in hex. Read it back
 /// with [`ToolRuntime::parse_handle`](crate::ToolRuntime::parse_handle) (or
-/// [`PendingHandle::parse`](PendingHandle::parse) with the key): the tag is checked over the raw bytes *before*
+/// [`PendingHandle::parse`] with the key): the tag is checked over the raw bytes *before*
 /// anything is parsed, so a text not made with the key costs one pass of base64 and HMAC over
-/// at most [`MAX_HANDLE_BYTES`](crate::approvals::MAX_HANDLE_BYTES), and no JSON of it is read. The JSON is then read and must be
+/// at most [`MAX_HANDLE_BYTES`], and no JSON of it is read. The JSON is then read and must be
 /// written exactly as this build writes it (no second text is the same handle).
+///
+/// [`ApprovalKey`]: crate::approvals::ApprovalKey
+/// [`MAX_HANDLE_BYTES`]: crate::approvals::MAX_HANDLE_BYTES
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct PendingHandle {

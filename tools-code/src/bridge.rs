@@ -91,7 +91,7 @@ use super::analysis::{binds, bound_tools};
 use super::events::{SessionEvent, SessionEventSink};
 use super::host::Determinism;
 use super::host::{CallReply, HostTasks, SettleFuture};
-use super::mode::{CODE_RUN_DIVERGED, CODE_RUN_FAILED, CodeMode, SpillRequest};
+use super::mode::{CODE_CALL_IN_DOUBT, CODE_RUN_DIVERGED, CODE_RUN_FAILED, CodeMode, SpillRequest};
 use super::{CodeFailure, CodeHost, ToolCallFailure};
 use crate::MayCall;
 use crate::lock;
@@ -164,6 +164,11 @@ pub(crate) async fn run(
         origin,
         parent_call_id: ctx.call_id().to_owned(),
         cancel: ctx.cancellation().child_token(),
+        calls: ctx.cancellation().child_token(),
+        outer_cancel: ctx.cancellation().clone(),
+        deadline: tokio::time::Instant::now().checked_add(mode.limits.timeout),
+        in_flight: Mutex::new(InFlight::default()),
+        finished: tokio::sync::Notify::new(),
         may_call,
         mode: mode.clone(),
         pool: OrderedPool::new(mode.max_parallel_sub_calls),
@@ -309,8 +314,24 @@ struct Bridge {
     /// The origin the runtime minted for this run: set on every call the program makes.
     origin: ProgramOrigin,
     parent_call_id: String,
-    /// The run's own token: a child of the outer call's, fired when the run settles.
+    /// The run's own token: a child of the outer call's, fired when the run settles or
+    /// pauses. The program stops on it, and calls still queued never start.
     cancel: CancellationToken,
+    /// The parent of every call's token: a child of the outer call's, fired when the run
+    /// settles; when it pauses, only once the calls in flight had their time (see
+    /// `Bridge::settle`).
+    calls: CancellationToken,
+    /// The outer call's token: a pause stops waiting for the calls in flight when it fires.
+    outer_cancel: CancellationToken,
+    /// The run's deadline (its `CodeLimits::timeout` from when the bridge was made, so never
+    /// after the engine's): how long a pause waits for the calls in flight. `None`: a timeout
+    /// too large to add.
+    deadline: Option<tokio::time::Instant>,
+    /// The journaled run's calls that started and have not finished, and whether the pause
+    /// was stored (sealed).
+    in_flight: Mutex<InFlight>,
+    /// Notified whenever a call of `in_flight` finishes.
+    finished: tokio::sync::Notify,
     /// What the pre-run analysis found the program may call; a closed set is enforced, and
     /// bound up front. An open set binds what the outer call's scope sees, each name at its
     /// first use (a scope may have thousands).
@@ -353,7 +374,20 @@ struct Bridge {
     stop: Mutex<Option<Stop>>,
 }
 
-/// One finished call of a run, as the journal keeps it.
+/// The calls of a journaled run that started (entered the pipeline) and have not finished.
+#[derive(Default)]
+struct InFlight {
+    /// Each by number: its tool and canonical arguments.
+    calls: BTreeMap<u64, (String, String)>,
+    /// The run paused and its journal is final: a call that finishes now is not journaled,
+    /// and no call starts.
+    sealed: bool,
+    /// Some call was still running when the journal was sealed: it is journaled in doubt.
+    in_doubt: bool,
+}
+
+/// One finished call of a run, as the journal keeps it, or one in doubt: it started before
+/// the run paused and had not finished when the pause was stored.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct Entry {
     n: u64,
@@ -362,8 +396,14 @@ struct Entry {
     arguments: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     ok: Option<Value>,
+    /// The failure's message; for a call in doubt, the `CODE_CALL_IN_DOUBT` message (so a
+    /// reader that does not know `in_doubt` still fails the call instead of running it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     error: Option<String>,
+    /// The call's outcome is unknown: the replay fails it with `CODE_CALL_IN_DOUBT` and never
+    /// runs it. Absent (false) in a journal written before calls could be in doubt.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    in_doubt: bool,
 }
 
 impl Entry {
@@ -378,14 +418,44 @@ impl Entry {
         self.tool.capacity() + self.arguments.capacity() + answer
     }
 
+    /// Call `n` of `tool`, in doubt.
+    fn in_doubt(n: u64, tool: String, arguments: String) -> Self {
+        let error = in_doubt_message(n, &tool);
+        Entry {
+            n,
+            tool,
+            arguments,
+            ok: None,
+            error: Some(error),
+            in_doubt: true,
+        }
+    }
+
     /// What the program receives for this call.
     fn answer(&self) -> Result<Value, ToolCallFailure> {
+        if self.in_doubt {
+            return Err(ToolCallFailure::new(
+                self.error
+                    .clone()
+                    .unwrap_or_else(|| in_doubt_message(self.n, &self.tool)),
+            ));
+        }
         match (&self.ok, &self.error) {
             (Some(value), _) => Ok(tools_schema::deep::clone_value(value)),
             (None, Some(message)) => Err(ToolCallFailure::new(message.clone())),
             (None, None) => Ok(Value::Null),
         }
     }
+}
+
+/// What the program's call `n` of `tool` fails with when the journal holds it in doubt.
+fn in_doubt_message(n: u64, tool: &str) -> String {
+    format!(
+        "{CODE_CALL_IN_DOUBT}: call {n} to `{}` started before the run paused for approval and \
+         had not finished when the pause was stored (by the run's deadline); its outcome is \
+         unknown, so it is not run again",
+        tools_schema::excerpt::cut(tool)
+    )
 }
 
 /// The journal's text: `{"v": 1, "seed": ..., "clock": [...], "entropy": [...], "calls":
@@ -535,6 +605,7 @@ struct Settle(Arc<Bridge>);
 impl Drop for Settle {
     fn drop(&mut self) {
         self.0.cancel.cancel();
+        self.0.calls.cancel();
         self.0.tasks.abort();
     }
 }
@@ -647,9 +718,83 @@ impl Drop for PendingGuard {
 impl Bridge {
     /// Settles the run: stops what is still running, forgets what is queued, and waits for
     /// the rest.
+    ///
+    /// A run that pauses first waits for its calls in flight to finish (each is journaled with
+    /// its outcome), until the run's deadline or the outer call's cancellation; then it seals
+    /// the journal, with each call still running in doubt. Those calls are cancelled and let
+    /// run on to their end outside the run (their end is recorded and logged, not journaled).
     async fn settle(&self) {
         self.cancel.cancel();
+        if self.pausing() {
+            self.wait_in_flight().await;
+            if self.seal() {
+                self.calls.cancel();
+                self.tasks.detach();
+                return;
+            }
+        }
+        self.calls.cancel();
         self.tasks.join().await;
+    }
+
+    /// Whether the run stopped to pause, with a journal it can store.
+    fn pausing(&self) -> bool {
+        self.journal.is_some()
+            && self.journal_bytes.load(Ordering::Relaxed) != usize::MAX
+            && matches!(*lock(&self.stop), Some(Stop::Paused { .. }))
+    }
+
+    /// Waits until no journaled call is in flight, the run's deadline passes, or the outer
+    /// call is cancelled.
+    async fn wait_in_flight(&self) {
+        let bound = async {
+            match self.deadline {
+                Some(deadline) => tokio::time::sleep_until(deadline).await,
+                None => std::future::pending().await,
+            }
+        };
+        let mut bound = std::pin::pin!(bound);
+        loop {
+            let mut notified = std::pin::pin!(self.finished.notified());
+            notified.as_mut().enable();
+            {
+                let flight = lock(&self.in_flight);
+                if flight.sealed || flight.calls.is_empty() {
+                    return;
+                }
+            }
+            tokio::select! {
+                () = &mut notified => {}
+                () = &mut bound => return,
+                () = self.outer_cancel.cancelled() => return,
+            }
+        }
+    }
+
+    /// Seals the journal for the pause: each call still in flight is journaled in doubt.
+    /// `true` when some call is (or was, at an earlier seal) in doubt.
+    fn seal(&self) -> bool {
+        let mut flight = lock(&self.in_flight);
+        if !flight.sealed {
+            flight.sealed = true;
+            let running = std::mem::take(&mut flight.calls);
+            flight.in_doubt = !running.is_empty();
+            for (n, (tool, arguments)) in running {
+                tracing::warn!(
+                    call_id = %self.call_id(n),
+                    %tool,
+                    "a call in flight when the run paused did not finish by the run's deadline: \
+                     it is journaled in doubt ({CODE_CALL_IN_DOUBT}) and will not run again"
+                );
+                let entry = Entry::in_doubt(n, tool, arguments);
+                if let Some(journal) = &self.journal
+                    && self.journal_room(entry.size())
+                {
+                    lock(journal).insert(n, entry);
+                }
+            }
+        }
+        flight.in_doubt
     }
 
     /// The scope the program's calls are made from: the outer call's agent scope.
@@ -674,7 +819,7 @@ impl Bridge {
             call_id: self.call_id(n),
             name,
             arguments: arguments.clone(),
-            cancel: self.cancel.child_token(),
+            cancel: self.calls.child_token(),
             agent: self.agent,
             parent: None,
             program: None,
@@ -707,6 +852,16 @@ impl Bridge {
                 tools_schema::deep::to_canonical_string(&call.arguments),
             )
         });
+        if let Some((tool, arguments)) = &journaled {
+            // In flight from here until `finish`: a pause waits for it, or journals it in doubt.
+            let mut flight = lock(&self.in_flight);
+            if flight.sealed || self.cancel.is_cancelled() {
+                return Err(ToolCallFailure::new(
+                    "the call did not start because the program's run ended",
+                ));
+            }
+            flight.calls.insert(n, (tool.clone(), arguments.clone()));
+        }
         let Some(sink) = &self.mode.events else {
             // Nobody records: the call, and nothing else.
             let ToolExecutionResult {
@@ -869,6 +1024,7 @@ impl Bridge {
         }
         drop(stop);
         self.cancel.cancel();
+        self.calls.cancel();
         Err(ToolCallFailure::new(format!("the run stopped: {why}")))
     }
 
@@ -905,10 +1061,14 @@ impl Bridge {
         additional_contexts: Vec<AdditionalContext>,
         pending: Option<tools_runtime::approvals::Pending>,
     ) -> Result<Value, ToolCallFailure> {
-        if !additional_contexts.is_empty() {
+        let had_contexts = !additional_contexts.is_empty();
+        if had_contexts {
             lock(&self.contexts).insert(n, additional_contexts);
         }
         if let (Some(pending), Some((tool, arguments))) = (&pending, &journaled) {
+            // Its body did not run: it is not journaled, and a resumed run makes it again.
+            lock(&self.in_flight).calls.remove(&n);
+            self.finished.notify_waiters();
             let mut stop = lock(&self.stop);
             if stop.is_none() {
                 *stop = Some(Stop::Paused {
@@ -921,36 +1081,69 @@ impl Bridge {
                 });
             }
             drop(stop);
+            // The program stops; the calls in flight go on (see `settle`).
             self.cancel.cancel();
             return Err(ToolCallFailure::new(format!(
                 "`{tool}` waits for approval: the run pauses here and continues when a person \
                  decides"
             )));
         }
-        if let (Some(journal), Some((tool, arguments))) = (&self.journal, journaled)
-            && lock(&self.stop).is_none()
-        {
-            let (ok, error) = match &outcome {
-                ToolOutcome::Success { value } => {
-                    (Some(tools_schema::deep::clone_value(value)), None)
+        if let (Some(journal), Some((tool, arguments))) = (&self.journal, journaled) {
+            // Journaled under the in-flight lock, so a seal sees the call either in flight or
+            // in the journal.
+            let mut flight = lock(&self.in_flight);
+            flight.calls.remove(&n);
+            if flight.sealed {
+                drop(flight);
+                self.finished_late(n, &tool, &outcome, had_contexts);
+            } else {
+                let (ok, error) = match &outcome {
+                    ToolOutcome::Success { value } => {
+                        (Some(tools_schema::deep::clone_value(value)), None)
+                    }
+                    ToolOutcome::Failure { error } => (None, Some(error.message.clone())),
+                };
+                let entry = Entry {
+                    n,
+                    tool,
+                    arguments,
+                    ok,
+                    error,
+                    in_doubt: false,
+                };
+                if self.journal_room(entry.size()) {
+                    lock(journal).insert(n, entry);
                 }
-                ToolOutcome::Failure { error } => (None, Some(error.message.clone())),
-            };
-            let entry = Entry {
-                n,
-                tool,
-                arguments,
-                ok,
-                error,
-            };
-            if self.journal_room(entry.size()) {
-                lock(journal).insert(n, entry);
+                drop(flight);
             }
+            self.finished.notify_waiters();
         }
         match outcome {
             ToolOutcome::Success { value } => Ok(value),
             ToolOutcome::Failure { error } => Err(ToolCallFailure::new(error.message)),
         }
+    }
+}
+
+impl Bridge {
+    /// Call `n` finished after its run's journal was sealed for a pause, where it is in
+    /// doubt. Logged: besides its `code-dispatch` session event, nothing else sees its
+    /// outcome.
+    fn finished_late(&self, n: u64, tool: &str, outcome: &ToolOutcome, had_contexts: bool) {
+        let (ok, message) = match outcome {
+            ToolOutcome::Success { .. } => (true, None),
+            ToolOutcome::Failure { error } => (false, Some(error.message.as_str())),
+        };
+        tracing::warn!(
+            call_id = %self.call_id(n),
+            %tool,
+            ok,
+            message,
+            lost_contexts = had_contexts,
+            "a call of a paused run finished after the pause was stored: its outcome is not \
+             in the journal (the call is in doubt there and will not run again); its \
+             additional contexts, if any, are dropped"
+        );
     }
 }
 
@@ -975,7 +1168,41 @@ fn list(names: &std::collections::BTreeSet<String>) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::Journal;
+    use super::{Entry, Journal};
+
+    #[test]
+    fn a_call_in_doubt_is_journaled_with_its_failure_and_an_older_entry_is_not_in_doubt() {
+        let entry = Entry::in_doubt(3, "slow".to_owned(), "{}".to_owned());
+        let text = serde_json::to_string(&entry).unwrap();
+        // A reader that does not know `in_doubt` still fails the call with its message.
+        assert!(text.contains(r#""in_doubt":true"#), "{text}");
+        assert!(
+            text.contains(r#""error":"CODE_CALL_IN_DOUBT: call 3 to `slow`"#),
+            "{text}"
+        );
+        let read: Entry = serde_json::from_str(&text).unwrap();
+        let failure = read.answer().unwrap_err();
+        assert!(
+            failure.message().starts_with(crate::CODE_CALL_IN_DOUBT),
+            "{failure:?}"
+        );
+        // Without its message, still a failure with the code.
+        let bare: Entry =
+            serde_json::from_str(r#"{"n":3,"tool":"slow","arguments":"{}","in_doubt":true}"#)
+                .unwrap();
+        assert!(
+            bare.answer()
+                .unwrap_err()
+                .message()
+                .contains("not run again")
+        );
+        // An entry of an older journal: a finished call, never in doubt; written back the same.
+        let old = r#"{"n":1,"tool":"read","arguments":"{}","ok":"x"}"#;
+        let read: Entry = serde_json::from_str(old).unwrap();
+        assert!(!read.in_doubt);
+        assert_eq!(read.answer().unwrap(), serde_json::json!("x"));
+        assert_eq!(serde_json::to_string(&read).unwrap(), old);
+    }
 
     #[test]
     fn a_journal_keeps_its_draws_as_hex_and_one_without_draws_still_reads() {

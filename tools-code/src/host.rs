@@ -332,6 +332,12 @@ impl HostTasks {
         }
     }
 
+    /// Lets every task run on to its end without the set: neither [`join`](Self::join) nor
+    /// [`abort`](Self::abort) reaches them any more.
+    pub(crate) fn detach(&self) {
+        lock(&self.set).detach_all();
+    }
+
     /// Aborts every task (each ends at its next `.await`; [`join`](Self::join) waits for that).
     pub(crate) fn abort(&self) {
         lock(&self.set).abort_all();

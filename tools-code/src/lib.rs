@@ -178,9 +178,9 @@ pub use events::{ChannelSink, RecordingSink, SessionEvent, SessionEventSink};
 pub use host::{CallAnswer, CallReply, CallResult, CodeHost, Determinism, FnHost, SettleFuture};
 pub use may_call::{ExecutionExt, MayCall};
 pub use mode::{
-    CODE_RUN_DIVERGED, CODE_RUN_FAILED, CodeMode, CodeModeError, DEFAULT_MAX_PARALLEL_SUB_CALLS,
-    DEFAULT_MAX_PENDING_SUB_CALLS, NO_OUTPUT, RESULT_MAX_INDENT, SpillFn, SpillRequest,
-    render_result,
+    CODE_CALL_IN_DOUBT, CODE_RUN_DIVERGED, CODE_RUN_FAILED, CodeMode, CodeModeError,
+    DEFAULT_MAX_PARALLEL_SUB_CALLS, DEFAULT_MAX_PENDING_SUB_CALLS, NO_OUTPUT, RESULT_MAX_INDENT,
+    SpillFn, SpillRequest, render_result,
 };
 #[cfg(feature = "python")]
 pub use python::{

@@ -30,6 +30,11 @@ pub const CODE_RUN_FAILED: &str = "CODE_RUN_FAILED";
 /// A resumed run's program called differently than the journal of its first run says (see
 /// [`tools_runtime::approvals`]): the run stops at the divergence.
 pub const CODE_RUN_DIVERGED: &str = "CODE_RUN_DIVERGED";
+/// A resumed run's program made a call that started before its first run paused and whose
+/// outcome is unknown: it had not finished when the pause was stored (by the run's deadline),
+/// so it was journaled *in doubt*. The program's call fails with this code at the start of its
+/// message, and the tool's body is not run again.
+pub const CODE_CALL_IN_DOUBT: &str = "CODE_CALL_IN_DOUBT";
 
 /// What the model reads when a program printed nothing and returned nothing.
 pub const NO_OUTPUT: &str = "(run_code completed with no output)";

@@ -410,6 +410,262 @@ await tools.write({'path': 'b.txt'})
 return 'done'
 "#;
 
+/// How the `slow` tool of [`in_flight`] behaves.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Slow {
+    /// Finishes after 200 ms, whatever happens meanwhile (well within the run's deadline).
+    Quick,
+    /// Ignores cancellation: finishes only when the test releases it.
+    IgnoresCancellation,
+    /// Honours cancellation: finishes when its call is cancelled (or the test releases it).
+    HonoursCancellation,
+}
+
+/// A runtime with `slow` and `write`, both concurrency-safe; `write` asks and the service
+/// defers it. Counts each body's runs; `release` lets a waiting `slow` finish.
+struct InFlight {
+    rt: ToolRuntime,
+    slow_ran: Arc<std::sync::atomic::AtomicUsize>,
+    write_ran: Arc<std::sync::atomic::AtomicUsize>,
+    release: Arc<tokio::sync::Notify>,
+    sink: RecordingSink,
+    _agent: tools_runtime::Scope,
+    _regs: Vec<Registration>,
+    _plugin: tools_runtime::Scope,
+}
+
+impl InFlight {
+    fn slow_ran(&self) -> usize {
+        self.slow_ran.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn write_ran(&self) -> usize {
+        self.write_ran.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn run_code(&self, code: &str) -> ToolCall {
+        ToolCall::new(
+            "outer",
+            "run_code",
+            json!({"code": code, "description": "test"}),
+        )
+        .with_agent(self._agent.key())
+    }
+
+    /// Waits (generously) until `slow`'s call in the first run ended and was recorded, and
+    /// says whether it failed.
+    async fn slow_recorded(&self) -> bool {
+        for _ in 0..6000 {
+            let ended = self.sink.events().into_iter().find_map(|e| match e {
+                SessionEvent::CodeDispatch { id, is_error, .. } if id == "outer:code:1" => {
+                    Some(is_error)
+                }
+                _ => None,
+            });
+            if let Some(is_error) = ended {
+                return is_error;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        panic!("slow's call never ended: {:?}", self.sink.events());
+    }
+}
+
+fn in_flight(
+    runtime: impl CodeRuntime + 'static,
+    store: Arc<MemoryStore>,
+    slow: Slow,
+    limits: tools_code::CodeLimits,
+) -> InFlight {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let sink = RecordingSink::new();
+    let rt = ToolRuntime::builder()
+        .mode(PresentationMode::Code)
+        .extension(CodeMode::new(runtime).limits(limits).events(sink.clone()))
+        .durable_approvals(DurableApprovals::with_store(
+            store,
+            ApprovalKey::new([9u8; 32]).unwrap(),
+        ))
+        .build()
+        .unwrap();
+    let plugin = rt.scope();
+    let slow_ran = Arc::new(AtomicUsize::new(0));
+    let write_ran = Arc::new(AtomicUsize::new(0));
+    let release = Arc::new(tokio::sync::Notify::new());
+    let mut regs = Vec::new();
+    let (ran, gate) = (slow_ran.clone(), release.clone());
+    let def = ToolDefinition::builder("slow")
+        .input_schema(json!({"type": "object"}))
+        .output(Output::json(json!({"type": "string"})))
+        .concurrency_safe(|_| true)
+        .execute(move |_args, ctx| {
+            let (ran, gate) = (ran.clone(), gate.clone());
+            async move {
+                ran.fetch_add(1, Ordering::SeqCst);
+                match slow {
+                    Slow::Quick => {
+                        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                    }
+                    Slow::IgnoresCancellation => gate.notified().await,
+                    Slow::HonoursCancellation => {
+                        tokio::select! {
+                            () = ctx.cancellation().cancelled() => {
+                                return Err(tools_runtime::ToolError::new("slow was cancelled"));
+                            }
+                            () = gate.notified() => {}
+                        }
+                    }
+                }
+                Ok::<Value, tools_runtime::ToolError>(json!("slow:done"))
+            }
+        })
+        .build()
+        .unwrap();
+    regs.push(plugin.register(def).unwrap());
+    let ran = write_ran.clone();
+    let def = ToolDefinition::builder("write")
+        .input_schema(json!({"type": "object"}))
+        .output(Output::json(json!({"type": "string"})))
+        .concurrency_safe(|_| true)
+        .execute(move |_args, _ctx| {
+            let ran = ran.clone();
+            async move {
+                ran.fetch_add(1, Ordering::SeqCst);
+                Ok::<Value, tools_runtime::ToolError>(json!("write:done"))
+            }
+        })
+        .build()
+        .unwrap();
+    regs.push(plugin.register(def).unwrap());
+    regs.push(
+        plugin
+            .on_pre_execute(|exec, decision| {
+                if exec.name() == "write" {
+                    PreDecision::ask("writes need a person")
+                } else {
+                    decision
+                }
+            })
+            .unwrap(),
+    );
+    regs.push(
+        plugin
+            .set_approval(|_exec, _reason| async { Approval::later() })
+            .unwrap(),
+    );
+    let agent = rt.agent_scope_named("coder").unwrap();
+    InFlight {
+        rt,
+        slow_ran,
+        write_ran,
+        release,
+        sink,
+        _agent: agent,
+        _regs: regs,
+        _plugin: plugin,
+    }
+}
+
+type MakeInFlight = fn(Arc<MemoryStore>, Slow, tools_code::CodeLimits) -> InFlight;
+
+/// A program starts `slow` and then `write` together; `write` is deferred while `slow` still
+/// runs. The pause waits for `slow` (it finishes well within the run's deadline) and journals
+/// it: the resumed run answers it from the journal, so each body ran once and the program's
+/// result has `slow`'s answer.
+async fn in_flight_call_is_journaled(make: MakeInFlight, program: &str) {
+    let store = Arc::new(MemoryStore::new());
+    let limits = tools_code::CodeLimits::default();
+    let first = make(store.clone(), Slow::Quick, limits.clone());
+    let paused = first.rt.execute(first.run_code(program)).await;
+    let handle = handle_of(&paused);
+    assert_eq!(handle.awaiting.as_ref().unwrap().tool, "write");
+    assert_eq!(handle.awaiting.as_ref().unwrap().call_id, "outer:code:2");
+    assert_eq!((first.slow_ran(), first.write_ran()), (1, 0));
+    // `slow` ended (and was recorded) before the pause was stored, as a success.
+    assert!(!first.slow_recorded().await);
+
+    let second = make(store, Slow::Quick, limits);
+    let text = handle.to_string();
+    let done = second
+        .rt
+        .resume(&second.rt.parse_handle(&text).unwrap(), Approval::Approved)
+        .await
+        .unwrap();
+    assert!(!done.is_error(), "{done:?}");
+    assert_eq!(
+        done.value().unwrap()["result"],
+        json!(["slow:done", "write:done"])
+    );
+    assert_eq!(
+        (first.slow_ran() + second.slow_ran(), second.write_ran()),
+        (1, 1),
+        "slow ran once in all, write once"
+    );
+}
+
+/// The same program with a `slow` that outlasts the bound (the run's deadline, short here):
+/// the pause is stored with `slow`'s call in doubt, and the resumed program sees that call
+/// fail with `CODE_CALL_IN_DOUBT` instead of running its body again. The first run's `slow`,
+/// released afterwards, still ends and is recorded.
+async fn in_flight_call_past_the_bound_is_in_doubt(make: MakeInFlight, program: &str, slow: Slow) {
+    let store = Arc::new(MemoryStore::new());
+    let limits = tools_code::CodeLimits::default().with_timeout(std::time::Duration::from_secs(2));
+    let first = make(store.clone(), slow, limits);
+    let paused = first.rt.execute(first.run_code(program)).await;
+    let handle = handle_of(&paused);
+    assert_eq!(handle.awaiting.as_ref().unwrap().call_id, "outer:code:2");
+    assert_eq!((first.slow_ran(), first.write_ran()), (1, 0));
+
+    // The resumed run has the default deadline: nothing in it waits.
+    let second = make(store, slow, tools_code::CodeLimits::default());
+    let text = handle.to_string();
+    let done = second
+        .rt
+        .resume(&second.rt.parse_handle(&text).unwrap(), Approval::Approved)
+        .await
+        .unwrap();
+    assert!(!done.is_error(), "{done:?}");
+    let result = done.value().unwrap()["result"].clone();
+    let seen = result[0].as_str().unwrap_or_default();
+    assert!(
+        seen.starts_with("failed: ") && seen.contains(tools_code::CODE_CALL_IN_DOUBT),
+        "{result}"
+    );
+    assert!(
+        seen.contains("`slow`") && seen.contains("not run again"),
+        "{seen}"
+    );
+    assert_eq!(result[1], json!("write:done"));
+    assert_eq!(
+        (first.slow_ran() + second.slow_ran(), second.write_ran()),
+        (1, 1),
+        "slow ran once in all, write once"
+    );
+    // The first run's `slow` ends after the pause was stored: its end is recorded, and
+    // nothing breaks.
+    first.release.notify_waiters();
+    first.release.notify_one();
+    // Its call was cancelled at the bound: whatever the body returned, the call failed.
+    assert!(first.slow_recorded().await);
+    assert_eq!(first.slow_ran() + second.slow_ran(), 1);
+}
+
+const TS_IN_FLIGHT: &str = r#"
+const [s, w] = await Promise.all([
+  tools.slow({}).catch((e: Error) => "failed: " + e.message),
+  tools.write({}),
+]);
+return [s, w];
+"#;
+
+const PY_IN_FLIGHT: &str = r#"
+import asyncio
+s, w = await asyncio.gather(tools.slow({}), tools.write({}), return_exceptions=True)
+if isinstance(s, ToolCallError):
+    s = 'failed: ' + s.message
+return [s, w]
+"#;
+
 #[cfg(feature = "typescript")]
 mod typescript {
     use super::*;
@@ -417,6 +673,39 @@ mod typescript {
 
     fn make() -> Box<dyn Fn(Arc<MemoryStore>) -> Setup> {
         Box::new(|store| setup(TypeScriptRuntime::new(), store))
+    }
+
+    fn make_in_flight(
+        store: Arc<MemoryStore>,
+        slow: Slow,
+        limits: tools_code::CodeLimits,
+    ) -> InFlight {
+        in_flight(TypeScriptRuntime::new(), store, slow, limits)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_call_in_flight_at_the_pause_is_waited_for_and_journaled() {
+        in_flight_call_is_journaled(make_in_flight, TS_IN_FLIGHT).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_call_that_ignores_cancellation_past_the_bound_is_in_doubt_not_rerun() {
+        in_flight_call_past_the_bound_is_in_doubt(
+            make_in_flight,
+            TS_IN_FLIGHT,
+            Slow::IgnoresCancellation,
+        )
+        .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_call_cancelled_at_the_bound_is_in_doubt_not_rerun() {
+        in_flight_call_past_the_bound_is_in_doubt(
+            make_in_flight,
+            TS_IN_FLIGHT,
+            Slow::HonoursCancellation,
+        )
+        .await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -545,6 +834,39 @@ mod python {
 
     fn make() -> Box<dyn Fn(Arc<MemoryStore>) -> Setup> {
         Box::new(|store| setup(PythonRuntime::new(), store))
+    }
+
+    fn make_in_flight(
+        store: Arc<MemoryStore>,
+        slow: Slow,
+        limits: tools_code::CodeLimits,
+    ) -> InFlight {
+        in_flight(PythonRuntime::new(), store, slow, limits)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_call_in_flight_at_the_pause_is_waited_for_and_journaled() {
+        in_flight_call_is_journaled(make_in_flight, PY_IN_FLIGHT).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_call_that_ignores_cancellation_past_the_bound_is_in_doubt_not_rerun() {
+        in_flight_call_past_the_bound_is_in_doubt(
+            make_in_flight,
+            PY_IN_FLIGHT,
+            Slow::IgnoresCancellation,
+        )
+        .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_call_cancelled_at_the_bound_is_in_doubt_not_rerun() {
+        in_flight_call_past_the_bound_is_in_doubt(
+            make_in_flight,
+            PY_IN_FLIGHT,
+            Slow::HonoursCancellation,
+        )
+        .await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

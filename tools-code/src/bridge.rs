@@ -26,13 +26,15 @@
 //!
 //! # Settlement
 //!
-//! Each run has its own cancellation token, a child of the outer call's. It fires when the run
-//! settles for any reason (completion, failure, deadline, cancellation of the outer call), so
+//! Each run has its own cancellation token, a child of the outer call's, and its calls' tokens
+//! are children of another child of the outer call's. Both fire when the run settles for any
+//! reason (completion, failure, deadline, divergence, cancellation of the outer call), so
 //! calls still running are cancelled cooperatively and calls still queued never start (and
 //! record nothing). The bridge waits for every started call to finish before `run_code`
 //! returns, so each `code-dispatch` is recorded before the outer result: that is its
 //! [`CodeHost::settle`], which the runtime awaits when the program ends, and which `run_code`
 //! runs again once the runtime returned (for a runtime that does not settle its host).
+//! A run that pauses is the one exception, bounded by its deadline (below).
 //! Dropping the outer call's future drops the calls in flight with it.
 //!
 //! # A run that pauses for approval, and its replay
@@ -40,14 +42,28 @@
 //! When durable approvals are installed ([`tools_runtime::approvals`]), the bridge journals
 //! each call that finished (its number, tool, canonical arguments and outcome). When a call's
 //! approval is deferred (`APPROVAL_PENDING`), the whole run pauses: the run's token fires, the
-//! program stops, and `run_code` leaves a [`RunPause`] (the call that waits, the journal) for
-//! the pipeline, which writes the `run_code` call to the store; its result carries the handle.
-//! A call that finishes after the pause fired is not journaled (it runs again on resume).
+//! program stops and calls still queued never start, and `run_code` leaves a [`RunPause`] (the
+//! call that waits, the journal) for the pipeline, which writes the `run_code` call to the
+//! store; its result carries the handle.
+//!
+//! The pause is not stored while calls that started before it still run: the bridge waits
+//! for them (their tokens are not fired), and journals each with its outcome as it finishes.
+//! The wait is bounded by the run's deadline ([`CodeLimits::timeout`](crate::CodeLimits::timeout)
+//! from the run's start) and ends early if the outer call is cancelled. Then the journal is
+//! sealed: each call still running is journaled *in doubt* (it started, its outcome is
+//! unknown), its token fires, and its task is let go to run on outside the run. A body that
+//! ignores cancellation is not waited for past the bound; when it ends, its `code-dispatch` is
+//! recorded and a warning logged, and its outcome (and its additional contexts) go nowhere
+//! else. A call cancelled at the bound is in doubt too, whatever it returned: its body may
+//! have done part of its work. No call that started before the pause is silently run again.
 //!
 //! On resume the program runs again from the start. A call whose number is in the journal is
 //! answered from it inside the host call, at once (no task, no place in the pool, no pipeline,
 //! no body, no session event: those happened in the first run), after checking it is the same
-//! call (tool and canonical arguments); the call that waited
+//! call (tool and canonical arguments); a call in doubt fails there with a message that starts
+//! with [`CODE_CALL_IN_DOUBT`](crate::CODE_CALL_IN_DOUBT) (it started before the pause, its
+//! outcome is unknown, so it is not run again), which the program sees as the call's failure
+//! and may catch; the call that waited
 //! runs live with the person's decision standing for the approval service's answer; every
 //! later call runs live. A program that calls differently than the journal says (another
 //! tool, other arguments, or never the call that waited) fails with `CODE_RUN_DIVERGED`, and
@@ -64,7 +80,11 @@
 //! [`CodeLimits::memory_bytes`](crate::CodeLimits::memory_bytes). Past it the journal is dropped
 //! and the run goes on; if it then has to pause, it fails with `CODE_RUN_FAILED` instead, saying
 //! so. A sub-call's additional contexts are delivered once:
-//! with the paused result for a call that finished before the pause.
+//! with the paused result for a call that finished before the pause was stored.
+//!
+//! The journal's text keeps `v: 1`; a call in doubt is an entry with `in_doubt: true` and the
+//! `CODE_CALL_IN_DOUBT` message as its error, so a journal written before calls could be in
+//! doubt reads as before, and a reader that does not know the field fails the call too.
 //!
 //! # Where a call runs
 //!

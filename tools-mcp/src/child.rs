@@ -222,8 +222,10 @@ fn bind_to_this_thread(command: &mut std::process::Command) {
                 return Err(std::io::Error::last_os_error());
             }
             // The parent ended between fork and prctl: nothing would kill this child later.
+            // (No allocation here: after fork only async-signal-safe work is allowed, and
+            // `io::Error::other` would box its message.)
             if libc::getppid() != parent {
-                return Err(std::io::Error::other("the parent process ended"));
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
             }
             Ok(())
         });

@@ -29,9 +29,10 @@
 //!
 //! Spans are batched on a thread of the SDK's own; dropping the [`OtelGuard`] (or
 //! [`OtelGuard::shutdown`]) exports what is left. For a subscriber of your own, [`Otel::layer`]
-//! gives the layer (with the same filter) and the guard without installing anything. Nothing here is compiled into the
-//! other crates: `tools-mcp serve` and the demo take it behind their `otel` feature, and a
-//! program without a subscriber pays nothing for the spans (`tracing` skips them).
+//! gives the layer (with the same filter) and the guard without installing anything. Nothing
+//! here is compiled into the other crates: `tools-mcp serve` and the demo take it behind their
+//! `otel` feature, and a program without a subscriber pays nothing for the spans (`tracing`
+//! skips them).
 //!
 //! A trace crosses processes in W3C trace context (`traceparent`, `tracestate`): [`current`]
 //! reads the current span's, and [`set_remote_parent`] makes a span the child of one that came

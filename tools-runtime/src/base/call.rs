@@ -46,7 +46,8 @@ impl fmt::Debug for ExecutionToken {
 /// ([`ToolCall::with_principal`]); it travels with the call, to the calls the call makes
 /// (nested calls, a Code Mode program's calls) and through a pause (the reviewer of a paused
 /// call sees who asked, and the resumed call is made for the same principal). Listeners,
-/// guards, the approval service and bodies read it ([`ToolExecution::principal`](crate::ToolExecution::principal)).
+/// guards, the approval service and bodies read it
+/// ([`ToolExecution::principal`](crate::ToolExecution::principal)).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Principal {

@@ -89,8 +89,8 @@ impl ToolRunContext {
     }
 
     /// A nested call made from this execution: same agent scope and principal, this
-    /// execution's token as its parent, and a cancellation token that this call's cancellation also cancels. Run it with
-    /// `ctx.runtime().execute(...)`.
+    /// execution's token as its parent, and a cancellation token that this call's cancellation
+    /// also cancels. Run it with `ctx.runtime().execute(...)`.
     pub fn nested_call(
         &self,
         call_id: impl Into<String>,

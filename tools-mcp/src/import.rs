@@ -131,7 +131,7 @@
 //! exits.
 
 use crate::lock;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, Weak};
@@ -151,9 +151,11 @@ use rmcp::service::{
 };
 use rmcp::transport::{StreamableHttpClientTransport, Transport};
 use serde_json::{Value, json};
+use tools_runtime::hooks::PreDecision;
 use tools_runtime::progress::Progress;
 use tools_runtime::{Output, Registration, Scope, ToolDefinition, ToolError, ToolRunContext};
 
+use crate::annotations::{AnnotationPolicy, Hints, Retry};
 use crate::error::{ConnectError, McpError, RequestError, SpawnError, codes, report};
 use crate::import_http::LimitedClient;
 use crate::progress::{Claimed, ProgressRoutes, ProgressTap, Update};
@@ -293,6 +295,7 @@ pub struct ImportOptions {
     max_message_size: usize,
     exit_timeout: Duration,
     terminate_timeout: Duration,
+    annotations: AnnotationPolicy,
 }
 
 /// The default of [`ImportOptions::call_timeout`].
@@ -321,6 +324,7 @@ impl Default for ImportOptions {
             max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
             exit_timeout: DEFAULT_EXIT_TIMEOUT,
             terminate_timeout: DEFAULT_TERMINATE_TIMEOUT,
+            annotations: AnnotationPolicy::none(),
         }
     }
 }
@@ -341,6 +345,7 @@ impl fmt::Debug for ImportOptions {
             .field("max_message_size", &self.max_message_size)
             .field("exit_timeout", &self.exit_timeout)
             .field("terminate_timeout", &self.terminate_timeout)
+            .field("annotations", &self.annotations)
             .finish_non_exhaustive()
     }
 }
@@ -544,6 +549,13 @@ impl ImportOptions {
         self
     }
 
+    /// What the server's tool annotations turn into ([`AnnotationPolicy::none`] by default:
+    /// kept and served on, no policy). See [`crate::annotations`] for the table.
+    pub fn annotation_policy(mut self, policy: AnnotationPolicy) -> ImportOptions {
+        self.annotations = policy;
+        self
+    }
+
     /// The bounds of a stdio server's shutdown.
     fn shutdown(&self) -> crate::child::Shutdown {
         crate::child::Shutdown {
@@ -630,6 +642,11 @@ struct Inner {
     skipped: Mutex<Vec<Skipped>>,
     refresh: tokio::sync::Mutex<()>,
     last_error: Mutex<Option<String>>,
+    /// The local names of the tools whose calls ask for approval
+    /// ([`AnnotationPolicy::ask_destructive`]).
+    asking: Mutex<HashSet<String>>,
+    /// The pre-execute listener that asks for them, while the import lasts.
+    asker: Mutex<Option<Registration>>,
 }
 
 /// The tools of one MCP server, imported into a scope (the spec's "one plugin per server").
@@ -667,10 +684,26 @@ impl McpImport {
             skipped: Mutex::new(Vec::new()),
             refresh: tokio::sync::Mutex::new(()),
             last_error: Mutex::new(None),
+            asking: Mutex::new(HashSet::new()),
+            asker: Mutex::new(None),
         });
+        if inner.options.annotations.asks_destructive() {
+            let weak = Arc::downgrade(&inner);
+            let asker = inner
+                .scope
+                .on_pre_execute(move |exec, decision| ask_destructive(&weak, exec, decision))
+                .map_err(|source| McpError::Register {
+                    name: "the pre-execute listener of destructive tools".to_owned(),
+                    source,
+                })?;
+            *lock(&inner.asker) = Some(asker);
+        }
         open(&inner).await?;
         if let Err(e) = refresh(&inner).await {
             close_connection(&inner).await;
+            if let Some(asker) = lock(&inner.asker).take() {
+                asker.dispose();
+            }
             return Err(e);
         }
         Ok(McpImport { inner })
@@ -747,6 +780,35 @@ impl McpImport {
         for (_, t) in tools {
             t.registration.dispose();
         }
+        lock(&self.inner.asking).clear();
+        if let Some(asker) = lock(&self.inner.asker).take() {
+            asker.dispose();
+        }
+    }
+}
+
+/// The import's pre-execute listener under [`AnnotationPolicy::ask_destructive`]: a call of one
+/// of its tools that may be destructive asks for approval, unless an earlier listener denied
+/// it or asked already.
+fn ask_destructive(
+    inner: &Weak<Inner>,
+    exec: &tools_runtime::ToolExecution,
+    decision: PreDecision,
+) -> PreDecision {
+    if !matches!(decision, PreDecision::Allow) {
+        return decision;
+    }
+    let asks = inner
+        .upgrade()
+        .is_some_and(|inner| lock(&inner.asking).contains(exec.name()));
+    if asks {
+        PreDecision::ask(format!(
+            "`{}` may be destructive: its MCP server does not say it is read-only or \
+             non-destructive (tool annotations)",
+            exec.name()
+        ))
+    } else {
+        decision
     }
 }
 
@@ -1274,6 +1336,7 @@ async fn refresh(inner: &Arc<Inner>) -> Result<(), McpError> {
             .collect();
         for remote in stale {
             if let Some(t) = tools.remove(&remote) {
+                lock(&inner.asking).remove(&t.local);
                 removed.push(t);
             }
         }
@@ -1290,7 +1353,12 @@ async fn refresh(inner: &Arc<Inner>) -> Result<(), McpError> {
             continue;
         }
         let definition = match definition(inner, &remote, &local, &tool) {
-            Ok(d) => d,
+            Ok((d, asks)) => {
+                if asks {
+                    lock(&inner.asking).insert(local.clone());
+                }
+                d
+            }
             Err(reason) => {
                 tracing::warn!(tool = %remote, %reason, "MCP tool not imported");
                 skipped.push(Skipped {
@@ -1340,7 +1408,7 @@ fn definition(
     remote: &str,
     local: &str,
     tool: &Tool,
-) -> Result<ToolDefinition, String> {
+) -> Result<(ToolDefinition, bool), String> {
     let input_schema = Value::Object((*tool.input_schema).clone());
     let input = FullSchema::compile(&input_schema)
         .map_err(|e| format!("its input schema cannot be used: {e}"))?;
@@ -1365,6 +1433,14 @@ fn definition(
         Some(TaskSupport::Optional) => inner.options.optional_task(remote),
         Some(TaskSupport::Forbidden) | None => false,
     };
+    let annotations = tool
+        .annotations
+        .as_ref()
+        .and_then(|a| crate::annotations::imported(remote, a));
+    let treatment = inner
+        .options
+        .annotations
+        .treatment(&Hints::of(annotations.as_ref()));
     let call = Arc::new(RemoteCall {
         inner: Arc::downgrade(inner),
         remote: remote.to_owned(),
@@ -1372,11 +1448,18 @@ fn definition(
         output: output_check,
         limits,
         as_task,
+        retry: treatment.retry,
     });
     let mut builder = ToolDefinition::raw(local)
         .description(description)
         .input_schema(input_schema)
         .output(output);
+    if let Some(annotations) = annotations {
+        builder = builder.annotations(annotations);
+    }
+    if treatment.concurrency_safe {
+        builder = builder.concurrency_safe(|_| true);
+    }
     if as_task {
         // Its calls run as tasks: a server of ours offers it as one too.
         builder = builder.long_running();
@@ -1393,6 +1476,7 @@ fn definition(
             async move { call.run(&args, &ctx).await }
         })
         .build()
+        .map(|d| (d, treatment.ask))
         .map_err(|e| e.to_string())
 }
 
@@ -1508,6 +1592,9 @@ struct RemoteCall {
     limits: CallLimits,
     /// Whether its calls are task-augmented (the 2025-11-25 draft's tasks).
     as_task: bool,
+    /// How often a call that timed out or lost its server is sent again
+    /// ([`AnnotationPolicy::retry_idempotent`]).
+    retry: Retry,
 }
 
 /// A call's failure, and its `error.type` on the call's client span (the OpenTelemetry MCP
@@ -1549,6 +1636,37 @@ impl RemoteCall {
                 "the arguments of an MCP tool must be a JSON object",
             ));
         };
+        let mut attempt = 0;
+        loop {
+            let error = match self.send(map, ctx).await {
+                Ok(value) => return Ok(value),
+                Err(error) => error,
+            };
+            let Some(backoff) = self.retry.next(attempt, error.code()) else {
+                return Err(error);
+            };
+            attempt += 1;
+            tracing::debug!(
+                tool = %ctx.name(),
+                attempt,
+                code = %error.code(),
+                ?backoff,
+                "retrying an idempotent MCP tool's call"
+            );
+            tokio::select! {
+                biased;
+                () = ctx.cancellation().cancelled() => return Err(error),
+                () = tokio::time::sleep(backoff) => {}
+            }
+        }
+    }
+
+    /// One send of the call, in a client span of its own.
+    async fn send(
+        &self,
+        map: &serde_json::Map<String, Value>,
+        ctx: &ToolRunContext,
+    ) -> Result<Value, ToolError> {
         let gone = |why: &str| server_gone(ctx.name(), why);
         let Some(inner) = self.inner.upgrade() else {
             return Err(gone("the import was closed"));

@@ -93,6 +93,7 @@
 //! starts a server as a child process, and [`McpServer::serve_stdio`] serves this process's
 //! stdin and stdout; the `tools-mcp serve` binary of this crate is an example of the latter.
 
+pub mod annotations;
 mod child;
 pub mod error;
 pub mod import;
@@ -106,6 +107,7 @@ mod tasks_draft;
 mod trace;
 pub mod wire;
 
+pub use annotations::AnnotationPolicy;
 pub use error::{McpError, codes};
 pub use import::{
     ImportOptions, McpImport, McpSource, Protocol, Skipped, list_tools, text_output_schema,

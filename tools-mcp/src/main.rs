@@ -48,7 +48,12 @@ struct Sum {
 }
 
 /// Add two integers.
-#[tool(concurrency_safe)]
+#[tool(
+    concurrency_safe,
+    read_only,
+    open_world = false,
+    title = "Add two integers"
+)]
 fn add(a: i64, b: i64) -> Sum {
     Sum {
         sum: a.saturating_add(b),

@@ -417,6 +417,7 @@ fn same_list(a: &[Arc<CatalogEntry>], b: &[Arc<CatalogEntry>]) -> bool {
         && a.iter().zip(b).all(|(x, y)| {
             x.name == y.name
                 && x.description == y.description
+                && x.annotations == y.annotations
                 && tools_schema::deep::values_equal(&x.input_schema, &y.input_schema)
                 && match (&x.output_schema, &y.output_schema) {
                     (None, None) => true,
@@ -497,6 +498,10 @@ fn to_mcp_tool(schema: &CatalogEntry) -> Option<Tool> {
         return None;
     };
     let mut tool = Tool::new(schema.name.clone(), schema.description.clone(), input);
+    if let Some(annotations) = schema.annotations.as_ref().filter(|a| !a.is_empty()) {
+        tool.title.clone_from(&annotations.title);
+        tool.annotations = Some(crate::annotations::served(annotations));
+    }
     if let Some(Value::Object(output)) = &schema.output_schema
         && output.get("type").and_then(Value::as_str) == Some("object")
     {

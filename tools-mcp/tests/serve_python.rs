@@ -53,6 +53,13 @@ fn check(seen: &Value, protocol: &str) {
         seen["add_output_schema"]["properties"]["sum"]["type"],
         "integer"
     );
+    // The `#[tool]` hints, as MCP annotations; a tool that says nothing has none.
+    assert_eq!(seen["add_title"], "Add two integers");
+    assert_eq!(
+        seen["add_annotations"],
+        json!({"title": "Add two integers", "readOnlyHint": true, "openWorldHint": false})
+    );
+    assert_eq!(seen["echo_annotations"], Value::Null);
     assert_eq!(seen["echo"], json!({"text": "hi", "is_error": false}));
     assert_eq!(
         seen["add"],

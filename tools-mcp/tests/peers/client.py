@@ -46,6 +46,12 @@ async def main() -> None:
         out["tools"] = sorted(t.name for t in tools.tools)
         add = next(t for t in tools.tools if t.name == "add")
         out["add_output_schema"] = add.output_schema
+        out["add_title"] = add.title
+        out["add_annotations"] = (
+            add.annotations.model_dump(by_alias=True, exclude_none=True) if add.annotations else None
+        )
+        echo = next(t for t in tools.tools if t.name == "echo")
+        out["echo_annotations"] = echo.annotations
 
         r = await client.call_tool("echo", {"message": "hi"})
         out["echo"] = {"text": text_of(r), "is_error": bool(r.is_error)}

@@ -27,8 +27,15 @@
 //! TypeScript run at most 0.3 ms, at most 10 µs per call, a Python run through the zygote at
 //! most 5 ms, a sandboxed one-call Python run at most 1.5x the unsandboxed one and at most 2 ms.
 //!
+//! TypeScript is also compared with its floor: bare `rquickjs` (the version the runtime uses)
+//! making a runtime and a context, evaluating the same program with a host function standing
+//! in for the tool, and dropping both ([`floor_once`]); the summary prints each program's
+//! ratio to it and the ratio per sub-call.
+//!
 //! `CODE_RUNTIME_PROFILE` runs one thing instead: `NAME:N` a TypeScript program N times (a loop
-//! for `perf`); `python:N[:GAP_MS]` N sandboxed one-call Python runs with the phase trace on,
+//! for `perf`), `floor/NAME:N` its floor N times (instruction counts of both under
+//! `valgrind --tool=callgrind`, the difference between N and 1 runs divided by N - 1, are the
+//! figures the ratios are claimed from); `python:N[:GAP_MS]` N sandboxed one-call Python runs with the phase trace on,
 //! and prints where their time goes (the tables in `python/mod.rs`, "What a run costs");
 //! `python_times:N:GAP_MS` the median of N such runs, untraced (what a newer build reads from
 //! the baseline); `python_compare` only the comparison against the baseline.
@@ -75,6 +82,71 @@ const TS: [(&str, &str); 3] = [
         "const r: unknown[] = await Promise.all(Array.from({ length: 1000 }, (_, i) => tools.echo({ n: i })));\nreturn r.length;",
     ),
 ];
+
+/// The floor of each TypeScript program: the same programs as JavaScript (nothing to strip),
+/// for [`floor_once`].
+const FLOOR: [(&str, &str); 3] = [
+    (
+        "one_call",
+        "(async () => {\n  const r = await echo({ n: 1 });\n  return r;\n})()",
+    ),
+    (
+        "sequential_100",
+        "(async () => {\n  let s = 0;\n  for (let i = 0; i < 100; i++) {\n    const r = await echo({ n: i });\n    s += r.n;\n  }\n  return s;\n})()",
+    ),
+    (
+        "concurrent_1000",
+        "(async () => {\n  const r = await Promise.all(Array.from({ length: 1000 }, (_, i) => echo({ n: i })));\n  return r.length;\n})()",
+    ),
+];
+
+/// The floor of a TypeScript run, what no Code Mode run can go below: the same `rquickjs`
+/// making a runtime and a context with the intrinsics a Code Mode context has, evaluating the program with a host function `echo`
+/// standing in for the tool (it answers with its argument, as [`Echo`] does), driving its
+/// promise to the end, and dropping both. No prelude, no limits, no stripping, no thread.
+fn floor_once(program: &str) {
+    let runtime = rquickjs::Runtime::new().unwrap();
+    let context = rquickjs::Context::custom::<FloorIntrinsics>(&runtime).unwrap();
+    context.with(|ctx| {
+        let echo = rquickjs::Function::new(ctx.clone(), floor_echo).unwrap();
+        ctx.globals().set("echo", echo).unwrap();
+        let promise: rquickjs::Promise<'_> = ctx.eval(program).unwrap();
+        let _value: rquickjs::Value<'_> = promise.finish().unwrap();
+    });
+}
+
+/// The intrinsics of the floor's context: those a Code Mode context gets (`Intrinsics` in
+/// `src/typescript/engine.rs`; keep the two alike), so both make the same context.
+type FloorIntrinsics = (
+    rquickjs::context::intrinsic::Date,
+    rquickjs::context::intrinsic::Eval,
+    rquickjs::context::intrinsic::RegExpCompiler,
+    rquickjs::context::intrinsic::RegExp,
+    rquickjs::context::intrinsic::Json,
+    rquickjs::context::intrinsic::Proxy,
+    rquickjs::context::intrinsic::MapSet,
+    rquickjs::context::intrinsic::Promise,
+    rquickjs::context::intrinsic::WeakRef,
+);
+
+/// The floor's stand-in for the tool: answers with its argument.
+fn floor_echo<'js>(value: rquickjs::Value<'js>) -> rquickjs::Value<'js> {
+    value
+}
+
+/// The median time of `n` floor runs of `program`, after one more.
+fn floor_median(program: &str, n: usize) -> Duration {
+    floor_once(program);
+    let mut times: Vec<Duration> = (0..n)
+        .map(|_| {
+            let start = Instant::now();
+            floor_once(program);
+            start.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[times.len() / 2]
+}
 
 const PY: [(&str, &str); 3] = [
     ("one_call", "r = await tools.echo({'n': 1})\nreturn r"),
@@ -126,6 +198,9 @@ fn criterion_benches(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
     let mut group = c.benchmark_group("typescript");
     for (name, program) in TS {
         group.bench_function(name, |b| b.iter(|| run_once(rt, &ts, program)));
+    }
+    for (name, program) in FLOOR {
+        group.bench_function(format!("floor/{name}"), |b| b.iter(|| floor_once(program)));
     }
     group.finish();
 
@@ -187,6 +262,29 @@ fn summary(rt: &tokio::runtime::Runtime) {
         .iter()
         .map(|(name, program)| (*name, median_of(rt, &ts, program, n)))
         .collect();
+    let floors: Vec<Duration> = FLOOR
+        .iter()
+        .map(|(_, program)| floor_median(program, n))
+        .collect();
+    println!(
+        "\nTypeScript (QuickJS, fresh engine per run, stripping included) vs its floor (bare rquickjs, the same program with a host function for the tool):"
+    );
+    for ((name, ours), floor) in ts_medians.iter().zip(&floors) {
+        println!(
+            "  {name:<16} run_code engine {:>9.3} ms   floor {:>9.3} ms   ours/floor = {:>5.2}x",
+            ms(*ours),
+            ms(*floor),
+            ours.as_secs_f64() / floor.as_secs_f64()
+        );
+    }
+    let per_call =
+        |a: Duration, b: Duration, calls: f64| (a.as_secs_f64() - b.as_secs_f64()) / calls * 1e6;
+    let ours_call = per_call(ts_medians[1].1, ts_medians[0].1, 99.0);
+    let floor_call = per_call(floors[1], floors[0], 99.0);
+    println!(
+        "  per sequential sub-call: ours {ours_call:.2} µs, floor {floor_call:.2} µs, ours/floor = {:.2}x",
+        ours_call / floor_call
+    );
     let node = node_medians();
     println!(
         "\nTypeScript (QuickJS, fresh engine per run, stripping included) vs a Node.js worker_threads worker per run:"
@@ -762,6 +860,19 @@ fn profile(rt: &tokio::runtime::Runtime, spec: &str) {
     }
     let (name, n) = spec.split_once(':').unwrap_or((spec, "2000"));
     let n: usize = n.parse().unwrap();
+    if let Some(name) = name.strip_prefix("floor/") {
+        // The floor alone, `n` runs (for `valgrind --tool=callgrind` beside `NAME:N`).
+        let program = FLOOR.iter().find(|(k, _)| *k == name).unwrap().1;
+        let start = Instant::now();
+        for _ in 0..n {
+            floor_once(program);
+        }
+        println!(
+            "floor/{name}: mean {:.3} ms over {n} runs",
+            ms(start.elapsed()) / n as f64
+        );
+        return;
+    }
     let program = TS.iter().find(|(k, _)| *k == name).unwrap().1;
     let ts = TypeScriptRuntime::new();
     let start = Instant::now();

@@ -93,19 +93,26 @@
 //! starts a server as a child process, and [`McpServer::serve_stdio`] serves this process's
 //! stdin and stdout; the `tools-mcp serve` binary of this crate is an example of the latter.
 
+pub mod auth;
 mod child;
 pub mod error;
 pub mod import;
 mod import_http;
+#[cfg(feature = "jwt")]
+mod jwt;
 mod progress;
 pub mod schema;
 pub mod serve;
+mod serve_auth;
 mod serve_http;
 pub mod tasks;
 mod tasks_draft;
 mod trace;
 pub mod wire;
+#[cfg(feature = "jwt")]
+pub use jwt::JwtVerifier;
 
+pub use auth::{BearerAuth, IntrospectionVerifier, TokenRefusal, TokenVerifier};
 pub use error::{McpError, codes};
 pub use import::{
     ImportOptions, McpImport, McpSource, Protocol, Skipped, list_tools, text_output_schema,

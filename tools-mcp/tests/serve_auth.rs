@@ -127,6 +127,17 @@ fn tool(name: &str, runs: Arc<AtomicUsize>, subjects: Arc<Mutex<Vec<String>>>) -
 }
 
 async fn fixture(configure: impl FnOnce(BearerAuth) -> BearerAuth) -> Fixture {
+    let (jwks_uri, fetches) = jwks().await;
+    fixture_of(ISSUER, jwks_uri, fetches, configure).await
+}
+
+/// The fixture for tokens of `issuer`, whose keys are at `jwks_uri`.
+async fn fixture_of(
+    issuer: &str,
+    jwks_uri: String,
+    fetches: Arc<AtomicUsize>,
+    configure: impl FnOnce(BearerAuth) -> BearerAuth,
+) -> Fixture {
     let runtime = ToolRuntime::new();
     let global = runtime.scope();
     let runs = Arc::new(AtomicUsize::new(0));
@@ -142,14 +153,13 @@ async fn fixture(configure: impl FnOnce(BearerAuth) -> BearerAuth) -> Fixture {
     let _ = beta
         .register(tool("beta_only", runs.clone(), subjects.clone()))
         .unwrap();
-    let (jwks_uri, fetches) = jwks().await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap().to_string();
     let resource = format!("http://{addr}/mcp");
-    let verifier = JwtVerifier::new(ISSUER, resource.clone(), jwks_uri);
+    let verifier = JwtVerifier::new(issuer, resource.clone(), jwks_uri);
     let auth = configure(
         BearerAuth::new(verifier, resource.clone())
-            .authorization_server(ISSUER)
+            .authorization_server(issuer)
             .scopes_supported(["mcp", "admin"])
             .required_scopes(["mcp"]),
     );
@@ -158,8 +168,8 @@ async fn fixture(configure: impl FnOnce(BearerAuth) -> BearerAuth) -> Fixture {
         .unwrap()
         .bearer_auth(auth)
         .tenants(move |p| match p.subject.as_str() {
-            "alice" => Some(a),
-            "bob" => Some(b),
+            "alice" | "alpha" => Some(a),
+            "bob" | "beta" => Some(b),
             _ => None,
         });
     let stop = CancellationToken::new();
@@ -478,4 +488,85 @@ async fn hostile_tokens_are_refused_before_the_registry() {
     let reply = call(&f, &sign(&good), "echo").await;
     assert_eq!(status(&reply), 200, "{reply}");
     assert_eq!(f.runs.load(Ordering::SeqCst), 1);
+}
+
+/// PyPI `mcp`'s OAuth client (`ClientCredentialsOAuthProvider`) against the server, with a real
+/// authorization server (`tests/peers/auth_server.py`: client_credentials, RS256 JWTs, JWKS):
+/// the 401 sends it to the metadata and the authorization server, each client sees its own
+/// slice, and a tool's scope makes it step up (a second grant, with the scope the 403 named).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_client_authorizes_lists_its_slice_and_steps_up() {
+    let python = super::support::python();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("grants.jsonl");
+    let clients = json!({
+        "alpha": {"secret": "alpha-secret", "scopes": ["mcp", "admin"]},
+        "beta": {"secret": "beta-secret", "scopes": ["mcp"]},
+    });
+    let mut server = tokio::process::Command::new(&python)
+        .arg(super::support::peers().join("auth_server.py"))
+        .arg(clients.to_string())
+        .arg(&log)
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start tests/peers/auth_server.py with the mcp venv's Python");
+    let mut lines = tokio::io::BufReader::new(server.stdout.take().unwrap());
+    let mut first = String::new();
+    tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        tokio::io::AsyncBufReadExt::read_line(&mut lines, &mut first),
+    )
+    .await
+    .expect("the authorization server did not start")
+    .unwrap();
+    let started: Value = serde_json::from_str(&first).expect(&first);
+    let issuer = started["issuer"].as_str().unwrap().to_owned();
+    let jwks_uri = started["jwks_uri"].as_str().unwrap().to_owned();
+    let f = fixture_of(&issuer, jwks_uri, Arc::new(AtomicUsize::new(0)), |a| {
+        a.require_scope("echo", "admin")
+    })
+    .await;
+
+    let run = |client: &'static str, secret: &'static str, tool: &'static str| {
+        let output = std::process::Command::new(&python)
+            .arg(super::support::peers().join("oauth_client.py"))
+            .args([&f.resource, &issuer, client, secret, "mcp", tool])
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let text = String::from_utf8_lossy(&output.stdout).into_owned();
+        serde_json::from_str::<Value>(text.trim()).expect(&text)
+    };
+    let alpha = tokio::task::block_in_place(|| run("alpha", "alpha-secret", "echo"));
+    assert_eq!(alpha["tools"], json!(["alpha_only", "echo"]), "{alpha}");
+    assert_eq!(alpha["call"], json!({"for": "alpha"}), "{alpha}");
+    let beta = tokio::task::block_in_place(|| run("beta", "beta-secret", "beta_only"));
+    assert_eq!(beta["tools"], json!(["beta_only", "echo"]), "{beta}");
+    assert_eq!(beta["call"], json!({"for": "beta"}), "{beta}");
+
+    let grants: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let scopes = |who: &str| -> Vec<String> {
+        grants
+            .iter()
+            .filter(|g| g["client"] == who)
+            .map(|g| g["scope"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    // Alpha stepped up to `admin` for `echo`; beta never needed it.
+    assert_eq!(scopes("alpha"), vec!["mcp", "mcp admin"], "{grants:?}");
+    assert_eq!(scopes("beta"), vec!["mcp"], "{grants:?}");
+    assert!(
+        grants.iter().all(|g| g["resource"] == f.resource.as_str()),
+        "{grants:?}"
+    );
+    assert_eq!(*f.subjects.lock().unwrap(), vec!["alpha", "beta"]);
 }

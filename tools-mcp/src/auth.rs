@@ -38,7 +38,7 @@
 //! span records its subject as `user.id` (never the token). A refused request reaches nothing
 //! of the registry: no listing, no call, no body.
 //!
-//! Verifiers: [`JwtVerifier`](crate::JwtVerifier) (feature `jwt`) checks JWT access tokens
+//! Verifiers: `JwtVerifier` (feature `jwt`) checks JWT access tokens
 //! against the issuer's JWKS; [`IntrospectionVerifier`] asks the authorization server about an
 //! opaque token (RFC 7662); any type implementing [`TokenVerifier`] plugs in the same way.
 //! Both fetch with a plain-HTTP reqwest client (the workspace builds no TLS stack): an

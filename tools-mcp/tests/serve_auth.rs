@@ -18,7 +18,9 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_util::sync::CancellationToken;
-use tools_mcp::{BearerAuth, HttpOptions, JwtVerifier, McpServer};
+use tools_mcp::{
+    BearerAuth, HttpOptions, IntrospectionVerifier, JwtVerifier, McpServer, TokenVerifier,
+};
 use tools_runtime::{Output, Scope, ToolDefinition, ToolRuntime};
 
 const ISSUER: &str = "http://issuer.test";
@@ -138,6 +140,20 @@ async fn fixture_of(
     fetches: Arc<AtomicUsize>,
     configure: impl FnOnce(BearerAuth) -> BearerAuth,
 ) -> Fixture {
+    let owned = issuer.to_owned();
+    let verifier = move |resource: &str| -> Arc<dyn TokenVerifier> {
+        Arc::new(JwtVerifier::new(owned, resource.to_owned(), jwks_uri))
+    };
+    fixture_verified(issuer, verifier, fetches, configure).await
+}
+
+/// The fixture with the verifier `verifier` makes for the resource.
+async fn fixture_verified(
+    issuer: &str,
+    verifier: impl FnOnce(&str) -> Arc<dyn TokenVerifier>,
+    fetches: Arc<AtomicUsize>,
+    configure: impl FnOnce(BearerAuth) -> BearerAuth,
+) -> Fixture {
     let runtime = ToolRuntime::new();
     let global = runtime.scope();
     let runs = Arc::new(AtomicUsize::new(0));
@@ -156,9 +172,8 @@ async fn fixture_of(
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap().to_string();
     let resource = format!("http://{addr}/mcp");
-    let verifier = JwtVerifier::new(issuer, resource.clone(), jwks_uri);
     let auth = configure(
-        BearerAuth::new(verifier, resource.clone())
+        BearerAuth::with_shared(verifier(&resource), resource.clone())
             .authorization_server(issuer)
             .scopes_supported(["mcp", "admin"])
             .required_scopes(["mcp"]),
@@ -569,4 +584,122 @@ async fn the_python_sdk_client_authorizes_lists_its_slice_and_steps_up() {
         "{grants:?}"
     );
     assert_eq!(*f.subjects.lock().unwrap(), vec!["alpha", "beta"]);
+}
+
+/// An introspection endpoint (RFC 7662) on loopback: `good` is active for `audience`,
+/// `elsewhere` active for another audience, anything else inactive; a request without the
+/// server's Basic credentials is answered 401. Counts the requests.
+async fn introspection(audience: Arc<Mutex<String>>) -> (String, Arc<AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/introspect", listener.local_addr().unwrap());
+    let asked = Arc::new(AtomicUsize::new(0));
+    let count = asked.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut stream, _)) = listener.accept().await else {
+                return;
+            };
+            count.fetch_add(1, Ordering::SeqCst);
+            let audience = audience.lock().unwrap().clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 16 * 1024];
+                let mut read = 0;
+                // Head and the short form body.
+                while read < buf.len() {
+                    let n = stream.read(&mut buf[read..]).await.unwrap_or(0);
+                    read += n;
+                    let text = String::from_utf8_lossy(&buf[..read]);
+                    if n == 0 || text.contains("token_type_hint=access_token") {
+                        break;
+                    }
+                }
+                let text = String::from_utf8_lossy(&buf[..read]).to_lowercase();
+                // "mcp-server:s3cret" in Basic.
+                let (status, answer) =
+                    if !text.contains("authorization: basic bwnwlxnlcnzlcjpzm2nyzxq=") {
+                        ("401 Unauthorized", json!({"error": "invalid_client"}))
+                    } else if text.contains("token=good&") {
+                        (
+                            "200 OK",
+                            json!({"active": true, "sub": "alice", "client_id": "alice-app",
+                        "scope": "mcp", "aud": audience, "exp": now() + 60}),
+                        )
+                    } else if text.contains("token=elsewhere&") {
+                        (
+                            "200 OK",
+                            json!({"active": true, "sub": "alice", "scope": "mcp",
+                        "aud": "http://other.test/mcp", "exp": now() + 60}),
+                        )
+                    } else {
+                        ("200 OK", json!({"active": false}))
+                    };
+                let body = answer.to_string();
+                let reply = format!(
+                    "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+                     Connection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = stream.write_all(reply.as_bytes()).await;
+            });
+        }
+    });
+    (url, asked)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opaque_tokens_are_introspected() {
+    let audience = Arc::new(Mutex::new(String::new()));
+    let (endpoint, asked) = introspection(audience.clone()).await;
+    let set = audience.clone();
+    let f = fixture_verified(
+        ISSUER,
+        move |resource: &str| -> Arc<dyn TokenVerifier> {
+            *set.lock().unwrap() = resource.to_owned();
+            Arc::new(
+                IntrospectionVerifier::new(endpoint, resource)
+                    .client_credentials("mcp-server", "s3cret"),
+            )
+        },
+        Arc::new(AtomicUsize::new(0)),
+        |a| a,
+    )
+    .await;
+    assert_eq!(list(&f, "good").await, vec!["alpha_only", "echo"]);
+    let reply = call(&f, "good", "alpha_only").await;
+    assert_eq!(
+        message(&reply)["result"]["structuredContent"],
+        json!({"for": "alice"}),
+        "{reply}"
+    );
+    for token in ["elsewhere", "revoked"] {
+        let reply = call(&f, token, "echo").await;
+        assert_eq!(status(&reply), 401, "{token}: {reply}");
+        assert!(
+            header(&reply, "www-authenticate")
+                .unwrap()
+                .contains("invalid_token")
+        );
+    }
+    assert_eq!(f.runs.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        asked.load(Ordering::SeqCst),
+        4,
+        "one introspection per request"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_key_set_is_503_with_retry_after() {
+    // A port nothing listens on.
+    let closed = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let jwks_uri = format!("http://{}/jwks", closed.local_addr().unwrap());
+    drop(closed);
+    let f = fixture_of(ISSUER, jwks_uri, Arc::new(AtomicUsize::new(0)), |a| a).await;
+    let token = sign(&claims("alice", &f.resource, "mcp"));
+    for _ in 0..3 {
+        let reply = call(&f, &token, "echo").await;
+        assert_eq!(status(&reply), 503, "{reply}");
+        assert!(header(&reply, "retry-after").is_some(), "{reply}");
+    }
+    assert_eq!(f.runs.load(Ordering::SeqCst), 0);
 }

@@ -505,12 +505,16 @@ async fn hostile_tokens_are_refused_before_the_registry() {
     assert_eq!(f.runs.load(Ordering::SeqCst), 1);
 }
 
-/// PyPI `mcp`'s OAuth client (`ClientCredentialsOAuthProvider`) against the server, with a real
-/// authorization server (`tests/peers/auth_server.py`: client_credentials, RS256 JWTs, JWKS):
-/// the 401 sends it to the metadata and the authorization server, each client sees its own
-/// slice, and a tool's scope makes it step up (a second grant, with the scope the 403 named).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_python_sdk_client_authorizes_lists_its_slice_and_steps_up() {
+/// A real client against the server, with a real authorization server
+/// (`tests/peers/auth_server.py`: client_credentials, RS256 JWTs, JWKS): the 401 sends it to the
+/// metadata and the authorization server, each client sees its own slice, and a tool's scope
+/// makes it step up (a second grant, with the scope the 403 named) when `steps_up`. `client`
+/// runs one client program: (resource URL, issuer, client id, secret, scope, tool) to its
+/// output, whose last line is JSON.
+async fn oauth_clients(
+    steps_up: bool,
+    client: impl Fn(&str, &str, &str, &str, &str, &str) -> std::process::Output,
+) {
     let python = super::support::python();
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("grants.jsonl");
@@ -543,24 +547,30 @@ async fn the_python_sdk_client_authorizes_lists_its_slice_and_steps_up() {
     })
     .await;
 
-    let run = |client: &'static str, secret: &'static str, tool: &'static str| {
-        let output = std::process::Command::new(&python)
-            .arg(super::support::peers().join("oauth_client.py"))
-            .args([&f.resource, &issuer, client, secret, "mcp", tool])
-            .output()
-            .unwrap();
+    let run = |id: &str, secret: &str, scope: &str, tool: &str| {
+        let output = client(&f.resource, &issuer, id, secret, scope, tool);
         assert!(
             output.status.success(),
             "{}",
             String::from_utf8_lossy(&output.stderr)
         );
         let text = String::from_utf8_lossy(&output.stdout).into_owned();
-        serde_json::from_str::<Value>(text.trim()).expect(&text)
+        let last = text.lines().last().unwrap_or_default().to_owned();
+        serde_json::from_str::<Value>(&last).expect(&text)
     };
-    let alpha = tokio::task::block_in_place(|| run("alpha", "alpha-secret", "echo"));
+    let alpha = tokio::task::block_in_place(|| run("alpha", "alpha-secret", "mcp", "echo"));
     assert_eq!(alpha["tools"], json!(["alpha_only", "echo"]), "{alpha}");
-    assert_eq!(alpha["call"], json!({"for": "alpha"}), "{alpha}");
-    let beta = tokio::task::block_in_place(|| run("beta", "beta-secret", "beta_only"));
+    if steps_up {
+        assert_eq!(alpha["call"], json!({"for": "alpha"}), "{alpha}");
+    } else {
+        // The client saw the 403 insufficient_scope and re-authorized once, with its own scope.
+        let error = alpha["error"].as_str().unwrap_or_default();
+        assert!(error.contains("403"), "{alpha}");
+        let alpha =
+            tokio::task::block_in_place(|| run("alpha", "alpha-secret", "mcp admin", "echo"));
+        assert_eq!(alpha["call"], json!({"for": "alpha"}), "{alpha}");
+    }
+    let beta = tokio::task::block_in_place(|| run("beta", "beta-secret", "mcp", "beta_only"));
     assert_eq!(beta["tools"], json!(["beta_only", "echo"]), "{beta}");
     assert_eq!(beta["call"], json!({"for": "beta"}), "{beta}");
 
@@ -576,14 +586,52 @@ async fn the_python_sdk_client_authorizes_lists_its_slice_and_steps_up() {
             .map(|g| g["scope"].as_str().unwrap().to_owned())
             .collect()
     };
-    // Alpha stepped up to `admin` for `echo`; beta never needed it.
-    assert_eq!(scopes("alpha"), vec!["mcp", "mcp admin"], "{grants:?}");
+    // Alpha stepped up to `admin` for `echo` (or, without step-up, asked again for what it had
+    // and then was configured with it); beta never needed it.
+    let alpha_grants = if steps_up {
+        vec!["mcp", "mcp admin"]
+    } else {
+        vec!["mcp", "mcp", "mcp admin"]
+    };
+    assert_eq!(scopes("alpha"), alpha_grants, "{grants:?}");
     assert_eq!(scopes("beta"), vec!["mcp"], "{grants:?}");
     assert!(
         grants.iter().all(|g| g["resource"] == f.resource.as_str()),
         "{grants:?}"
     );
     assert_eq!(*f.subjects.lock().unwrap(), vec!["alpha", "beta"]);
+}
+
+/// PyPI `mcp`'s OAuth client (`ClientCredentialsOAuthProvider`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_client_authorizes_lists_its_slice_and_steps_up() {
+    let python = super::support::python();
+    oauth_clients(true, |url, issuer, id, secret, scope, tool| {
+        std::process::Command::new(&python)
+            .arg(super::support::peers().join("oauth_client.py"))
+            .args([url, issuer, id, secret, scope, tool])
+            .output()
+            .unwrap()
+    })
+    .await;
+}
+
+/// npm's TypeScript SDK client (`ClientCredentialsProvider` of its auth extensions). Its
+/// client_credentials grant (1.32) asks for the provider's configured scope only
+/// (`fetchToken` passes `clientMetadata.scope`, not the challenge's), so it answers the step-up
+/// challenge by asking again for what it had and gives up; configured with the scope, it calls.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_typescript_sdk_client_authorizes_and_lists_its_slice() {
+    let sdk = super::support::ts_sdk();
+    oauth_clients(false, |url, issuer, id, secret, scope, tool| {
+        std::process::Command::new("node")
+            .arg(super::support::peers().join("oauth_client.mjs"))
+            .arg(&sdk)
+            .args([url, issuer, id, secret, scope, tool])
+            .output()
+            .unwrap()
+    })
+    .await;
 }
 
 /// An introspection endpoint (RFC 7662) on loopback: `good` is active for `audience`,

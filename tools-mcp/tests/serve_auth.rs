@@ -751,3 +751,61 @@ async fn an_unreachable_key_set_is_503_with_retry_after() {
     }
     assert_eq!(f.runs.load(Ordering::SeqCst), 0);
 }
+
+/// Keeps every event's level and fields, as text.
+struct Keep(Arc<Mutex<Vec<String>>>);
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Keep {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        struct Fields(String);
+        impl tracing::field::Visit for Fields {
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                self.0.push_str(&format!(" {}={value:?}", field.name()));
+            }
+        }
+        let mut fields = Fields(format!("{}", event.metadata().level()));
+        event.record(&mut fields);
+        self.0.lock().unwrap().push(fields.0);
+    }
+}
+
+/// Each refusal is logged with its code and reason, and no log line holds the token. One
+/// thread, so the subscriber set for it sees the server's tasks too.
+#[tokio::test(flavor = "current_thread")]
+async fn refusals_are_logged_with_their_reason_and_never_the_token() {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let subscriber = tracing_subscriber::registry().with(Keep(lines.clone()));
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let f = fixture(|a| a).await;
+    let mut expired = claims("alice", &f.resource, "mcp");
+    expired["exp"] = json!(now() - 3600);
+    let expired = sign(&expired);
+    let other = sign(&claims("alice", "http://other.test/mcp", "mcp"));
+    for (token, code) in [
+        (&expired, "MCP_TOKEN_EXPIRED"),
+        (&other, "MCP_TOKEN_AUDIENCE"),
+    ] {
+        let reply = call(&f, token, "echo").await;
+        assert_eq!(status(&reply), 401, "{reply}");
+        let logged = lines.lock().unwrap().clone();
+        assert!(
+            logged
+                .iter()
+                .any(|l| l.starts_with("DEBUG") && l.contains(code) && l.contains("refused")),
+            "{code} not logged: {logged:#?}"
+        );
+    }
+    let logged = lines.lock().unwrap().clone();
+    for token in [&expired, &other] {
+        // Neither the token nor its signature.
+        let signature = token.rsplit('.').next().unwrap();
+        assert!(
+            !logged
+                .iter()
+                .any(|l| l.contains(token.as_str()) || l.contains(signature)),
+            "a token was logged: {logged:#?}"
+        );
+    }
+    assert_eq!(f.runs.load(Ordering::SeqCst), 0);
+}

@@ -47,6 +47,23 @@
 //!
 //! Bearer auth applies to [`serve_http`](crate::McpServer::serve_http) only: stdio has no
 //! bearer, and a stdio server's calls are made for no principal.
+//!
+//! What this does not do (yet):
+//!
+//! - A tool's scope ([`BearerAuth::require_scope`]) is checked on a `tools/call` of that tool
+//!   (the front's `403`, and the handler again for anything that reached it another way). The
+//!   calls a Code Mode program makes through `run_code` are not `tools/call`s: hold them with a
+//!   guard that reads [`ToolExecution::principal`](tools_runtime::ToolExecution::principal).
+//! - MCP tasks are not bound to the principal that created them: `tasks/get` and `tasks/cancel`
+//!   of an authenticated caller reach any task whose id it knows (ids are 128 random bits and
+//!   given only to the creator). Whether a tool is offered as a task follows the definitions of
+//!   the server's own scope, not a tenant's.
+//! - The principal is read from each request's own token: in a 2025-11-25 session
+//!   ([`HttpOptions::sessions`](crate::HttpOptions::sessions)) every request is authenticated
+//!   and served for its own token's principal, whoever opened the session; `list_changed`
+//!   reaches every session (a hint; each lists its own slice).
+//! - Introspection answers are not cached (one request to the authorization server per served
+//!   request); a JWKS is fetched on demand only (no background refresh).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -54,10 +54,9 @@
 //!   (the front's `403`, and the handler again for anything that reached it another way). The
 //!   calls a Code Mode program makes through `run_code` are not `tools/call`s: hold them with a
 //!   guard that reads [`ToolExecution::principal`](tools_runtime::ToolExecution::principal).
-//! - MCP tasks are not bound to the principal that created them: `tasks/get` and `tasks/cancel`
-//!   of an authenticated caller reach any task whose id it knows (ids are 128 random bits and
-//!   given only to the creator). Whether a tool is offered as a task follows the definitions of
-//!   the server's own scope, not a tenant's.
+//! - Whether a tool is offered as an MCP task follows the definitions of the server's own scope,
+//!   not a tenant's. (A task is bound to the principal that created it, subject and client:
+//!   `tasks/get` and `tasks/cancel` of another principal find no such task.)
 //! - The principal is read from each request's own token: in a 2025-11-25 session
 //!   ([`HttpOptions::sessions`](crate::HttpOptions::sessions)) every request is authenticated
 //!   and served for its own token's principal, whoever opened the session; `list_changed`

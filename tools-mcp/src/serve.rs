@@ -636,6 +636,19 @@ struct For {
     principal: Option<Arc<tools_runtime::Principal>>,
 }
 
+impl For {
+    /// The key of the principal a task belongs to: its subject and client.
+    fn owner(&self) -> Option<String> {
+        self.principal.as_ref().map(|p| {
+            format!(
+                "{}\u{0}{}",
+                p.subject,
+                p.client_id.as_deref().unwrap_or_default()
+            )
+        })
+    }
+}
+
 fn caller(inner: &ServeInner, context: &RequestContext<RoleServer>) -> For {
     let found = context
         .extensions
@@ -738,7 +751,7 @@ fn start_task(
     span: tracing::Span,
     who: For,
 ) -> Result<CreateTaskResult, ErrorData> {
-    let entry = table.create()?;
+    let entry = table.create(who.owner())?;
     let task = entry.task();
     let keep = table.keep();
     // The task holds no reference to its table: dropping the server cancels it.
@@ -863,19 +876,24 @@ impl ServerHandler for McpServer {
     fn get_task(
         &self,
         request: GetTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<GetTaskResult, ErrorData>> + MaybeSendFuture + '_ {
         // rmcp answers `tasks/*` itself (method not found) while the server offers no tasks.
-        let outcome = self.tasks.get(&request.task_id).map(GetTaskResult::new);
+        let owner = caller(&self.inner, &context).owner();
+        let outcome = self
+            .tasks
+            .get(&request.task_id, owner.as_deref())
+            .map(GetTaskResult::new);
         std::future::ready(outcome)
     }
 
     fn cancel_task(
         &self,
         request: CancelTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<(), ErrorData>> + MaybeSendFuture + '_ {
-        let outcome = self.tasks.cancel(&request.task_id);
+        let owner = caller(&self.inner, &context).owner();
+        let outcome = self.tasks.cancel(&request.task_id, owner.as_deref());
         std::future::ready(outcome)
     }
 

@@ -809,3 +809,84 @@ async fn refusals_are_logged_with_their_reason_and_never_the_token() {
     }
     assert_eq!(f.runs.load(Ordering::SeqCst), 0);
 }
+
+/// The test key's JWKS under `kid`.
+fn key_set(kid: &str) -> String {
+    let key = EncodingKey::from_rsa_pem(&key_pem()).unwrap();
+    let mut jwk = Jwk::from_encoding_key(&key, Algorithm::RS256).unwrap();
+    jwk.common.key_id = Some(kid.to_owned());
+    serde_json::to_string(&JwkSet { keys: vec![jwk] }).unwrap()
+}
+
+fn sign_with_kid(claims: &Value, kid: &str) -> String {
+    let mut header = Header::new(Algorithm::RS256);
+    header.kid = Some(kid.to_owned());
+    let key = EncodingKey::from_rsa_pem(&key_pem()).unwrap();
+    jsonwebtoken::encode(&header, claims, &key).unwrap()
+}
+
+/// A key set that the test rotates; counts the fetches.
+async fn rotating_jwks(set: Arc<Mutex<String>>) -> (String, Arc<AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/jwks", listener.local_addr().unwrap());
+    let fetches = Arc::new(AtomicUsize::new(0));
+    let count = fetches.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut stream, _)) = listener.accept().await else {
+                return;
+            };
+            count.fetch_add(1, Ordering::SeqCst);
+            let body = set.lock().unwrap().clone();
+            tokio::spawn(async move {
+                let mut buf = [0u8; 4096];
+                let _ = stream.read(&mut buf).await;
+                let answer = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+                     Connection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = stream.write_all(answer.as_bytes()).await;
+            });
+        }
+    });
+    (url, fetches)
+}
+
+/// A rotated key is picked up by fetching the set again on its unknown `kid`, but never twice
+/// within the refresh interval: a key that left the set is refused once the set is fetched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rotated_key_is_fetched_on_its_unknown_kid_within_the_rate_limit() {
+    let set = Arc::new(Mutex::new(key_set("old")));
+    let (uri, fetches) = rotating_jwks(set.clone()).await;
+    let interval = std::time::Duration::from_millis(300);
+    let f = fixture_verified(
+        ISSUER,
+        move |resource: &str| -> Arc<dyn TokenVerifier> {
+            Arc::new(JwtVerifier::new(ISSUER, resource, uri).refresh_interval(interval))
+        },
+        fetches.clone(),
+        |a| a,
+    )
+    .await;
+    let good = claims("alice", &f.resource, "mcp");
+    let reply = call(&f, &sign_with_kid(&good, "old"), "echo").await;
+    assert_eq!(status(&reply), 200, "{reply}");
+    assert_eq!(fetches.load(Ordering::SeqCst), 1);
+
+    *set.lock().unwrap() = key_set("new");
+    // Within the interval: no fetch, so the new key is not known yet.
+    let reply = call(&f, &sign_with_kid(&good, "new"), "echo").await;
+    assert_eq!(status(&reply), 401, "{reply}");
+    assert_eq!(fetches.load(Ordering::SeqCst), 1);
+
+    tokio::time::sleep(interval + std::time::Duration::from_millis(100)).await;
+    let reply = call(&f, &sign_with_kid(&good, "new"), "echo").await;
+    assert_eq!(status(&reply), 200, "{reply}");
+    assert_eq!(fetches.load(Ordering::SeqCst), 2);
+    // The old key left the set: refused, and asking again so soon fetches nothing.
+    let reply = call(&f, &sign_with_kid(&good, "old"), "echo").await;
+    assert_eq!(status(&reply), 401, "{reply}");
+    assert_eq!(fetches.load(Ordering::SeqCst), 2);
+    assert_eq!(f.runs.load(Ordering::SeqCst), 2);
+}

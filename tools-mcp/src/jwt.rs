@@ -155,12 +155,17 @@ impl JwtVerifier {
         let header =
             jsonwebtoken::decode_header(token).map_err(|e| TokenRefusal::Malformed(Box::new(e)))?;
         let kid = header.kid;
+        // The refusal names the kid (it is the sender's text): at most 200 characters of it.
+        let named = |kid: &Option<String>| {
+            kid.as_deref()
+                .map(|k| tools_schema::excerpt::cut(k).into_owned())
+        };
         let key = match self.find(kid.as_deref(), algorithm, false).await? {
             Some(key) => key,
             None => self
                 .find(kid.as_deref(), algorithm, true)
                 .await?
-                .ok_or(TokenRefusal::UnknownKey { kid })?,
+                .ok_or_else(|| TokenRefusal::UnknownKey { kid: named(&kid) })?,
         };
         let mut validation = Validation::new(algorithm);
         validation.leeway = inner.leeway.as_secs();

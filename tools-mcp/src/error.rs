@@ -35,6 +35,13 @@ pub mod codes {
     /// reported no progress for the timeout or ran past its maximum total time (the message says
     /// which); the call was cancelled and the server told so.
     pub const MCP_TIMEOUT: &str = "MCP_TIMEOUT";
+    /// A served HTTP request's bearer token was refused ([`TokenRefusal`](super::TokenRefusal)
+    /// says why; each refusal has a code of its own, `MCP_TOKEN_*`): answered `401` with the
+    /// `WWW-Authenticate: Bearer` challenge, `error="invalid_token"`.
+    pub const MCP_UNAUTHORIZED: &str = "MCP_UNAUTHORIZED";
+    /// A served request's principal lacks the scope the server or the tool needs, or maps to no
+    /// slice of the registry: answered `403` with `error="insufficient_scope"` and the scope.
+    pub const MCP_INSUFFICIENT_SCOPE: &str = "MCP_INSUFFICIENT_SCOPE";
 }
 
 /// Why connecting to, importing from or serving over MCP failed.
@@ -209,6 +216,89 @@ pub enum ServeError {
     /// The service's task ended abnormally.
     #[error(transparent)]
     Task(#[from] tokio::task::JoinError),
+}
+
+/// Why a bearer token was refused (a [`TokenVerifier`](crate::auth::TokenVerifier)'s answer).
+/// Each has a stable [`code`](TokenRefusal::code); the token itself is in none of them.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum TokenRefusal {
+    /// The request has no `Authorization: Bearer` credential.
+    #[error("no bearer token")]
+    Missing,
+    /// The token is longer than the limit; it was not parsed.
+    #[error("the token is {size} bytes, over the limit of {limit}")]
+    TooLarge {
+        /// Its length.
+        size: usize,
+        /// The limit ([`BearerAuth::max_token_size`](crate::auth::BearerAuth::max_token_size)).
+        limit: usize,
+    },
+    /// The token is not of the verifier's form (not a JWT, bad base64, unreadable claims).
+    #[error("the token is malformed")]
+    Malformed(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The token's algorithm is not accepted (`none`, an HMAC algorithm, or one that is not the
+    /// key's).
+    #[error("the token's algorithm {alg} is not accepted")]
+    Algorithm {
+        /// The `alg` of its header.
+        alg: String,
+    },
+    /// No key of the issuer's key set has the token's `kid` (also after a refresh).
+    #[error("no key of the issuer's key set matches the token (kid {kid:?})")]
+    UnknownKey {
+        /// The `kid` of its header.
+        kid: Option<String>,
+    },
+    /// The signature does not verify.
+    #[error("the token's signature does not verify")]
+    Signature(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The token has expired (`exp`, past the allowed skew).
+    #[error("the token has expired")]
+    Expired,
+    /// The token is not valid yet (`nbf`, past the allowed skew).
+    #[error("the token is not valid yet")]
+    NotYetValid,
+    /// The token's issuer is not the one expected.
+    #[error("the token's issuer is not the expected one")]
+    Issuer,
+    /// The token is not for this resource (its `aud` does not name it).
+    #[error("the token is not for this resource (audience)")]
+    Audience,
+    /// The authorization server says the token is not active (introspection).
+    #[error("the token is not active")]
+    Inactive,
+    /// A claim the principal needs is missing or of the wrong type.
+    #[error("the token's claims are unusable: {reason}")]
+    Claims {
+        /// Which claim, and what is wrong.
+        reason: String,
+    },
+    /// The verifier could not reach the authorization server (key set or introspection); the
+    /// token may be good. Answered `503`.
+    #[error("the authorization server could not be reached")]
+    Unavailable(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl TokenRefusal {
+    /// The stable code of this refusal.
+    pub fn code(&self) -> &'static str {
+        match self {
+            TokenRefusal::Missing => "MCP_TOKEN_MISSING",
+            TokenRefusal::TooLarge { .. } => "MCP_TOKEN_TOO_LARGE",
+            TokenRefusal::Malformed(_) => "MCP_TOKEN_MALFORMED",
+            TokenRefusal::Algorithm { .. } => "MCP_TOKEN_ALGORITHM",
+            TokenRefusal::UnknownKey { .. } => "MCP_TOKEN_UNKNOWN_KEY",
+            TokenRefusal::Signature(_) => "MCP_TOKEN_SIGNATURE",
+            TokenRefusal::Expired => "MCP_TOKEN_EXPIRED",
+            TokenRefusal::NotYetValid => "MCP_TOKEN_NOT_YET_VALID",
+            TokenRefusal::Issuer => "MCP_TOKEN_ISSUER",
+            TokenRefusal::Audience => "MCP_TOKEN_AUDIENCE",
+            TokenRefusal::Inactive => "MCP_TOKEN_INACTIVE",
+            TokenRefusal::Claims { .. } => "MCP_TOKEN_CLAIMS",
+            TokenRefusal::Unavailable(_) => "MCP_AUTH_UNAVAILABLE",
+        }
+    }
 }
 
 /// `error` and its sources, joined with `": "`: the whole story of a failure in one line. A

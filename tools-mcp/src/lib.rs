@@ -89,25 +89,131 @@
 //! # Ok(()) }
 //! ```
 //!
+//! # Identity: a resource server where each caller sees its own slice
+//!
+//! [`McpServer::bearer_auth`] makes the HTTP endpoint an OAuth 2.1 resource server ([`auth`]):
+//! every request needs a bearer token that a [`TokenVerifier`] accepts (`JwtVerifier` checks
+//! JWTs against the issuer's JWKS, feature `jwt`; [`IntrospectionVerifier`] asks the
+//! authorization server, RFC 7662; or your own), and is made for the [`Principal`](tools_runtime::Principal) it gives
+//! (subject, client, scopes, claims): on every call
+//! ([`ToolCall::with_principal`](tools_runtime::ToolCall::with_principal)), so policy, guards,
+//! approvals and bodies read it, and on the call's span as `user.id`. [`McpServer::tenants`]
+//! gives each principal its scope: `tools/list` shows and `tools/call` runs that slice only.
+//!
+//! - `/.well-known/oauth-protected-resource` (and the same with the endpoint's path appended,
+//!   RFC 9728) gives `resource`, `authorization_servers`, `scopes_supported`,
+//!   `bearer_methods_supported`, with no token.
+//! - No token: `401`, `WWW-Authenticate: Bearer resource_metadata="...", scope="..."`. A refused
+//!   token: the same with `error="invalid_token"`. The verifier unreachable: `503`.
+//! - A missing required scope, or a principal the tenant rule gives no scope: `403
+//!   insufficient_scope`. A tool named by [`BearerAuth::require_scope`] called without its
+//!   scope: `403` with `error="insufficient_scope", scope="<held> <needed>"`, the step-up
+//!   challenge (the tool stays listed, so a client can learn it is there).
+//! - Hostile input reaches nothing of the registry (no list, no call, no body): a token over
+//!   [`BearerAuth::max_token_size`] (8 KiB) is refused by its length before it is parsed (hyper
+//!   refuses a head over about 400 KB with `431`); `alg: none` and every HMAC algorithm are
+//!   refused whatever the key set holds (no algorithm confusion with an RSA key); an unknown
+//!   `kid`, another audience, another issuer, an expired token or one not valid yet (60 s of
+//!   skew, at most 5 minutes) is refused; a flood of tokens naming unknown keys costs at most
+//!   one key set fetch per `JwtVerifier::refresh_interval` (30 s). Each refusal is logged at
+//!   `debug` (`warn` when the authorization server cannot be reached) with its stable code
+//!   ([`TokenRefusal::code`]); the token never is.
+//!
+//! One registry served to two tenants, each with a tool of its own beside a shared one (the
+//! verifier is a fixed table here; `examples/tenants.rs` runs the same and prints what each
+//! sees):
+//!
+//! ```
+//! use futures::future::BoxFuture;
+//! use tokio_util::sync::CancellationToken;
+//! use tools_mcp::{BearerAuth, HttpOptions, McpServer, TokenRefusal, TokenVerifier};
+//! use tools_runtime::{Principal, ToolRuntime, tool};
+//!
+//! /// Search the shared index.
+//! #[tool]
+//! fn search(query: String) -> String {
+//!     format!("results for {query}")
+//! }
+//!
+//! /// Alice's reports.
+//! #[tool]
+//! fn reports() -> Vec<String> {
+//!     vec!["q3".to_owned()]
+//! }
+//!
+//! struct Table;
+//! impl TokenVerifier for Table {
+//!     fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, TokenRefusal>> {
+//!         let found = match token {
+//!             "alice-token" => Ok(Principal::new("alice").with_scopes(["mcp"])),
+//!             "bob-token" => Ok(Principal::new("bob").with_scopes(["mcp"])),
+//!             _ => Err(TokenRefusal::Inactive),
+//!         };
+//!         Box::pin(std::future::ready(found))
+//!     }
+//! }
+//!
+//! # #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let runtime = ToolRuntime::new();
+//! let shared = runtime.scope();
+//! let _search = shared.register(search::definition()?)?;
+//! let alice = shared.agent(); // sees `search` and its own `reports`
+//! let _reports = alice.register(reports::definition()?)?;
+//! let bob = shared.agent(); // sees `search` only
+//!
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+//! let url = format!("http://{}/mcp", listener.local_addr()?);
+//! let auth = BearerAuth::new(Table, url.clone())
+//!     .authorization_server("https://auth.example.com")
+//!     .required_scopes(["mcp"])
+//!     .require_scope("reports", "reports:read"); // a step-up for this tool
+//! let (a, b) = (alice.key(), bob.key());
+//! let server = McpServer::new(&shared, "tenants")?
+//!     .bearer_auth(auth)
+//!     .tenants(move |p| match p.subject.as_str() {
+//!         "alice" => Some(a),
+//!         "bob" => Some(b),
+//!         _ => None, // 403
+//!     });
+//! let stop = CancellationToken::new();
+//! tokio::spawn(server.serve_http(listener, HttpOptions::new(), stop.clone()));
+//!
+//! // Without a token: the challenge that points a client at the metadata.
+//! let refused = reqwest::Client::new().post(&url).body("{}").send().await?;
+//! assert_eq!(refused.status(), 401);
+//! let challenge = refused.headers()["www-authenticate"].to_str()?;
+//! assert!(challenge.starts_with("Bearer resource_metadata=\"http://"));
+//! stop.cancel();
+//! # Ok(()) }
+//! ```
+//!
 //! Over stdio, `McpSource::stdio("npx", ["-y", "@modelcontextprotocol/server-everything"])`
 //! starts a server as a child process, and [`McpServer::serve_stdio`] serves this process's
 //! stdin and stdout; the `tools-mcp serve` binary of this crate is an example of the latter.
 
 pub mod annotations;
+pub mod auth;
 mod child;
 pub mod error;
 pub mod import;
 mod import_http;
+#[cfg(feature = "jwt")]
+mod jwt;
 mod progress;
 pub mod schema;
 pub mod serve;
+mod serve_auth;
 mod serve_http;
 pub mod tasks;
 mod tasks_draft;
 mod trace;
 pub mod wire;
+#[cfg(feature = "jwt")]
+pub use jwt::JwtVerifier;
 
 pub use annotations::AnnotationPolicy;
+pub use auth::{BearerAuth, IntrospectionVerifier, TokenRefusal, TokenVerifier};
 pub use error::{McpError, codes};
 pub use import::{
     ImportOptions, McpImport, McpSource, Protocol, Skipped, list_tools, text_output_schema,

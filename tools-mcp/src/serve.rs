@@ -92,8 +92,10 @@ use tools_runtime::{
     ToolRuntime,
 };
 
+use crate::auth::BearerAuth;
 use crate::error::{McpError, ServeError};
 use crate::schema::MAX_DEPTH;
+use crate::serve_auth::{Caller, TenantRule};
 use crate::tasks::{TaskOptions, TaskTable};
 use crate::wire::{DEFAULT_MAX_MESSAGE_SIZE, LineTransport};
 use crate::wire::{HttpCaller, SESSION_HEADER};
@@ -121,6 +123,8 @@ struct ServeInner {
     /// a serial number and the token that cancels it.
     stateless: Mutex<HashMap<StatelessKey, Vec<(u64, tokio_util::sync::CancellationToken)>>>,
     serial: AtomicU64,
+    /// A tenant rule is set: a change may change a tenant's list and not the server's own.
+    tenants: AtomicBool,
 }
 
 impl ServeInner {
@@ -180,6 +184,10 @@ pub struct McpServer {
     tasks: Arc<TaskTable>,
     /// Serving this process's stdio (what the spans say of the transport).
     stdio: bool,
+    /// The bearer front of `serve_http` ([`crate::auth`]).
+    pub(crate) auth: Option<Arc<BearerAuth>>,
+    /// The scope of each authenticated principal.
+    pub(crate) tenants: Option<Arc<TenantRule>>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -211,6 +219,7 @@ impl McpServer {
             accepted: Mutex::new(std::collections::VecDeque::new()),
             stateless: Mutex::new(HashMap::new()),
             serial: AtomicU64::new(0),
+            tenants: AtomicBool::new(false),
         });
         let weak = Arc::downgrade(&inner);
         let registration = scope
@@ -229,7 +238,36 @@ impl McpServer {
             limit: DEFAULT_MAX_MESSAGE_SIZE,
             tasks: Arc::new(TaskTable::new(TaskOptions::new())),
             stdio: false,
+            auth: None,
+            tenants: None,
         })
+    }
+
+    /// Serves [`serve_http`](Self::serve_http) as an OAuth resource server: every request needs
+    /// a bearer token that `auth`'s verifier accepts, and is made for the principal it gives
+    /// (see [`crate::auth`] for the metadata, the challenges and the step-up). Applies to this
+    /// server and the clones made from it after this call.
+    pub fn bearer_auth(mut self, auth: BearerAuth) -> McpServer {
+        self.auth = Some(Arc::new(auth));
+        self
+    }
+
+    /// Serves each authenticated principal from the scope `rule` gives it (its own slice of the
+    /// registry: an agent scope per tenant or per client, with its own masks, guards and
+    /// approvals), so `tools/list` shows and `tools/call` admits that scope's tools only. A
+    /// principal the rule gives `None` is answered `403`. The rule gives a [`ScopeKey`], not a
+    /// [`Scope`]: the caller keeps the scopes alive (a dropped `Scope` disposes its layer, and a
+    /// key of a disposed scope lists nothing and runs nothing). Requests without a principal
+    /// (stdio, HTTP without [`bearer_auth`](Self::bearer_auth)) are served from the server's own
+    /// scope. The rule runs once per request; keep it quick. With a rule, every registry change
+    /// sends `list_changed` (a hint: each client lists its own slice again).
+    pub fn tenants(
+        mut self,
+        rule: impl Fn(&tools_runtime::Principal) -> Option<ScopeKey> + Send + Sync + 'static,
+    ) -> McpServer {
+        self.tenants = Some(Arc::new(rule));
+        self.inner.tenants.store(true, Ordering::SeqCst);
+        self
     }
 
     /// The MCP tasks of this server under `options`: the tools they name run as tasks besides
@@ -293,7 +331,12 @@ impl McpServer {
 
     /// The `tools/list` entries: what the scope is presented as, in presentation order.
     pub fn tools(&self) -> Vec<Tool> {
-        listed(&self.inner)
+        self.tools_in(self.inner.scope)
+    }
+
+    /// The `tools/list` entries of `scope`.
+    fn tools_in(&self, scope: ScopeKey) -> Vec<Tool> {
+        listed_in(&self.inner, scope)
             .iter()
             .filter_map(|schema| to_mcp_tool(schema))
             .collect()
@@ -398,13 +441,17 @@ impl HttpOptions {
 }
 
 fn listed(inner: &ServeInner) -> Vec<Arc<CatalogEntry>> {
-    match inner.runtime.assemble(inner.scope) {
+    listed_in(inner, inner.scope)
+}
+
+fn listed_in(inner: &ServeInner, scope: ScopeKey) -> Vec<Arc<CatalogEntry>> {
+    match inner.runtime.assemble(scope) {
         Ok(assembly) => assembly.tools,
         Err(e) => {
             tracing::warn!(error = %e, "cannot assemble the served scope; listing its schemas");
             inner
                 .runtime
-                .schemas(inner.scope)
+                .schemas(scope)
                 .into_iter()
                 .map(Arc::new)
                 .collect()
@@ -456,7 +503,7 @@ async fn watch_changes(weak: Weak<ServeInner>, mut last: Vec<Arc<CatalogEntry>>)
         let now = listed(&inner);
         // A definition replaced by one that is (not) long-running may list the same.
         note_long_running(&inner, &now);
-        if same_list(&now, &last) {
+        if same_list(&now, &last) && !inner.tenants.load(Ordering::SeqCst) {
             continue;
         }
         last = now;
@@ -586,25 +633,68 @@ fn call_id(n: u64) -> String {
     }
 }
 
-/// The call of `tools/call` number `n`: as the scope's agent, cancelled by `cancel`.
+/// Who a request is for, and the scope it is served from: the bearer front's [`Caller`] over
+/// HTTP, else no one and the server's own scope.
+#[derive(Clone)]
+struct For {
+    scope: ScopeKey,
+    principal: Option<Arc<tools_runtime::Principal>>,
+}
+
+impl For {
+    /// The key of the principal a task belongs to: its subject and client.
+    fn owner(&self) -> Option<String> {
+        self.principal.as_ref().map(|p| {
+            format!(
+                "{}\u{0}{}",
+                p.subject,
+                p.client_id.as_deref().unwrap_or_default()
+            )
+        })
+    }
+}
+
+fn caller(inner: &ServeInner, context: &RequestContext<RoleServer>) -> For {
+    let found = context
+        .extensions
+        .get::<hyper::http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<Caller>());
+    match found {
+        Some(caller) => For {
+            scope: caller.scope.unwrap_or(inner.scope),
+            principal: Some(caller.principal.clone()),
+        },
+        None => For {
+            scope: inner.scope,
+            principal: None,
+        },
+    }
+}
+
+/// The call of `tools/call` number `n`: as the scope's agent, for the principal, cancelled by
+/// `cancel`.
 fn new_call(
-    inner: &ServeInner,
     n: u64,
     name: &str,
     args: Value,
     cancel: tokio_util::sync::CancellationToken,
+    who: &For,
 ) -> ToolCall {
-    let call = ToolCall::new(call_id(n), name.to_owned(), args).with_cancel(cancel);
-    if inner.scope.is_global() {
+    let mut call = ToolCall::new(call_id(n), name.to_owned(), args).with_cancel(cancel);
+    if let Some(principal) = &who.principal {
+        call = call.with_principal(principal.clone());
+    }
+    if who.scope.is_global() {
         call
     } else {
-        call.with_agent(inner.scope)
+        call.with_agent(who.scope)
     }
 }
 
 /// The `tools/call` answer for a call's result: an unknown tool is the JSON-RPC error `-32602`.
 fn answer(
     inner: &ServeInner,
+    scope: ScopeKey,
     name: &str,
     result: ToolExecutionResult,
 ) -> Result<CallToolResult, ErrorData> {
@@ -616,7 +706,7 @@ fn answer(
         return Err(ErrorData::invalid_params(message, None));
     }
     let structured = result.value().is_some_and(Value::is_object)
-        && inner.runtime.get(name, inner.scope).is_some_and(|d| {
+        && inner.runtime.get(name, scope).is_some_and(|d| {
             d.output_schema().get("type").and_then(Value::as_str) == Some("object")
         })
         || (name == tools_runtime::definition::RESERVED_RUN_CODE
@@ -664,19 +754,20 @@ fn start_task(
     name: String,
     args: Value,
     span: tracing::Span,
+    who: For,
 ) -> Result<CreateTaskResult, ErrorData> {
-    let entry = table.create()?;
+    let entry = table.create(who.owner())?;
     let task = entry.task();
     let keep = table.keep();
     // The task holds no reference to its table: dropping the server cancels it.
     drop(table);
     let sink = entry.clone();
-    let call = new_call(&inner, n, &name, args, entry.cancellation())
+    let call = new_call(n, &name, args, entry.cancellation(), &who)
         .with_progress(move |progress| sink.progress(progress));
     // The task's call runs in the request's span: it is the caller's trace's too.
     tokio::spawn(async move {
         let result = crate::trace::within(span.clone(), inner.runtime.execute(call)).await;
-        let answered = answer(&inner, &name, result);
+        let answered = answer(&inner, who.scope, &name, result);
         record_answer(&span, &answered);
         entry.finish(answered, keep);
     });
@@ -702,9 +793,10 @@ impl ServerHandler for McpServer {
     fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<ListToolsResult, ErrorData>> + MaybeSendFuture + '_ {
-        std::future::ready(Ok(ListToolsResult::with_all_items(self.tools())))
+        let scope = caller(&self.inner, &context).scope;
+        std::future::ready(Ok(ListToolsResult::with_all_items(self.tools_in(scope))))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -719,13 +811,31 @@ impl ServerHandler for McpServer {
         let inner = self.inner.clone();
         let tasks = self.offers_tasks().then(|| self.tasks.clone());
         let stdio = self.stdio;
+        let auth = self.auth.clone();
         async move {
             let n = inner.calls.fetch_add(1, Ordering::Relaxed);
             let name = request.name.to_string();
             let args = Value::Object(request.arguments.unwrap_or_default());
+            let who = caller(&inner, &context);
+            // The front refuses a call without the tool's scope (`403`); this holds whatever
+            // reached the handler another way.
+            if let (Some(auth), Some(principal)) = (&auth, &who.principal)
+                && auth
+                    .tool_scopes(&name)
+                    .iter()
+                    .any(|s| !principal.has_scope(s))
+            {
+                return Err(ErrorData::invalid_request(
+                    format!("insufficient_scope: `{name}` needs a scope the token lacks"),
+                    None,
+                ));
+            }
             // The call's span, parented on the caller's trace context when `_meta` has one.
             let wire = wire(&context, stdio);
             let span = crate::trace::call_span(&name, &context.id, &context.meta, &wire);
+            if let Some(principal) = &who.principal {
+                span.record("user.id", principal.subject.as_str());
+            }
             if let Some(table) = tasks
                 && context
                     .client_capabilities()
@@ -733,18 +843,19 @@ impl ServerHandler for McpServer {
                 && table.runs(&name, || {
                     inner
                         .runtime
-                        .get(&name, inner.scope)
+                        .get(&name, who.scope)
                         .is_some_and(|d| d.is_long_running())
                 })
             {
-                return start_task(inner, table, n, name, args, span).map(CallToolResponse::Task);
+                return start_task(inner, table, n, name, args, span, who)
+                    .map(CallToolResponse::Task);
             }
             let cancel = context.ct.child_token();
             // Over HTTP without a session, rmcp drops `notifications/cancelled`; the front door
             // finds the call here instead (see `serve_http`).
             let _stateless = stateless_caller(&context)
                 .map(|ip| inner.register_stateless((ip, context.id.clone()), cancel.clone()));
-            let call = new_call(&inner, n, &name, args, cancel);
+            let call = new_call(n, &name, args, cancel, &who);
             // With a progress token, the call's reports go to the client while it runs.
             let result = crate::trace::within(span.clone(), async {
                 match context.meta.get_progress_token() {
@@ -761,7 +872,7 @@ impl ServerHandler for McpServer {
                 }
             })
             .await;
-            let answered = answer(&inner, &name, result);
+            let answered = answer(&inner, who.scope, &name, result);
             record_answer(&span, &answered);
             answered.map(CallToolResponse::Complete)
         }
@@ -770,19 +881,24 @@ impl ServerHandler for McpServer {
     fn get_task(
         &self,
         request: GetTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<GetTaskResult, ErrorData>> + MaybeSendFuture + '_ {
         // rmcp answers `tasks/*` itself (method not found) while the server offers no tasks.
-        let outcome = self.tasks.get(&request.task_id).map(GetTaskResult::new);
+        let owner = caller(&self.inner, &context).owner();
+        let outcome = self
+            .tasks
+            .get(&request.task_id, owner.as_deref())
+            .map(GetTaskResult::new);
         std::future::ready(outcome)
     }
 
     fn cancel_task(
         &self,
         request: CancelTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<(), ErrorData>> + MaybeSendFuture + '_ {
-        let outcome = self.tasks.cancel(&request.task_id);
+        let owner = caller(&self.inner, &context).owner();
+        let outcome = self.tasks.cancel(&request.task_id, owner.as_deref());
         std::future::ready(outcome)
     }
 

@@ -9,6 +9,9 @@
 //! - A body that is not JSON is answered `400` with the JSON-RPC parse error (`-32700`), one that
 //!   is JSON but no JSON-RPC message `400` with `-32600`, for its id where it has one (rmcp
 //!   answers both `415` with plain text).
+//! - With [`McpServer::bearer_auth`], the bearer front answers the protected resource metadata
+//!   and refuses a request without a good token (`401`) or scope (`403`) before anything else
+//!   reads it, and puts the principal on the request for the handler ([`crate::auth`]).
 //! - A `notifications/cancelled` without a session cancels the call it names when that call is
 //!   a 2025-11-25 one in flight without a session on this server, came from the same client
 //!   address, and is the only such call with that id (rmcp acknowledges it with `202` and drops
@@ -106,6 +109,23 @@ impl Front {
         ip: IpAddr,
     ) -> Result<Response<Body>, Infallible> {
         request.extensions_mut().insert(HttpCaller { ip });
+        // The bearer front (`crate::auth`): nothing below is reached by a refused request.
+        let mut caller = None;
+        if let Some(auth) = &self.server.auth {
+            if let Some(document) =
+                crate::serve_auth::metadata(auth, request.method(), request.uri().path())
+            {
+                return Ok(document);
+            }
+            let tenants = self.server.tenants.as_deref();
+            match crate::serve_auth::admit(auth, tenants, request.headers()).await {
+                Ok(admitted) => {
+                    request.extensions_mut().insert(admitted.clone());
+                    caller = Some((auth.clone(), admitted));
+                }
+                Err(refusal) => return Ok(refusal),
+            }
+        }
         if request.method() != Method::POST || !is_json(request.headers()) {
             // rmcp answers GET, DELETE and a POST of another content type.
             return self.rmcp.call(request).await;
@@ -139,6 +159,11 @@ impl Front {
                 return Ok(json_error(StatusCode::BAD_REQUEST, None, &error));
             }
         };
+        if let Some((auth, caller)) = &caller
+            && let Some(refusal) = crate::serve_auth::step_up(auth, caller, &bytes)
+        {
+            return Ok(refusal);
+        }
         if stateless
             && bytes.len() <= SMALL_BODY
             && let Some(id) = cancelled_request(&bytes)

@@ -148,6 +148,8 @@ pub(crate) struct Entry {
     state: Mutex<State>,
     cancel: CancellationToken,
     serial: u64,
+    /// Who created it (a served call's principal, subject and client): only they reach it.
+    owner: Option<String>,
 }
 
 impl Entry {
@@ -281,7 +283,7 @@ impl TaskTable {
     }
 
     /// A new working task, or an error when the table is full of working tasks.
-    pub(crate) fn create(&self) -> Result<Arc<Entry>, ErrorData> {
+    pub(crate) fn create(&self, owner: Option<String>) -> Result<Arc<Entry>, ErrorData> {
         let mut tasks = lock(&self.tasks);
         self.sweep(&mut tasks);
         if tasks.len() >= self.options.max_tasks {
@@ -322,27 +324,33 @@ impl TaskTable {
             }),
             cancel: CancellationToken::new(),
             serial,
+            owner,
         });
         tasks.insert(id, entry.clone());
         Ok(entry)
     }
 
-    /// `tasks/get`.
-    pub(crate) fn get(&self, id: &str) -> Result<DetailedTask, ErrorData> {
+    /// `tasks/get` by `owner`: a task another principal created is unknown to it.
+    pub(crate) fn get(&self, id: &str, owner: Option<&str>) -> Result<DetailedTask, ErrorData> {
         let mut tasks = lock(&self.tasks);
         self.sweep(&mut tasks);
         tasks
             .get(id)
+            .filter(|e| e.owner.as_deref() == owner)
             .map(|e| e.detailed())
             .ok_or_else(|| unknown(id))
     }
 
     /// `tasks/cancel`: cancels a working task's call; a finished one is left as it is.
-    pub(crate) fn cancel(&self, id: &str) -> Result<(), ErrorData> {
+    pub(crate) fn cancel(&self, id: &str, owner: Option<&str>) -> Result<(), ErrorData> {
         let entry = {
             let mut tasks = lock(&self.tasks);
             self.sweep(&mut tasks);
-            tasks.get(id).cloned().ok_or_else(|| unknown(id))?
+            tasks
+                .get(id)
+                .filter(|e| e.owner.as_deref() == owner)
+                .cloned()
+                .ok_or_else(|| unknown(id))?
         };
         {
             let mut state = lock(&entry.state);
@@ -446,44 +454,57 @@ mod tests {
     #[test]
     fn the_table_is_bounded_finished_tasks_going_first() {
         let table = TaskTable::new(TaskOptions::new().tool("t").max_tasks(2));
-        let first = table.create().unwrap();
-        let second = table.create().unwrap();
+        let first = table.create(None).unwrap();
+        let second = table.create(None).unwrap();
         assert_ne!(first.id(), second.id());
         assert_eq!(first.id().len(), 32);
-        assert!(table.create().is_err(), "two working tasks fill it");
+        assert!(table.create(None).is_err(), "two working tasks fill it");
         first.finish(Ok(CallToolResult::success(vec![])), table.keep());
-        let third = table.create().unwrap();
-        assert!(table.get(&first.id()).is_err(), "the finished one went");
-        assert!(table.get(&second.id()).is_ok() && table.get(&third.id()).is_ok());
+        let third = table.create(None).unwrap();
+        assert!(
+            table.get(&first.id(), None).is_err(),
+            "the finished one went"
+        );
+        assert!(table.get(&second.id(), None).is_ok() && table.get(&third.id(), None).is_ok());
     }
 
     #[test]
     fn a_cancelled_task_ends_cancelled_and_keeps_its_one_result() {
         let table = TaskTable::new(TaskOptions::new().tool("t"));
-        let task = table.create().unwrap();
-        table.cancel(&task.id()).unwrap();
+        let task = table.create(None).unwrap();
+        table.cancel(&task.id(), None).unwrap();
         assert!(task.cancellation().is_cancelled());
-        assert_eq!(table.get(&task.id()).unwrap().status(), TaskStatus::Working);
+        assert_eq!(
+            table.get(&task.id(), None).unwrap().status(),
+            TaskStatus::Working
+        );
         task.finish(Ok(CallToolResult::success(vec![])), table.keep());
         assert_eq!(
-            table.get(&task.id()).unwrap().status(),
+            table.get(&task.id(), None).unwrap().status(),
             TaskStatus::Cancelled
         );
         // The one result stays: a second settlement changes nothing.
         task.finish(Err(ErrorData::internal_error("late", None)), table.keep());
         assert_eq!(
-            table.get(&task.id()).unwrap().status(),
+            table.get(&task.id(), None).unwrap().status(),
             TaskStatus::Cancelled
         );
-        table.cancel(&task.id()).unwrap();
-        assert!(table.get("nope").is_err() && table.cancel("nope").is_err());
+        table.cancel(&task.id(), None).unwrap();
+        assert!(table.get("nope", None).is_err() && table.cancel("nope", None).is_err());
+        // A task is its creator's: another principal, or none, finds no such task.
+        let owned = table.create(Some("alice\u{0}app".to_owned())).unwrap();
+        assert!(table.get(&owned.id(), Some("alice\u{0}app")).is_ok());
+        assert!(table.get(&owned.id(), Some("bob\u{0}app")).is_err());
+        assert!(table.get(&owned.id(), None).is_err());
+        assert!(table.cancel(&owned.id(), Some("bob\u{0}app")).is_err());
+        assert!(!owned.cancellation().is_cancelled());
     }
 
     #[test]
     fn finished_tasks_are_forgotten_after_their_time() {
         let table = TaskTable::new(TaskOptions::new().tool("t").keep_finished(Duration::ZERO));
-        let task = table.create().unwrap();
+        let task = table.create(None).unwrap();
         task.finish(Ok(CallToolResult::success(vec![])), table.keep());
-        assert!(table.get(&task.id()).is_err());
+        assert!(table.get(&task.id(), None).is_err());
     }
 }

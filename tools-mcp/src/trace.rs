@@ -135,6 +135,7 @@ pub(crate) fn call_span(
         mcp.session.id = wire.session.as_deref(),
         network.transport = wire.transport,
         network.protocol.name = wire.protocol,
+        user.id = tracing::field::Empty,
     );
     #[cfg(feature = "otel")]
     if !span.is_disabled()

@@ -19,6 +19,8 @@ mod otel;
 mod probe;
 mod progress;
 mod round_trip;
+// Only with the `jwt` feature (the module is `#![cfg(feature = "jwt")]`).
+mod serve_auth;
 mod serve_python;
 mod shutdown;
 mod stateless_cancel;

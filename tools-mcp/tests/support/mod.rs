@@ -34,6 +34,23 @@ pub fn everything() -> PathBuf {
     )
 }
 
+/// The folder of npm's `@modelcontextprotocol/sdk` (the TypeScript SDK), with its OAuth
+/// extensions.
+pub fn ts_sdk() -> PathBuf {
+    let dir = find(
+        "TOOLS_MCP_TS_SDK",
+        ".tools/node_modules/@modelcontextprotocol/sdk",
+        "npm's @modelcontextprotocol/sdk",
+    );
+    assert!(
+        dir.join("dist/esm/client/auth-extensions.js").exists(),
+        "{} has no dist/esm/client/auth-extensions.js (an SDK without ClientCredentialsProvider); \
+         run ./scripts/test, which installs @modelcontextprotocol/sdk into .tools",
+        dir.display()
+    );
+    dir
+}
+
 /// A Python with PyPI's `mcp` installed.
 pub fn python() -> PathBuf {
     find(

@@ -1,0 +1,451 @@
+//! A served HTTP endpoint as an OAuth 2.1 resource server: bearer tokens, the protected
+//! resource metadata, and the principal every call is made for.
+//!
+//! [`McpServer::bearer_auth`](crate::McpServer::bearer_auth) puts a [`BearerAuth`] in front of
+//! [`McpServer::serve_http`](crate::McpServer::serve_http). Each request is then, before rmcp
+//! or the registry sees it:
+//!
+//! 1. `GET /.well-known/oauth-protected-resource` and the same with the resource's path
+//!    appended (RFC 9728, `/.well-known/oauth-protected-resource/mcp` for a resource
+//!    `https://host/mcp`) are answered without a token, with `resource`,
+//!    `authorization_servers`, `scopes_supported` and `bearer_methods_supported: ["header"]`.
+//! 2. A request without `Authorization: Bearer <token>` is answered `401` with
+//!    `WWW-Authenticate: Bearer resource_metadata="<metadata URL>", scope="<scopes>"` (the
+//!    challenge the MCP authorization spec names; `scope` is
+//!    [`BearerAuth::required_scopes`], else the scopes supported, and left out when there are
+//!    none). A token longer than [`BearerAuth::max_token_size`] (8 KiB by default) is refused
+//!    by its length, before anything parses it; hyper itself refuses a head over about 400 KB
+//!    with `431`.
+//! 3. The token goes to the [`TokenVerifier`]: a refusal ([`TokenRefusal`]) is answered `401`
+//!    with `error="invalid_token"` added to the challenge, or `503` when the verifier could not
+//!    reach the authorization server ([`TokenRefusal::Unavailable`]). The reason is logged
+//!    (`debug`, the code and the words; `warn` for `Unavailable`); the token never is.
+//! 4. A principal without every one of [`BearerAuth::required_scopes`] is answered `403` with
+//!    `error="insufficient_scope", scope="..."`. With
+//!    [`McpServer::tenants`](crate::McpServer::tenants), a principal the rule gives no scope
+//!    is answered `403` as well (without `scope`: no scope would help).
+//! 5. A `tools/call` of a tool that [`BearerAuth::require_scope`] names, by a principal without
+//!    that scope, is answered `403` with `error="insufficient_scope"` and `scope` naming the
+//!    scopes the principal holds and the one it lacks (the step-up challenge: a client asks
+//!    its authorization server for them and retries). Such a tool **is listed**: the listing is
+//!    how a client learns that it exists and that the step-up is worth it; hide it with a mask
+//!    of the tenant's scope when it should not be seen.
+//!
+//! The principal ([`Principal`]: subject, client, scopes, claims) is put on the request and on
+//! every call it makes ([`ToolCall::with_principal`](tools_runtime::ToolCall::with_principal)),
+//! so policy listeners, guards, approvals and bodies read it
+//! ([`ToolExecution::principal`](tools_runtime::ToolExecution::principal)); the served call's
+//! span records its subject as `user.id` (never the token). A refused request reaches nothing
+//! of the registry: no listing, no call, no body.
+//!
+//! Verifiers: `JwtVerifier` (feature `jwt`) checks JWT access tokens
+//! against the issuer's JWKS; [`IntrospectionVerifier`] asks the authorization server about an
+//! opaque token (RFC 7662); any type implementing [`TokenVerifier`] plugs in the same way.
+//! Both fetch with a plain-HTTP reqwest client (the workspace builds no TLS stack): an
+//! authorization server reached over `https` needs reqwest's TLS feature (`rustls`) enabled in
+//! the program that builds this crate, or a TLS-terminating proxy on loopback.
+//!
+//! Bearer auth applies to [`serve_http`](crate::McpServer::serve_http) only: stdio has no
+//! bearer, and a stdio server's calls are made for no principal.
+//!
+//! What this does not do (yet):
+//!
+//! - A tool's scope ([`BearerAuth::require_scope`]) is checked on a `tools/call` of that tool
+//!   (the front's `403`, and the handler again for anything that reached it another way). The
+//!   calls a Code Mode program makes through `run_code` are not `tools/call`s: hold them with a
+//!   guard that reads [`ToolExecution::principal`](tools_runtime::ToolExecution::principal).
+//! - Whether a tool is offered as an MCP task follows the definitions of the server's own scope,
+//!   not a tenant's. (A task is bound to the principal that created it, subject and client:
+//!   `tasks/get` and `tasks/cancel` of another principal find no such task.)
+//! - The principal is read from each request's own token: in a 2025-11-25 session
+//!   ([`HttpOptions::sessions`](crate::HttpOptions::sessions)) every request is authenticated
+//!   and served for its own token's principal, whoever opened the session; `list_changed`
+//!   reaches every session (a hint; each lists its own slice).
+//! - Introspection answers are not cached (one request to the authorization server per served
+//!   request); a JWKS is fetched on demand only (no background refresh).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+use tools_runtime::Principal;
+
+pub use crate::error::TokenRefusal;
+
+/// Checks a bearer token and says who it is for. Implement it to plug in your own check (a
+/// session table, a gateway's header, another token format); the server calls it once per
+/// request, with the token already held to [`BearerAuth::max_token_size`].
+pub trait TokenVerifier: Send + Sync + 'static {
+    /// The principal `token` stands for, or why it is refused. Never log or keep the token.
+    fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, TokenRefusal>>;
+}
+
+/// The bearer front of a served HTTP endpoint (see the [module docs](self)).
+#[derive(Clone)]
+pub struct BearerAuth {
+    pub(crate) verifier: Arc<dyn TokenVerifier>,
+    pub(crate) resource: String,
+    pub(crate) authorization_servers: Vec<String>,
+    pub(crate) scopes_supported: Vec<String>,
+    pub(crate) required: Vec<String>,
+    pub(crate) tool_scopes: BTreeMap<String, Vec<String>>,
+    pub(crate) max_token_size: usize,
+}
+
+impl std::fmt::Debug for BearerAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BearerAuth")
+            .field("resource", &self.resource)
+            .field("authorization_servers", &self.authorization_servers)
+            .field("scopes_supported", &self.scopes_supported)
+            .field("required", &self.required)
+            .field("tool_scopes", &self.tool_scopes)
+            .field("max_token_size", &self.max_token_size)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The default [`BearerAuth::max_token_size`]: 8 KiB.
+pub const DEFAULT_MAX_TOKEN_SIZE: usize = 8 * 1024;
+
+impl BearerAuth {
+    /// Tokens checked by `verifier`, for the resource `resource`: the canonical URI of the MCP
+    /// endpoint (`https://mcp.example.com/mcp`), which a token's audience must name and which
+    /// the metadata gives as `resource`.
+    pub fn new(verifier: impl TokenVerifier, resource: impl Into<String>) -> BearerAuth {
+        BearerAuth::with_shared(Arc::new(verifier), resource)
+    }
+
+    /// The same with a verifier already shared.
+    pub fn with_shared(verifier: Arc<dyn TokenVerifier>, resource: impl Into<String>) -> Self {
+        BearerAuth {
+            verifier,
+            resource: resource.into(),
+            authorization_servers: Vec::new(),
+            scopes_supported: Vec::new(),
+            required: Vec::new(),
+            tool_scopes: BTreeMap::new(),
+            max_token_size: DEFAULT_MAX_TOKEN_SIZE,
+        }
+    }
+
+    /// An authorization server the metadata names (its issuer URL); clients discover it there.
+    pub fn authorization_server(mut self, issuer: impl Into<String>) -> BearerAuth {
+        self.authorization_servers.push(issuer.into());
+        self
+    }
+
+    /// The scopes the metadata lists as `scopes_supported`.
+    pub fn scopes_supported<I, S>(mut self, scopes: I) -> BearerAuth
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes_supported = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Scopes every request needs (the `401` challenge names them; a token without them is
+    /// answered `403 insufficient_scope`).
+    pub fn required_scopes<I, S>(mut self, scopes: I) -> BearerAuth
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.required = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// `tools/call` of `tool` needs `scope` besides the required ones; without it the call is
+    /// answered `403 insufficient_scope` naming it (the step-up challenge). Repeat for more
+    /// scopes of one tool (all are needed). The tool is still listed (see the module docs).
+    pub fn require_scope(mut self, tool: impl Into<String>, scope: impl Into<String>) -> Self {
+        let scope = scope.into();
+        let scopes = self.tool_scopes.entry(tool.into()).or_default();
+        if !scopes.contains(&scope) {
+            scopes.push(scope);
+        }
+        self
+    }
+
+    /// The longest token read, in bytes ([`DEFAULT_MAX_TOKEN_SIZE`] by default); a longer one is
+    /// refused ([`TokenRefusal::TooLarge`]) before it is parsed.
+    pub fn max_token_size(mut self, bytes: usize) -> BearerAuth {
+        self.max_token_size = bytes;
+        self
+    }
+
+    /// The scopes `tool` needs besides the required ones.
+    pub(crate) fn tool_scopes(&self, tool: &str) -> &[String] {
+        self.tool_scopes.get(tool).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// The principal of a token's claims (a JWT's payload or an introspection answer): `sub` (or,
+/// without one, `client_id`) the subject, `client_id` (or `azp`) the client, `scope` (a
+/// space-separated string) or `scp` (a list) the scopes, every claim kept in
+/// [`Principal::claims`].
+pub fn principal_of_claims(
+    claims: serde_json::Map<String, Value>,
+) -> Result<Principal, TokenRefusal> {
+    let client = claims
+        .get("client_id")
+        .or_else(|| claims.get("azp"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let subject = match claims.get("sub") {
+        Some(Value::String(sub)) if !sub.is_empty() => sub.clone(),
+        Some(_) => {
+            return Err(TokenRefusal::Claims {
+                reason: "`sub` is not a non-empty string".to_owned(),
+            });
+        }
+        None => client.clone().ok_or_else(|| TokenRefusal::Claims {
+            reason: "neither `sub` nor `client_id`".to_owned(),
+        })?,
+    };
+    let scopes: Vec<String> = match (claims.get("scope"), claims.get("scp")) {
+        (Some(Value::String(s)), _) => s.split_whitespace().map(str::to_owned).collect(),
+        (None, Some(Value::Array(list))) => list
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect(),
+        (None, None) => Vec::new(),
+        _ => {
+            return Err(TokenRefusal::Claims {
+                reason: "`scope` is not a string (or `scp` not a list)".to_owned(),
+            });
+        }
+    };
+    let mut principal = Principal::new(subject).with_scopes(scopes);
+    if let Some(client) = client {
+        principal = principal.with_client_id(client);
+    }
+    principal.claims = claims;
+    Ok(principal)
+}
+
+/// Whether `aud` (a string or a list of them) names `resource`.
+pub(crate) fn audience_names(aud: Option<&Value>, resource: &str) -> bool {
+    match aud {
+        Some(Value::String(a)) => a == resource,
+        Some(Value::Array(list)) => list.iter().any(|a| a.as_str() == Some(resource)),
+        _ => false,
+    }
+}
+
+/// The longest introspection answer read.
+const MAX_INTROSPECTION_ANSWER: usize = 64 * 1024;
+
+/// Token introspection (RFC 7662) for opaque tokens: each token is posted to the authorization
+/// server's introspection endpoint (`token=...&token_type_hint=access_token`, with HTTP Basic
+/// client credentials when given); an active answer whose `aud` names the resource, whose
+/// `iss` is the expected one (when [`issuer`](Self::issuer) is set), and whose `exp`/`nbf` hold
+/// (with [`leeway`](Self::leeway)) gives the principal ([`principal_of_claims`]). One request
+/// to the endpoint per served request, bounded by [`timeout`](Self::timeout) (5 s) and an
+/// answer of 64 KiB; nothing is cached.
+#[derive(Debug, Clone)]
+pub struct IntrospectionVerifier {
+    endpoint: String,
+    audience: String,
+    issuer: Option<String>,
+    client: Option<(String, String)>,
+    leeway: Duration,
+    timeout: Duration,
+    http: reqwest::Client,
+}
+
+impl IntrospectionVerifier {
+    /// Introspection at `endpoint` of tokens for `audience` (this server's resource URI).
+    pub fn new(endpoint: impl Into<String>, audience: impl Into<String>) -> Self {
+        IntrospectionVerifier {
+            endpoint: endpoint.into(),
+            audience: audience.into(),
+            issuer: None,
+            client: None,
+            leeway: Duration::from_secs(60),
+            timeout: Duration::from_secs(5),
+            http: reqwest::Client::new(),
+        }
+    }
+
+    /// The client credentials this server introspects with (HTTP Basic).
+    pub fn client_credentials(
+        mut self,
+        client_id: impl Into<String>,
+        secret: impl Into<String>,
+    ) -> Self {
+        self.client = Some((client_id.into(), secret.into()));
+        self
+    }
+
+    /// The `iss` an answer must carry.
+    pub fn issuer(mut self, issuer: impl Into<String>) -> Self {
+        self.issuer = Some(issuer.into());
+        self
+    }
+
+    /// The clock skew allowed on `exp` and `nbf` (60 s by default; at most 5 minutes).
+    pub fn leeway(mut self, leeway: Duration) -> Self {
+        self.leeway = leeway.min(MAX_LEEWAY);
+        self
+    }
+
+    /// The bound of one introspection request (5 s by default).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    async fn introspect(&self, token: &str) -> Result<Principal, TokenRefusal> {
+        let body = format!("token={}&token_type_hint=access_token", form_encode(token));
+        let mut request = self
+            .http
+            .post(&self.endpoint)
+            .timeout(self.timeout)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("accept", "application/json")
+            .body(body);
+        if let Some((id, secret)) = &self.client {
+            request = request.basic_auth(form_encode(id), Some(form_encode(secret)));
+        }
+        let unavailable = |e: reqwest::Error| TokenRefusal::Unavailable(Box::new(e));
+        let mut response = request.send().await.map_err(unavailable)?;
+        if !response.status().is_success() {
+            return Err(TokenRefusal::Unavailable(
+                format!("introspection answered {}", response.status()).into(),
+            ));
+        }
+        let mut bytes = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(unavailable)? {
+            if bytes.len() + chunk.len() > MAX_INTROSPECTION_ANSWER {
+                return Err(TokenRefusal::Unavailable(
+                    "the introspection answer is over 64 KiB".into(),
+                ));
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        let claims: serde_json::Map<String, Value> =
+            serde_json::from_slice(&bytes).map_err(|e| TokenRefusal::Unavailable(Box::new(e)))?;
+        if claims.get("active") != Some(&Value::Bool(true)) {
+            return Err(TokenRefusal::Inactive);
+        }
+        check_times(&claims, self.leeway)?;
+        if let Some(issuer) = &self.issuer
+            && claims.get("iss").and_then(Value::as_str) != Some(issuer)
+        {
+            return Err(TokenRefusal::Issuer);
+        }
+        if !audience_names(claims.get("aud"), &self.audience) {
+            return Err(TokenRefusal::Audience);
+        }
+        principal_of_claims(claims)
+    }
+}
+
+impl TokenVerifier for IntrospectionVerifier {
+    fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, TokenRefusal>> {
+        Box::pin(self.introspect(token))
+    }
+}
+
+/// The largest clock skew a verifier allows.
+pub(crate) const MAX_LEEWAY: Duration = Duration::from_secs(300);
+
+/// Checks `exp` (when present) and `nbf` (when present) against now, with `leeway`.
+pub(crate) fn check_times(
+    claims: &serde_json::Map<String, Value>,
+    leeway: Duration,
+) -> Result<(), TokenRefusal> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs();
+    let leeway = leeway.as_secs();
+    if let Some(exp) = claims.get("exp") {
+        let exp = exp.as_u64().ok_or_else(|| TokenRefusal::Claims {
+            reason: "`exp` is not a number of seconds".to_owned(),
+        })?;
+        if exp.saturating_add(leeway) <= now {
+            return Err(TokenRefusal::Expired);
+        }
+    }
+    if let Some(nbf) = claims.get("nbf") {
+        let nbf = nbf.as_u64().ok_or_else(|| TokenRefusal::Claims {
+            reason: "`nbf` is not a number of seconds".to_owned(),
+        })?;
+        if nbf > now.saturating_add(leeway) {
+            return Err(TokenRefusal::NotYetValid);
+        }
+    }
+    Ok(())
+}
+
+/// `application/x-www-form-urlencoded` of one value.
+fn form_encode(value: &str) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(value.len());
+    for byte in value.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(byte));
+        } else {
+            let _ = write!(out, "%{byte:02X}");
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn map(v: Value) -> serde_json::Map<String, Value> {
+        match v {
+            Value::Object(m) => m,
+            _ => serde_json::Map::new(),
+        }
+    }
+
+    #[test]
+    fn claims_give_the_principal() {
+        let p = principal_of_claims(map(
+            json!({"sub": "alice", "azp": "app", "scope": "a b", "tenant": "t1"}),
+        ))
+        .unwrap();
+        assert_eq!(p.subject, "alice");
+        assert_eq!(p.client_id.as_deref(), Some("app"));
+        assert_eq!(p.scopes, vec!["a", "b"]);
+        assert_eq!(p.claims.get("tenant"), Some(&json!("t1")));
+        let p = principal_of_claims(map(json!({"client_id": "svc", "scp": ["x"]}))).unwrap();
+        assert_eq!(p.subject, "svc");
+        assert_eq!(p.scopes, vec!["x"]);
+        assert!(principal_of_claims(map(json!({"scope": "a"}))).is_err());
+        assert!(principal_of_claims(map(json!({"sub": 3}))).is_err());
+    }
+
+    #[test]
+    fn times_hold_with_bounded_leeway() {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        let skew = Duration::from_secs(30);
+        assert!(check_times(&map(json!({"exp": now + 100})), skew).is_ok());
+        assert!(check_times(&map(json!({"exp": now - 10})), skew).is_ok());
+        assert!(matches!(
+            check_times(&map(json!({"exp": now - 100})), skew),
+            Err(TokenRefusal::Expired)
+        ));
+        assert!(matches!(
+            check_times(&map(json!({"nbf": now + 100})), skew),
+            Err(TokenRefusal::NotYetValid)
+        ));
+        assert!(check_times(&map(json!({"exp": "soon"})), skew).is_err());
+        assert_eq!(form_encode("a b+c/="), "a%20b%2Bc%2F%3D");
+    }
+}

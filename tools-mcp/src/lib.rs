@@ -93,19 +93,23 @@
 //! starts a server as a child process, and [`McpServer::serve_stdio`] serves this process's
 //! stdin and stdout; the `tools-mcp serve` binary of this crate is an example of the latter.
 
+pub mod auth;
 mod child;
 pub mod error;
 pub mod import;
 mod import_http;
+pub mod oauth;
 mod progress;
 pub mod schema;
 pub mod serve;
 mod serve_http;
 pub mod tasks;
 mod tasks_draft;
+pub mod token_store;
 mod trace;
 pub mod wire;
 
+pub use auth::{Challenge, HttpAuth, Secret};
 pub use error::{McpError, codes};
 pub use import::{
     ImportOptions, McpImport, McpSource, Protocol, Skipped, list_tools, text_output_schema,

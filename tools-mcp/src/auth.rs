@@ -1,0 +1,400 @@
+//! Credentials of an imported HTTP server, and what a server's `401`/`403` asked for.
+//!
+//! A source made with [`McpSource::http`](crate::McpSource::http) sends, with every request of
+//! its connection, a bearer token ([`McpSource::bearer`](crate::McpSource::bearer)) and any
+//! headers ([`McpSource::header`](crate::McpSource::header)) it was given, or authorizes with
+//! OAuth 2.1 ([`McpSource::oauth`](crate::McpSource::oauth), see [`oauth`](crate::oauth)).
+//! A credential is a [`Secret`]: its `Debug` shows no byte of it, and no message, span or
+//! error of this crate carries it.
+//!
+//! A server that answers `401 Unauthorized` makes the connection or the call fail with
+//! [`MCP_AUTH_REQUIRED`](crate::codes::MCP_AUTH_REQUIRED), a `403 Forbidden` (a token without
+//! the scope an operation needs, say) with [`MCP_AUTH_FAILED`](crate::codes::MCP_AUTH_FAILED),
+//! as does an OAuth authorization that could not be completed. Their message says, in one line,
+//! what the server's `WWW-Authenticate` challenge asked for ([`Challenge`]: the scheme, the
+//! scopes, the protected resource metadata URL, the error).
+//!
+//! ```
+//! use tools_mcp::McpSource;
+//!
+//! let token = std::env::var("SEARCH_TOKEN").unwrap_or_default();
+//! let source = McpSource::http("http://127.0.0.1:8080/mcp")
+//!     .bearer(token)
+//!     .header("x-tenant", "acme");
+//! // The token is not in its Debug output.
+//! assert!(!format!("{source:?}").contains("SEARCH_TOKEN"));
+//! ```
+
+use std::fmt;
+
+use tools_schema::excerpt::cut;
+
+/// The longest challenge kept of a `WWW-Authenticate` header (the rest is dropped).
+const MAX_CHALLENGE: usize = 4096;
+
+/// A credential: a token or a header's value. Its `Debug` says only that it is redacted, and it
+/// has no `Display`: read it with [`Secret::expose`].
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// A secret holding `value`.
+    pub fn new(value: impl Into<String>) -> Secret {
+        Secret(value.into())
+    }
+
+    /// The credential itself.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret([REDACTED])")
+    }
+}
+
+impl From<String> for Secret {
+    fn from(value: String) -> Secret {
+        Secret(value)
+    }
+}
+
+impl From<&str> for Secret {
+    fn from(value: &str) -> Secret {
+        Secret(value.to_owned())
+    }
+}
+
+/// How an HTTP source authenticates: static credentials, OAuth, or nothing.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct HttpAuth {
+    /// A bearer token, sent as `Authorization: Bearer <token>`.
+    pub(crate) bearer: Option<Secret>,
+    /// Headers sent with every request, in order.
+    pub(crate) headers: Vec<(String, Secret)>,
+    /// OAuth 2.1, when the source authorizes.
+    pub(crate) oauth: Option<crate::oauth::OAuth>,
+}
+
+impl fmt::Debug for HttpAuth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpAuth")
+            .field("bearer", &self.bearer)
+            .field(
+                "headers",
+                &self
+                    .headers
+                    .iter()
+                    .map(|(name, _)| name.as_str())
+                    .collect::<Vec<_>>(),
+            )
+            .field("oauth", &self.oauth)
+            .finish()
+    }
+}
+
+impl HttpAuth {
+    /// Whether nothing is configured.
+    pub fn is_empty(&self) -> bool {
+        self.bearer.is_none() && self.headers.is_empty() && self.oauth.is_none()
+    }
+
+    /// The headers as reqwest's, checked: a name or value HTTP does not allow is an error that
+    /// names the header (never its value).
+    pub(crate) fn header_map(
+        &self,
+    ) -> Result<
+        std::collections::HashMap<reqwest::header::HeaderName, reqwest::header::HeaderValue>,
+        AuthError,
+    > {
+        let mut map = std::collections::HashMap::new();
+        for (name, value) in &self.headers {
+            let invalid = || AuthError::InvalidHeader {
+                name: cut(name).into_owned(),
+            };
+            let header =
+                reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|_| invalid())?;
+            let mut value =
+                reqwest::header::HeaderValue::from_str(value.expose()).map_err(|_| invalid())?;
+            value.set_sensitive(true);
+            map.insert(header, value);
+        }
+        if let Some(bearer) = &self.bearer
+            && reqwest::header::HeaderValue::from_str(&format!("Bearer {}", bearer.expose()))
+                .is_err()
+        {
+            return Err(AuthError::InvalidHeader {
+                name: "authorization".to_owned(),
+            });
+        }
+        Ok(map)
+    }
+}
+
+/// What a server's `WWW-Authenticate` challenge asked for, read from its first challenge.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Challenge {
+    /// The HTTP status (401 or 403).
+    pub status: u16,
+    /// The scheme (`Bearer`), when the server sent a challenge.
+    pub scheme: Option<String>,
+    /// The scopes asked for (`scope`).
+    pub scope: Option<String>,
+    /// The protected resource metadata URL (`resource_metadata`, RFC 9728).
+    pub resource_metadata: Option<String>,
+    /// The error (`error`, such as `invalid_token` or `insufficient_scope`).
+    pub error: Option<String>,
+    /// The server's words for the error (`error_description`).
+    pub error_description: Option<String>,
+}
+
+impl Challenge {
+    /// The challenge of an answer of `status` with the `WWW-Authenticate` value `header` (empty
+    /// when there was none), for the endpoint `url`.
+    pub fn parse(status: u16, header: &str, url: &str) -> Challenge {
+        let header = header.trim();
+        let header = match header.char_indices().nth(MAX_CHALLENGE) {
+            Some((end, _)) => &header[..end],
+            None => header,
+        };
+        let mut challenge = Challenge {
+            status,
+            ..Challenge::default()
+        };
+        if header.is_empty() {
+            return challenge;
+        }
+        let scheme: String = header
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || "-._~+/".contains(*c))
+            .collect();
+        if !scheme.is_empty() {
+            challenge.scheme = Some(scheme);
+        }
+        let base = url::Url::parse(url)
+            .or_else(|_| url::Url::parse("http://invalid/"))
+            .ok();
+        if let Some(base) = base {
+            let params = rmcp::transport::auth::WWWAuthenticateParams::parse(header, &base);
+            challenge.scope = params.scope;
+            challenge.resource_metadata = params.resource_metadata_url.map(String::from);
+            challenge.error = params.error;
+            challenge.error_description = params.error_description;
+        }
+        challenge
+    }
+
+    /// Whether the server says the token lacks a scope (`error="insufficient_scope"`).
+    pub fn is_insufficient_scope(&self) -> bool {
+        self.error.as_deref() == Some("insufficient_scope")
+    }
+}
+
+impl fmt::Display for Challenge {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let words = match self.status {
+            401 => "HTTP 401 Unauthorized",
+            403 => "HTTP 403 Forbidden",
+            _ => "HTTP error",
+        };
+        f.write_str(words)?;
+        let Some(scheme) = &self.scheme else {
+            return f.write_str(", no WWW-Authenticate challenge");
+        };
+        write!(f, ", challenge {}", cut(scheme))?;
+        let mut fields = Vec::new();
+        if let Some(error) = &self.error {
+            fields.push(format!("error {}", cut(error)));
+        }
+        if let Some(scope) = &self.scope {
+            fields.push(format!("scope \"{}\"", cut(scope)));
+        }
+        if let Some(url) = &self.resource_metadata {
+            fields.push(format!("resource metadata {}", cut(url)));
+        }
+        if let Some(description) = &self.error_description {
+            fields.push(format!("\"{}\"", cut(description)));
+        }
+        if !fields.is_empty() {
+            write!(f, " ({})", fields.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
+/// Why authenticating to an HTTP server failed (the source of
+/// [`McpError::AuthRequired`](crate::McpError::AuthRequired) and
+/// [`McpError::AuthFailed`](crate::McpError::AuthFailed)). No variant carries a token.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AuthError {
+    /// The server refused the request (401 or 403) with this challenge.
+    #[error("{0}")]
+    Refused(Challenge),
+    /// The server refused the request, and authorizing again with OAuth failed (the source).
+    #[error("{challenge}; authorizing failed")]
+    Authorize {
+        /// What the server asked for.
+        challenge: Challenge,
+        /// Why authorizing failed.
+        #[source]
+        source: crate::oauth::OAuthError,
+    },
+    /// A header of the source (or its bearer token) is not a valid HTTP header.
+    #[error("the header `{name}` is not a valid HTTP header (its name or value)")]
+    InvalidHeader {
+        /// The header's name.
+        name: String,
+    },
+}
+
+impl AuthError {
+    /// The stable code of this error: [`MCP_AUTH_REQUIRED`](crate::codes::MCP_AUTH_REQUIRED)
+    /// for a 401 that could not be answered, otherwise
+    /// [`MCP_AUTH_FAILED`](crate::codes::MCP_AUTH_FAILED).
+    pub fn code(&self) -> &'static str {
+        match self {
+            AuthError::Refused(challenge) if challenge.status == 401 => {
+                crate::codes::MCP_AUTH_REQUIRED
+            }
+            _ => crate::codes::MCP_AUTH_FAILED,
+        }
+    }
+}
+
+/// The challenge of a `401`/`403` found in `error`'s chain (rmcp's transport error), with the
+/// OAuth failure that followed it, if one was noted in `failure`.
+pub(crate) fn refusal(
+    error: &(dyn std::error::Error + 'static),
+    url: &str,
+    failure: Option<&crate::oauth::FailureSlot>,
+) -> Option<AuthError> {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(current) = next {
+        if let Some(http) = current.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+            let challenge = match http {
+                StreamableHttpError::AuthRequired(e) => {
+                    Challenge::parse(401, &e.www_authenticate_header, url)
+                }
+                StreamableHttpError::InsufficientScope(e) => {
+                    Challenge::parse(403, &e.www_authenticate_header, url)
+                }
+                _ => return None,
+            };
+            let oauth = failure.and_then(crate::oauth::FailureSlot::take);
+            return Some(match oauth {
+                Some(source) => AuthError::Authorize { challenge, source },
+                None => AuthError::Refused(challenge),
+            });
+        }
+        next = current.source();
+    }
+    None
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_challenge_reads_as_one_line() {
+        let challenge = Challenge::parse(
+            401,
+            r#"Bearer realm="mcp", scope="files:read files:write", resource_metadata="/.well-known/oauth-protected-resource/mcp""#,
+            "http://127.0.0.1:9/mcp",
+        );
+        assert_eq!(challenge.scheme.as_deref(), Some("Bearer"));
+        assert_eq!(
+            challenge.to_string(),
+            "HTTP 401 Unauthorized, challenge Bearer (scope \"files:read files:write\", resource \
+             metadata http://127.0.0.1:9/.well-known/oauth-protected-resource/mcp)"
+        );
+        let none = Challenge::parse(403, "", "http://127.0.0.1:9/mcp");
+        assert_eq!(
+            none.to_string(),
+            "HTTP 403 Forbidden, no WWW-Authenticate challenge"
+        );
+        let junk = Challenge::parse(401, "\"\"\"===,,,", "not a url");
+        assert_eq!(junk.scheme, None);
+        let long = Challenge::parse(
+            401,
+            &format!("Bearer scope=\"{}\"", "x".repeat(100_000)),
+            "",
+        );
+        assert!(long.to_string().len() < 1000);
+    }
+
+    #[test]
+    fn secrets_do_not_show() {
+        let auth = HttpAuth {
+            bearer: Some(Secret::new("tok-123")),
+            headers: vec![("x-key".to_owned(), Secret::new("key-456"))],
+            oauth: None,
+        };
+        let text = format!("{auth:?}");
+        assert!(
+            !text.contains("tok-123") && !text.contains("key-456"),
+            "{text}"
+        );
+        assert!(text.contains("x-key"), "{text}");
+    }
+}
+
+impl crate::McpSource {
+    /// The same HTTP source, sending `token` as `Authorization: Bearer <token>` with every
+    /// request (ignored for stdio). Take the token from where it is kept (an environment
+    /// variable, a secret store), not from a command line.
+    pub fn bearer(mut self, token: impl Into<Secret>) -> crate::McpSource {
+        if let crate::McpSource::Http { auth, .. } = &mut self {
+            auth.bearer = Some(token.into());
+        }
+        self
+    }
+
+    /// The same HTTP source, sending the header `name: value` with every request (ignored for
+    /// stdio). The value is kept as a [`Secret`]; a name or value HTTP does not allow fails the
+    /// connection with [`MCP_AUTH_FAILED`](crate::codes::MCP_AUTH_FAILED), naming the header.
+    /// `Accept`, `Mcp-Session-Id` and `Last-Event-Id` are the transport's own and refused.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<Secret>) -> crate::McpSource {
+        if let crate::McpSource::Http { auth, .. } = &mut self {
+            auth.headers.push((name.into(), value.into()));
+        }
+        self
+    }
+
+    /// The same HTTP source, authorizing with OAuth 2.1 ([`oauth`](crate::oauth)) when the
+    /// server asks (ignored for stdio). A bearer token given too is sent until the server
+    /// refuses it.
+    pub fn oauth(mut self, oauth: crate::oauth::OAuth) -> crate::McpSource {
+        if let crate::McpSource::Http { auth, .. } = &mut self {
+            auth.oauth = Some(oauth);
+        }
+        self
+    }
+
+    /// `error` as [`McpError::AuthRequired`](crate::McpError::AuthRequired) or
+    /// [`McpError::AuthFailed`](crate::McpError::AuthFailed) when a `401`/`403` is in its
+    /// chain, else `error` itself.
+    pub(crate) fn auth_or(&self, error: crate::McpError) -> crate::McpError {
+        let crate::McpSource::Http { url, auth } = self else {
+            return error;
+        };
+        let failure = auth.oauth.as_ref().map(crate::oauth::OAuth::failure);
+        match refusal(&error, url, failure) {
+            Some(source) => {
+                let server = self.describe();
+                if source.code() == crate::codes::MCP_AUTH_REQUIRED {
+                    crate::McpError::AuthRequired { server, source }
+                } else {
+                    crate::McpError::AuthFailed { server, source }
+                }
+            }
+            None => error,
+        }
+    }
+}

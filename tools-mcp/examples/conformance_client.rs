@@ -80,6 +80,14 @@ fn oauth(scenario: &str, context: &Value) -> Result<OAuth, Box<dyn std::error::E
     let mut oauth = OAuth::new(Headless { http })
         .client_name("agent-tools-conformance")
         .client_metadata_url(CLIENT_METADATA_URL);
+    if scenario == "auth/client-credentials-basic"
+        && let (Some(id), Some(secret)) = (
+            context.get("client_id").and_then(Value::as_str),
+            context.get("client_secret").and_then(Value::as_str),
+        )
+    {
+        return Ok(OAuth::client_credentials(id, secret));
+    }
     if scenario == "auth/pre-registration"
         && let Some(id) = context.get("client_id").and_then(Value::as_str)
     {
@@ -103,11 +111,7 @@ async fn run(url: &str, scenario: &str, context: &Value) -> Result<(), Box<dyn s
         let Some(definition) = scope.get(&name) else {
             continue;
         };
-        let call = ToolCall::new(
-            format!("c{i}"),
-            &name,
-            arguments(definition.input_schema()),
-        );
+        let call = ToolCall::new(format!("c{i}"), &name, arguments(definition.input_schema()));
         let result = runtime.execute(call).await;
         eprintln!("{name}: {:?} {}", result.code(), result.text());
     }
@@ -128,7 +132,7 @@ async fn main() {
         .unwrap_or(Value::Null);
     if let Err(e) = run(&url, &scenario, &context).await {
         let text = match e.downcast_ref::<tools_mcp::McpError>() {
-            Some(e) => format!("{}: {}", e.code(), e.report()),
+            Some(e) => format!("{}: {}", e.code(), tools_mcp::error::report_uncut(e)),
             None => e.to_string(),
         };
         eprintln!("{scenario}: {text}");

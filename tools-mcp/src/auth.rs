@@ -272,28 +272,81 @@ pub(crate) fn refusal(
     url: &str,
     failure: Option<&crate::oauth::FailureSlot>,
 ) -> Option<AuthError> {
-    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientScopeError};
+    use rmcp::transport::worker::WorkerQuitReason;
     let mut next: Option<&(dyn std::error::Error + 'static)> = Some(error);
     while let Some(current) = next {
-        if let Some(http) = current.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
-            let challenge = match http {
-                StreamableHttpError::AuthRequired(e) => {
-                    Challenge::parse(401, &e.www_authenticate_header, url)
-                }
-                StreamableHttpError::InsufficientScope(e) => {
-                    Challenge::parse(403, &e.www_authenticate_header, url)
-                }
-                _ => return None,
-            };
+        let challenge = if let Some(e) = current.downcast_ref::<AuthRequiredError>() {
+            Some(Challenge::parse(401, &e.www_authenticate_header, url))
+        } else if let Some(e) = current.downcast_ref::<InsufficientScopeError>() {
+            Some(Challenge::parse(403, &e.www_authenticate_header, url))
+        } else if let Some(e) = current.downcast_ref::<HttpError>() {
+            of_http(e, url)
+        } else if let Some(WorkerQuitReason::Fatal { error, .. }) =
+            current.downcast_ref::<WorkerQuitReason<HttpError>>()
+        {
+            // rmcp's worker shows its transport's error without making it the source.
+            of_http(error, url)
+        } else {
+            None
+        };
+        if let Some(challenge) = challenge {
             let oauth = failure.and_then(crate::oauth::FailureSlot::take);
             return Some(match oauth {
                 Some(source) => AuthError::Authorize { challenge, source },
                 None => AuthError::Refused(challenge),
             });
         }
-        next = current.source();
+        let handshake = current
+            .downcast_ref::<rmcp::service::ClientInitializeError>()
+            .or_else(|| {
+                current
+                    .downcast_ref::<Box<rmcp::service::ClientInitializeError>>()
+                    .map(AsRef::as_ref)
+            });
+        next = match handshake {
+            // rmcp shows the transport's error of a failed handshake without making it the
+            // source.
+            Some(rmcp::service::ClientInitializeError::TransportError { error, .. }) => {
+                Some(error.error.as_ref() as &(dyn std::error::Error + 'static))
+            }
+            Some(rmcp::service::ClientInitializeError::LegacyFallbackFailed {
+                fallback, ..
+            }) => Some(fallback.as_ref() as &(dyn std::error::Error + 'static)),
+            _ => current.source(),
+        };
     }
     None
+}
+
+/// The transport error of rmcp's HTTP client (and the import's).
+type HttpError = rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>;
+
+/// The challenge of a `401`/`403` as rmcp's HTTP client reports it: with a challenge, or, without
+/// one, an unexpected response whose words begin with the status.
+fn of_http(error: &HttpError, url: &str) -> Option<Challenge> {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    let text = match error {
+        StreamableHttpError::AuthRequired(e) => {
+            return Some(Challenge::parse(401, &e.www_authenticate_header, url));
+        }
+        StreamableHttpError::InsufficientScope(e) => {
+            return Some(Challenge::parse(403, &e.www_authenticate_header, url));
+        }
+        StreamableHttpError::UnexpectedServerResponse(text) => text,
+        _ => return None,
+    };
+    let status = if text.starts_with("HTTP 401 ") {
+        401
+    } else if text.starts_with("HTTP 403 ") {
+        403
+    } else {
+        return None;
+    };
+    Some(Challenge {
+        status,
+        ..Challenge::default()
+    })
 }
 
 #[cfg(test)]

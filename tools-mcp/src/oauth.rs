@@ -73,8 +73,8 @@ use futures::stream::BoxStream;
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::auth::{
-    AuthError as RmcpAuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession,
-    CredentialStore, StoredCredentials,
+    AuthError as RmcpAuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
+    AuthorizationSession, ClientCredentialsConfig, CredentialStore, StoredCredentials,
 };
 use rmcp::transport::streamable_http_client::{
     SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
@@ -394,7 +394,10 @@ enum Client {
 
 #[derive(Clone)]
 struct Config {
-    authorizer: Arc<dyn Authorizer>,
+    /// The person's step of the authorization code grant (none with client credentials).
+    authorizer: Option<Arc<dyn Authorizer>>,
+    /// The client credentials grant's client id and secret, when it is used.
+    client_credentials: Option<(String, Secret)>,
     client_name: String,
     client: Client,
     client_metadata_url: Option<String>,
@@ -434,7 +437,14 @@ impl fmt::Debug for OAuth {
             Client::Registered { id, .. } => format!("pre-registered {id}"),
         };
         f.debug_struct("OAuth")
-            .field("redirect_uri", &self.config.authorizer.redirect_uri())
+            .field(
+                "redirect_uri",
+                &self.config.authorizer.as_ref().map(|a| a.redirect_uri()),
+            )
+            .field(
+                "client_credentials",
+                &self.config.client_credentials.as_ref().map(|(id, _)| id),
+            )
             .field("client_name", &self.config.client_name)
             .field("client", &client)
             .field("client_metadata_url", &self.config.client_metadata_url)
@@ -448,9 +458,25 @@ impl OAuth {
     /// OAuth whose person's step is `authorizer`, with dynamic client registration, the scopes
     /// the server asks for and tokens in memory.
     pub fn new(authorizer: impl Authorizer) -> OAuth {
+        OAuth::with(Some(Arc::new(authorizer)), None)
+    }
+
+    /// OAuth with the client credentials grant (a machine client, no person's step; the
+    /// `io.modelcontextprotocol/oauth-client-credentials` extension): the client `id` and its
+    /// `secret`, sent as the authorization server's metadata asks (`client_secret_basic` when it
+    /// supports only that, else `client_secret_post`), with the `resource` parameter.
+    pub fn client_credentials(id: impl Into<String>, secret: impl Into<Secret>) -> OAuth {
+        OAuth::with(None, Some((id.into(), secret.into())))
+    }
+
+    fn with(
+        authorizer: Option<Arc<dyn Authorizer>>,
+        client_credentials: Option<(String, Secret)>,
+    ) -> OAuth {
         OAuth {
             config: Arc::new(Config {
-                authorizer: Arc::new(authorizer),
+                authorizer,
+                client_credentials,
                 client_name: "agent-tools".to_owned(),
                 client: Client::Dynamic,
                 client_metadata_url: None,
@@ -742,13 +768,43 @@ impl OAuth {
     ) -> Result<AuthorizationManager, OAuthError> {
         let mut manager = self.manager(url).await?;
         let challenge = (!challenge.trim().is_empty()).then_some(challenge);
-        let resolution = manager
-            .resolve_metadata_from_challenge(challenge)
-            .await
-            .map_err(OAuthError::Protocol)?;
-        manager.set_metadata(resolution.metadata);
+        let metadata = match manager.resolve_metadata_from_challenge(challenge).await {
+            Ok(resolution) => resolution.metadata,
+            Err(RmcpAuthError::AuthorizationServerMismatch {
+                expected_issuer,
+                received_issuer,
+            }) if legacy_issuer(url, &expected_issuer, &received_issuer) => {
+                legacy_metadata(url, &received_issuer).await?
+            }
+            Err(e) => return Err(OAuthError::Protocol(e)),
+        };
+        manager.set_metadata(metadata);
         let config = &self.config;
-        let mut request = AuthorizationRequest::new(config.authorizer.redirect_uri())
+        if let Some((id, secret)) = &config.client_credentials {
+            let credentials = ClientCredentialsConfig::ClientSecret {
+                client_id: id.clone(),
+                client_secret: secret.expose().to_owned(),
+                scopes: scopes.unwrap_or_else(|| config.scopes.clone()),
+                resource: Some(url.to_owned()),
+            };
+            manager
+                .validate_client_credentials_metadata(&credentials)
+                .map_err(OAuthError::Protocol)?;
+            manager
+                .configure_client_credentials(&credentials)
+                .map_err(OAuthError::Protocol)?;
+            manager
+                .exchange_client_credentials(&credentials)
+                .await
+                .map_err(OAuthError::Protocol)?;
+            return Ok(manager);
+        }
+        let Some(authorizer) = &config.authorizer else {
+            return Err(OAuthError::Authorize(AuthorizeError::Other(
+                "no Authorizer for the authorization code".to_owned(),
+            )));
+        };
+        let mut request = AuthorizationRequest::new(authorizer.redirect_uri())
             .with_client_name(config.client_name.clone());
         request = match scopes {
             Some(scopes) if !scopes.is_empty() => request.with_scopes(scopes),
@@ -767,8 +823,7 @@ impl OAuth {
         let session = AuthorizationSession::new(manager, request)
             .await
             .map_err(|(_, e)| OAuthError::Protocol(e))?;
-        let callback = config
-            .authorizer
+        let callback = authorizer
             .authorize(session.get_authorization_url().to_owned())
             .await
             .map_err(OAuthError::Authorize)?;
@@ -835,6 +890,72 @@ impl OAuth {
             }
         }
     }
+}
+
+/// The origin of `url` (`scheme://host:port`), if it has one.
+fn origin(url: &str) -> Option<String> {
+    let url = url::Url::parse(url).ok()?;
+    match url.origin() {
+        url::Origin::Tuple(..) => Some(url.origin().ascii_serialization()),
+        url::Origin::Opaque(_) => None,
+    }
+}
+
+/// Whether a metadata document's issuer that is not the one RFC 8414 expects may still be taken:
+/// only in the 2025-03-26 fallback (no protected resource metadata; the metadata read at the
+/// server's own origin, whose issuer RFC 8414 expects to be that origin) and only when the
+/// issuer it names is on that same origin (one party: the server is its own authorization
+/// server, at a path). Metadata of any other issuer is refused as rmcp refuses it.
+fn legacy_issuer(url: &str, expected: &str, received: &str) -> bool {
+    let Some(server) = origin(url) else {
+        return false;
+    };
+    expected.trim_end_matches('/') == server && origin(received).as_deref() == Some(&server)
+}
+
+/// The largest authorization server metadata document read here.
+const MAX_METADATA: usize = 1 << 20;
+
+/// The 2025-03-26 fallback's metadata (see [`legacy_issuer`]), read from the server's origin
+/// without following redirects, bounded, and held to name `issuer`.
+async fn legacy_metadata(url: &str, issuer: &str) -> Result<AuthorizationMetadata, OAuthError> {
+    use futures::StreamExt;
+    let failed = |what: &str| {
+        OAuthError::Protocol(RmcpAuthError::MetadataError(format!(
+            "the authorization server metadata of {}: {what}",
+            tools_schema::excerpt::cut(url)
+        )))
+    };
+    let server = origin(url).ok_or_else(|| failed("the server's URL has no origin"))?;
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(30))
+        .build()
+        .map_err(|_| failed("no HTTP client"))?;
+    let response = client
+        .get(format!("{server}/.well-known/oauth-authorization-server"))
+        .header(reqwest::header::ACCEPT, "application/json")
+        .send()
+        .await
+        .map_err(|_| failed("the request failed"))?;
+    if !response.status().is_success() {
+        return Err(failed("no document"));
+    }
+    let mut body = Vec::new();
+    let mut stream = response.bytes_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|_| failed("the body could not be read"))?;
+        if body.len() + chunk.len() > MAX_METADATA {
+            return Err(failed("larger than 1 MiB"));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    let metadata: AuthorizationMetadata =
+        serde_json::from_slice(&body).map_err(|_| failed("not a metadata document"))?;
+    if metadata.issuer.as_deref() != Some(issuer) {
+        return Err(failed("the issuer changed"));
+    }
+    Ok(metadata)
 }
 
 /// An HTTP client that authorizes with [`OAuth`] (see the module doc).

@@ -6,6 +6,7 @@
 // Helpers for the modules below, declared once here.
 mod support;
 
+mod auth;
 mod codegen_live;
 mod http_stateless;
 mod import_everything;

@@ -170,6 +170,17 @@ struct InputArgs {
     #[cfg(feature = "mcp")]
     #[arg(long, value_name = "URL", conflicts_with = "catalog")]
     mcp_url: Option<String>,
+    /// With --mcp-url: send `Authorization: Bearer <token>`, the token read from the
+    /// environment variable VAR (a credential is never a command-line literal, which shell
+    /// history and `ps` would keep).
+    #[cfg(feature = "mcp")]
+    #[arg(long, value_name = "VAR", requires = "mcp_url")]
+    mcp_bearer_env: Option<String>,
+    /// With --mcp-url: send the header NAME with the value of the environment variable VAR
+    /// (`--mcp-header-env 'X-Api-Key=SEARCH_KEY'`); repeatable.
+    #[cfg(feature = "mcp")]
+    #[arg(long, value_name = "NAME=VAR", requires = "mcp_url")]
+    mcp_header_env: Vec<String>,
     /// Make warnings errors: exit 2 and write nothing when a tool name is outside MCP's
     /// naming rule or a type says less than its schema (typed unknown/Any).
     #[arg(long)]
@@ -333,7 +344,12 @@ fn read_input(input: &InputArgs, stdin: &mut dyn Read) -> Result<(String, String
             (Some(command), _) => {
                 Some(McpSource::command_line(command).map_err(McpListError::Mcp)?)
             }
-            (None, Some(url)) => Some(McpSource::http(url)),
+            (None, Some(url)) => Some(crate::mcp::with_credentials(
+                McpSource::http(url),
+                input.mcp_bearer_env.as_deref(),
+                &input.mcp_header_env,
+                |var| std::env::var(var).ok(),
+            )?),
             (None, None) => None,
         };
         if let Some(source) = source {

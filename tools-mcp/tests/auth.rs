@@ -432,3 +432,77 @@ async fn the_loopback_authorizer_checks_the_state_and_times_out() {
         "{answer:?}"
     );
 }
+
+/// The codegen CLI's `--mcp-bearer-env VAR` and `--mcp-header-env NAME=VAR` read the
+/// credentials from the environment and reach a server that checks them; an unset variable or
+/// a malformed flag is an error naming the flag and the variable, never a value.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_codegen_cli_reads_credentials_from_the_environment() {
+    let (backend, stop) = backend().await;
+    let (url, passed, _) = front(backend, Refuse::Unauthorized).await;
+    let env = |var: &str| match var {
+        "T_BEARER" => Some(TOKEN.to_owned()),
+        "T_TENANT" => Some("acme".to_owned()),
+        _ => None,
+    };
+    let source = tools_codegen::mcp::with_credentials(
+        McpSource::http(&url),
+        Some("T_BEARER"),
+        &["x-tenant=T_TENANT".to_owned()],
+        env,
+    )
+    .unwrap();
+    let listed = tokio::task::spawn_blocking(move || {
+        tools_codegen::mcp::read_catalog(&source, tools_mcp::Protocol::Auto)
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    assert!(listed.contains("\"add\""), "{listed}");
+    assert!(passed.load(Ordering::SeqCst) > 0);
+
+    for (bearer, headers, words) in [
+        (
+            Some("T_UNSET"),
+            vec![],
+            "--mcp-bearer-env T_UNSET: the environment variable is not set",
+        ),
+        (
+            None,
+            vec!["x-tenant".to_owned()],
+            "--mcp-header-env x-tenant: expected NAME=VAR",
+        ),
+        (
+            None,
+            vec!["x-tenant=T_UNSET".to_owned()],
+            "--mcp-header-env x-tenant=T_UNSET: the",
+        ),
+    ] {
+        let error =
+            tools_codegen::mcp::with_credentials(McpSource::http(&url), bearer, &headers, env)
+                .unwrap_err();
+        assert!(error.to_string().starts_with(words), "{error}");
+    }
+
+    // Through the CLI: an unset variable fails before connecting, with the CLI's code.
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let status = tools_codegen::cli::run(
+        [
+            "tools-codegen",
+            "docs",
+            "--mcp-url",
+            &url,
+            "--mcp-bearer-env",
+            "TOOLS_MCP_TEST_SURELY_UNSET_VAR",
+        ],
+        &mut std::io::empty(),
+        &mut out,
+        &mut err,
+    );
+    let err = String::from_utf8(err).unwrap();
+    assert_eq!(status, 2, "{err}");
+    assert!(err.contains("MCP_LIST_FAILED"), "{err}");
+    assert!(err.contains("TOOLS_MCP_TEST_SURELY_UNSET_VAR"), "{err}");
+    stop.cancel();
+}

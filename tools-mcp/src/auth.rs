@@ -233,12 +233,12 @@ impl fmt::Display for Challenge {
 pub enum AuthError {
     /// The server refused the request (401 or 403) with this challenge.
     #[error("{0}")]
-    Refused(Challenge),
+    Refused(Box<Challenge>),
     /// The server refused the request, and authorizing again with OAuth failed (the source).
     #[error("{challenge}; authorizing failed")]
     Authorize {
         /// What the server asked for.
-        challenge: Challenge,
+        challenge: Box<Challenge>,
         /// Why authorizing failed.
         #[source]
         source: crate::oauth::OAuthError,
@@ -291,6 +291,7 @@ pub(crate) fn refusal(
             None
         };
         if let Some(challenge) = challenge {
+            let challenge = Box::new(challenge);
             let oauth = failure.and_then(crate::oauth::FailureSlot::take);
             return Some(match oauth {
                 Some(source) => AuthError::Authorize { challenge, source },
@@ -349,55 +350,6 @@ fn of_http(error: &HttpError, url: &str) -> Option<Challenge> {
     })
 }
 
-#[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_challenge_reads_as_one_line() {
-        let challenge = Challenge::parse(
-            401,
-            r#"Bearer realm="mcp", scope="files:read files:write", resource_metadata="/.well-known/oauth-protected-resource/mcp""#,
-            "http://127.0.0.1:9/mcp",
-        );
-        assert_eq!(challenge.scheme.as_deref(), Some("Bearer"));
-        assert_eq!(
-            challenge.to_string(),
-            "HTTP 401 Unauthorized, challenge Bearer (scope \"files:read files:write\", resource \
-             metadata http://127.0.0.1:9/.well-known/oauth-protected-resource/mcp)"
-        );
-        let none = Challenge::parse(403, "", "http://127.0.0.1:9/mcp");
-        assert_eq!(
-            none.to_string(),
-            "HTTP 403 Forbidden, no WWW-Authenticate challenge"
-        );
-        let junk = Challenge::parse(401, "\"\"\"===,,,", "not a url");
-        assert_eq!(junk.scheme, None);
-        let long = Challenge::parse(
-            401,
-            &format!("Bearer scope=\"{}\"", "x".repeat(100_000)),
-            "",
-        );
-        assert!(long.to_string().len() < 1000);
-    }
-
-    #[test]
-    fn secrets_do_not_show() {
-        let auth = HttpAuth {
-            bearer: Some(Secret::new("tok-123")),
-            headers: vec![("x-key".to_owned(), Secret::new("key-456"))],
-            oauth: None,
-        };
-        let text = format!("{auth:?}");
-        assert!(
-            !text.contains("tok-123") && !text.contains("key-456"),
-            "{text}"
-        );
-        assert!(text.contains("x-key"), "{text}");
-    }
-}
-
 impl crate::McpSource {
     /// The same HTTP source, sending `token` as `Authorization: Bearer <token>` with every
     /// request (ignored for stdio). Take the token from where it is kept (an environment
@@ -449,5 +401,54 @@ impl crate::McpSource {
             }
             None => error,
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_challenge_reads_as_one_line() {
+        let challenge = Challenge::parse(
+            401,
+            r#"Bearer realm="mcp", scope="files:read files:write", resource_metadata="/.well-known/oauth-protected-resource/mcp""#,
+            "http://127.0.0.1:9/mcp",
+        );
+        assert_eq!(challenge.scheme.as_deref(), Some("Bearer"));
+        assert_eq!(
+            challenge.to_string(),
+            "HTTP 401 Unauthorized, challenge Bearer (scope \"files:read files:write\", resource \
+             metadata http://127.0.0.1:9/.well-known/oauth-protected-resource/mcp)"
+        );
+        let none = Challenge::parse(403, "", "http://127.0.0.1:9/mcp");
+        assert_eq!(
+            none.to_string(),
+            "HTTP 403 Forbidden, no WWW-Authenticate challenge"
+        );
+        let junk = Challenge::parse(401, "\"\"\"===,,,", "not a url");
+        assert_eq!(junk.scheme, None);
+        let long = Challenge::parse(
+            401,
+            &format!("Bearer scope=\"{}\"", "x".repeat(100_000)),
+            "",
+        );
+        assert!(long.to_string().len() < 1000);
+    }
+
+    #[test]
+    fn secrets_do_not_show() {
+        let auth = HttpAuth {
+            bearer: Some(Secret::new("tok-123")),
+            headers: vec![("x-key".to_owned(), Secret::new("key-456"))],
+            oauth: None,
+        };
+        let text = format!("{auth:?}");
+        assert!(
+            !text.contains("tok-123") && !text.contains("key-456"),
+            "{text}"
+        );
+        assert!(text.contains("x-key"), "{text}");
     }
 }

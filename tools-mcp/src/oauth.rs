@@ -354,7 +354,7 @@ pub enum OAuthError {
     /// Discovery, registration or the token exchange failed, as rmcp's OAuth client says (a
     /// resource metadata document naming another resource among them).
     #[error("OAuth failed")]
-    Protocol(#[source] RmcpAuthError),
+    Protocol(#[source] Box<RmcpAuthError>),
     /// The person's step failed.
     #[error("the authorization step failed")]
     Authorize(#[source] AuthorizeError),
@@ -657,7 +657,7 @@ impl OAuth {
                 Ok(true) => *manager = Some(loaded),
                 Ok(false) => return None,
                 Err(e) => {
-                    self.shared.failure.put(OAuthError::Protocol(e));
+                    self.shared.failure.put(OAuthError::Protocol(Box::new(e)));
                     return None;
                 }
             }
@@ -677,7 +677,7 @@ impl OAuth {
     async fn manager(&self, url: &str) -> Result<AuthorizationManager, OAuthError> {
         let mut manager = AuthorizationManager::new(url)
             .await
-            .map_err(OAuthError::Protocol)?;
+            .map_err(|e| OAuthError::Protocol(Box::new(e)))?;
         manager.set_credential_store(StoreAdapter(self.config.store.clone()));
         Ok(manager)
     }
@@ -718,10 +718,9 @@ impl OAuth {
                     && let Some(current) = manager.as_ref()
                     && current.refresh_token().await.is_ok()
                     && let Ok(fresh) = current.get_access_token().await
+                    && Some(fresh.as_str()) != sent
                 {
-                    if Some(fresh.as_str()) != sent {
-                        return Ok(fresh);
-                    }
+                    return Ok(fresh);
                 }
                 (challenge, None)
             }
@@ -753,7 +752,7 @@ impl OAuth {
         let token = authorized
             .get_access_token()
             .await
-            .map_err(OAuthError::Protocol)?;
+            .map_err(|e| OAuthError::Protocol(Box::new(e)))?;
         *manager = Some(authorized);
         Ok(token)
     }
@@ -776,7 +775,7 @@ impl OAuth {
             }) if legacy_issuer(url, &expected_issuer, &received_issuer) => {
                 legacy_metadata(url, &received_issuer).await?
             }
-            Err(e) => return Err(OAuthError::Protocol(e)),
+            Err(e) => return Err(OAuthError::Protocol(Box::new(e))),
         };
         manager.set_metadata(metadata);
         let config = &self.config;
@@ -789,14 +788,14 @@ impl OAuth {
             };
             manager
                 .validate_client_credentials_metadata(&credentials)
-                .map_err(OAuthError::Protocol)?;
+                .map_err(|e| OAuthError::Protocol(Box::new(e)))?;
             manager
                 .configure_client_credentials(&credentials)
-                .map_err(OAuthError::Protocol)?;
+                .map_err(|e| OAuthError::Protocol(Box::new(e)))?;
             manager
                 .exchange_client_credentials(&credentials)
                 .await
-                .map_err(OAuthError::Protocol)?;
+                .map_err(|e| OAuthError::Protocol(Box::new(e)))?;
             return Ok(manager);
         }
         let Some(authorizer) = &config.authorizer else {
@@ -822,7 +821,7 @@ impl OAuth {
         }
         let session = AuthorizationSession::new(manager, request)
             .await
-            .map_err(|(_, e)| OAuthError::Protocol(e))?;
+            .map_err(|(_, e)| OAuthError::Protocol(Box::new(e)))?;
         let callback = authorizer
             .authorize(session.get_authorization_url().to_owned())
             .await
@@ -834,7 +833,7 @@ impl OAuth {
                 callback.issuer.as_deref(),
             )
             .await
-            .map_err(OAuthError::Protocol)?;
+            .map_err(|e| OAuthError::Protocol(Box::new(e)))?;
         Ok(session.auth_manager)
     }
 
@@ -921,10 +920,10 @@ const MAX_METADATA: usize = 1 << 20;
 async fn legacy_metadata(url: &str, issuer: &str) -> Result<AuthorizationMetadata, OAuthError> {
     use futures::StreamExt;
     let failed = |what: &str| {
-        OAuthError::Protocol(RmcpAuthError::MetadataError(format!(
+        OAuthError::Protocol(Box::new(RmcpAuthError::MetadataError(format!(
             "the authorization server metadata of {}: {what}",
             tools_schema::excerpt::cut(url)
-        )))
+        ))))
     };
     let server = origin(url).ok_or_else(|| failed("the server's URL has no origin"))?;
     let client = reqwest::Client::builder()
@@ -1010,7 +1009,7 @@ where
                     session_id.clone(),
                     token,
                     custom_headers.clone(),
-                    limits.clone(),
+                    limits,
                 )
             })
             .await

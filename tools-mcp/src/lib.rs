@@ -95,6 +95,7 @@
 
 pub mod auth;
 mod child;
+mod credential;
 pub mod error;
 pub mod import;
 mod import_http;

@@ -82,7 +82,7 @@ use rmcp::transport::streamable_http_client::{
 };
 use sse_stream::Sse;
 
-use crate::auth::Secret;
+use crate::credential::{Challenge, Secret};
 use crate::token_store::{MemoryTokenStore, TokenRecord, TokenStore, TokenStoreError};
 
 /// The default of [`OAuth::max_step_ups`].
@@ -725,7 +725,7 @@ impl OAuth {
                 (challenge, None)
             }
             Refusal::Forbidden { challenge } => {
-                let parsed = crate::auth::Challenge::parse(403, challenge, url);
+                let parsed = Challenge::parse(403, challenge, url);
                 if !parsed.is_insufficient_scope() {
                     return Err(OAuthError::Forbidden);
                 }

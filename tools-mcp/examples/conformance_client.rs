@@ -14,7 +14,7 @@
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use tools_mcp::oauth::{AuthorizeError, Authorizer, BoxFuture, Callback, OAuth};
+use tools_mcp::oauth::{AuthorizeError, Authorizer, BoxFuture, Callback, Enterprise, OAuth};
 use tools_mcp::{ImportOptions, McpImport, McpSource};
 use tools_runtime::{ToolCall, ToolRuntime};
 
@@ -87,6 +87,23 @@ fn oauth(scenario: &str, context: &Value) -> Result<OAuth, Box<dyn std::error::E
         )
     {
         return Ok(OAuth::client_credentials(id, secret));
+    }
+    if scenario == "auth/cross-app-access-complete-flow" {
+        let text = |key: &str| {
+            context
+                .get(key)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        return Ok(OAuth::enterprise(Enterprise::new(
+            text("idp_issuer"),
+            text("idp_token_endpoint"),
+            text("idp_client_id"),
+            text("idp_id_token"),
+            text("client_id"),
+            text("client_secret"),
+        )));
     }
     if scenario == "auth/pre-registration"
         && let Some(id) = context.get("client_id").and_then(Value::as_str)

@@ -17,7 +17,9 @@ use tools_runtime::ToolRuntime;
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let url = args.next().ok_or("usage: oauth_loopback <server-url> [token-file]")?;
+    let url = args
+        .next()
+        .ok_or("usage: oauth_loopback <server-url> [token-file]")?;
     let tokens = args.next().unwrap_or_else(|| "mcp-tokens.json".to_owned());
 
     // 127.0.0.1:8765/callback is the redirect URI registered (dynamically) with the server.

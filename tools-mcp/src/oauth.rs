@@ -22,6 +22,11 @@
 //!    `code` and `state`, and `state` is checked;
 //! 5. the token exchange, and the request again with the new token.
 //!
+//! Without a person: the client credentials grant ([`OAuth::client_credentials`]) and
+//! enterprise-managed authorization ([`OAuth::enterprise`], cross-app access) replace steps 3
+//! to 5. (The identity provider and token endpoints of the latter are reached through rmcp's
+//! default OAuth HTTP client, which bounds bodies but filters no address.)
+//!
 //! An expired token is refreshed before it is sent; a token the server rejects with `401` is
 //! refreshed once, then authorized again. A `403` with `error="insufficient_scope"` authorizes
 //! again for the scopes granted and those the challenge names (step-up), at most
@@ -398,6 +403,8 @@ struct Config {
     authorizer: Option<Arc<dyn Authorizer>>,
     /// The client credentials grant's client id and secret, when it is used.
     client_credentials: Option<(String, Secret)>,
+    /// Enterprise-managed authorization, when it is used.
+    enterprise: Option<Arc<Enterprise>>,
     client_name: String,
     client: Client,
     client_metadata_url: Option<String>,
@@ -469,6 +476,19 @@ impl OAuth {
         OAuth::with(None, Some((id.into(), secret.into())))
     }
 
+    /// OAuth with enterprise-managed authorization (cross-app access, SEP-990; no person's
+    /// step): the enterprise identity provider exchanges its ID token for an identity
+    /// assertion grant (RFC 8693 token exchange, `requested_token_type` ID-JAG, with the
+    /// server's `resource` and its authorization server as `audience`), which the server's
+    /// authorization server takes for an access token (the JWT bearer grant, RFC 7523, the
+    /// client authenticated with `client_secret_basic`). The identity provider's endpoints are
+    /// given; the authorization server's come from discovery.
+    pub fn enterprise(enterprise: Enterprise) -> OAuth {
+        let mut oauth = OAuth::with(None, None);
+        Arc::make_mut(&mut oauth.config).enterprise = Some(Arc::new(enterprise));
+        oauth
+    }
+
     fn with(
         authorizer: Option<Arc<dyn Authorizer>>,
         client_credentials: Option<(String, Secret)>,
@@ -477,6 +497,7 @@ impl OAuth {
             config: Arc::new(Config {
                 authorizer,
                 client_credentials,
+                enterprise: None,
                 client_name: "agent-tools".to_owned(),
                 client: Client::Dynamic,
                 client_metadata_url: None,
@@ -777,7 +798,7 @@ impl OAuth {
             }
             Err(e) => return Err(OAuthError::Protocol(Box::new(e))),
         };
-        manager.set_metadata(metadata);
+        manager.set_metadata(metadata.clone());
         let config = &self.config;
         if let Some((id, secret)) = &config.client_credentials {
             let credentials = ClientCredentialsConfig::ClientSecret {
@@ -796,6 +817,16 @@ impl OAuth {
                 .exchange_client_credentials(&credentials)
                 .await
                 .map_err(|e| OAuthError::Protocol(Box::new(e)))?;
+            return Ok(manager);
+        }
+        if let Some(enterprise) = &config.enterprise {
+            let token = enterprise.exchange(url, &metadata).await?;
+            let record = TokenRecord::bearer(&enterprise.client_id, &token, metadata.issuer)?;
+            let store = config.store.clone();
+            tokio::task::spawn_blocking(move || store.save(&record))
+                .await
+                .map_err(|e| OAuthError::Store(TokenStoreError::Other(e.to_string())))?
+                .map_err(OAuthError::Store)?;
             return Ok(manager);
         }
         let Some(authorizer) = &config.authorizer else {
@@ -888,6 +919,93 @@ impl OAuth {
                 _ => return answer,
             }
         }
+    }
+}
+
+/// Enterprise-managed authorization's parties (see [`OAuth::enterprise`]). Its `Debug` shows
+/// no token or secret.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct Enterprise {
+    /// The identity provider's issuer.
+    pub idp_issuer: String,
+    /// The identity provider's token endpoint.
+    pub idp_token_endpoint: String,
+    /// This client's id at the identity provider (a public client there).
+    pub idp_client_id: String,
+    /// The enterprise ID token of the person the client acts for.
+    pub id_token: Secret,
+    /// This client's id at the server's authorization server.
+    pub client_id: String,
+    /// Its secret there.
+    pub client_secret: Secret,
+}
+
+impl Enterprise {
+    /// The parties: the identity provider's issuer, token endpoint and this client's id there,
+    /// the ID token, and this client's id and secret at the server's authorization server.
+    pub fn new(
+        idp_issuer: impl Into<String>,
+        idp_token_endpoint: impl Into<String>,
+        idp_client_id: impl Into<String>,
+        id_token: impl Into<Secret>,
+        client_id: impl Into<String>,
+        client_secret: impl Into<Secret>,
+    ) -> Enterprise {
+        Enterprise {
+            idp_issuer: idp_issuer.into(),
+            idp_token_endpoint: idp_token_endpoint.into(),
+            idp_client_id: idp_client_id.into(),
+            id_token: id_token.into(),
+            client_id: client_id.into(),
+            client_secret: client_secret.into(),
+        }
+    }
+
+    /// The access token for `url` from the two exchanges, the authorization server's
+    /// `metadata` naming its issuer and token endpoint.
+    async fn exchange(
+        &self,
+        url: &str,
+        metadata: &AuthorizationMetadata,
+    ) -> Result<String, OAuthError> {
+        use rmcp::transport::auth::enterprise::{
+            EmaAuthorizationServer, EmaClientAuthentication, EmaExchangeRequest,
+        };
+        let failed = |what: String| OAuthError::Protocol(Box::new(RmcpAuthError::OAuthError(what)));
+        let issuer = metadata
+            .issuer
+            .clone()
+            .ok_or_else(|| failed("the authorization server's metadata names no issuer".into()))?;
+        let idp = EmaAuthorizationServer::new(
+            &self.idp_issuer,
+            &self.idp_token_endpoint,
+            &self.idp_client_id,
+        );
+        let resource_as =
+            EmaAuthorizationServer::new(issuer, &metadata.token_endpoint, &self.client_id)
+                .with_client_authentication(EmaClientAuthentication::ClientSecretBasic(
+                    oauth2::ClientSecret::new(self.client_secret.expose().to_owned()),
+                ));
+        let http = rmcp::transport::auth::default_oauth_http_client()
+            .map_err(|e| OAuthError::Protocol(Box::new(e)))?;
+        let token =
+            EmaExchangeRequest::new_with_id_token(idp, resource_as, url, self.id_token.expose())
+                .exchange(&http, &http)
+                .await
+                .map_err(|e| failed(format!("enterprise-managed authorization: {e}")))?;
+        Ok(token.access_token.secret().to_owned())
+    }
+}
+
+impl fmt::Debug for Enterprise {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Enterprise")
+            .field("idp_issuer", &self.idp_issuer)
+            .field("idp_token_endpoint", &self.idp_token_endpoint)
+            .field("idp_client_id", &self.idp_client_id)
+            .field("client_id", &self.client_id)
+            .finish_non_exhaustive()
     }
 }
 

@@ -25,6 +25,22 @@ pub const MAX_TOKEN_FILE: u64 = 1 << 20;
 pub struct TokenRecord(pub(crate) StoredCredentials);
 
 impl TokenRecord {
+    /// A record of a bearer `token` issued to `client_id` by `issuer` (no refresh token, no
+    /// expiry known).
+    pub(crate) fn bearer(
+        client_id: &str,
+        token: &str,
+        issuer: Option<String>,
+    ) -> Result<TokenRecord, crate::oauth::OAuthError> {
+        let response = serde_json::json!({"access_token": token, "token_type": "bearer"});
+        let response = serde_json::from_value(response)
+            .map_err(|e| crate::oauth::OAuthError::Store(TokenStoreError::Other(e.to_string())))?;
+        Ok(TokenRecord(
+            StoredCredentials::new(client_id.to_owned(), Some(response), Vec::new(), None)
+                .with_issuer(issuer),
+        ))
+    }
+
     /// The OAuth client id the tokens were issued to.
     pub fn client_id(&self) -> &str {
         &self.0.client_id

@@ -28,6 +28,8 @@ const WRONG: &str = "tok-wrong-4e1d-secret";
 enum Refuse {
     Unauthorized,
     Forbidden,
+    /// Every request passes but a `tools/call`, which gets a `403`.
+    ForbiddenCalls,
 }
 
 /// A served scope with one tool, `add`, on loopback: its address.
@@ -96,11 +98,24 @@ async fn front(backend: String, refuse: Refuse) -> (String, Arc<AtomicUsize>, Ar
                             (client.clone(), backend.clone(), metadata.clone());
                         let (p, r) = (p.clone(), r.clone());
                         async move {
-                            let headers = request.headers();
+                            let (parts, body) = request.into_parts();
+                            let body = body
+                                .collect()
+                                .await
+                                .map(|b| b.to_bytes())
+                                .unwrap_or_default();
+                            let headers = &parts.headers;
                             let bearer = headers.get("authorization").and_then(|v| v.to_str().ok());
                             let tenant = headers.get("x-tenant").and_then(|v| v.to_str().ok());
-                            if bearer != Some(&format!("Bearer {TOKEN}")) || tenant != Some("acme")
-                            {
+                            let calls = String::from_utf8_lossy(&body).contains("\"tools/call\"");
+                            let refused = match refuse {
+                                Refuse::ForbiddenCalls => calls,
+                                _ => {
+                                    bearer != Some(&format!("Bearer {TOKEN}"))
+                                        || tenant != Some("acme")
+                                }
+                            };
+                            if refused {
                                 r.fetch_add(1, Ordering::SeqCst);
                                 let response = match refuse {
                                     Refuse::Unauthorized => full(
@@ -111,7 +126,7 @@ async fn front(backend: String, refuse: Refuse) -> (String, Arc<AtomicUsize>, Ar
                                         )),
                                         r#"{"error":"invalid_token"}"#,
                                     ),
-                                    Refuse::Forbidden => full(
+                                    Refuse::Forbidden | Refuse::ForbiddenCalls => full(
                                         403,
                                         Some(
                                             "Bearer error=\"insufficient_scope\", \
@@ -124,12 +139,6 @@ async fn front(backend: String, refuse: Refuse) -> (String, Arc<AtomicUsize>, Ar
                                 return Ok::<_, Infallible>(response);
                             }
                             p.fetch_add(1, Ordering::SeqCst);
-                            let (parts, body) = request.into_parts();
-                            let body = body
-                                .collect()
-                                .await
-                                .map(|b| b.to_bytes())
-                                .unwrap_or_default();
                             let mut forward = client.request(
                                 parts.method.clone(),
                                 format!("http://{backend}{}", parts.uri.path()),
@@ -270,6 +279,40 @@ async fn a_403_is_auth_failed() {
         "{report}"
     );
     assert!(!report.contains(WRONG) && !format!("{error:?}").contains(WRONG));
+    stop.cancel();
+}
+
+/// A `403` answering a tool's call fails that call with `MCP_AUTH_FAILED`, naming the scope
+/// the server asked for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_403_on_a_call_fails_the_call_with_auth_failed() {
+    let (backend, stop) = backend().await;
+    let (url, _, refused) = front(backend, Refuse::ForbiddenCalls).await;
+    let runtime = ToolRuntime::new();
+    let import = McpImport::connect(
+        runtime.scope(),
+        McpSource::http(&url).bearer(WRONG),
+        options(),
+    )
+    .await
+    .unwrap();
+    let result = runtime
+        .execute(ToolCall::new("c1", "add", json!({"a": 1, "b": 2})))
+        .await;
+    assert_eq!(
+        result.code(),
+        Some(codes::MCP_AUTH_FAILED),
+        "{}",
+        result.text()
+    );
+    assert!(
+        result.text().contains("scope \"tools:write\""),
+        "{}",
+        result.text()
+    );
+    assert!(!result.text().contains(WRONG));
+    assert!(refused.load(Ordering::SeqCst) >= 1);
+    import.close().await;
     stop.cancel();
 }
 

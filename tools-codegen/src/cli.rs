@@ -50,7 +50,9 @@ Examples:
 
 The catalog is the MCP tools/list result: {\"tools\": [{\"name\", \"description\",
 \"inputSchema\", \"outputSchema\"}]}, or a bare array of tools. Built with the `mcp`
-feature, --mcp-stdio \"COMMAND\" or --mcp-url URL reads it from a live MCP server.
+feature, --mcp-stdio \"COMMAND\" or --mcp-url URL reads it from a live MCP server;
+--mcp-bearer-env VAR and --mcp-header-env NAME=VAR send --mcp-url credentials read from the
+environment (never a command-line literal).
 Warnings on stderr (the exit status stays 0): tool names outside MCP's naming rule, and
 each tool whose types say less than its schema (a $ref, anyOf without type, nesting deeper
 than 48 levels, ... typed unknown/Any), with the JSON pointer of the place and why.

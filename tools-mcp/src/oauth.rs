@@ -712,6 +712,10 @@ impl OAuth {
         refusal: Refusal<'_>,
     ) -> Result<String, ()> {
         let result = self.answer_inner(url, sent, refusal).await;
+        if result.is_ok() {
+            // A failure noted before is no longer the story of a refusal to come.
+            let _ = self.shared.failure.take();
+        }
         result.map_err(|e| {
             tracing::debug!(error = %crate::error::report(&e), "OAuth authorization failed");
             self.shared.failure.put(e);
@@ -842,6 +846,11 @@ impl OAuth {
             _ => request.with_initial_scope_selection(),
         };
         if let Client::Registered { id, secret } = &config.client {
+            if id.is_empty() {
+                return Err(OAuthError::Authorize(AuthorizeError::Other(
+                    "OAuth::client_secret was given without OAuth::client_id".to_owned(),
+                )));
+            }
             request = request.with_preregistered_client(id.clone());
             if let Some(secret) = secret {
                 request = request.with_client_secret(secret.expose().to_owned());

@@ -1,5 +1,5 @@
 //! The words of credentials: a [`Secret`] (a token or a header's value, never shown) and a
-//! [`Challenge`] (what a server's `WWW-Authenticate` asked for). [`auth`](crate::auth) and
+//! [`Challenge`] (what a server's `WWW-Authenticate` asked for). [`import_auth`](crate::import_auth) and
 //! [`oauth`](crate::oauth) both speak them.
 
 use std::fmt;

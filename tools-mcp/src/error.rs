@@ -119,7 +119,7 @@ pub enum McpError {
         /// The server's URL.
         server: String,
         /// What it asked for (and why OAuth could not give it).
-        source: crate::auth::AuthError,
+        source: crate::import_auth::AuthError,
     },
     /// The HTTP server answered `403`, or authorizing failed ([`codes::MCP_AUTH_FAILED`]).
     #[error("authorization to the MCP server {server} failed")]
@@ -127,7 +127,7 @@ pub enum McpError {
         /// The server's URL.
         server: String,
         /// What the server asked for, and why it could not be given.
-        source: crate::auth::AuthError,
+        source: crate::import_auth::AuthError,
     },
     /// The import's options contradict each other (a maximum total time shorter than the
     /// timeout it bounds, for instance).

@@ -184,7 +184,7 @@ pub enum McpSource {
         url: String,
         /// Its credentials ([`McpSource::bearer`], [`McpSource::header`],
         /// [`McpSource::oauth`]; none by default).
-        auth: crate::auth::HttpAuth,
+        auth: crate::import_auth::HttpAuth,
     },
 }
 
@@ -219,7 +219,7 @@ impl McpSource {
     pub fn http(url: impl Into<String>) -> McpSource {
         McpSource::Http {
             url: url.into(),
-            auth: crate::auth::HttpAuth::default(),
+            auth: crate::import_auth::HttpAuth::default(),
         }
     }
 
@@ -2119,7 +2119,7 @@ fn call_tool_result(answer: ServerResult) -> Result<CallToolResult, &'static str
 /// The call's error for a failed request of the call (a JSON-RPC error's `error.type` is its
 /// code).
 fn call_failed(error: ServiceError, tool: &str, gone: &dyn Fn(&str) -> ToolError) -> Failed {
-    if let Some(refused) = crate::auth::refusal(&error, "", None) {
+    if let Some(refused) = crate::import_auth::refusal(&error, "", None) {
         return Failed::tool_error(ToolError::with_code(
             refused.code(),
             format!(

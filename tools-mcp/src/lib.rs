@@ -133,11 +133,11 @@
 //! starts a server as a child process, and [`McpServer::serve_stdio`] serves this process's
 //! stdin and stdout; the `tools-mcp serve` binary of this crate is an example of the latter.
 
-pub mod auth;
 mod child;
 mod credential;
 pub mod error;
 pub mod import;
+pub mod import_auth;
 mod import_http;
 pub mod oauth;
 mod progress;
@@ -150,11 +150,11 @@ pub mod token_store;
 mod trace;
 pub mod wire;
 
-pub use auth::{Challenge, HttpAuth, Secret};
 pub use error::{McpError, codes};
 pub use import::{
     ImportOptions, McpImport, McpSource, Protocol, Skipped, list_tools, text_output_schema,
 };
+pub use import_auth::{Challenge, HttpAuth, Secret};
 pub use schema::FullSchema;
 pub use serve::{HttpOptions, McpServer};
 pub use tasks::TaskOptions;

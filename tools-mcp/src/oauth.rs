@@ -352,7 +352,7 @@ impl Authorizer for LoopbackAuthorizer {
 }
 
 /// Why an OAuth authorization failed (the source of
-/// [`AuthError::Authorize`](crate::auth::AuthError::Authorize)). It carries no token.
+/// [`AuthError::Authorize`](crate::import_auth::AuthError::Authorize)). It carries no token.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum OAuthError {

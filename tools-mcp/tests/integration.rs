@@ -6,9 +6,9 @@
 // Helpers for the modules below, declared once here.
 mod support;
 
-mod auth;
 mod codegen_live;
 mod http_stateless;
+mod import_auth;
 mod import_everything;
 mod import_python;
 mod inherited_fds;

@@ -249,7 +249,7 @@ async fn a_401_is_auth_required_and_names_the_challenge() {
         let source = std::error::Error::source(&error).unwrap();
         assert!(
             source
-                .downcast_ref::<tools_mcp::auth::AuthError>()
+                .downcast_ref::<tools_mcp::import_auth::AuthError>()
                 .is_some()
         );
     }

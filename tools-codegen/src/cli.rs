@@ -50,7 +50,9 @@ Examples:
 
 The catalog is the MCP tools/list result: {\"tools\": [{\"name\", \"description\",
 \"inputSchema\", \"outputSchema\"}]}, or a bare array of tools. Built with the `mcp`
-feature, --mcp-stdio \"COMMAND\" or --mcp-url URL reads it from a live MCP server.
+feature, --mcp-stdio \"COMMAND\" or --mcp-url URL reads it from a live MCP server;
+--mcp-bearer-env VAR and --mcp-header-env NAME=VAR send --mcp-url credentials read from the
+environment (never a command-line literal).
 Warnings on stderr (the exit status stays 0): tool names outside MCP's naming rule, and
 each tool whose types say less than its schema (a $ref, anyOf without type, nesting deeper
 than 48 levels, ... typed unknown/Any), with the JSON pointer of the place and why.
@@ -170,6 +172,17 @@ struct InputArgs {
     #[cfg(feature = "mcp")]
     #[arg(long, value_name = "URL", conflicts_with = "catalog")]
     mcp_url: Option<String>,
+    /// With --mcp-url: send `Authorization: Bearer <token>`, the token read from the
+    /// environment variable VAR (a credential is never a command-line literal, which shell
+    /// history and `ps` would keep).
+    #[cfg(feature = "mcp")]
+    #[arg(long, value_name = "VAR", requires = "mcp_url")]
+    mcp_bearer_env: Option<String>,
+    /// With --mcp-url: send the header NAME with the value of the environment variable VAR
+    /// (`--mcp-header-env 'X-Api-Key=SEARCH_KEY'`); repeatable.
+    #[cfg(feature = "mcp")]
+    #[arg(long, value_name = "NAME=VAR", requires = "mcp_url")]
+    mcp_header_env: Vec<String>,
     /// Make warnings errors: exit 2 and write nothing when a tool name is outside MCP's
     /// naming rule or a type says less than its schema (typed unknown/Any).
     #[arg(long)]
@@ -333,7 +346,12 @@ fn read_input(input: &InputArgs, stdin: &mut dyn Read) -> Result<(String, String
             (Some(command), _) => {
                 Some(McpSource::command_line(command).map_err(McpListError::Mcp)?)
             }
-            (None, Some(url)) => Some(McpSource::http(url)),
+            (None, Some(url)) => Some(crate::mcp::with_credentials(
+                McpSource::http(url),
+                input.mcp_bearer_env.as_deref(),
+                &input.mcp_header_env,
+                |var| std::env::var(var).ok(),
+            )?),
             (None, None) => None,
         };
         if let Some(source) = source {

@@ -50,7 +50,9 @@
 //! Built with the `mcp` feature (off by default), the CLI's `--mcp-stdio` and `--mcp-url` read
 //! the catalog from a live MCP server: the `mcp` module lists its tools with `tools-mcp`'s client
 //! (`tools_mcp::list_tools`, the importer's own connection) and hands the CLI their `tools/list`
-//! text, which it reads as it reads a file.
+//! text, which it reads as it reads a file. `--mcp-bearer-env VAR` and `--mcp-header-env
+//! NAME=VAR` give `--mcp-url` a bearer token and headers from the environment
+//! (`mcp::with_credentials`).
 //!
 //! # What a code runtime must provide
 //!

@@ -30,6 +30,18 @@ pub enum McpListError {
     /// sources in one line ([`tools_mcp::error::report_uncut`]).
     #[error("{}", tools_mcp::error::report_uncut(.0))]
     Mcp(#[source] McpError),
+    /// A credential flag (`--mcp-bearer-env`, `--mcp-header-env`) could not be used: the
+    /// variable is not set, or the flag is not `NAME=VAR`. The message names the flag and the
+    /// variable, never a value.
+    #[error("{flag} {given}: {why}")]
+    Credential {
+        /// The flag.
+        flag: &'static str,
+        /// What it was given (a variable's name, or `NAME=VAR`).
+        given: String,
+        /// What is wrong.
+        why: &'static str,
+    },
     /// Connecting and listing took longer than [`TIMEOUT`].
     #[error("the MCP server {server} gave no complete tools/list within {timeout:?}")]
     Timeout {
@@ -44,6 +56,41 @@ pub enum McpListError {
     /// The listed tools could not be written as JSON text.
     #[error("cannot write the MCP server's tools as JSON: {0}")]
     Json(#[source] serde_json::Error),
+}
+
+/// `source` with the credentials of the CLI's `--mcp-bearer-env VAR` and `--mcp-header-env
+/// NAME=VAR` flags, each value read from the environment through `env` (the variable's value, if
+/// set and Unicode).
+pub fn with_credentials(
+    mut source: McpSource,
+    bearer_env: Option<&str>,
+    header_env: &[String],
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<McpSource, McpListError> {
+    let unset = |flag, var: &str| McpListError::Credential {
+        flag,
+        given: var.to_owned(),
+        why: "the environment variable is not set (or not Unicode)",
+    };
+    if let Some(var) = bearer_env {
+        let token = env(var).ok_or_else(|| unset("--mcp-bearer-env", var))?;
+        source = source.bearer(token);
+    }
+    for given in header_env {
+        let Some((name, var)) = given
+            .split_once('=')
+            .filter(|(name, var)| !name.is_empty() && !var.is_empty())
+        else {
+            return Err(McpListError::Credential {
+                flag: "--mcp-header-env",
+                given: given.clone(),
+                why: "expected NAME=VAR (a header's name and an environment variable's)",
+            });
+        };
+        let value = env(var).ok_or_else(|| unset("--mcp-header-env", given))?;
+        source = source.header(name, value);
+    }
+    Ok(source)
 }
 
 /// The shape of a `tools/list` result.

@@ -42,6 +42,13 @@ pub mod codes {
     /// A served request's principal lacks the scope the server or the tool needs, or maps to no
     /// slice of the registry: answered `403` with `error="insufficient_scope"` and the scope.
     pub const MCP_INSUFFICIENT_SCOPE: &str = "MCP_INSUFFICIENT_SCOPE";
+    /// The HTTP server answered `401 Unauthorized`: it wants credentials the source does not
+    /// have (none, or a token it rejects and OAuth could not replace). The message says what
+    /// its `WWW-Authenticate` challenge asked for: scheme, scopes, resource metadata URL.
+    pub const MCP_AUTH_REQUIRED: &str = "MCP_AUTH_REQUIRED";
+    /// The HTTP server answered `403 Forbidden` (a token without the scope it needs, after any
+    /// step-up), or an OAuth authorization could not be completed (the message says why).
+    pub const MCP_AUTH_FAILED: &str = "MCP_AUTH_FAILED";
 }
 
 /// Why connecting to, importing from or serving over MCP failed.
@@ -112,6 +119,23 @@ pub enum McpError {
     /// The MCP service could not start, or stopped with an error.
     #[error("the MCP service failed")]
     Service(#[source] ServeError),
+    /// The HTTP server answered `401` and the source could not answer its challenge
+    /// ([`codes::MCP_AUTH_REQUIRED`]).
+    #[error("the MCP server {server} requires authorization")]
+    AuthRequired {
+        /// The server's URL.
+        server: String,
+        /// What it asked for (and why OAuth could not give it).
+        source: crate::import_auth::AuthError,
+    },
+    /// The HTTP server answered `403`, or authorizing failed ([`codes::MCP_AUTH_FAILED`]).
+    #[error("authorization to the MCP server {server} failed")]
+    AuthFailed {
+        /// The server's URL.
+        server: String,
+        /// What the server asked for, and why it could not be given.
+        source: crate::import_auth::AuthError,
+    },
     /// The import's options contradict each other (a maximum total time shorter than the
     /// timeout it bounds, for instance).
     #[error("invalid import options: {reason}")]
@@ -343,6 +367,8 @@ impl McpError {
             McpError::Io(_) => "MCP_IO",
             McpError::Service(_) => "MCP_SERVICE_FAILED",
             McpError::InvalidOptions { .. } => "MCP_INVALID_OPTIONS",
+            McpError::AuthRequired { .. } => codes::MCP_AUTH_REQUIRED,
+            McpError::AuthFailed { .. } => codes::MCP_AUTH_FAILED,
         }
     }
 

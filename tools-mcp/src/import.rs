@@ -184,6 +184,9 @@ pub enum McpSource {
     Http {
         /// The endpoint, such as `http://127.0.0.1:8080/mcp`.
         url: String,
+        /// Its credentials ([`McpSource::bearer`], [`McpSource::header`],
+        /// [`McpSource::oauth`]; none by default).
+        auth: crate::import_auth::HttpAuth,
     },
 }
 
@@ -216,7 +219,10 @@ impl McpSource {
 
     /// A streamable HTTP endpoint.
     pub fn http(url: impl Into<String>) -> McpSource {
-        McpSource::Http { url: url.into() }
+        McpSource::Http {
+            url: url.into(),
+            auth: crate::import_auth::HttpAuth::default(),
+        }
     }
 
     /// The same source with an extra environment variable (stdio only; ignored for HTTP).
@@ -239,7 +245,7 @@ impl McpSource {
                 s.push('`');
                 cut(&s).into_owned()
             }
-            McpSource::Http { url } => cut(url).into_owned(),
+            McpSource::Http { url, .. } => cut(url).into_owned(),
         }
     }
 }
@@ -985,7 +991,7 @@ async fn connect_unbounded(
         server: server.clone(),
         source: why,
     };
-    let handshake_error = |e| connect_error(ConnectError::Handshake(Box::new(e)));
+    let handshake_error = |e| source.auth_or(connect_error(ConnectError::Handshake(Box::new(e))));
     let handler = || Handler {
         inner: inner.clone(),
     };
@@ -1019,15 +1025,43 @@ async fn connect_unbounded(
                 },
             })
         }
-        McpSource::Http { url } => {
+        McpSource::Http { url, auth } => {
             let session = crate::import_http::SessionSlot::default();
+            let headers = auth.header_map().map_err(|e| McpError::AuthFailed {
+                server: server.clone(),
+                source: e,
+            })?;
             let attempt = |lifecycle: ClientLifecycleMode| {
                 let client =
                     LimitedClient::new(options.max_message_size).noting_session(session.clone());
-                let config = client.config(url);
-                let transport = StreamableHttpClientTransport::with_client(client, config);
-                handler()
-                    .serve_with_lifecycle(ProgressTap::new(transport, progress.clone()), lifecycle)
+                let mut config = client.config(url).custom_headers(headers.clone());
+                if let Some(bearer) = &auth.bearer {
+                    config = config.auth_header(bearer.expose());
+                }
+                let tap = progress.clone();
+                let handler = handler();
+                let serve: futures::future::BoxFuture<'_, _> = match &auth.oauth {
+                    Some(oauth) => {
+                        let client = crate::oauth::Authorized {
+                            inner: client,
+                            oauth: oauth.clone(),
+                            url: url.as_str().into(),
+                        };
+                        let transport = StreamableHttpClientTransport::with_client(client, config);
+                        Box::pin(
+                            handler
+                                .serve_with_lifecycle(ProgressTap::new(transport, tap), lifecycle),
+                        )
+                    }
+                    None => {
+                        let transport = StreamableHttpClientTransport::with_client(client, config);
+                        Box::pin(
+                            handler
+                                .serve_with_lifecycle(ProgressTap::new(transport, tap), lifecycle),
+                        )
+                    }
+                };
+                serve
             };
             let client =
                 match protocol {
@@ -1042,10 +1076,10 @@ async fn connect_unbounded(
                             Ok(Err(first)) => attempt(Protocol::Initialize.lifecycle())
                                 .await
                                 .map_err(|second| {
-                                    connect_error(ConnectError::Fallback {
+                                    source.auth_or(connect_error(ConnectError::Fallback {
                                         discover: Box::new(first),
                                         initialize: Box::new(second),
-                                    })
+                                    }))
                                 })?,
                             Err(_) => attempt(Protocol::Initialize.lifecycle())
                                 .await
@@ -1234,10 +1268,12 @@ pub async fn list_tools(
     let Connected { client, .. } = connect(source, options, Weak::new()).await?;
     let listed = list_pages(client.peer(), options.call_timeout)
         .await
-        .map_err(|why| McpError::Request {
-            server: source.describe(),
-            method: "tools/list",
-            source: why,
+        .map_err(|why| {
+            source.auth_or(McpError::Request {
+                server: source.describe(),
+                method: "tools/list",
+                source: why,
+            })
         });
     let _ = client.cancel().await;
     let mut listed = listed?;
@@ -1284,10 +1320,12 @@ async fn refresh(inner: &Arc<Inner>) -> Result<(), McpError> {
     };
     let listed = list_pages(&peer, inner.options.call_timeout)
         .await
-        .map_err(|source| McpError::Request {
-            server: server.clone(),
-            method: "tools/list",
-            source,
+        .map_err(|source| {
+            inner.source.auth_or(McpError::Request {
+                server: server.clone(),
+                method: "tools/list",
+                source,
+            })
         })?;
 
     // The wanted state: remote name -> (local name, tool).
@@ -2199,6 +2237,15 @@ fn call_tool_result(answer: ServerResult) -> Result<CallToolResult, &'static str
 /// The call's error for a failed request of the call (a JSON-RPC error's `error.type` is its
 /// code).
 fn call_failed(error: ServiceError, tool: &str, gone: &dyn Fn(&str) -> ToolError) -> Failed {
+    if let Some(refused) = crate::import_auth::refusal(&error, "", None) {
+        return Failed::tool_error(ToolError::with_code(
+            refused.code(),
+            format!(
+                "the MCP server refused the call of `{tool}`: {}",
+                report(&refused)
+            ),
+        ));
+    }
     let failed = match error {
         ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
             gone("it exited or the connection broke during the call")

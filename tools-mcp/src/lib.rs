@@ -45,6 +45,15 @@
 //!   the call's span on the one it receives, so both processes' spans are one trace. An absent
 //!   or invalid `traceparent` parents nothing and fails nothing. The `tools-mcp serve` binary
 //!   built with the feature exports its spans over OTLP (`OTEL_*` variables).
+//! - Credentials for an HTTP server ([`auth`], [`oauth`], [`token_store`]): a bearer token and
+//!   headers per source ([`McpSource::bearer`], [`McpSource::header`]), or OAuth 2.1 as the MCP
+//!   authorization specification describes it ([`McpSource::oauth`]: protected resource and
+//!   authorization server metadata, dynamic or pre-registered clients and client ID metadata
+//!   documents, the authorization code with PKCE and the `resource` parameter, refresh, scope
+//!   step-up on `403 insufficient_scope`, the client credentials grant). A server's `401` is
+//!   [`codes::MCP_AUTH_REQUIRED`], a `403` or a failed authorization
+//!   [`codes::MCP_AUTH_FAILED`], each saying in one line what the server's challenge asked for.
+//!   No token is logged, put in a span, or shown by a `Debug` or an error.
 //! - Both sides hold an incoming message to one limit, [`DEFAULT_MAX_MESSAGE_SIZE`] (16 MiB) by
 //!   default on stdio and HTTP alike, and answer what they cannot read with a JSON-RPC error
 //!   ([`wire`]).
@@ -188,6 +197,37 @@
 //! # Ok(()) }
 //! ```
 //!
+//! ## Credentials and OAuth
+//!
+//! A bearer token (from the environment, not a literal) and a header, sent with every request:
+//!
+//! ```no_run
+//! use tools_mcp::{ImportOptions, McpImport, McpSource};
+//! use tools_runtime::ToolRuntime;
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let runtime = ToolRuntime::new();
+//! let source = McpSource::http("http://127.0.0.1:8080/mcp")
+//!     .bearer(std::env::var("SEARCH_TOKEN")?)
+//!     .header("x-tenant", "acme");
+//! match McpImport::connect(runtime.scope(), source, ImportOptions::new()).await {
+//!     Ok(import) => println!("{:?}", import.tool_names()),
+//!     // MCP_AUTH_REQUIRED: the MCP server http://127.0.0.1:8080/mcp requires authorization:
+//!     // HTTP 401 Unauthorized, challenge Bearer (scope "search", resource metadata http://…)
+//!     Err(e) => eprintln!("{}: {}", e.code(), e.report()),
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! OAuth: [`oauth::OAuth`] with an [`oauth::Authorizer`], the person's step, which the
+//! application implements ([`oauth::LoopbackAuthorizer`] prints the URL and takes the redirect
+//! on `127.0.0.1`), and a [`token_store::TokenStore`] ([`token_store::MemoryTokenStore`] by
+//! default, [`token_store::FileTokenStore`] to keep tokens between runs). The source authorizes
+//! when the server first answers `401`, refreshes and steps up as the server asks, and shares
+//! one authorization among the requests refused at once; `examples/oauth_loopback.rs` is a CLI
+//! that does it, and the module doc of [`oauth`] an example. `scripts/conformance` runs the
+//! official MCP conformance suite's OAuth client scenarios against `examples/conformance_client.rs`.
+//!
 //! Over stdio, `McpSource::stdio("npx", ["-y", "@modelcontextprotocol/server-everything"])`
 //! starts a server as a child process, and [`McpServer::serve_stdio`] serves this process's
 //! stdin and stdout; the `tools-mcp serve` binary of this crate is an example of the latter.
@@ -195,11 +235,14 @@
 pub mod annotations;
 pub mod auth;
 mod child;
+mod credential;
 pub mod error;
 pub mod import;
+pub mod import_auth;
 mod import_http;
 #[cfg(feature = "jwt")]
 mod jwt;
+pub mod oauth;
 mod progress;
 pub mod schema;
 pub mod serve;
@@ -207,6 +250,7 @@ mod serve_auth;
 mod serve_http;
 pub mod tasks;
 mod tasks_draft;
+pub mod token_store;
 mod trace;
 pub mod wire;
 #[cfg(feature = "jwt")]
@@ -218,6 +262,7 @@ pub use error::{McpError, codes};
 pub use import::{
     ImportOptions, McpImport, McpSource, Protocol, Skipped, list_tools, text_output_schema,
 };
+pub use import_auth::{Challenge, HttpAuth, Secret};
 pub use schema::FullSchema;
 pub use serve::{HttpOptions, McpServer};
 pub use tasks::TaskOptions;

@@ -9,6 +9,7 @@ mod support;
 mod annotations;
 mod codegen_live;
 mod http_stateless;
+mod import_auth;
 mod import_everything;
 mod import_python;
 mod inherited_fds;

@@ -20,6 +20,7 @@
 #![forbid(unsafe_code)]
 
 pub mod approvals;
+pub mod mcp_act;
 pub mod script;
 pub mod show;
 pub mod tools;
@@ -82,6 +83,12 @@ pub enum DemoError {
     /// The fifth act's paused call could not be kept, read or resumed.
     #[error("approval: {0}")]
     Approval(String),
+    /// The sixth act's MCP server or client failed.
+    #[error(transparent)]
+    Mcp(#[from] tools_mcp::McpError),
+    /// The sixth act saw what it should not have (a caller let in, a call refused otherwise).
+    #[error("mcp act: {0}")]
+    McpAct(String),
 }
 
 impl DemoError {
@@ -99,6 +106,8 @@ impl DemoError {
             DemoError::Catalog(_) => "CATALOG",
             DemoError::Golden(e) => e.code(),
             DemoError::Approval(_) => "APPROVAL",
+            DemoError::Mcp(e) => e.code(),
+            DemoError::McpAct(_) => "MCP_ACT",
         }
     }
 }

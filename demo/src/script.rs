@@ -106,25 +106,25 @@ pub fn native_turn() -> Vec<(&'static str, Value)> {
 }
 
 /// Writes text lines with a style.
-struct Printer<'a> {
+pub(crate) struct Printer<'a> {
     out: &'a mut dyn Write,
-    style: Style,
+    pub(crate) style: Style,
 }
 
 impl Printer<'_> {
-    fn line(&mut self, text: impl AsRef<str>) -> Result<(), DemoError> {
+    pub(crate) fn line(&mut self, text: impl AsRef<str>) -> Result<(), DemoError> {
         writeln!(self.out, "{}", text.as_ref())?;
         Ok(())
     }
 
-    fn lines(&mut self, indent: &str, lines: &[String]) -> Result<(), DemoError> {
+    pub(crate) fn lines(&mut self, indent: &str, lines: &[String]) -> Result<(), DemoError> {
         for line in lines {
             self.line(format!("{indent}{line}"))?;
         }
         Ok(())
     }
 
-    fn heading(&mut self, text: &str) -> Result<(), DemoError> {
+    pub(crate) fn heading(&mut self, text: &str) -> Result<(), DemoError> {
         self.line("")?;
         let rule = "═".repeat(text.chars().count() + 4);
         let style = self.style;
@@ -133,7 +133,7 @@ impl Printer<'_> {
         self.line(style.cyan(&rule))
     }
 
-    fn sub(&mut self, text: &str) -> Result<(), DemoError> {
+    pub(crate) fn sub(&mut self, text: &str) -> Result<(), DemoError> {
         self.line("")?;
         let style = self.style;
         self.line(style.bold(&format!("── {text}")))
@@ -202,6 +202,7 @@ pub async fn run(options: &Options, out: &mut dyn Write) -> Result<Outcome, Demo
 
     generated(&mut p, ws.root())?;
     approvals_act(&mut p, ws.root(), &options.exe).await?;
+    crate::mcp_act::mcp_act(&mut p, &ws).await?;
     Ok(Outcome { python_skipped })
 }
 

@@ -400,6 +400,7 @@ const CRATES: &[(&str, &[&str])] = &[
             "tools-approvals",
             "tools-code",
             "tools-codegen",
+            "tools-mcp",
             "tools-schema",
             "tools-otel",
         ],

@@ -786,6 +786,9 @@ async fn refusals_are_logged_with_their_reason_and_never_the_token() {
         (&expired, "MCP_TOKEN_EXPIRED"),
         (&other, "MCP_TOKEN_AUDIENCE"),
     ] {
+        // Other tests' threads, without this subscriber, may have cached the refusal's
+        // callsite as uninteresting in the meantime (the interest cache is process-wide).
+        tracing::callsite::rebuild_interest_cache();
         let reply = call(&f, token, "echo").await;
         assert_eq!(status(&reply), 401, "{reply}");
         let logged = lines.lock().unwrap().clone();

@@ -106,7 +106,11 @@ impl AnnotationPolicy {
 
     /// A call of a tool that says it is idempotent or read-only is sent again, up to `retries`
     /// more times, when it timed out or lost its server; the first retry waits `first_backoff`,
-    /// each next one twice as long (at most 30 seconds). `0` retries turns this off.
+    /// each next one twice as long (at most 30 seconds). `0` retries turns this off. Each send
+    /// has the call's own timeout, so a call retried after timeouts may take up to
+    /// `retries + 1` timeouts and the backoffs between them; the server may still be running
+    /// an earlier send it was told to cancel, which is why only tools that say they are
+    /// idempotent or read-only are retried.
     pub fn retry_idempotent(mut self, retries: u32, first_backoff: Duration) -> AnnotationPolicy {
         self.retries = retries;
         self.first_backoff = first_backoff;

@@ -4,10 +4,18 @@
 //! limit) beside an `rmcp` `ToolRouter` server with the same tools on rmcp's own transports. Both
 //! run as child processes driven by the same rmcp client. Each transport is measured with a
 //! small result (`echo`) and with results of 1 MiB and 10 MiB (`blob`). Prints the time per call
-//! of each and the ratio (target: at most 1.15x).
+//! of each and the ratio (target: at most 1.05x for small calls, 1.15x for large results).
 //!
 //! `cargo bench -p tools-mcp --bench roundtrip`. Run without `--bench` (as `cargo test` does) it
 //! makes a few calls of each kind and prints one line.
+//!
+//! `cargo bench -p tools-mcp --bench roundtrip -- --callgrind` counts instructions instead
+//! (stable on a busy machine, where time is not): each server runs under
+//! `valgrind --tool=callgrind` for a short and a long series of small `echo` calls over each
+//! transport, and the difference between the two, divided by the calls between them, is the
+//! server's instructions per call (all its threads; the client is not counted). It prints
+//! ours beside rmcp's and the ratio (target: at most 1.05x). It needs `valgrind` on the `PATH`;
+//! `TOOLS_MCP_BENCH_CALLGRIND_DIR=DIR` keeps the profiles (`ROLE.TRANSPORT.CALLS.out`) there.
 //!
 //! The bench re-executes itself as the server: `TOOLS_MCP_BENCH_SERVE=ours|rmcp` with
 //! `TOOLS_MCP_BENCH_TRANSPORT=stdio|http` (an HTTP server prints `listening on ADDR`). Both HTTP
@@ -157,16 +165,38 @@ struct Peer {
     _child: Option<tokio::process::Child>,
 }
 
-fn command(role: &str, transport: &str) -> tokio::process::Command {
-    let mut command = tokio::process::Command::new(std::env::current_exe().unwrap());
+fn command(
+    role: &str,
+    transport: &str,
+    callgrind: Option<&std::path::Path>,
+) -> tokio::process::Command {
+    let exe = std::env::current_exe().unwrap();
+    let mut command = match callgrind {
+        Some(out) => {
+            let mut command = tokio::process::Command::new("valgrind");
+            command
+                .arg("-q")
+                .arg("--tool=callgrind")
+                .arg("--dump-instr=no")
+                .arg(format!("--callgrind-out-file={}", out.display()))
+                .arg(exe)
+                .stderr(std::process::Stdio::null());
+            command
+        }
+        None => tokio::process::Command::new(exe),
+    };
     command.env(ROLE, role).env(TRANSPORT, transport);
     command
 }
 
 async fn peer(role: &str, transport: &str) -> Peer {
+    peer_with(role, transport, None).await
+}
+
+async fn peer_with(role: &str, transport: &str, callgrind: Option<&std::path::Path>) -> Peer {
     if transport == "stdio" {
         let client =
-            ().serve(TokioChildProcess::new(command(role, transport)).unwrap())
+            ().serve(TokioChildProcess::new(command(role, transport, callgrind)).unwrap())
                 .await
                 .unwrap();
         return Peer {
@@ -174,7 +204,7 @@ async fn peer(role: &str, transport: &str) -> Peer {
             _child: None,
         };
     }
-    let mut child = command(role, transport)
+    let mut child = command(role, transport, callgrind)
         .stdout(std::process::Stdio::piped())
         .kill_on_drop(true)
         .spawn()
@@ -251,6 +281,89 @@ async fn calls(peer: &Peer, load: &Load, n: usize) -> Duration {
     start.elapsed()
 }
 
+/// The instructions a server ran (all threads) serving `warm + n` echo calls: it runs under
+/// callgrind, and ends when its client closes stdin (stdio) or at a SIGTERM (HTTP), which
+/// callgrind survives to write its counts.
+async fn server_instructions(role: &str, transport: &str, warm: usize, n: usize) -> u64 {
+    // `TOOLS_MCP_BENCH_CALLGRIND_DIR` keeps the profiles there, for `callgrind_annotate`.
+    let kept = std::env::var_os("TOOLS_MCP_BENCH_CALLGRIND_DIR").map(std::path::PathBuf::from);
+    let dir = kept.clone().unwrap_or_else(|| {
+        std::env::temp_dir().join(format!("tools-mcp-bench-{}", std::process::id()))
+    });
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join(format!("{role}.{transport}.{n}.out"));
+    let _ = std::fs::remove_file(&out);
+    let mut peer = peer_with(role, transport, Some(&out)).await;
+    let load = &loads()[0];
+    calls(&peer, load, warm + n).await;
+    let _ = peer.client.cancel().await;
+    match peer._child.take() {
+        Some(mut child) => {
+            let pid = child.id().unwrap();
+            // SAFETY: sends a signal to our own child, which has not been waited for.
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
+            child.wait().await.unwrap();
+        }
+        None => {
+            // The stdio transport waits for its child when it closes; give callgrind its time.
+            for _ in 0..600 {
+                if std::fs::metadata(&out).is_ok_and(|m| m.len() > 0) {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+    // The totals line is written last: wait until it is there.
+    let mut text = String::new();
+    for _ in 0..600 {
+        text = std::fs::read_to_string(&out).unwrap_or_default();
+        if text.lines().any(|l| l.starts_with("totals:")) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let total = text
+        .lines()
+        .find_map(|l| l.strip_prefix("totals:"))
+        .and_then(|t| t.trim().parse::<u64>().ok())
+        .unwrap_or_else(|| panic!("no totals in {}", out.display()));
+    if kept.is_none() {
+        let _ = std::fs::remove_file(&out);
+    }
+    total
+}
+
+/// Instructions per small call of each server, from two series under callgrind.
+async fn callgrind_per_call() {
+    let (warm, short, long) = (20, 0, 500);
+    println!(
+        "tools/call of echo, one call at a time: server instructions per call (callgrind, all \
+         threads; ({long} calls - {short} calls) / {}, after {warm} warm calls), ours / rmcp \
+         (target <= 1.05x):",
+        long - short
+    );
+    println!(
+        "  {:<6} {:>22} {:>22} {:>7}",
+        "", "tools-mcp McpServer", "rmcp ToolRouter", "ratio"
+    );
+    for transport in ["stdio", "http"] {
+        let mut per_call = Vec::new();
+        for role in ["ours", "rmcp"] {
+            let a = server_instructions(role, transport, warm, short).await;
+            let b = server_instructions(role, transport, warm, long).await;
+            per_call.push(b.saturating_sub(a) as f64 / (long - short) as f64);
+        }
+        println!(
+            "  {:<6} {:>22.0} {:>22.0} {:>6.3}x",
+            transport,
+            per_call[0],
+            per_call[1],
+            per_call[0] / per_call[1]
+        );
+    }
+}
+
 fn micros(d: Duration, n: usize) -> f64 {
     d.as_secs_f64() * 1e6 / n as f64
 }
@@ -262,11 +375,15 @@ async fn main() {
         serve(&role, &transport).await;
         return;
     }
+    if std::env::args().any(|a| a == "--callgrind") {
+        callgrind_per_call().await;
+        return;
+    }
     let bench = std::env::args().any(|a| a == "--bench");
     let rounds = if bench { 5 } else { 1 };
     if bench {
         println!(
-            "tools/call round trips, one call at a time; time per call, ours / rmcp (target <= 1.15x):"
+            "tools/call round trips, one call at a time; time per call, ours / rmcp (target: small calls <= 1.05x, large results <= 1.15x):"
         );
         println!(
             "  {:<6} {:<7} {:>8} {:>22} {:>22} {:>7}",

@@ -812,7 +812,10 @@ impl ServerHandler for McpServer {
         let tasks = self.offers_tasks().then(|| self.tasks.clone());
         let stdio = self.stdio;
         let auth = self.auth.clone();
-        async move {
+        // Boxed: rmcp moves the handler's future into a task of its own for every request, and
+        // the call's future (the whole pipeline) is large; moved as a pointer, it is copied
+        // once, into its box.
+        Box::pin(async move {
             let n = inner.calls.fetch_add(1, Ordering::Relaxed);
             let name = request.name.to_string();
             let args = Value::Object(request.arguments.unwrap_or_default());
@@ -875,7 +878,7 @@ impl ServerHandler for McpServer {
             let answered = answer(&inner, who.scope, &name, result);
             record_answer(&span, &answered);
             answered.map(CallToolResponse::Complete)
-        }
+        })
     }
 
     fn get_task(

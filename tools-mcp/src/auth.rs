@@ -31,6 +31,23 @@
 //!    how a client learns that it exists and that the step-up is worth it; hide it with a mask
 //!    of the tenant's scope when it should not be seen.
 //!
+//! A tool's scope holds on every call made for the principal, not only on its `tools/call`:
+//! [`McpServer::new`](crate::McpServer::new) registers a guard (one for the whole runtime) that
+//! refuses a call of a tool [`BearerAuth::require_scope`] names when the call is made for a
+//! principal without that scope, from the scope the server serves (or the one the tenant rule
+//! gives the principal). So the calls a Code Mode program makes through `run_code` (each made
+//! for the `run_code` call's principal), a tool body's nested calls and a call resumed after an
+//! approval (it keeps its principal) are held as a direct call is. Such a call fails with the
+//! code `GUARD_DENIED` and a reason that begins `insufficient_scope:` and names the tool and
+//! the scopes it lacks (``insufficient_scope: `write_doc` needs the OAuth scope `docs:write`,
+//! which the caller's token does not grant``); a program reads it as the error of that call and
+//! may go on. The step-up `403` cannot happen there: the program's `run_code` request has been
+//! answered `200` already, its program running, so a client that wants the scope steps up when
+//! it sees the refusal and runs the program again. The refusal is logged (`debug`: subject,
+//! tool, scopes, where the call came from). Calls made for no principal, or from a scope the
+//! server does not serve, are not its business (another host of the same runtime decides for
+//! its own).
+//!
 //! The principal ([`Principal`]: subject, client, scopes, claims) is put on the request and on
 //! every call it makes ([`ToolCall::with_principal`](tools_runtime::ToolCall::with_principal)),
 //! so policy listeners, guards, approvals and bodies read it
@@ -50,10 +67,6 @@
 //!
 //! What this does not do (yet):
 //!
-//! - A tool's scope ([`BearerAuth::require_scope`]) is checked on a `tools/call` of that tool
-//!   (the front's `403`, and the handler again for anything that reached it another way). The
-//!   calls a Code Mode program makes through `run_code` are not `tools/call`s: hold them with a
-//!   guard that reads [`ToolExecution::principal`](tools_runtime::ToolExecution::principal).
 //! - Whether a tool is offered as an MCP task follows the definitions of the server's own scope,
 //!   not a tenant's. (A task is bound to the principal that created it, subject and client:
 //!   `tasks/get` and `tasks/cancel` of another principal find no such task.)
@@ -161,6 +174,8 @@ impl BearerAuth {
     /// `tools/call` of `tool` needs `scope` besides the required ones; without it the call is
     /// answered `403 insufficient_scope` naming it (the step-up challenge). Repeat for more
     /// scopes of one tool (all are needed). The tool is still listed (see the module docs).
+    /// The scope holds on the calls a served call makes too, a Code Mode program's among them:
+    /// without it such a call fails `GUARD_DENIED`, ``insufficient_scope: `tool` needs ...``.
     pub fn require_scope(mut self, tool: impl Into<String>, scope: impl Into<String>) -> Self {
         let scope = scope.into();
         let scopes = self.tool_scopes.entry(tool.into()).or_default();

@@ -125,6 +125,19 @@ struct ServeInner {
     serial: AtomicU64,
     /// A tenant rule is set: a change may change a tenant's list and not the server's own.
     tenants: AtomicBool,
+    /// The bearer front's tool scopes and the tenant rule, for the guard that holds a tool's
+    /// scope on every call made for a principal from a served scope (see `scope_guard`).
+    policy: Mutex<ServedPolicy>,
+    /// Holds the guard (a global-layer scope of this server's own: dropped with the server,
+    /// it disposes the guard).
+    _guard_scope: Scope,
+}
+
+/// What the tool-scope guard reads: the bearer front, the tenant rule.
+#[derive(Default)]
+struct ServedPolicy {
+    auth: Option<Arc<BearerAuth>>,
+    tenants: Option<Arc<TenantRule>>,
 }
 
 impl ServeInner {
@@ -205,6 +218,7 @@ impl McpServer {
     pub fn new(scope: &Scope, name: impl Into<String>) -> Result<McpServer, McpError> {
         let handle = tokio::runtime::Handle::try_current()
             .map_err(|e| McpError::Service(ServeError::NoRuntime(e)))?;
+        let guard_scope = scope.runtime().scope();
         let inner = Arc::new(ServeInner {
             runtime: scope.runtime().clone(),
             scope: scope.key(),
@@ -220,7 +234,15 @@ impl McpServer {
             stateless: Mutex::new(HashMap::new()),
             serial: AtomicU64::new(0),
             tenants: AtomicBool::new(false),
+            policy: Mutex::new(ServedPolicy::default()),
+            _guard_scope: guard_scope,
         });
+        // Registered before the change listener below (a guard changes no list).
+        let weak = Arc::downgrade(&inner);
+        let _guard = inner
+            ._guard_scope
+            .guard(move |exec| scope_guard(&weak, exec))
+            .map_err(|e| McpError::Service(ServeError::Listen(e)))?;
         let weak = Arc::downgrade(&inner);
         let registration = scope
             .on_change(move |_| {
@@ -247,8 +269,16 @@ impl McpServer {
     /// a bearer token that `auth`'s verifier accepts, and is made for the principal it gives
     /// (see [`crate::auth`] for the metadata, the challenges and the step-up). Applies to this
     /// server and the clones made from it after this call.
+    ///
+    /// A tool's scope ([`BearerAuth::require_scope`]) holds on every call made for the
+    /// principal from the scope it is served from: its `tools/call` (the front's `403`), and
+    /// the calls that call makes, a Code Mode program's included (a guard of this server's
+    /// refuses them, `GUARD_DENIED`; see [`crate::auth`]). The tool scopes the guard holds are
+    /// those of the last `bearer_auth` call on any clone.
     pub fn bearer_auth(mut self, auth: BearerAuth) -> McpServer {
-        self.auth = Some(Arc::new(auth));
+        let auth = Arc::new(auth);
+        lock(&self.inner.policy).auth = Some(auth.clone());
+        self.auth = Some(auth);
         self
     }
 
@@ -265,7 +295,9 @@ impl McpServer {
         mut self,
         rule: impl Fn(&tools_runtime::Principal) -> Option<ScopeKey> + Send + Sync + 'static,
     ) -> McpServer {
-        self.tenants = Some(Arc::new(rule));
+        let rule: Arc<TenantRule> = Arc::new(rule);
+        lock(&self.inner.policy).tenants = Some(rule.clone());
+        self.tenants = Some(rule);
         self.inner.tenants.store(true, Ordering::SeqCst);
         self
     }
@@ -654,6 +686,31 @@ impl For {
     }
 }
 
+/// The guard every call of the runtime passes (registered by [`McpServer::new`]): a call made
+/// for a principal, from the scope this server serves (or the one its tenant rule gives that
+/// principal), of a tool that [`BearerAuth::require_scope`] names, is refused when the
+/// principal lacks one of the tool's scopes. This holds a served `tools/call`, the calls its
+/// body makes, a Code Mode program's calls and a resumed call alike: each carries the
+/// principal. A call made for no principal, or from a scope this server does not serve, is
+/// not its business.
+fn scope_guard(weak: &Weak<ServeInner>, exec: &tools_runtime::ToolExecution) -> Option<String> {
+    let principal = exec.principal()?;
+    let inner = weak.upgrade()?;
+    let (auth, tenants) = {
+        let policy = lock(&inner.policy);
+        (policy.auth.clone()?, policy.tenants.clone())
+    };
+    if auth.tool_scopes(exec.name()).is_empty() {
+        return None;
+    }
+    let from = exec.agent().unwrap_or(ScopeKey::GLOBAL);
+    let served = from == inner.scope || tenants.is_some_and(|rule| rule(principal) == Some(from));
+    if !served {
+        return None;
+    }
+    crate::serve_auth::tool_scope_refusal(&auth, principal, exec.name(), exec.origin())
+}
+
 fn caller(inner: &ServeInner, context: &RequestContext<RoleServer>) -> For {
     let found = context
         .extensions
@@ -811,25 +868,13 @@ impl ServerHandler for McpServer {
         let inner = self.inner.clone();
         let tasks = self.offers_tasks().then(|| self.tasks.clone());
         let stdio = self.stdio;
-        let auth = self.auth.clone();
         async move {
             let n = inner.calls.fetch_add(1, Ordering::Relaxed);
             let name = request.name.to_string();
             let args = Value::Object(request.arguments.unwrap_or_default());
             let who = caller(&inner, &context);
-            // The front refuses a call without the tool's scope (`403`); this holds whatever
-            // reached the handler another way.
-            if let (Some(auth), Some(principal)) = (&auth, &who.principal)
-                && auth
-                    .tool_scopes(&name)
-                    .iter()
-                    .any(|s| !principal.has_scope(s))
-            {
-                return Err(ErrorData::invalid_request(
-                    format!("insufficient_scope: `{name}` needs a scope the token lacks"),
-                    None,
-                ));
-            }
+            // A call without the tool's scope: the front answers it `403` (the step-up), and
+            // the guard (`scope_guard`) refuses whatever reaches the pipeline another way.
             // The call's span, parented on the caller's trace context when `_meta` has one.
             let wire = wire(&context, stdio);
             let span = crate::trace::call_span(&name, &context.id, &context.meta, &wire);

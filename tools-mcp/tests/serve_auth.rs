@@ -893,3 +893,167 @@ async fn a_rotated_key_is_fetched_on_its_unknown_kid_within_the_rate_limit() {
     assert_eq!(fetches.load(Ordering::SeqCst), 2);
     assert_eq!(f.runs.load(Ordering::SeqCst), 2);
 }
+
+/// A served scope under Code Mode (TypeScript) with `read_doc` for everyone and `write_doc`
+/// needing `docs:write`; each body's runs counted (read, write).
+struct CodeFixture {
+    _runtime: ToolRuntime,
+    _scope: Scope,
+    reads: Arc<AtomicUsize>,
+    writes: Arc<AtomicUsize>,
+    addr: String,
+    resource: String,
+    stop: CancellationToken,
+}
+
+impl Drop for CodeFixture {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+async fn code_fixture() -> CodeFixture {
+    let (jwks_uri, _) = jwks().await;
+    let runtime = ToolRuntime::builder()
+        .mode(tools_runtime::PresentationMode::Code)
+        .extension(tools_code::CodeMode::new(
+            tools_code::TypeScriptRuntime::new(),
+        ))
+        .build()
+        .unwrap();
+    let scope = runtime.scope();
+    let reads = Arc::new(AtomicUsize::new(0));
+    let writes = Arc::new(AtomicUsize::new(0));
+    let subjects = Arc::new(Mutex::new(Vec::new()));
+    let _ = scope
+        .register(tool("read_doc", reads.clone(), subjects.clone()))
+        .unwrap();
+    let _ = scope
+        .register(tool("write_doc", writes.clone(), subjects))
+        .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let resource = format!("http://{addr}/mcp");
+    let auth = BearerAuth::new(JwtVerifier::new(ISSUER, &resource, jwks_uri), &resource)
+        .authorization_server(ISSUER)
+        .required_scopes(["mcp"])
+        .require_scope("write_doc", "docs:write");
+    let server = McpServer::new(&scope, "code").unwrap().bearer_auth(auth);
+    let stop = CancellationToken::new();
+    let token = stop.clone();
+    tokio::spawn(async move { server.serve_http(listener, HttpOptions::new(), token).await });
+    CodeFixture {
+        _runtime: runtime,
+        _scope: scope,
+        reads,
+        writes,
+        addr,
+        resource,
+        stop,
+    }
+}
+
+/// A tool's scope holds on a Code Mode program's calls (#37): a reader's program that calls the
+/// write tool gets the refusal as that call's error (naming the tool and the scope) and the
+/// body never runs; an editor's program writes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_scope_holds_on_a_code_mode_programs_calls() {
+    let f = code_fixture().await;
+    let program = "const read = await tools.read_doc({});\n\
+        try {\n\
+          const wrote = await tools.write_doc({});\n\
+          return {read, wrote};\n\
+        } catch (e) {\n\
+          return {read, refused: String(e && e.message ? e.message : e)};\n\
+        }";
+    let run = |token: String| {
+        let addr = f.addr.clone();
+        async move {
+            let reply = exchange(
+                &addr,
+                &post(
+                    &addr,
+                    Some(&format!("Bearer {token}")),
+                    "tools/call",
+                    json!({"name": "run_code",
+                           "arguments": {"code": program, "description": "read, then write"}}),
+                ),
+            )
+            .await;
+            assert_eq!(status(&reply), 200, "{reply}");
+            message(&reply)["result"].clone()
+        }
+    };
+    let reader = sign(&claims("alice", &f.resource, "mcp"));
+    let result = run(reader).await;
+    assert_ne!(result["isError"], true, "{result}");
+    let value = &result["structuredContent"]["result"];
+    assert_eq!(value["read"], json!({"for": "alice"}), "{result}");
+    let refused = value["refused"].as_str().unwrap_or_default();
+    assert!(
+        refused.contains("insufficient_scope")
+            && refused.contains("`write_doc`")
+            && refused.contains("`docs:write`"),
+        "{result}"
+    );
+    assert_eq!(
+        f.writes.load(Ordering::SeqCst),
+        0,
+        "the write body never ran"
+    );
+
+    let editor = sign(&claims("bob", &f.resource, "mcp docs:write"));
+    let result = run(editor).await;
+    let value = &result["structuredContent"]["result"];
+    assert_eq!(value["wrote"], json!({"for": "bob"}), "{result}");
+    assert!(value.get("refused").is_none(), "{result}");
+    assert_eq!(f.writes.load(Ordering::SeqCst), 1);
+    assert_eq!(f.reads.load(Ordering::SeqCst), 2);
+
+    // The direct call is still the front's step-up (`403`), before anything runs.
+    let reader = sign(&claims("alice", &f.resource, "mcp"));
+    let reply = exchange(
+        &f.addr,
+        &post(
+            &f.addr,
+            Some(&format!("Bearer {reader}")),
+            "tools/call",
+            json!({"name": "write_doc", "arguments": {}}),
+        ),
+    )
+    .await;
+    assert_eq!(status(&reply), 403, "{reply}");
+    assert_eq!(f.writes.load(Ordering::SeqCst), 1);
+}
+
+/// The guard refuses a program's call even when nothing of HTTP is involved: a call made for a
+/// principal from the served scope, as another host of the same runtime would make it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_guard_holds_a_tool_scope_on_a_call_made_in_process() {
+    let f = code_fixture().await;
+    let runtime = f._runtime.clone();
+    let principal = tools_runtime::Principal::new("carol").with_scopes(["mcp"]);
+    let ran = runtime
+        .execute(
+            tools_runtime::ToolCall::new(
+                "c1",
+                "run_code",
+                json!({"code": "return await tools.write_doc({});", "description": "write"}),
+            )
+            .with_principal(principal),
+        )
+        .await;
+    assert!(ran.is_error(), "{}", ran.text());
+    assert!(ran.text().contains("insufficient_scope"), "{}", ran.text());
+    assert_eq!(f.writes.load(Ordering::SeqCst), 0);
+    // For no principal the guard is not asked (the host authenticated no one).
+    let ran = runtime
+        .execute(tools_runtime::ToolCall::new(
+            "c2",
+            "run_code",
+            json!({"code": "return await tools.write_doc({});", "description": "write"}),
+        ))
+        .await;
+    assert!(!ran.is_error(), "{}", ran.text());
+    assert_eq!(f.writes.load(Ordering::SeqCst), 1);
+}

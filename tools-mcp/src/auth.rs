@@ -48,6 +48,13 @@
 //! server does not serve, are not its business (another host of the same runtime decides for
 //! its own).
 //!
+//! With [`McpServer::tenants`](crate::McpServer::tenants), whether MCP tasks are offered
+//! follows the caller's slice: `initialize` and `server/discover` declare the tasks extension
+//! to a caller whose slice lists a long-running tool (or when the task options name a tool),
+//! and a `tools/call` is a task when the tool's definition in that slice is long-running (see
+//! [`crate::tasks`]). A task is bound to the principal that created it, subject and client:
+//! `tasks/get` and `tasks/cancel` of another principal find no such task.
+//!
 //! The principal ([`Principal`]: subject, client, scopes, claims) is put on the request and on
 //! every call it makes ([`ToolCall::with_principal`](tools_runtime::ToolCall::with_principal)),
 //! so policy listeners, guards, approvals and bodies read it
@@ -67,9 +74,6 @@
 //!
 //! What this does not do (yet):
 //!
-//! - Whether a tool is offered as an MCP task follows the definitions of the server's own scope,
-//!   not a tenant's. (A task is bound to the principal that created it, subject and client:
-//!   `tasks/get` and `tasks/cancel` of another principal find no such task.)
 //! - The principal is read from each request's own token: in a 2025-11-25 session
 //!   ([`HttpOptions::sessions`](crate::HttpOptions::sessions)) every request is authenticated
 //!   and served for its own token's principal, whoever opened the session; `list_changed`

@@ -77,8 +77,9 @@ use std::sync::{Arc, Mutex, Weak};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CreateTaskResult,
-    GetTaskParams, GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams,
-    ProtocolVersion, RequestId, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
+    DiscoverResult, GetTaskParams, GetTaskResult, Implementation, InitializeRequestParams,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, RequestId,
+    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
 };
 use rmcp::service::{
     MaybeSendFuture, NotificationContext, Peer, RequestContext, RoleServer, SubscriptionContext,
@@ -323,6 +324,50 @@ impl McpServer {
             || !self.tasks.is_empty()
     }
 
+    /// Whether this server offers tasks to a caller served from `scope` (a tenant's slice, or
+    /// the server's own): as [`offers_tasks`](Self::offers_tasks) says, with the tools that
+    /// `scope` lists. What `initialize` and `server/discover` declare to that caller.
+    fn offers_tasks_in(&self, scope: ScopeKey) -> bool {
+        if scope == self.inner.scope {
+            return self.offers_tasks();
+        }
+        self.tasks.names_any()
+            || !self.tasks.is_empty()
+            || (self.tasks.follows_definitions()
+                && long_running_in(&self.inner, scope, &listed_in(&self.inner, scope)))
+    }
+
+    /// Whether a `tools/call` from `scope` may be answered with a task (the tool then decides,
+    /// by the options and its definition in `scope`). For a tenant's slice this does not list
+    /// the slice on each call: the tool's own definition there decides.
+    fn tasks_for_call(&self, scope: ScopeKey) -> bool {
+        if scope == self.inner.scope {
+            return self.offers_tasks();
+        }
+        self.tenants_may_have_tasks()
+    }
+
+    /// Whether a tenant's slice may be offered tasks, whatever it lists.
+    fn tenants_may_have_tasks(&self) -> bool {
+        self.tasks.names_any() || self.tasks.follows_definitions() || !self.tasks.is_empty()
+    }
+
+    /// The server's configuration, declaring tasks when `tasks`.
+    fn info(&self, tasks: bool) -> ServerConfig {
+        let builder = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed();
+        let capabilities = if tasks {
+            builder.enable_tasks().build()
+        } else {
+            builder.build()
+        };
+        let mut implementation = Implementation::default();
+        implementation.name = self.inner.name.clone();
+        implementation.version = env!("CARGO_PKG_VERSION").to_owned();
+        ServerConfig::new(capabilities).with_server_info(implementation)
+    }
+
     /// The largest incoming message, in bytes, on stdio and HTTP alike
     /// ([`DEFAULT_MAX_MESSAGE_SIZE`], 16 MiB, by default). A larger request is answered with a
     /// JSON-RPC error for its id that names its size and the limit. Applies to
@@ -508,13 +553,18 @@ fn same_list(a: &[Arc<CatalogEntry>], b: &[Arc<CatalogEntry>]) -> bool {
 
 /// Notes whether a tool of `listed` has a long-running definition.
 fn note_long_running(inner: &ServeInner, listed: &[Arc<CatalogEntry>]) {
-    let any = listed.iter().any(|entry| {
+    let any = long_running_in(inner, inner.scope, listed);
+    inner.long_running_listed.store(any, Ordering::Relaxed);
+}
+
+/// Whether a tool of `listed` has a long-running definition in `scope`.
+fn long_running_in(inner: &ServeInner, scope: ScopeKey, listed: &[Arc<CatalogEntry>]) -> bool {
+    listed.iter().any(|entry| {
         inner
             .runtime
-            .get(&entry.name, inner.scope)
+            .get(&entry.name, scope)
             .is_some_and(|d| d.is_long_running())
-    });
-    inner.long_running_listed.store(any, Ordering::Relaxed);
+    })
 }
 
 async fn watch_changes(weak: Weak<ServeInner>, mut last: Vec<Arc<CatalogEntry>>) {
@@ -832,19 +882,38 @@ fn start_task(
 }
 
 impl ServerHandler for McpServer {
+    /// Without a request at hand (rmcp's own gate of `tasks/*`): tasks are declared when the
+    /// server's own scope offers them, or, with a tenant rule, when a tenant's slice may (the
+    /// options name a tool or follow the definitions). `initialize` and `server/discover`
+    /// declare what the caller's own slice offers.
     fn get_info(&self) -> ServerConfig {
-        let builder = ServerCapabilities::builder()
-            .enable_tools()
-            .enable_tool_list_changed();
-        let capabilities = if self.offers_tasks() {
-            builder.enable_tasks().build()
-        } else {
-            builder.build()
-        };
-        let mut implementation = Implementation::default();
-        implementation.name = self.inner.name.clone();
-        implementation.version = env!("CARGO_PKG_VERSION").to_owned();
-        ServerConfig::new(capabilities).with_server_info(implementation)
+        let tenants = self.inner.tenants.load(Ordering::Relaxed);
+        self.info(self.offers_tasks() || (tenants && self.tenants_may_have_tasks()))
+    }
+
+    fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<InitializeResult, ErrorData>> + MaybeSendFuture + '_ {
+        context.peer.set_peer_info(request.clone());
+        let scope = caller(&self.inner, &context).scope;
+        let answered = self.negotiate_initialize(&request).map(|mut info| {
+            info.capabilities = self.info(self.offers_tasks_in(scope)).capabilities;
+            info
+        });
+        std::future::ready(answered)
+    }
+
+    fn discover(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<DiscoverResult, ErrorData>> + MaybeSendFuture + '_ {
+        let scope = caller(&self.inner, &context).scope;
+        std::future::ready(Ok(DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.info(self.offers_tasks_in(scope)),
+        )))
     }
 
     fn list_tools(
@@ -866,13 +935,14 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + MaybeSendFuture + '_ {
         let inner = self.inner.clone();
-        let tasks = self.offers_tasks().then(|| self.tasks.clone());
+        let who = caller(&inner, &context);
+        // The caller's slice decides whether tasks are offered (a tenant's, or the server's).
+        let tasks = self.tasks_for_call(who.scope).then(|| self.tasks.clone());
         let stdio = self.stdio;
         async move {
             let n = inner.calls.fetch_add(1, Ordering::Relaxed);
             let name = request.name.to_string();
             let args = Value::Object(request.arguments.unwrap_or_default());
-            let who = caller(&inner, &context);
             // A call without the tool's scope: the front answers it `403` (the step-up), and
             // the guard (`scope_guard`) refuses whatever reaches the pipeline another way.
             // The call's span, parented on the caller's trace context when `_meta` has one.

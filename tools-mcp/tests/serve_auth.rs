@@ -204,15 +204,26 @@ async fn fixture_verified(
 
 /// A 2026-07-28 request without a session, with `authorization` when given.
 fn post(addr: &str, authorization: Option<&str>, method: &str, params: Value) -> String {
+    post_declaring(addr, authorization, method, params, json!({}))
+}
+
+/// The same, the client declaring `capabilities`.
+fn post_declaring(
+    addr: &str,
+    authorization: Option<&str>,
+    method: &str,
+    params: Value,
+    capabilities: Value,
+) -> String {
     let mut params = params;
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {}
+        "io.modelcontextprotocol/clientCapabilities": capabilities
     });
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
     let mut auth = authorization.map_or(String::new(), |a| format!("Authorization: {a}\r\n"));
-    if let Some(name) = params["name"].as_str() {
+    if let Some(name) = params["name"].as_str().or(params["taskId"].as_str()) {
         auth.push_str(&format!("Mcp-Name: {name}\r\n"));
     }
     format!(
@@ -1056,4 +1067,125 @@ async fn the_guard_holds_a_tool_scope_on_a_call_made_in_process() {
         .await;
     assert!(!ran.is_error(), "{}", ran.text());
     assert_eq!(f.writes.load(Ordering::SeqCst), 1);
+}
+
+const TASKS: &str = "io.modelcontextprotocol/tasks";
+
+/// Whether MCP tasks are offered follows the tenant's slice (#37): the server's own scope lists
+/// nothing long-running; tenant A's `slow` is long-running, tenant B's `slow` is not. Alice's
+/// `server/discover` declares tasks and her call is a task (which she can follow to its result);
+/// Bob's declares none and his call is answered at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn task_offering_follows_the_tenants_slice() {
+    let (jwks_uri, _) = jwks().await;
+    let runtime = ToolRuntime::new();
+    let global = runtime.scope();
+    let runs = Arc::new(AtomicUsize::new(0));
+    let subjects = Arc::new(Mutex::new(Vec::new()));
+    let _ = global
+        .register(tool("echo", runs.clone(), subjects.clone()))
+        .unwrap();
+    let slow = |long: bool| {
+        let builder = ToolDefinition::builder("slow")
+            .input_schema(json!({"type": "object"}))
+            .output(Output::json(json!({"type": "string"})));
+        let builder = if long {
+            builder.long_running()
+        } else {
+            builder
+        };
+        builder
+            .execute(|_, _| async {
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                Ok(json!("slept"))
+            })
+            .build()
+            .unwrap()
+    };
+    let alpha = global.agent();
+    let _ = alpha.register(slow(true)).unwrap();
+    let beta = global.agent();
+    let _ = beta.register(slow(false)).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let resource = format!("http://{addr}/mcp");
+    let auth = BearerAuth::new(JwtVerifier::new(ISSUER, &resource, jwks_uri), &resource)
+        .authorization_server(ISSUER)
+        .required_scopes(["mcp"]);
+    let (a, b) = (alpha.key(), beta.key());
+    let server = McpServer::new(&global, "tenants")
+        .unwrap()
+        .bearer_auth(auth)
+        .tenants(move |p| match p.subject.as_str() {
+            "alice" => Some(a),
+            "bob" => Some(b),
+            _ => None,
+        });
+    let stop = CancellationToken::new();
+    let token = stop.clone();
+    let serving = server.clone();
+    tokio::spawn(async move {
+        serving
+            .serve_http(listener, HttpOptions::new(), token)
+            .await
+    });
+    let _keep = (global, alpha, beta);
+
+    let declaring = json!({"extensions": {TASKS: {}}});
+    let send = |token: &str, method: &str, params: Value| {
+        let request = post_declaring(
+            &addr,
+            Some(&format!("Bearer {token}")),
+            method,
+            params,
+            declaring.clone(),
+        );
+        let addr = addr.clone();
+        async move { message(&exchange(&addr, &request).await) }
+    };
+    let alice = sign(&claims("alice", &resource, "mcp"));
+    let bob = sign(&claims("bob", &resource, "mcp"));
+
+    let discovered = send(&alice, "server/discover", json!({})).await;
+    assert!(
+        discovered["result"]["capabilities"]
+            .to_string()
+            .contains(TASKS),
+        "alice: {discovered}"
+    );
+    let discovered = send(&bob, "server/discover", json!({})).await;
+    assert!(
+        discovered["result"].is_object()
+            && !discovered["result"]["capabilities"]
+                .to_string()
+                .contains(TASKS),
+        "bob: {discovered}"
+    );
+
+    let call = json!({"name": "slow", "arguments": {}});
+    let created = send(&alice, "tools/call", call.clone()).await;
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let task = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let mut done = Value::Null;
+    for _ in 0..200 {
+        done = send(&alice, "tasks/get", json!({"taskId": task})).await;
+        if done["result"]["status"] != "working" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    assert_eq!(done["result"]["status"], "completed", "{done}");
+    assert_eq!(
+        done["result"]["result"]["content"][0]["text"], "slept",
+        "{done}"
+    );
+    // The task is Alice's: Bob's `tasks/get` finds no such task.
+    let other = send(&bob, "tasks/get", json!({"taskId": task})).await;
+    assert!(other["error"].is_object(), "{other}");
+
+    let plain = send(&bob, "tools/call", call).await;
+    assert_eq!(plain["result"]["content"][0]["text"], "slept", "{plain}");
+    assert!(plain["result"].get("taskId").is_none(), "{plain}");
+    assert_eq!(server.task_count(), 1);
+    stop.cancel();
 }

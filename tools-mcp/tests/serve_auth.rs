@@ -645,8 +645,8 @@ async fn the_typescript_sdk_client_authorizes_and_lists_its_slice() {
     .await;
 }
 
-/// An introspection endpoint (RFC 7662) on loopback: `good` is active for `audience`,
-/// `elsewhere` active for another audience, anything else inactive; a request without the
+/// An introspection endpoint (RFC 7662) on loopback: `good` and each `flood-...` are active for
+/// `audience`, `elsewhere` active for another audience, anything else inactive; a request without the
 /// server's Basic credentials is answered 401. Counts the requests.
 async fn introspection(audience: Arc<Mutex<String>>) -> (String, Arc<AtomicUsize>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -682,6 +682,12 @@ async fn introspection(audience: Arc<Mutex<String>>) -> (String, Arc<AtomicUsize
                             "200 OK",
                             json!({"active": true, "sub": "alice", "client_id": "alice-app",
                         "scope": "mcp", "aud": audience, "exp": now() + 60}),
+                        )
+                    } else if text.contains("token=flood-") {
+                        (
+                            "200 OK",
+                            json!({"active": true, "sub": "alice", "scope": "mcp",
+                        "aud": audience, "exp": now() + 60}),
                         )
                     } else if text.contains("token=elsewhere&") {
                         (
@@ -740,11 +746,76 @@ async fn opaque_tokens_are_introspected() {
         );
     }
     assert_eq!(f.runs.load(Ordering::SeqCst), 1);
+    // `good`'s second request was answered from the cache; refusals are not kept.
+    assert_eq!(
+        asked.load(Ordering::SeqCst),
+        3,
+        "one introspection per token"
+    );
+    let reply = call(&f, "revoked", "echo").await;
+    assert_eq!(status(&reply), 401, "{reply}");
     assert_eq!(
         asked.load(Ordering::SeqCst),
         4,
-        "one introspection per request"
+        "an inactive answer is asked again"
     );
+}
+
+/// The introspection cache (#37): a second request with a token does not ask the endpoint, an
+/// expired entry does, and a flood of distinct (active) tokens keeps the cache to its bound.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn introspection_answers_are_cached_within_bounds() {
+    let audience = Arc::new(Mutex::new(String::new()));
+    let (endpoint, asked) = introspection(audience.clone()).await;
+    let set = audience.clone();
+    let kept: Arc<Mutex<Option<IntrospectionVerifier>>> = Arc::new(Mutex::new(None));
+    let keep = kept.clone();
+    let ttl = std::time::Duration::from_millis(400);
+    let f = fixture_verified(
+        ISSUER,
+        move |resource: &str| -> Arc<dyn TokenVerifier> {
+            *set.lock().unwrap() = resource.to_owned();
+            let verifier = IntrospectionVerifier::new(endpoint, resource)
+                .client_credentials("mcp-server", "s3cret")
+                .cache(5, ttl);
+            *keep.lock().unwrap() = Some(verifier.clone());
+            Arc::new(verifier)
+        },
+        Arc::new(AtomicUsize::new(0)),
+        |a| a,
+    )
+    .await;
+    let verifier = kept.lock().unwrap().clone().unwrap();
+    for _ in 0..3 {
+        let reply = call(&f, "good", "echo").await;
+        assert_eq!(status(&reply), 200, "{reply}");
+    }
+    assert_eq!(asked.load(Ordering::SeqCst), 1, "asked once, then cached");
+    assert_eq!(verifier.cached_tokens(), 1);
+    tokio::time::sleep(ttl + std::time::Duration::from_millis(200)).await;
+    let reply = call(&f, "good", "echo").await;
+    assert_eq!(status(&reply), 200, "{reply}");
+    assert_eq!(
+        asked.load(Ordering::SeqCst),
+        2,
+        "the expired entry asked again"
+    );
+
+    for i in 0..40 {
+        let token = format!("flood-{i}");
+        assert_eq!(list(&f, &token).await, vec!["alpha_only", "echo"]);
+        assert!(
+            verifier.cached_tokens() <= 5,
+            "{}",
+            verifier.cached_tokens()
+        );
+    }
+    assert_eq!(asked.load(Ordering::SeqCst), 42);
+    assert_eq!(verifier.cached_tokens(), 5);
+    // The newest are kept: the last flood token is answered from the cache.
+    let _ = list(&f, "flood-39").await;
+    assert_eq!(asked.load(Ordering::SeqCst), 42);
+    assert_eq!(f.runs.load(Ordering::SeqCst), 4);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1260,3 +1260,245 @@ async fn task_offering_follows_the_tenants_slice() {
     assert_eq!(server.task_count(), 1);
     stop.cancel();
 }
+
+/// `tools-mcp serve --http` with bearer flags (#37): the binary serves the metadata its flags
+/// say, refuses a request without a token (`401`), serves one with a JWT of the issuer whose
+/// JWKS the test serves, and holds `--require-scope` (the step-up `403`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_serves_as_a_resource_server_from_its_flags() {
+    let (jwks_uri, fetches) = jwks().await;
+    let resource = "http://tools-mcp.test/mcp";
+    let (_child, url, _line) = tokio::task::block_in_place(|| {
+        super::support::serve_http(&[
+            "--resource",
+            resource,
+            "--jwt-issuer",
+            ISSUER,
+            "--jwks-url",
+            &jwks_uri,
+            "--scope",
+            "mcp",
+            "--scope",
+            "math",
+            "--required-scope",
+            "mcp",
+            "--require-scope",
+            "add=math",
+        ])
+    });
+    let addr = url
+        .strip_prefix("http://")
+        .and_then(|rest| rest.strip_suffix("/mcp"))
+        .unwrap()
+        .to_owned();
+    let reply = exchange(
+        &addr,
+        &format!(
+            "GET /.well-known/oauth-protected-resource/mcp HTTP/1.1\r\nHost: {addr}\r\n\
+             Connection: close\r\n\r\n"
+        ),
+    )
+    .await;
+    assert_eq!(status(&reply), 200, "{reply}");
+    let document = message(&reply);
+    assert_eq!(document["resource"], resource);
+    assert_eq!(document["authorization_servers"], json!([ISSUER]));
+    assert_eq!(document["scopes_supported"], json!(["mcp", "math"]));
+
+    let echo = json!({"name": "echo", "arguments": {"message": "hi"}});
+    let reply = exchange(&addr, &post(&addr, None, "tools/call", echo.clone())).await;
+    assert_eq!(status(&reply), 401, "{reply}");
+    assert!(
+        header(&reply, "www-authenticate")
+            .unwrap()
+            .contains("oauth-protected-resource/mcp"),
+        "{reply}"
+    );
+    assert_eq!(fetches.load(Ordering::SeqCst), 0);
+
+    let plain = format!("Bearer {}", sign(&claims("alice", resource, "mcp")));
+    let reply = exchange(&addr, &post(&addr, Some(&plain), "tools/call", echo)).await;
+    assert_eq!(status(&reply), 200, "{reply}");
+    assert_eq!(
+        message(&reply)["result"]["content"][0]["text"],
+        "hi",
+        "{reply}"
+    );
+
+    let add = json!({"name": "add", "arguments": {"a": 1, "b": 2}});
+    let reply = exchange(&addr, &post(&addr, Some(&plain), "tools/call", add.clone())).await;
+    assert_eq!(status(&reply), 403, "{reply}");
+    assert!(
+        header(&reply, "www-authenticate")
+            .unwrap()
+            .contains("scope=\"mcp math\""),
+        "{reply}"
+    );
+    let math = format!("Bearer {}", sign(&claims("alice", resource, "mcp math")));
+    let reply = exchange(&addr, &post(&addr, Some(&math), "tools/call", add)).await;
+    assert_eq!(status(&reply), 200, "{reply}");
+    assert_eq!(
+        message(&reply)["result"]["structuredContent"],
+        json!({"sum": 3}),
+        "{reply}"
+    );
+    // Another audience is refused.
+    let other = format!(
+        "Bearer {}",
+        sign(&claims("alice", "http://other.test/mcp", "mcp"))
+    );
+    let reply = exchange(
+        &addr,
+        &post(
+            &addr,
+            Some(&other),
+            "tools/call",
+            json!({"name": "stats", "arguments": {}}),
+        ),
+    )
+    .await;
+    assert_eq!(status(&reply), 401, "{reply}");
+}
+
+/// Bearer flags the binary cannot act on are refused at start, exit code 2, naming the problem
+/// (and never a secret: the introspection client's secret comes from a variable).
+#[test]
+fn the_binary_refuses_bad_bearer_flags() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["--resource", "http://h/mcp"], "SERVE_BEARER_ON_STDIO"),
+        (
+            &[
+                "--http",
+                "127.0.0.1:0",
+                "--jwt-issuer",
+                "http://i",
+                "--jwks-url",
+                "http://k",
+            ],
+            "SERVE_NO_RESOURCE",
+        ),
+        (
+            &["--http", "127.0.0.1:0", "--resource", "http://h/mcp"],
+            "SERVE_NO_VERIFIER",
+        ),
+        (
+            &[
+                "--http",
+                "127.0.0.1:0",
+                "--resource",
+                "http://h/mcp",
+                "--jwt-issuer",
+                "http://i",
+                "--jwks-url",
+                "http://k",
+                "--introspection-url",
+                "http://x",
+            ],
+            "SERVE_TWO_VERIFIERS",
+        ),
+        (
+            &[
+                "--http",
+                "127.0.0.1:0",
+                "--resource",
+                "http://h/mcp",
+                "--jwt-issuer",
+                "http://i",
+            ],
+            "SERVE_JWT_INCOMPLETE",
+        ),
+        (
+            &[
+                "--http",
+                "127.0.0.1:0",
+                "--resource",
+                "http://h/mcp",
+                "--introspection-url",
+                "http://x",
+                "--introspection-client-id-env",
+                "TOOLS_MCP_TEST_ID",
+            ],
+            "SERVE_CREDENTIALS_INCOMPLETE",
+        ),
+        (
+            &[
+                "--http",
+                "127.0.0.1:0",
+                "--resource",
+                "http://h/mcp",
+                "--introspection-url",
+                "http://x",
+                "--introspection-client-id-env",
+                "TOOLS_MCP_TEST_UNSET_ID",
+                "--introspection-client-secret-env",
+                "TOOLS_MCP_TEST_UNSET_SECRET",
+            ],
+            "SERVE_MISSING_ENV",
+        ),
+        (
+            &[
+                "--http",
+                "127.0.0.1:0",
+                "--resource",
+                "http://h/mcp",
+                "--introspection-url",
+                "http://x",
+                "--require-scope",
+                "add",
+            ],
+            "SERVE_BAD_TOOL_SCOPE",
+        ),
+    ];
+    for (args, code) in cases {
+        let output = std::process::Command::new(super::support::SERVER)
+            .arg("serve")
+            .args(*args)
+            .env_remove("TOOLS_MCP_TEST_UNSET_ID")
+            .env_remove("TOOLS_MCP_TEST_UNSET_SECRET")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(code), "{args:?}: {stderr}");
+        assert!(output.stdout.is_empty(), "{args:?}: it did not start");
+    }
+}
+
+/// `tools-mcp serve --http --introspection-url` with the client credentials read from the
+/// variables its flags name: opaque tokens are introspected with them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_introspects_with_credentials_from_the_environment() {
+    let resource = "http://tools-mcp.test/mcp";
+    let (endpoint, asked) = introspection(Arc::new(Mutex::new(resource.to_owned()))).await;
+    let mut command = std::process::Command::new(super::support::SERVER);
+    command
+        .arg("serve")
+        .args(["--resource", resource, "--introspection-url", &endpoint])
+        .args(["--introspection-client-id-env", "TOOLS_MCP_TEST_CLIENT"])
+        .args(["--introspection-client-secret-env", "TOOLS_MCP_TEST_SECRET"])
+        .env("TOOLS_MCP_TEST_CLIENT", "mcp-server")
+        .env("TOOLS_MCP_TEST_SECRET", "s3cret");
+    let (_child, url, _line) =
+        tokio::task::block_in_place(|| super::support::serve_http_command(command));
+    let addr = url
+        .strip_prefix("http://")
+        .and_then(|rest| rest.strip_suffix("/mcp"))
+        .unwrap()
+        .to_owned();
+    let echo = json!({"name": "echo", "arguments": {"message": "hi"}});
+    let reply = exchange(
+        &addr,
+        &post(&addr, Some("Bearer good"), "tools/call", echo.clone()),
+    )
+    .await;
+    assert_eq!(status(&reply), 200, "{reply}");
+    assert_eq!(message(&reply)["result"]["content"][0]["text"], "hi");
+    let reply = exchange(
+        &addr,
+        &post(&addr, Some("Bearer revoked"), "tools/call", echo),
+    )
+    .await;
+    assert_eq!(status(&reply), 401, "{reply}");
+    assert_eq!(asked.load(Ordering::SeqCst), 2);
+}

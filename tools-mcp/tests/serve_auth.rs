@@ -1,7 +1,9 @@
 //! The served HTTP endpoint as an OAuth resource server (#37): JWT bearer tokens checked
 //! against a JWKS served by the test, the protected resource metadata, the 401/403 challenges,
 //! one registry served to two tenants with different slices, the step-up of a tool's scope,
-//! and hostile tokens refused before anything of the registry is reached. Only with the `jwt`
+//! and hostile tokens refused before anything of the registry is reached; a tool's scope on a
+//! Code Mode program's calls, task offering per tenant, the introspection cache, the binary's
+//! bearer flags, the call span's `user.id` and a 2025-11-25 session with a bearer. Only with the `jwt`
 //! feature (`scripts/test` runs it: `cargo test -p tools-mcp --features jwt --test integration
 //! serve_auth`).
 
@@ -1501,4 +1503,216 @@ async fn the_binary_introspects_with_credentials_from_the_environment() {
     .await;
     assert_eq!(status(&reply), 401, "{reply}");
     assert_eq!(asked.load(Ordering::SeqCst), 2);
+}
+
+/// Keeps the fields of every span named `name`, as `field=value` text, when made and when
+/// recorded later.
+struct SpanFields {
+    name: &'static str,
+    seen: Arc<Mutex<Vec<String>>>,
+}
+
+struct Visit<'a>(&'a mut String);
+
+impl tracing::field::Visit for Visit<'_> {
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        self.0.push_str(&format!(" {}={value}", field.name()));
+    }
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0.push_str(&format!(" {}={value:?}", field.name()));
+    }
+}
+
+impl<S> tracing_subscriber::Layer<S> for SpanFields
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+{
+    fn on_new_span(
+        &self,
+        attrs: &tracing::span::Attributes<'_>,
+        _: &tracing::span::Id,
+        _: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        if attrs.metadata().name() == self.name {
+            let mut text = String::new();
+            attrs.record(&mut Visit(&mut text));
+            self.seen.lock().unwrap().push(text);
+        }
+    }
+
+    fn on_record(
+        &self,
+        id: &tracing::span::Id,
+        values: &tracing::span::Record<'_>,
+        ctx: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        if ctx.span(id).is_some_and(|s| s.name() == self.name) {
+            let mut text = String::new();
+            values.record(&mut Visit(&mut text));
+            self.seen.lock().unwrap().push(text);
+        }
+    }
+}
+
+/// The served call's span records the authenticated subject as `user.id` (and never the
+/// token). One thread, so the subscriber set for it sees the server's tasks too.
+#[tokio::test(flavor = "current_thread")]
+async fn the_call_span_records_the_subject_as_user_id() {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let subscriber = tracing_subscriber::registry().with(SpanFields {
+        name: "mcp tools/call",
+        seen: seen.clone(),
+    });
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let f = fixture(|a| a).await;
+    let alice = sign(&claims("alice", &f.resource, "mcp"));
+    // Other tests' threads, without this subscriber, may cache the span's callsite as
+    // uninteresting (the interest cache is process-wide): rebuilt, and asked again if so.
+    for _ in 0..5 {
+        tracing::callsite::rebuild_interest_cache();
+        let reply = call(&f, &alice, "echo").await;
+        assert_eq!(status(&reply), 200, "{reply}");
+        if !seen.lock().unwrap().is_empty() {
+            break;
+        }
+    }
+    let fields = seen.lock().unwrap().clone();
+    assert!(
+        fields.iter().any(|f| f.contains("user.id=alice")),
+        "{fields:#?}"
+    );
+    assert!(
+        fields.iter().any(|f| f.contains("gen_ai.tool.name=echo")),
+        "{fields:#?}"
+    );
+    let signature = alice.rsplit('.').next().unwrap();
+    assert!(!fields.iter().any(|f| f.contains(signature)), "{fields:#?}");
+}
+
+/// A 2025-11-25 session with bearer auth: `initialize` at that version with a token opens a
+/// session, a call in it runs for the token's principal, and a request of the session without
+/// a token is `401` (every request is authenticated, session or not).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2025_11_25_session_with_a_bearer_token() {
+    let (jwks_uri, _) = jwks().await;
+    let runtime = ToolRuntime::new();
+    let global = runtime.scope();
+    let runs = Arc::new(AtomicUsize::new(0));
+    let subjects = Arc::new(Mutex::new(Vec::new()));
+    let _ = global
+        .register(tool("echo", runs.clone(), subjects.clone()))
+        .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let url = format!("http://{addr}/mcp");
+    let auth = BearerAuth::new(JwtVerifier::new(ISSUER, &url, jwks_uri), &url)
+        .authorization_server(ISSUER)
+        .required_scopes(["mcp"]);
+    let server = McpServer::new(&global, "sessions")
+        .unwrap()
+        .bearer_auth(auth);
+    let stop = CancellationToken::new();
+    let token = stop.clone();
+    tokio::spawn(async move {
+        server
+            .serve_http(listener, HttpOptions::new().sessions(true), token)
+            .await
+    });
+    let _keep = global;
+    let bearer = format!("Bearer {}", sign(&claims("alice", &url, "mcp")));
+    let client = reqwest::Client::new();
+    let send = |body: Value, session: Option<&str>, authorization: Option<&str>| {
+        let mut request = client
+            .post(&url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .body(body.to_string());
+        if let Some(session) = session {
+            request = request
+                .header("Mcp-Session-Id", session)
+                .header("MCP-Protocol-Version", "2025-11-25");
+        }
+        if let Some(authorization) = authorization {
+            request = request.header("Authorization", authorization);
+        }
+        request.send()
+    };
+    let data = |text: &str| -> Value {
+        let line = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .rfind(|d| !d.trim().is_empty())
+            .unwrap_or(text);
+        serde_json::from_str(line.trim()).unwrap_or_else(|e| panic!("{e}: {text}"))
+    };
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}});
+
+    let refused = send(initialize.clone(), None, None).await.unwrap();
+    assert_eq!(refused.status(), 401);
+
+    let opened = send(initialize, None, Some(&bearer)).await.unwrap();
+    assert_eq!(opened.status(), 200);
+    let session = opened
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .expect("a session id")
+        .to_owned();
+    let answer = data(&opened.text().await.unwrap());
+    assert_eq!(
+        answer["result"]["protocolVersion"], "2025-11-25",
+        "{answer}"
+    );
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let acknowledged = send(initialized, Some(&session), Some(&bearer))
+        .await
+        .unwrap();
+    assert!(
+        acknowledged.status().is_success(),
+        "{}",
+        acknowledged.status()
+    );
+
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {}}});
+    let ran = send(call.clone(), Some(&session), Some(&bearer))
+        .await
+        .unwrap();
+    assert_eq!(ran.status(), 200);
+    let answer = data(&ran.text().await.unwrap());
+    assert_eq!(
+        answer["result"]["structuredContent"],
+        json!({"for": "alice"}),
+        "{answer}"
+    );
+
+    // Each request is served for its own token's principal, whoever opened the session.
+    let other = format!("Bearer {}", sign(&claims("bob", &url, "mcp")));
+    let ran = send(call.clone(), Some(&session), Some(&other))
+        .await
+        .unwrap();
+    assert_eq!(ran.status(), 200);
+    let answer = data(&ran.text().await.unwrap());
+    assert_eq!(
+        answer["result"]["structuredContent"],
+        json!({"for": "bob"}),
+        "{answer}"
+    );
+
+    let refused = send(call, Some(&session), None).await.unwrap();
+    assert_eq!(refused.status(), 401);
+    assert!(
+        refused
+            .headers()
+            .get("www-authenticate")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.contains("resource_metadata=")),
+        "{:?}",
+        refused.headers()
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+    stop.cancel();
 }

@@ -287,7 +287,7 @@ const MAX_INTROSPECTION_ANSWER: usize = 64 * 1024;
 ///   Two requests with one new token at the same moment may both ask.
 ///
 /// Clones share one cache.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct IntrospectionVerifier {
     endpoint: String,
     audience: String,
@@ -297,6 +297,21 @@ pub struct IntrospectionVerifier {
     timeout: Duration,
     http: reqwest::Client,
     cache: Arc<IntrospectionCache>,
+}
+
+impl std::fmt::Debug for IntrospectionVerifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The client's secret is never shown.
+        f.debug_struct("IntrospectionVerifier")
+            .field("endpoint", &self.endpoint)
+            .field("audience", &self.audience)
+            .field("issuer", &self.issuer)
+            .field("client_id", &self.client.as_ref().map(|(id, _)| id))
+            .field("leeway", &self.leeway)
+            .field("timeout", &self.timeout)
+            .field("cache", &self.cache)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The default of [`IntrospectionVerifier::cache`]'s `max_entries`.
@@ -641,6 +656,17 @@ mod tests {
         assert_eq!(cache_ttl(minute, Some(1000), 1000), None);
         assert_eq!(cache_ttl(minute, Some(900), 1000), None);
         assert_ne!(token_key("a"), token_key("b"));
+    }
+
+    #[test]
+    fn the_debug_form_shows_no_secret() {
+        let verifier = IntrospectionVerifier::new("http://as/introspect", "http://rs/mcp")
+            .client_credentials("server", "very-secret");
+        let text = format!("{verifier:?}");
+        assert!(
+            text.contains("server") && !text.contains("very-secret"),
+            "{text}"
+        );
     }
 
     #[test]

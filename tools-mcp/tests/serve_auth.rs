@@ -1716,3 +1716,55 @@ async fn a_2025_11_25_session_with_a_bearer_token() {
     assert_eq!(runs.load(Ordering::SeqCst), 2);
     stop.cancel();
 }
+
+/// The guard holds a tool's scope in a tenant's slice too (the scope the tenant rule gives the
+/// principal), and leaves alone the calls made from a scope this server does not serve for
+/// that principal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_guard_follows_the_tenant_rule() {
+    let f = fixture(|a| {
+        a.require_scope("alpha_only", "admin")
+            .require_scope("echo", "admin")
+    })
+    .await;
+    let alpha = f._scopes[1].key();
+    let beta = f._scopes[2].key();
+    let alice = tools_runtime::Principal::new("alice").with_scopes(["mcp"]);
+    let call = |agent| {
+        tools_runtime::ToolCall::new("c", "alpha_only", json!({}))
+            .with_agent(agent)
+            .with_principal(alice.clone())
+    };
+    let refused = f._runtime.execute(call(alpha)).await;
+    assert_eq!(refused.code(), Some("GUARD_DENIED"), "{}", refused.text());
+    assert!(refused.text().contains("`admin`"), "{}", refused.text());
+    // Alice's slice is alpha's: a call made for her from beta's scope is not this server's
+    // (and beta has no `alpha_only`: unknown there).
+    let elsewhere = f._runtime.execute(call(beta)).await;
+    assert_eq!(
+        elsewhere.code(),
+        Some("UNKNOWN_TOOL"),
+        "{}",
+        elsewhere.text()
+    );
+    let echo = |agent| {
+        tools_runtime::ToolCall::new("e", "echo", json!({}))
+            .with_agent(agent)
+            .with_principal(alice.clone())
+    };
+    let refused = f._runtime.execute(echo(alpha)).await;
+    assert_eq!(refused.code(), Some("GUARD_DENIED"), "{}", refused.text());
+    let elsewhere = f._runtime.execute(echo(beta)).await;
+    assert!(!elsewhere.is_error(), "{}", elsewhere.text());
+    let admin = tools_runtime::Principal::new("alice").with_scopes(["mcp", "admin"]);
+    let ran = f
+        ._runtime
+        .execute(
+            tools_runtime::ToolCall::new("c", "alpha_only", json!({}))
+                .with_agent(alpha)
+                .with_principal(admin),
+        )
+        .await;
+    assert!(!ran.is_error(), "{}", ran.text());
+    assert_eq!(f.runs.load(Ordering::SeqCst), 2);
+}

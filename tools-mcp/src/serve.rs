@@ -243,7 +243,7 @@ impl McpServer {
         let _guard = inner
             ._guard_scope
             .guard(move |exec| scope_guard(&weak, exec))
-            .map_err(|e| McpError::Service(ServeError::Listen(e)))?;
+            .map_err(|e| McpError::Service(ServeError::Guard(e)))?;
         let weak = Arc::downgrade(&inner);
         let registration = scope
             .on_change(move |_| {

@@ -31,6 +31,30 @@
 //!    how a client learns that it exists and that the step-up is worth it; hide it with a mask
 //!    of the tenant's scope when it should not be seen.
 //!
+//! A tool's scope holds on every call made for the principal, not only on its `tools/call`:
+//! [`McpServer::new`](crate::McpServer::new) registers a guard (one for the whole runtime) that
+//! refuses a call of a tool [`BearerAuth::require_scope`] names when the call is made for a
+//! principal without that scope, from the scope the server serves (or the one the tenant rule
+//! gives the principal). So the calls a Code Mode program makes through `run_code` (each made
+//! for the `run_code` call's principal), a tool body's nested calls and a call resumed after an
+//! approval (it keeps its principal) are held as a direct call is. Such a call fails with the
+//! code `GUARD_DENIED` and a reason that begins `insufficient_scope:` and names the tool and
+//! the scopes it lacks (``insufficient_scope: `write_doc` needs the OAuth scope `docs:write`,
+//! which the caller's token does not grant``); a program reads it as the error of that call and
+//! may go on. The step-up `403` cannot happen there: the program's `run_code` request has been
+//! answered `200` already, its program running, so a client that wants the scope steps up when
+//! it sees the refusal and runs the program again. The refusal is logged (`debug`: subject,
+//! tool, scopes, where the call came from). Calls made for no principal, or from a scope the
+//! server does not serve, are not its business (another host of the same runtime decides for
+//! its own).
+//!
+//! With [`McpServer::tenants`](crate::McpServer::tenants), whether MCP tasks are offered
+//! follows the caller's slice: `initialize` and `server/discover` declare the tasks extension
+//! to a caller whose slice lists a long-running tool (or when the task options name a tool),
+//! and a `tools/call` is a task when the tool's definition in that slice is long-running (see
+//! [`crate::tasks`]). A task is bound to the principal that created it, subject and client:
+//! `tasks/get` and `tasks/cancel` of another principal find no such task.
+//!
 //! The principal ([`Principal`]: subject, client, scopes, claims) is put on the request and on
 //! every call it makes ([`ToolCall::with_principal`](tools_runtime::ToolCall::with_principal)),
 //! so policy listeners, guards, approvals and bodies read it
@@ -50,19 +74,13 @@
 //!
 //! What this does not do (yet):
 //!
-//! - A tool's scope ([`BearerAuth::require_scope`]) is checked on a `tools/call` of that tool
-//!   (the front's `403`, and the handler again for anything that reached it another way). The
-//!   calls a Code Mode program makes through `run_code` are not `tools/call`s: hold them with a
-//!   guard that reads [`ToolExecution::principal`](tools_runtime::ToolExecution::principal).
-//! - Whether a tool is offered as an MCP task follows the definitions of the server's own scope,
-//!   not a tenant's. (A task is bound to the principal that created it, subject and client:
-//!   `tasks/get` and `tasks/cancel` of another principal find no such task.)
 //! - The principal is read from each request's own token: in a 2025-11-25 session
 //!   ([`HttpOptions::sessions`](crate::HttpOptions::sessions)) every request is authenticated
 //!   and served for its own token's principal, whoever opened the session; `list_changed`
 //!   reaches every session (a hint; each lists its own slice).
-//! - Introspection answers are not cached (one request to the authorization server per served
-//!   request); a JWKS is fetched on demand only (no background refresh).
+//! - A JWKS is fetched on demand only (no background refresh). Introspection answers are
+//!   cached for a short while ([`IntrospectionVerifier`], the cache): a revocation is seen when
+//!   the entry expires.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -161,6 +179,8 @@ impl BearerAuth {
     /// `tools/call` of `tool` needs `scope` besides the required ones; without it the call is
     /// answered `403 insufficient_scope` naming it (the step-up challenge). Repeat for more
     /// scopes of one tool (all are needed). The tool is still listed (see the module docs).
+    /// The scope holds on the calls a served call makes too, a Code Mode program's among them:
+    /// without it such a call fails `GUARD_DENIED`, ``insufficient_scope: `tool` needs ...``.
     pub fn require_scope(mut self, tool: impl Into<String>, scope: impl Into<String>) -> Self {
         let scope = scope.into();
         let scopes = self.tool_scopes.entry(tool.into()).or_default();
@@ -244,10 +264,30 @@ const MAX_INTROSPECTION_ANSWER: usize = 64 * 1024;
 /// server's introspection endpoint (`token=...&token_type_hint=access_token`, with HTTP Basic
 /// client credentials when given); an active answer whose `aud` names the resource, whose
 /// `iss` is the expected one (when [`issuer`](Self::issuer) is set), and whose `exp`/`nbf` hold
-/// (with [`leeway`](Self::leeway)) gives the principal ([`principal_of_claims`]). One request
-/// to the endpoint per served request, bounded by [`timeout`](Self::timeout) (5 s) and an
-/// answer of 64 KiB; nothing is cached.
-#[derive(Debug, Clone)]
+/// (with [`leeway`](Self::leeway)) gives the principal ([`principal_of_claims`]). Each request
+/// to the endpoint is bounded by [`timeout`](Self::timeout) (5 s) and an answer of 64 KiB.
+///
+/// # The cache
+///
+/// An accepted token's principal is kept, so the next request with the same token does not ask
+/// the authorization server again: on by default, at most
+/// [`DEFAULT_INTROSPECTION_CACHE_ENTRIES`] tokens, each for at most
+/// [`DEFAULT_INTROSPECTION_CACHE_TTL`] (60 s) and never past its `exp` (the time to live is the
+/// smaller of the two; a token with no time left is not kept). [`cache`](Self::cache) sets the
+/// bounds, [`without_cache`](Self::without_cache) turns it off.
+///
+/// - A token revoked at the authorization server is still accepted here until its entry
+///   expires: the time to live is how long a revocation may take to be seen. Keep it short
+///   where that matters, or turn the cache off.
+/// - A refusal is not kept (an inactive token, another audience, an answer that could not be
+///   had): each is asked about again. A flood of made-up tokens so costs one introspection each
+///   (as without a cache) but adds nothing to the cache.
+/// - The key of an entry is the SHA-256 of the token; the token itself is never kept.
+/// - When the cache is full, expired entries go first, then the entry closest to its expiry.
+///   Two requests with one new token at the same moment may both ask.
+///
+/// Clones share one cache.
+#[derive(Clone)]
 pub struct IntrospectionVerifier {
     endpoint: String,
     audience: String,
@@ -256,10 +296,148 @@ pub struct IntrospectionVerifier {
     leeway: Duration,
     timeout: Duration,
     http: reqwest::Client,
+    cache: Arc<IntrospectionCache>,
+}
+
+impl std::fmt::Debug for IntrospectionVerifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The client's secret is never shown.
+        f.debug_struct("IntrospectionVerifier")
+            .field("endpoint", &self.endpoint)
+            .field("audience", &self.audience)
+            .field("issuer", &self.issuer)
+            .field("client_id", &self.client.as_ref().map(|(id, _)| id))
+            .field("leeway", &self.leeway)
+            .field("timeout", &self.timeout)
+            .field("cache", &self.cache)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The default of [`IntrospectionVerifier::cache`]'s `max_entries`.
+pub const DEFAULT_INTROSPECTION_CACHE_ENTRIES: usize = 10_000;
+/// The default of [`IntrospectionVerifier::cache`]'s `ttl`: 60 s.
+pub const DEFAULT_INTROSPECTION_CACHE_TTL: Duration = Duration::from_secs(60);
+
+/// The principals of accepted tokens, by the SHA-256 of the token.
+struct IntrospectionCache {
+    max_entries: usize,
+    ttl: Duration,
+    entries: std::sync::Mutex<std::collections::HashMap<[u8; 32], Cached>>,
+}
+
+struct Cached {
+    principal: Principal,
+    expires: std::time::Instant,
+}
+
+impl std::fmt::Debug for IntrospectionCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IntrospectionCache")
+            .field("max_entries", &self.max_entries)
+            .field("ttl", &self.ttl)
+            .field("entries", &crate::lock(&self.entries).len())
+            .finish()
+    }
+}
+
+impl IntrospectionCache {
+    fn new(max_entries: usize, ttl: Duration) -> IntrospectionCache {
+        IntrospectionCache {
+            max_entries,
+            ttl,
+            entries: std::sync::Mutex::new(std::collections::HashMap::new()),
+        }
+    }
+
+    fn on(&self) -> bool {
+        self.max_entries > 0 && !self.ttl.is_zero()
+    }
+
+    fn get(&self, key: &[u8; 32]) -> Option<Principal> {
+        if !self.on() {
+            return None;
+        }
+        let mut entries = crate::lock(&self.entries);
+        match entries.get(key) {
+            Some(entry) if entry.expires > std::time::Instant::now() => {
+                Some(entry.principal.clone())
+            }
+            Some(_) => {
+                entries.remove(key);
+                None
+            }
+            None => None,
+        }
+    }
+
+    fn put(&self, key: [u8; 32], principal: &Principal, claims_exp: Option<u64>) {
+        if !self.on() {
+            return;
+        }
+        let Some(ttl) = cache_ttl(self.ttl, claims_exp, unix_now()) else {
+            return;
+        };
+        let now = std::time::Instant::now();
+        let Some(expires) = now.checked_add(ttl) else {
+            return;
+        };
+        let mut entries = crate::lock(&self.entries);
+        if entries.len() >= self.max_entries && !entries.contains_key(&key) {
+            entries.retain(|_, e| e.expires > now);
+            while entries.len() >= self.max_entries {
+                let soonest = entries
+                    .iter()
+                    .min_by_key(|(_, e)| e.expires)
+                    .map(|(k, _)| *k);
+                match soonest {
+                    Some(k) => {
+                        entries.remove(&k);
+                    }
+                    None => break,
+                }
+            }
+        }
+        entries.insert(
+            key,
+            Cached {
+                principal: principal.clone(),
+                expires,
+            },
+        );
+    }
+
+    fn len(&self) -> usize {
+        crate::lock(&self.entries).len()
+    }
+}
+
+/// How long an accepted token is kept: the configured time, but never past its `exp`; `None`
+/// when no time is left.
+fn cache_ttl(configured: Duration, exp: Option<u64>, now: u64) -> Option<Duration> {
+    let ttl = match exp {
+        Some(exp) => configured.min(Duration::from_secs(exp.saturating_sub(now))),
+        None => configured,
+    };
+    (!ttl.is_zero()).then_some(ttl)
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs()
+}
+
+/// The SHA-256 of a token: the cache's key.
+fn token_key(token: &str) -> [u8; 32] {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(token.as_bytes()).into()
 }
 
 impl IntrospectionVerifier {
-    /// Introspection at `endpoint` of tokens for `audience` (this server's resource URI).
+    /// Introspection at `endpoint` of tokens for `audience` (this server's resource URI), with
+    /// the default cache.
     pub fn new(endpoint: impl Into<String>, audience: impl Into<String>) -> Self {
         IntrospectionVerifier {
             endpoint: endpoint.into(),
@@ -269,7 +447,30 @@ impl IntrospectionVerifier {
             leeway: Duration::from_secs(60),
             timeout: Duration::from_secs(5),
             http: reqwest::Client::new(),
+            cache: Arc::new(IntrospectionCache::new(
+                DEFAULT_INTROSPECTION_CACHE_ENTRIES,
+                DEFAULT_INTROSPECTION_CACHE_TTL,
+            )),
         }
+    }
+
+    /// Keeps at most `max_entries` accepted tokens, each for at most `ttl` (and never past its
+    /// `exp`); see [the cache](Self#the-cache). A zero for either turns the cache off. Starts an
+    /// empty cache (this verifier's clones made after the call share it).
+    pub fn cache(mut self, max_entries: usize, ttl: Duration) -> Self {
+        self.cache = Arc::new(IntrospectionCache::new(max_entries, ttl));
+        self
+    }
+
+    /// No cache: every request asks the authorization server.
+    pub fn without_cache(self) -> Self {
+        self.cache(0, Duration::ZERO)
+    }
+
+    /// How many accepted tokens the cache holds now (expired ones included until they are
+    /// looked up again or make room).
+    pub fn cached_tokens(&self) -> usize {
+        self.cache.len()
     }
 
     /// The client credentials this server introspects with (HTTP Basic).
@@ -300,7 +501,21 @@ impl IntrospectionVerifier {
         self
     }
 
-    async fn introspect(&self, token: &str) -> Result<Principal, TokenRefusal> {
+    async fn verify_cached(&self, token: &str) -> Result<Principal, TokenRefusal> {
+        if !self.cache.on() {
+            return self.introspect(token).await.map(|(principal, _)| principal);
+        }
+        let key = token_key(token);
+        if let Some(principal) = self.cache.get(&key) {
+            return Ok(principal);
+        }
+        let (principal, exp) = self.introspect(token).await?;
+        self.cache.put(key, &principal, exp);
+        Ok(principal)
+    }
+
+    /// The principal of an active answer, with its `exp`.
+    async fn introspect(&self, token: &str) -> Result<(Principal, Option<u64>), TokenRefusal> {
         let body = format!("token={}&token_type_hint=access_token", form_encode(token));
         let mut request = self
             .http
@@ -342,13 +557,14 @@ impl IntrospectionVerifier {
         if !audience_names(claims.get("aud"), &self.audience) {
             return Err(TokenRefusal::Audience);
         }
-        principal_of_claims(claims)
+        let exp = claims.get("exp").and_then(Value::as_u64);
+        Ok((principal_of_claims(claims)?, exp))
     }
 }
 
 impl TokenVerifier for IntrospectionVerifier {
     fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, TokenRefusal>> {
-        Box::pin(self.introspect(token))
+        Box::pin(self.verify_cached(token))
     }
 }
 
@@ -426,6 +642,45 @@ mod tests {
         assert_eq!(p.scopes, vec!["x"]);
         assert!(principal_of_claims(map(json!({"scope": "a"}))).is_err());
         assert!(principal_of_claims(map(json!({"sub": 3}))).is_err());
+    }
+
+    #[test]
+    fn the_cache_keeps_a_token_no_longer_than_its_exp() {
+        let minute = Duration::from_secs(60);
+        assert_eq!(cache_ttl(minute, None, 1000), Some(minute));
+        assert_eq!(
+            cache_ttl(minute, Some(1010), 1000),
+            Some(Duration::from_secs(10))
+        );
+        assert_eq!(cache_ttl(minute, Some(5000), 1000), Some(minute));
+        assert_eq!(cache_ttl(minute, Some(1000), 1000), None);
+        assert_eq!(cache_ttl(minute, Some(900), 1000), None);
+        assert_ne!(token_key("a"), token_key("b"));
+    }
+
+    #[test]
+    fn the_debug_form_shows_no_secret() {
+        let verifier = IntrospectionVerifier::new("http://as/introspect", "http://rs/mcp")
+            .client_credentials("server", "very-secret");
+        let text = format!("{verifier:?}");
+        assert!(
+            text.contains("server") && !text.contains("very-secret"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_cache_holds_its_bound() {
+        let cache = IntrospectionCache::new(3, Duration::from_secs(60));
+        for i in 0..50u8 {
+            cache.put([i; 32], &Principal::new(format!("p{i}")), None);
+            assert!(cache.len() <= 3);
+        }
+        assert!(cache.get(&[49; 32]).is_some());
+        assert!(cache.get(&[0; 32]).is_none());
+        let off = IntrospectionCache::new(0, Duration::from_secs(60));
+        off.put([1; 32], &Principal::new("p"), None);
+        assert_eq!(off.len(), 0);
     }
 
     #[test]

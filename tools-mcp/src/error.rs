@@ -234,6 +234,10 @@ pub enum ServeError {
     /// The server could not follow the scope's changes.
     #[error("cannot follow the scope's changes")]
     Listen(#[source] tools_runtime::error::RegistryError),
+    /// The server could not register the guard that holds each tool's OAuth scope
+    /// ([`BearerAuth::require_scope`](crate::BearerAuth::require_scope)) on every call.
+    #[error("cannot register the guard of the tools' scopes")]
+    Guard(#[source] tools_runtime::error::RegistryError),
     /// The client's handshake failed.
     #[error(transparent)]
     Initialize(Box<ServerInitializeError>),

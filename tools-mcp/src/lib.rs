@@ -117,7 +117,9 @@
 //! - A missing required scope, or a principal the tenant rule gives no scope: `403
 //!   insufficient_scope`. A tool named by [`BearerAuth::require_scope`] called without its
 //!   scope: `403` with `error="insufficient_scope", scope="<held> <needed>"`, the step-up
-//!   challenge (the tool stays listed, so a client can learn it is there).
+//!   challenge (the tool stays listed, so a client can learn it is there). The calls such a
+//!   call makes, a Code Mode program's among them, are held to the tool's scope as well
+//!   (`GUARD_DENIED`, ``insufficient_scope: `tool` needs ...``).
 //! - Hostile input reaches nothing of the registry (no list, no call, no body): a token over
 //!   [`BearerAuth::max_token_size`] (8 KiB) is refused by its length before it is parsed (hyper
 //!   refuses a head over about 400 KB with `431`); `alg: none` and every HMAC algorithm are

@@ -11,6 +11,25 @@
 //! saying what cancels a call in that mode ([`HttpOptions::cancellation`]). The server stops
 //! when stdin closes (stdio), or on SIGINT or SIGTERM (both modes).
 //!
+//! With `--http`, the endpoint can be an OAuth resource server ([`tools_mcp::auth`]): every
+//! request then needs a bearer token for the resource `--resource URI` (its audience), checked
+//! by one verifier:
+//!
+//! - `--jwt-issuer URL --jwks-url URL` (built with the `jwt` feature): JWT access tokens of that
+//!   issuer, signed with a key of that JWKS;
+//! - `--introspection-url URL`: opaque tokens asked about at that RFC 7662 endpoint, with the
+//!   client credentials read from the environment variables that
+//!   `--introspection-client-id-env VAR` and `--introspection-client-secret-env VAR` name (a
+//!   secret never stands on the command line, where `ps` shows it).
+//!
+//! `--authorization-server URL` (repeatable; the JWT issuer by default) and `--scope SCOPE`
+//! (repeatable) are what the protected resource metadata advertises (`authorization_servers`,
+//! `scopes_supported`); `--required-scope SCOPE` (repeatable) is needed by every request;
+//! `--require-scope TOOL=SCOPE` (repeatable) is needed to call `TOOL` (the step-up `403`). A
+//! bearer flag without `--http`, a resource without a verifier (or the reverse), two verifiers,
+//! half of a pair, an unset variable or a `TOOL=SCOPE` without its `=` is refused at start
+//! with a line on stderr naming it and exit code 2.
+//!
 //! Built with the `otel` feature, it exports its spans over OTLP as the `OTEL_*` variables say
 //! (`tools_otel::init("tools-mcp")`: service `tools-mcp` unless `OTEL_SERVICE_NAME` names
 //! another), and a `tools/call` whose `_meta` carries a `traceparent` runs in the caller's
@@ -157,7 +176,197 @@ fn stats() -> Stats {
     }
 }
 
-const USAGE: &str = "usage: tools-mcp serve [--http ADDR] [--sessions] [--max-message-size BYTES]";
+const USAGE: &str = "usage: tools-mcp serve [--http ADDR] [--sessions] [--max-message-size BYTES]
+    [--resource URI (--jwt-issuer URL --jwks-url URL | --introspection-url URL
+     [--introspection-client-id-env VAR --introspection-client-secret-env VAR])
+     [--authorization-server URL]... [--scope SCOPE]... [--required-scope SCOPE]...
+     [--require-scope TOOL=SCOPE]...]";
+
+/// A bearer flag the binary cannot act on: the message on stderr, exit code 2.
+#[derive(Debug, thiserror::Error)]
+enum FlagError {
+    #[error("{flag} applies to --http only: stdio has no bearer token")]
+    BearerOnStdio { flag: &'static str },
+    #[error(
+        "bearer auth needs --resource URI, the endpoint's canonical URI (the tokens' audience)"
+    )]
+    NoResource,
+    #[error("--resource needs a verifier: --jwt-issuer with --jwks-url, or --introspection-url")]
+    NoVerifier,
+    #[error("one verifier at a time: --jwt-issuer/--jwks-url or --introspection-url, not both")]
+    TwoVerifiers,
+    #[error("--jwt-issuer and --jwks-url go together")]
+    JwtIncomplete,
+    #[error("--jwt-issuer and --jwks-url need a build with the `jwt` feature")]
+    #[cfg_attr(feature = "jwt", allow(dead_code))]
+    NoJwtFeature,
+    #[error(
+        "--introspection-client-id-env and --introspection-client-secret-env go together, \
+         with --introspection-url"
+    )]
+    CredentialsIncomplete,
+    #[error("the environment variable {var} (named by {flag}) is not set, empty or not UTF-8")]
+    MissingEnv { var: String, flag: &'static str },
+    #[error("--require-scope {arg}: not TOOL=SCOPE")]
+    BadToolScope { arg: String },
+}
+
+impl FlagError {
+    /// The stable code of the refusal.
+    fn code(&self) -> &'static str {
+        match self {
+            FlagError::BearerOnStdio { .. } => "SERVE_BEARER_ON_STDIO",
+            FlagError::NoResource => "SERVE_NO_RESOURCE",
+            FlagError::NoVerifier => "SERVE_NO_VERIFIER",
+            FlagError::TwoVerifiers => "SERVE_TWO_VERIFIERS",
+            FlagError::JwtIncomplete => "SERVE_JWT_INCOMPLETE",
+            FlagError::NoJwtFeature => "SERVE_NO_JWT_FEATURE",
+            FlagError::CredentialsIncomplete => "SERVE_CREDENTIALS_INCOMPLETE",
+            FlagError::MissingEnv { .. } => "SERVE_MISSING_ENV",
+            FlagError::BadToolScope { .. } => "SERVE_BAD_TOOL_SCOPE",
+        }
+    }
+}
+
+/// The bearer flags, as given.
+#[derive(Debug, Default)]
+struct AuthFlags {
+    /// The first bearer flag given (what a refusal on stdio names).
+    first: Option<&'static str>,
+    resource: Option<String>,
+    jwt_issuer: Option<String>,
+    jwks_url: Option<String>,
+    introspection_url: Option<String>,
+    client_id_env: Option<String>,
+    client_secret_env: Option<String>,
+    authorization_servers: Vec<String>,
+    scopes: Vec<String>,
+    required: Vec<String>,
+    tool_scopes: Vec<String>,
+}
+
+impl AuthFlags {
+    /// Reads the bearer flag `flag` with its value; `false` when `flag` is not one.
+    fn take(&mut self, flag: &str, value: impl FnOnce() -> String) -> bool {
+        let (name, slot): (&'static str, &mut Vec<String>) = match flag {
+            "--authorization-server" => ("--authorization-server", &mut self.authorization_servers),
+            "--scope" => ("--scope", &mut self.scopes),
+            "--required-scope" => ("--required-scope", &mut self.required),
+            "--require-scope" => ("--require-scope", &mut self.tool_scopes),
+            _ => {
+                let (name, one) = match flag {
+                    "--resource" => ("--resource", &mut self.resource),
+                    "--jwt-issuer" => ("--jwt-issuer", &mut self.jwt_issuer),
+                    "--jwks-url" => ("--jwks-url", &mut self.jwks_url),
+                    "--introspection-url" => ("--introspection-url", &mut self.introspection_url),
+                    "--introspection-client-id-env" => {
+                        ("--introspection-client-id-env", &mut self.client_id_env)
+                    }
+                    "--introspection-client-secret-env" => (
+                        "--introspection-client-secret-env",
+                        &mut self.client_secret_env,
+                    ),
+                    _ => return false,
+                };
+                *one = Some(value());
+                self.first.get_or_insert(name);
+                return true;
+            }
+        };
+        slot.push(value());
+        self.first.get_or_insert(name);
+        true
+    }
+
+    /// The bearer front these flags describe (`None` when none was given), for an HTTP
+    /// endpoint when `http`.
+    fn build(self, http: bool) -> Result<Option<tools_mcp::BearerAuth>, FlagError> {
+        let Some(first) = self.first else {
+            return Ok(None);
+        };
+        if !http {
+            return Err(FlagError::BearerOnStdio { flag: first });
+        }
+        let resource = self.resource.ok_or(FlagError::NoResource)?;
+        let jwt = self.jwt_issuer.is_some() || self.jwks_url.is_some();
+        let introspection = self.introspection_url.is_some();
+        if jwt && introspection {
+            return Err(FlagError::TwoVerifiers);
+        }
+        if self.client_id_env.is_some() != self.client_secret_env.is_some()
+            || (self.client_id_env.is_some() && !introspection)
+        {
+            return Err(FlagError::CredentialsIncomplete);
+        }
+        let mut tool_scopes = Vec::with_capacity(self.tool_scopes.len());
+        for arg in self.tool_scopes {
+            match arg.split_once('=') {
+                Some((tool, scope)) if !tool.is_empty() && !scope.is_empty() => {
+                    tool_scopes.push((tool.to_owned(), scope.to_owned()));
+                }
+                _ => return Err(FlagError::BadToolScope { arg }),
+            }
+        }
+        let mut servers = self.authorization_servers;
+        let verifier: Arc<dyn tools_mcp::TokenVerifier> = if jwt {
+            let (Some(issuer), Some(jwks)) = (self.jwt_issuer, self.jwks_url) else {
+                return Err(FlagError::JwtIncomplete);
+            };
+            if servers.is_empty() {
+                servers.push(issuer.clone());
+            }
+            jwt_verifier(issuer, &resource, jwks)?
+        } else if let Some(url) = self.introspection_url {
+            let mut verifier = tools_mcp::IntrospectionVerifier::new(url, &resource);
+            if let (Some(id_var), Some(secret_var)) = (self.client_id_env, self.client_secret_env) {
+                let id = env_value(id_var, "--introspection-client-id-env")?;
+                let secret = env_value(secret_var, "--introspection-client-secret-env")?;
+                verifier = verifier.client_credentials(id, secret);
+            }
+            Arc::new(verifier)
+        } else {
+            return Err(FlagError::NoVerifier);
+        };
+        let mut auth = tools_mcp::BearerAuth::with_shared(verifier, resource)
+            .scopes_supported(self.scopes)
+            .required_scopes(self.required);
+        for server in servers {
+            auth = auth.authorization_server(server);
+        }
+        for (tool, scope) in tool_scopes {
+            auth = auth.require_scope(tool, scope);
+        }
+        Ok(Some(auth))
+    }
+}
+
+/// The value of the environment variable `var` that `flag` names.
+fn env_value(var: String, flag: &'static str) -> Result<String, FlagError> {
+    match std::env::var(&var) {
+        Ok(value) if !value.is_empty() => Ok(value),
+        _ => Err(FlagError::MissingEnv { var, flag }),
+    }
+}
+
+#[cfg(feature = "jwt")]
+fn jwt_verifier(
+    issuer: String,
+    resource: &str,
+    jwks: String,
+) -> Result<Arc<dyn tools_mcp::TokenVerifier>, FlagError> {
+    Ok(Arc::new(tools_mcp::JwtVerifier::new(
+        issuer, resource, jwks,
+    )))
+}
+
+#[cfg(not(feature = "jwt"))]
+fn jwt_verifier(
+    _issuer: String,
+    _resource: &str,
+    _jwks: String,
+) -> Result<Arc<dyn tools_mcp::TokenVerifier>, FlagError> {
+    Err(FlagError::NoJwtFeature)
+}
 
 /// A command line it does not understand: the usage on stderr, exit code 2.
 fn usage() -> ! {
@@ -227,7 +436,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut http = None;
     let mut sessions = false;
     let mut max_message_size = None;
+    let mut auth = AuthFlags::default();
     while let Some(arg) = args.next() {
+        if auth.take(&arg, || args.next().unwrap_or_else(|| usage())) {
+            continue;
+        }
         match arg.as_str() {
             "--http" => http = Some(args.next().unwrap_or_else(|| usage())),
             "--sessions" => sessions = true,
@@ -244,6 +457,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             _ => usage(),
         }
     }
+    let auth = match auth.build(http.is_some()) {
+        Ok(auth) => auth,
+        Err(error) => {
+            eprintln!("tools-mcp serve: {error} ({})", error.code());
+            std::process::exit(2)
+        }
+    };
     // With the `otel` feature, every call is a span exported over OTLP (the `OTEL_*` variables
     // say where), parented on the caller's trace context when its `tools/call` carries one. Set
     // up before the async runtime (the exporter's blocking client must not be made or dropped
@@ -260,7 +480,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let tokio = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let served = tokio.block_on(serve(http, sessions, max_message_size));
+    let served = tokio.block_on(serve(http, sessions, max_message_size, auth));
     // The calls still running end with the runtime, before the guard exports the last spans.
     // Bounded: after a signal, the thread reading stdin is still blocked in its read.
     tokio.shutdown_timeout(Duration::from_millis(500));
@@ -294,12 +514,16 @@ async fn serve(
     http: Option<String>,
     sessions: bool,
     max_message_size: Option<usize>,
+    auth: Option<tools_mcp::BearerAuth>,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let runtime = ToolRuntime::new();
     let (scope, _keep) = demo_scope(&runtime)?;
     let mut server = McpServer::new(&scope, "tools-mcp-demo")?;
     if let Some(bytes) = max_message_size {
         server = server.max_message_size(bytes);
+    }
+    if let Some(auth) = auth {
+        server = server.bearer_auth(auth);
     }
     match http {
         None => {

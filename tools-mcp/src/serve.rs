@@ -77,8 +77,9 @@ use std::sync::{Arc, Mutex, Weak};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CreateTaskResult,
-    GetTaskParams, GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams,
-    ProtocolVersion, RequestId, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
+    DiscoverResult, GetTaskParams, GetTaskResult, Implementation, InitializeRequestParams,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, RequestId,
+    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
 };
 use rmcp::service::{
     MaybeSendFuture, NotificationContext, Peer, RequestContext, RoleServer, SubscriptionContext,
@@ -125,6 +126,19 @@ struct ServeInner {
     serial: AtomicU64,
     /// A tenant rule is set: a change may change a tenant's list and not the server's own.
     tenants: AtomicBool,
+    /// The bearer front's tool scopes and the tenant rule, for the guard that holds a tool's
+    /// scope on every call made for a principal from a served scope (see `scope_guard`).
+    policy: Mutex<ServedPolicy>,
+    /// Holds the guard (a global-layer scope of this server's own: dropped with the server,
+    /// it disposes the guard).
+    _guard_scope: Scope,
+}
+
+/// What the tool-scope guard reads: the bearer front, the tenant rule.
+#[derive(Default)]
+struct ServedPolicy {
+    auth: Option<Arc<BearerAuth>>,
+    tenants: Option<Arc<TenantRule>>,
 }
 
 impl ServeInner {
@@ -205,6 +219,7 @@ impl McpServer {
     pub fn new(scope: &Scope, name: impl Into<String>) -> Result<McpServer, McpError> {
         let handle = tokio::runtime::Handle::try_current()
             .map_err(|e| McpError::Service(ServeError::NoRuntime(e)))?;
+        let guard_scope = scope.runtime().scope();
         let inner = Arc::new(ServeInner {
             runtime: scope.runtime().clone(),
             scope: scope.key(),
@@ -220,7 +235,15 @@ impl McpServer {
             stateless: Mutex::new(HashMap::new()),
             serial: AtomicU64::new(0),
             tenants: AtomicBool::new(false),
+            policy: Mutex::new(ServedPolicy::default()),
+            _guard_scope: guard_scope,
         });
+        // Registered before the change listener below (a guard changes no list).
+        let weak = Arc::downgrade(&inner);
+        let _guard = inner
+            ._guard_scope
+            .guard(move |exec| scope_guard(&weak, exec))
+            .map_err(|e| McpError::Service(ServeError::Guard(e)))?;
         let weak = Arc::downgrade(&inner);
         let registration = scope
             .on_change(move |_| {
@@ -247,8 +270,16 @@ impl McpServer {
     /// a bearer token that `auth`'s verifier accepts, and is made for the principal it gives
     /// (see [`crate::auth`] for the metadata, the challenges and the step-up). Applies to this
     /// server and the clones made from it after this call.
+    ///
+    /// A tool's scope ([`BearerAuth::require_scope`]) holds on every call made for the
+    /// principal from the scope it is served from: its `tools/call` (the front's `403`), and
+    /// the calls that call makes, a Code Mode program's included (a guard of this server's
+    /// refuses them, `GUARD_DENIED`; see [`crate::auth`]). The tool scopes the guard holds are
+    /// those of the last `bearer_auth` call on any clone.
     pub fn bearer_auth(mut self, auth: BearerAuth) -> McpServer {
-        self.auth = Some(Arc::new(auth));
+        let auth = Arc::new(auth);
+        lock(&self.inner.policy).auth = Some(auth.clone());
+        self.auth = Some(auth);
         self
     }
 
@@ -265,7 +296,9 @@ impl McpServer {
         mut self,
         rule: impl Fn(&tools_runtime::Principal) -> Option<ScopeKey> + Send + Sync + 'static,
     ) -> McpServer {
-        self.tenants = Some(Arc::new(rule));
+        let rule: Arc<TenantRule> = Arc::new(rule);
+        lock(&self.inner.policy).tenants = Some(rule.clone());
+        self.tenants = Some(rule);
         self.inner.tenants.store(true, Ordering::SeqCst);
         self
     }
@@ -289,6 +322,50 @@ impl McpServer {
             || (self.tasks.follows_definitions()
                 && self.inner.long_running_listed.load(Ordering::Relaxed))
             || !self.tasks.is_empty()
+    }
+
+    /// Whether this server offers tasks to a caller served from `scope` (a tenant's slice, or
+    /// the server's own): as [`offers_tasks`](Self::offers_tasks) says, with the tools that
+    /// `scope` lists. What `initialize` and `server/discover` declare to that caller.
+    fn offers_tasks_in(&self, scope: ScopeKey) -> bool {
+        if scope == self.inner.scope {
+            return self.offers_tasks();
+        }
+        self.tasks.names_any()
+            || !self.tasks.is_empty()
+            || (self.tasks.follows_definitions()
+                && long_running_in(&self.inner, scope, &listed_in(&self.inner, scope)))
+    }
+
+    /// Whether a `tools/call` from `scope` may be answered with a task (the tool then decides,
+    /// by the options and its definition in `scope`). For a tenant's slice this does not list
+    /// the slice on each call: the tool's own definition there decides.
+    fn tasks_for_call(&self, scope: ScopeKey) -> bool {
+        if scope == self.inner.scope {
+            return self.offers_tasks();
+        }
+        self.tenants_may_have_tasks()
+    }
+
+    /// Whether a tenant's slice may be offered tasks, whatever it lists.
+    fn tenants_may_have_tasks(&self) -> bool {
+        self.tasks.names_any() || self.tasks.follows_definitions() || !self.tasks.is_empty()
+    }
+
+    /// The server's configuration, declaring tasks when `tasks`.
+    fn info(&self, tasks: bool) -> ServerConfig {
+        let builder = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed();
+        let capabilities = if tasks {
+            builder.enable_tasks().build()
+        } else {
+            builder.build()
+        };
+        let mut implementation = Implementation::default();
+        implementation.name = self.inner.name.clone();
+        implementation.version = env!("CARGO_PKG_VERSION").to_owned();
+        ServerConfig::new(capabilities).with_server_info(implementation)
     }
 
     /// The largest incoming message, in bytes, on stdio and HTTP alike
@@ -476,13 +553,18 @@ fn same_list(a: &[Arc<CatalogEntry>], b: &[Arc<CatalogEntry>]) -> bool {
 
 /// Notes whether a tool of `listed` has a long-running definition.
 fn note_long_running(inner: &ServeInner, listed: &[Arc<CatalogEntry>]) {
-    let any = listed.iter().any(|entry| {
+    let any = long_running_in(inner, inner.scope, listed);
+    inner.long_running_listed.store(any, Ordering::Relaxed);
+}
+
+/// Whether a tool of `listed` has a long-running definition in `scope`.
+fn long_running_in(inner: &ServeInner, scope: ScopeKey, listed: &[Arc<CatalogEntry>]) -> bool {
+    listed.iter().any(|entry| {
         inner
             .runtime
-            .get(&entry.name, inner.scope)
+            .get(&entry.name, scope)
             .is_some_and(|d| d.is_long_running())
-    });
-    inner.long_running_listed.store(any, Ordering::Relaxed);
+    })
 }
 
 async fn watch_changes(weak: Weak<ServeInner>, mut last: Vec<Arc<CatalogEntry>>) {
@@ -654,6 +736,31 @@ impl For {
     }
 }
 
+/// The guard every call of the runtime passes (registered by [`McpServer::new`]): a call made
+/// for a principal, from the scope this server serves (or the one its tenant rule gives that
+/// principal), of a tool that [`BearerAuth::require_scope`] names, is refused when the
+/// principal lacks one of the tool's scopes. This holds a served `tools/call`, the calls its
+/// body makes, a Code Mode program's calls and a resumed call alike: each carries the
+/// principal. A call made for no principal, or from a scope this server does not serve, is
+/// not its business.
+fn scope_guard(weak: &Weak<ServeInner>, exec: &tools_runtime::ToolExecution) -> Option<String> {
+    let principal = exec.principal()?;
+    let inner = weak.upgrade()?;
+    let (auth, tenants) = {
+        let policy = lock(&inner.policy);
+        (policy.auth.clone()?, policy.tenants.clone())
+    };
+    if auth.tool_scopes(exec.name()).is_empty() {
+        return None;
+    }
+    let from = exec.agent().unwrap_or(ScopeKey::GLOBAL);
+    let served = from == inner.scope || tenants.is_some_and(|rule| rule(principal) == Some(from));
+    if !served {
+        return None;
+    }
+    crate::serve_auth::tool_scope_refusal(&auth, principal, exec.name(), exec.origin())
+}
+
 fn caller(inner: &ServeInner, context: &RequestContext<RoleServer>) -> For {
     let found = context
         .extensions
@@ -775,19 +882,38 @@ fn start_task(
 }
 
 impl ServerHandler for McpServer {
+    /// Without a request at hand (rmcp's own gate of `tasks/*`): tasks are declared when the
+    /// server's own scope offers them, or, with a tenant rule, when a tenant's slice may (the
+    /// options name a tool or follow the definitions). `initialize` and `server/discover`
+    /// declare what the caller's own slice offers.
     fn get_info(&self) -> ServerConfig {
-        let builder = ServerCapabilities::builder()
-            .enable_tools()
-            .enable_tool_list_changed();
-        let capabilities = if self.offers_tasks() {
-            builder.enable_tasks().build()
-        } else {
-            builder.build()
-        };
-        let mut implementation = Implementation::default();
-        implementation.name = self.inner.name.clone();
-        implementation.version = env!("CARGO_PKG_VERSION").to_owned();
-        ServerConfig::new(capabilities).with_server_info(implementation)
+        let tenants = self.inner.tenants.load(Ordering::Relaxed);
+        self.info(self.offers_tasks() || (tenants && self.tenants_may_have_tasks()))
+    }
+
+    fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<InitializeResult, ErrorData>> + MaybeSendFuture + '_ {
+        context.peer.set_peer_info(request.clone());
+        let scope = caller(&self.inner, &context).scope;
+        let answered = self.negotiate_initialize(&request).map(|mut info| {
+            info.capabilities = self.info(self.offers_tasks_in(scope)).capabilities;
+            info
+        });
+        std::future::ready(answered)
+    }
+
+    fn discover(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<DiscoverResult, ErrorData>> + MaybeSendFuture + '_ {
+        let scope = caller(&self.inner, &context).scope;
+        std::future::ready(Ok(DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.info(self.offers_tasks_in(scope)),
+        )))
     }
 
     fn list_tools(
@@ -809,9 +935,10 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + MaybeSendFuture + '_ {
         let inner = self.inner.clone();
-        let tasks = self.offers_tasks().then(|| self.tasks.clone());
+        let who = caller(&inner, &context);
+        // The caller's slice decides whether tasks are offered (a tenant's, or the server's).
+        let tasks = self.tasks_for_call(who.scope).then(|| self.tasks.clone());
         let stdio = self.stdio;
-        let auth = self.auth.clone();
         // Boxed: rmcp moves the handler's future into a task of its own for every request, and
         // the call's future (the whole pipeline) is large; moved as a pointer, it is copied
         // once, into its box.
@@ -819,20 +946,8 @@ impl ServerHandler for McpServer {
             let n = inner.calls.fetch_add(1, Ordering::Relaxed);
             let name = request.name.to_string();
             let args = Value::Object(request.arguments.unwrap_or_default());
-            let who = caller(&inner, &context);
-            // The front refuses a call without the tool's scope (`403`); this holds whatever
-            // reached the handler another way.
-            if let (Some(auth), Some(principal)) = (&auth, &who.principal)
-                && auth
-                    .tool_scopes(&name)
-                    .iter()
-                    .any(|s| !principal.has_scope(s))
-            {
-                return Err(ErrorData::invalid_request(
-                    format!("insufficient_scope: `{name}` needs a scope the token lacks"),
-                    None,
-                ));
-            }
+            // A call without the tool's scope: the front answers it `403` (the step-up), and
+            // the guard (`scope_guard`) refuses whatever reaches the pipeline another way.
             // The call's span, parented on the caller's trace context when `_meta` has one.
             let wire = wire(&context, stdio);
             let span = crate::trace::call_span(&name, &context.id, &context.meta, &wire);

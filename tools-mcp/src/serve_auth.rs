@@ -315,6 +315,53 @@ pub(crate) fn missing_scopes<'a>(
         .collect()
 }
 
+/// The words that begin the refusal of a call whose tool needs a scope the principal lacks
+/// (the guard's reason, which a Code Mode program reads as its call's error).
+pub(crate) const INSUFFICIENT_SCOPE: &str = "insufficient_scope";
+
+/// Why the guard refuses a call of `tool` for `principal`, if it does: the scopes of the tool
+/// the principal lacks, named with the tool. The refusal is logged (`debug`, with the subject,
+/// the tool, the scopes and where the call came from); no token is at hand to log.
+pub(crate) fn tool_scope_refusal(
+    auth: &BearerAuth,
+    principal: &Principal,
+    tool: &str,
+    origin: tools_runtime::CallOrigin,
+) -> Option<String> {
+    let missing = missing_scopes(auth, principal, tool);
+    if missing.is_empty() {
+        return None;
+    }
+    let needed: Vec<&str> = missing.iter().map(|s| s.as_str()).collect();
+    let tool = tools_schema::excerpt::cut(tool);
+    let from = match origin {
+        tools_runtime::CallOrigin::Program(_) => "a Code Mode program's call",
+        tools_runtime::CallOrigin::Nested { .. } => "a nested call",
+        _ => "a call",
+    };
+    tracing::debug!(
+        subject = %principal.subject,
+        tool = %tool,
+        scope = %needed.join(" "),
+        origin = from,
+        "MCP tool scope: a call without the tool's scope refused"
+    );
+    let (noun, list) = match needed.as_slice() {
+        [one] => ("scope", format!("`{one}`")),
+        many => (
+            "scopes",
+            many.iter()
+                .map(|s| format!("`{s}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
+    };
+    Some(format!(
+        "{INSUFFICIENT_SCOPE}: `{tool}` needs the OAuth {noun} {list}, which the caller's token \
+         does not grant"
+    ))
+}
+
 /// The step-up challenge of a `tools/call` whose tool needs a scope the caller lacks.
 pub(crate) fn step_up(auth: &BearerAuth, caller: &Caller, bytes: &[u8]) -> Option<Response<Body>> {
     if auth.tool_scopes.is_empty() {

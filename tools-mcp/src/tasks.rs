@@ -10,7 +10,13 @@
 //! behind a balancer, where a `tasks/get` may reach another process, wants that). Every server
 //! follows the definitions with the default options; [`McpServer::tasks`](crate::McpServer::tasks)
 //! gives other options. The server declares the extension when a tool it lists is long-running
-//! or the options name a tool (looked at again when the list changes).
+//! or the options name a tool (looked at again when the list changes). With a tenant rule
+//! ([`McpServer::tenants`](crate::McpServer::tenants)) the caller's slice decides, not the
+//! server's own scope: its `initialize` and `server/discover` declare the extension when that
+//! slice lists a long-running tool, and its call of a tool is a task when the tool's definition
+//! in that slice is long-running. (rmcp's own check of `tasks/get` and `tasks/cancel`, which has
+//! no caller at hand, then lets them through whenever a slice may have tasks; a task of another
+//! principal is still not found.)
 //!
 //! When a client that declares the tasks extension calls a long-running tool, the server answers
 //! `tools/call` at once with a task (`CreateTaskResult`, status `working`) and runs the call in

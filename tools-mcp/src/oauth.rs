@@ -22,7 +22,8 @@
 //!    `code` and `state`, and `state` is checked;
 //! 5. the token exchange, and the request again with the new token.
 //!
-//! Without a person: the client credentials grant ([`OAuth::client_credentials`]) and
+//! Without a person: the client credentials grant ([`OAuth::client_credentials`] with a
+//! secret, `OAuth::client_credentials_jwt` with a private key, feature `jwt`) and
 //! enterprise-managed authorization ([`OAuth::enterprise`], cross-app access) replace steps 3
 //! to 5. (The identity provider and token endpoints of the latter are reached through rmcp's
 //! default OAuth HTTP client, which bounds bodies but filters no address.)
@@ -89,6 +90,11 @@ use sse_stream::Sse;
 
 use crate::credential::{Challenge, Secret};
 use crate::token_store::{MemoryTokenStore, TokenRecord, TokenStore, TokenStoreError};
+
+#[cfg(feature = "jwt")]
+mod assertion;
+#[cfg(feature = "jwt")]
+pub use assertion::{PrivateKey, PrivateKeyError, SigningAlgorithm};
 
 /// The default of [`OAuth::max_step_ups`].
 pub const DEFAULT_MAX_STEP_UPS: u32 = 2;
@@ -388,6 +394,26 @@ impl FailureSlot {
     }
 }
 
+/// The client credentials grant's client and how it authenticates.
+#[derive(Clone)]
+enum MachineClient {
+    /// A client secret (`client_secret_basic` or `client_secret_post`).
+    Secret { id: String, secret: Secret },
+    /// A signed client assertion (`private_key_jwt`, RFC 7523).
+    #[cfg(feature = "jwt")]
+    Key { id: String, key: PrivateKey },
+}
+
+impl MachineClient {
+    fn id(&self) -> &str {
+        match self {
+            MachineClient::Secret { id, .. } => id,
+            #[cfg(feature = "jwt")]
+            MachineClient::Key { id, .. } => id,
+        }
+    }
+}
+
 /// Which client the authorization uses.
 #[derive(Clone)]
 enum Client {
@@ -401,8 +427,8 @@ enum Client {
 struct Config {
     /// The person's step of the authorization code grant (none with client credentials).
     authorizer: Option<Arc<dyn Authorizer>>,
-    /// The client credentials grant's client id and secret, when it is used.
-    client_credentials: Option<(String, Secret)>,
+    /// The client credentials grant's client, when it is used.
+    client_credentials: Option<MachineClient>,
     /// Enterprise-managed authorization, when it is used.
     enterprise: Option<Arc<Enterprise>>,
     client_name: String,
@@ -450,7 +476,11 @@ impl fmt::Debug for OAuth {
             )
             .field(
                 "client_credentials",
-                &self.config.client_credentials.as_ref().map(|(id, _)| id),
+                &self
+                    .config
+                    .client_credentials
+                    .as_ref()
+                    .map(MachineClient::id),
             )
             .field("client_name", &self.config.client_name)
             .field("client", &client)
@@ -473,7 +503,35 @@ impl OAuth {
     /// `secret`, sent as the authorization server's metadata asks (`client_secret_basic` when it
     /// supports only that, else `client_secret_post`), with the `resource` parameter.
     pub fn client_credentials(id: impl Into<String>, secret: impl Into<Secret>) -> OAuth {
-        OAuth::with(None, Some((id.into(), secret.into())))
+        OAuth::with(
+            None,
+            Some(MachineClient::Secret {
+                id: id.into(),
+                secret: secret.into(),
+            }),
+        )
+    }
+
+    /// OAuth with the client credentials grant, the client authenticated with `private_key_jwt`
+    /// (RFC 7523; SEP-1046): a JWT assertion signed with `key`, `iss` and `sub` the client `id`,
+    /// `aud` the authorization server's issuer, sent with the `resource` parameter and no
+    /// secret (see [`PrivateKey`]). The authorization server's metadata must offer
+    /// `private_key_jwt` and the key's algorithm when it lists them. Feature `jwt`.
+    ///
+    /// ```no_run
+    /// use tools_mcp::McpSource;
+    /// use tools_mcp::oauth::{OAuth, PrivateKey, SigningAlgorithm};
+    ///
+    /// # fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let pem = std::fs::read("/etc/my-agent/client-key.pem")?;
+    /// let key = PrivateKey::from_pem(&pem, SigningAlgorithm::ES256)?;
+    /// let source = McpSource::http("https://mcp.example.com/mcp")
+    ///     .oauth(OAuth::client_credentials_jwt("my-agent", key));
+    /// # let _ = source; Ok(()) }
+    /// ```
+    #[cfg(feature = "jwt")]
+    pub fn client_credentials_jwt(id: impl Into<String>, key: PrivateKey) -> OAuth {
+        OAuth::with(None, Some(MachineClient::Key { id: id.into(), key }))
     }
 
     /// OAuth with enterprise-managed authorization (cross-app access, SEP-990; no person's
@@ -491,7 +549,7 @@ impl OAuth {
 
     fn with(
         authorizer: Option<Arc<dyn Authorizer>>,
-        client_credentials: Option<(String, Secret)>,
+        client_credentials: Option<MachineClient>,
     ) -> OAuth {
         OAuth {
             config: Arc::new(Config {
@@ -804,7 +862,18 @@ impl OAuth {
         };
         manager.set_metadata(metadata.clone());
         let config = &self.config;
-        if let Some((id, secret)) = &config.client_credentials {
+        #[cfg(feature = "jwt")]
+        if let Some(MachineClient::Key { id, key }) = &config.client_credentials {
+            let scopes = scopes.unwrap_or_else(|| config.scopes.clone());
+            let record = assertion::exchange(url, &metadata, id, key, &scopes).await?;
+            let store = config.store.clone();
+            tokio::task::spawn_blocking(move || store.save(&record))
+                .await
+                .map_err(|e| OAuthError::Store(TokenStoreError::Other(e.to_string())))?
+                .map_err(OAuthError::Store)?;
+            return Ok(manager);
+        }
+        if let Some(MachineClient::Secret { id, secret }) = &config.client_credentials {
             let credentials = ClientCredentialsConfig::ClientSecret {
                 client_id: id.clone(),
                 client_secret: secret.expose().to_owned(),

@@ -185,6 +185,12 @@ impl PrivateKey {
         pem: impl AsRef<[u8]>,
         algorithm: SigningAlgorithm,
     ) -> Result<PrivateKey, PrivateKeyError> {
+        if jsonwebtoken::crypto::CryptoProvider::try_get_default().is_none() {
+            // Both jsonwebtoken backends are built (another crate asked for aws-lc-rs):
+            // RustCrypto, as this crate asks (as `JwtVerifier` does). Failing means one is
+            // installed already.
+            let _ = jsonwebtoken::crypto::rust_crypto::DEFAULT_PROVIDER.install_default();
+        }
         let pem = pem.as_ref();
         let label = pem_label(pem).ok_or(PrivateKeyError::NotPem)?;
         let rsa = !matches!(

@@ -270,7 +270,10 @@ async fn stored_tokens_serve_a_second_process_and_are_refreshed_after_expiry() {
             "--ignored",
             "--nocapture",
         ])
-        .env(CHILD, json!({"url": url, "tokens": tokens}).to_string())
+        .env(
+            CHILD,
+            json!({"url": url, "tokens": tokens, "log": auth.log}).to_string(),
+        )
         .output()
         .await
         .unwrap();
@@ -287,10 +290,23 @@ async fn stored_tokens_serve_a_second_process_and_are_refreshed_after_expiry() {
     let report: Value = serde_json::from_str(report).unwrap();
     assert_eq!(report["authorizer_calls"], 0, "{report}");
     assert_eq!(report["calls"], 2, "{report}");
-    // One person's authorization in all; the second process refreshed once.
+    // The call after the expiry refreshed (once; a slow start may have refreshed at connect
+    // too, past half the token's life).
+    let (before, after) = (
+        &report["refreshes_before_expiry"],
+        &report["refreshes_after"],
+    );
+    assert_eq!(after.as_u64(), before.as_u64().map(|n| n + 1), "{report}");
+    // One person's authorization in all: the rest are refreshes.
+    let grants = auth.grants();
     assert_eq!(
-        auth.grants(),
-        ["authorize", "authorization_code", "refresh_token"]
+        grants[..2],
+        ["authorize", "authorization_code"],
+        "{grants:?}"
+    );
+    assert!(
+        grants.len() > 2 && grants[2..].iter().all(|g| g == "refresh_token"),
+        "{grants:?}"
     );
 
     // The first token has expired: the server refuses it, so the second call did refresh.
@@ -340,12 +356,26 @@ async fn second_process() {
     let oauth = OAuth::new(person)
         .client_id(CLIENT)
         .token_store(FileTokenStore::new(tokens));
+    let log = std::path::PathBuf::from(given["log"].as_str().unwrap());
+    let refreshes = || {
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains("\"refresh_token\""))
+            .count()
+    };
     let (import, runtime) = import_and_add(url, oauth, ImportOptions::new()).await;
+    let before = refreshes();
     // Past the token's expiry (and the half of its life after which it is refreshed).
     tokio::time::sleep(Duration::from_secs(TTL + 1)).await;
     add(&runtime, &import, "second").await;
     import.close().await;
-    let report = json!({"authorizer_calls": authorizer_calls.load(Ordering::SeqCst), "calls": 2});
+    let report = json!({
+        "authorizer_calls": authorizer_calls.load(Ordering::SeqCst),
+        "calls": 2,
+        "refreshes_before_expiry": before,
+        "refreshes_after": refreshes(),
+    });
     println!("SECOND {report}");
 }
 

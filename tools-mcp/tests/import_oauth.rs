@@ -12,6 +12,8 @@
 //!   token has expired, refreshes it with the refresh token;
 //! - the person's step has its own bound (`OAuth::authorize_timeout`), and
 //!   `ImportOptions::connect_timeout` does not count it, but still bounds the network.
+//! - a `private_key_jwt` client (RS256) is authorized, and a key that is not the client's is
+//!   refused by the authorization server, with no byte of the key in the error.
 
 #![cfg(feature = "jwt")]
 
@@ -102,10 +104,16 @@ struct AuthServer {
 }
 
 impl AuthServer {
+    /// The server with the public client [`CLIENT`].
     async fn start(dir: &std::path::Path) -> AuthServer {
-        let log = dir.join("grants.jsonl");
         let clients =
             json!({CLIENT: {"public": true, "scopes": ["mcp"], "redirect_uris": [REDIRECT]}});
+        AuthServer::start_with(dir, clients).await
+    }
+
+    /// The server with the clients `clients` (see `auth_server.py`).
+    async fn start_with(dir: &std::path::Path, clients: Value) -> AuthServer {
+        let log = dir.join("grants.jsonl");
         let mut child = tokio::process::Command::new(super::support::python())
             .arg(super::support::peers().join("auth_server.py"))
             .arg(clients.to_string())
@@ -459,4 +467,59 @@ async fn the_connection_bound_still_bounds_the_network() {
     );
     assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
     assert_eq!(calls.load(Ordering::SeqCst), 0);
+}
+
+/// `private_key_jwt` against a real authorization server (PyJWT verifying the assertion with
+/// the client's registered public key, its `aud`, `iss`, `sub`, `exp` and `jti`): an RS256 key
+/// gets a token the resource server takes; a key that is not the client's is refused, and the
+/// error says so without a byte of the key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_private_key_jwt_client_is_authorized_and_a_wrong_key_refused() {
+    use tools_mcp::oauth::{PrivateKey, SigningAlgorithm};
+    let peers = super::support::peers();
+    let read = |name: &str| std::fs::read_to_string(peers.join(name)).unwrap();
+    let (rsa, rsa_public, ec_public) = (
+        read("auth_test_key.pem"),
+        read("auth_test_key.pub.pem"),
+        read("client_ec_key.pub.pem"),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let clients = json!({
+        "svc": {"public_key": rsa_public, "scopes": ["mcp"]},
+        "other": {"public_key": ec_public, "scopes": ["mcp"]},
+    });
+    let auth = AuthServer::start_with(dir.path(), clients).await;
+    let (url, stop, _server_runtime) = resource_server(&auth).await;
+
+    let key = PrivateKey::from_pem(&rsa, SigningAlgorithm::RS256).unwrap();
+    let (import, _runtime) = import_and_add(
+        &url,
+        OAuth::client_credentials_jwt("svc", key),
+        ImportOptions::new(),
+    )
+    .await;
+    import.close().await;
+    assert_eq!(auth.grants(), ["client_credentials"]);
+
+    // `other` registered an EC key; an assertion signed with the RSA key is not its.
+    let wrong = PrivateKey::from_pem(&rsa, SigningAlgorithm::RS256).unwrap();
+    let runtime = ToolRuntime::new();
+    let error = McpImport::connect(
+        runtime.scope(),
+        McpSource::http(&url).oauth(OAuth::client_credentials_jwt("other", wrong)),
+        ImportOptions::new(),
+    )
+    .await
+    .expect_err("a key that is not the client's is refused");
+    let report = error.report();
+    assert_eq!(error.code(), codes::MCP_AUTH_FAILED, "{report}");
+    assert!(
+        report.contains("the token endpoint refused the client assertion: invalid_client"),
+        "{report}"
+    );
+    for line in rsa.lines().filter(|l| !l.starts_with("-----")) {
+        assert!(!report.contains(line), "{report}");
+    }
+    assert_eq!(auth.grants(), ["client_credentials"]);
+    stop.cancel();
 }

@@ -7,7 +7,9 @@ cryptography): a kept package's parts, no authorization server product to instal
 
 Usage: auth_server.py CLIENTS_JSON LOG [ACCESS_TOKEN_SECONDS]
   CLIENTS_JSON: {"<client_id>": {"secret": "...", "scopes": ["mcp", ...]}, ...}, a public client
-    {"<client_id>": {"public": true, "scopes": [...], "redirect_uris": [...]}}
+    {"<client_id>": {"public": true, "scopes": [...], "redirect_uris": [...]}}, a client that
+    authenticates with private_key_jwt {"<client_id>": {"public_key": "<PEM>", "scopes": [...]}}
+    (its assertion: signed by the key, iss = sub = the client id, aud = the issuer, exp, jti)
   LOG: a file each grant is appended to as one JSON line (grant, client, scope, resource), and
     each authorization request (grant "authorize").
   ACCESS_TOKEN_SECONDS: the access tokens' lifetime (300 by default).
@@ -38,6 +40,8 @@ CLIENTS = json.loads(sys.argv[1])
 LOG = sys.argv[2]
 TTL = int(sys.argv[3]) if len(sys.argv) > 3 else 300
 PUBLIC = any(c.get("public") for c in CLIENTS.values())
+KEYED = any(c.get("public_key") for c in CLIENTS.values())
+JWT_BEARER = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 # Codes and refresh tokens given out, and what each was given for.
 CODES: dict = {}
 REFRESH: dict = {}
@@ -62,6 +66,9 @@ async def metadata(_: Request) -> JSONResponse:
             "response_types_supported": ["code"],
             "scopes_supported": sorted({s for c in CLIENTS.values() for s in c["scopes"]}),
         }
+    if KEYED:
+        document["token_endpoint_auth_methods_supported"] += ["private_key_jwt"]
+        document["token_endpoint_auth_signing_alg_values_supported"] = ["RS256", "ES256"]
     if PUBLIC:
         document["grant_types_supported"] += ["authorization_code", "refresh_token"]
         document["token_endpoint_auth_methods_supported"] += ["none"]
@@ -167,6 +174,8 @@ async def token(request: Request) -> JSONResponse:
     public = CLIENTS.get(form.get("client_id", ""))
     if public is not None and public.get("public"):
         return await public_token(form, form["client_id"], public)
+    if form.get("client_assertion_type") == JWT_BEARER:
+        return assertion_token(form)
     auth = request.headers.get("authorization", "")
     if not auth.lower().startswith("basic "):
         return error("invalid_client", 401)
@@ -174,6 +183,40 @@ async def token(request: Request) -> JSONResponse:
     client_id, secret = unquote_plus(client_id), unquote_plus(secret)
     client = CLIENTS.get(client_id)
     if client is None or client["secret"] != secret:
+        return error("invalid_client", 401)
+    if form.get("grant_type") != "client_credentials":
+        return error("unsupported_grant_type")
+    resource = form.get("resource")
+    if not resource:
+        return error("invalid_target")
+    asked = form.get("scope", "").split() or ["mcp"]
+    if any(s not in client["scopes"] for s in asked):
+        return error("invalid_scope")
+    return issue("client_credentials", client_id, asked, resource, False)
+
+
+def assertion_token(form: dict) -> JSONResponse:
+    """The client credentials grant, the client authenticated by its signed assertion."""
+    assertion = form.get("client_assertion", "")
+    try:
+        client_id = jwt.decode(assertion, options={"verify_signature": False})["sub"]
+    except Exception:
+        return error("invalid_client", 401)
+    client = CLIENTS.get(client_id)
+    if client is None or not client.get("public_key") or "client_secret" in form:
+        return error("invalid_client", 401)
+    try:
+        claims = jwt.decode(
+            assertion,
+            client["public_key"],
+            algorithms=["RS256", "ES256"],
+            audience=ISSUER,
+            issuer=client_id,
+            options={"require": ["exp", "iat", "jti", "sub", "iss", "aud"]},
+        )
+    except jwt.PyJWTError:
+        return error("invalid_client", 401)
+    if claims["sub"] != client_id or claims["exp"] - claims["iat"] > 300:
         return error("invalid_client", 401)
     if form.get("grant_type") != "client_credentials":
         return error("unsupported_grant_type")

@@ -751,7 +751,9 @@ impl OAuth {
     /// [`OAuthError::AuthorizeTimeout`]. This time is not counted in
     /// [`ImportOptions::connect_timeout`](crate::ImportOptions::connect_timeout) (nor in the
     /// probe's bound), which bounds the network's part of connecting only: a person may take
-    /// minutes to log in while a connection's bound stays seconds.
+    /// minutes to log in while a connection's bound stays seconds. (A step-up that a call's
+    /// `403` causes is still within that call's own timeout,
+    /// [`ImportOptions::call_timeout`](crate::ImportOptions::call_timeout).)
     pub fn authorize_timeout(self, timeout: Duration) -> OAuth {
         self.config(|c| c.authorize_timeout = timeout)
     }

@@ -9,7 +9,9 @@
 //! once with arguments made from its schema, and closes. The person's step is headless: the
 //! authorization URL is fetched without following redirects and the code taken from the
 //! redirect's `Location`, as the suite's own clients do. It exits 1 with the error's report on
-//! stderr when connecting fails.
+//! stderr when connecting fails. Built with the `jwt` feature (as `scripts/conformance` builds
+//! it) it also answers `auth/client-credentials-jwt` (private_key_jwt); without it, that
+//! scenario fails.
 
 use std::time::Duration;
 
@@ -87,6 +89,18 @@ fn oauth(scenario: &str, context: &Value) -> Result<OAuth, Box<dyn std::error::E
         )
     {
         return Ok(OAuth::client_credentials(id, secret));
+    }
+    #[cfg(feature = "jwt")]
+    if scenario == "auth/client-credentials-jwt" {
+        use tools_mcp::oauth::{PrivateKey, SigningAlgorithm};
+        let text = |key: &str| context.get(key).and_then(Value::as_str).unwrap_or_default();
+        let algorithm = match text("signing_algorithm") {
+            "RS256" => SigningAlgorithm::RS256,
+            "ES384" => SigningAlgorithm::ES384,
+            _ => SigningAlgorithm::ES256,
+        };
+        let key = PrivateKey::from_pem(text("private_key_pem"), algorithm)?;
+        return Ok(OAuth::client_credentials_jwt(text("client_id"), key));
     }
     if scenario == "auth/cross-app-access-complete-flow" {
         let text = |key: &str| {

@@ -24,18 +24,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // 127.0.0.1:8765/callback is the redirect URI registered (dynamically) with the server.
     let authorizer = LoopbackAuthorizer::bind(8765)?
-        .timeout(Duration::from_secs(300))
         .on_url(|url| eprintln!("Open this URL in a browser to authorize:\n\n  {url}\n"));
     let oauth = OAuth::new(authorizer)
         .client_name("agent-tools example")
+        // The person has 5 minutes to log in (the default, said here to be seen).
+        .authorize_timeout(Duration::from_secs(300))
         .token_store(FileTokenStore::new(tokens));
 
     let runtime = ToolRuntime::new();
     let import = McpImport::connect(
         runtime.scope(),
         McpSource::http(url).oauth(oauth),
-        // The person's step runs within the connection's bound.
-        ImportOptions::new().connect_timeout(Duration::from_secs(360)),
+        // The connection's bound counts the network only, not the person's time on their step.
+        ImportOptions::new().connect_timeout(Duration::from_secs(30)),
     )
     .await
     .map_err(|e| format!("{}: {}", e.code(), e.report()))?;

@@ -49,6 +49,10 @@ pub mod codes {
     /// The HTTP server answered `403 Forbidden` (a token without the scope it needs, after any
     /// step-up), or an OAuth authorization could not be completed (the message says why).
     pub const MCP_AUTH_FAILED: &str = "MCP_AUTH_FAILED";
+    /// A private key for `private_key_jwt` client authentication is not one that can sign
+    /// (`PrivateKeyError`, feature `jwt`): not PEM, not a private key, or not of the kind the
+    /// algorithm needs; the message says which, and shows none of the key.
+    pub const MCP_AUTH_BAD_KEY: &str = "MCP_AUTH_BAD_KEY";
 }
 
 /// Why connecting to, importing from or serving over MCP failed.

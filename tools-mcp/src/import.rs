@@ -233,6 +233,14 @@ impl McpSource {
         self
     }
 
+    /// The OAuth of an HTTP source, if it authorizes.
+    pub(crate) fn oauth_of(&self) -> Option<&crate::oauth::OAuth> {
+        match self {
+            McpSource::Http { auth, .. } => auth.oauth.as_ref(),
+            McpSource::Stdio { .. } => None,
+        }
+    }
+
     /// The source in words, for messages.
     pub fn describe(&self) -> String {
         match self {
@@ -389,6 +397,8 @@ impl ImportOptions {
 
     /// How long connecting may take, the server's start-up, the probe and the handshake
     /// included (60 seconds by default; a server fetched by `npx` on first use can be slow).
+    /// The person's step of an OAuth authorization is not counted: it has its own bound,
+    /// [`OAuth::authorize_timeout`](crate::oauth::OAuth::authorize_timeout).
     pub fn connect_timeout(mut self, timeout: Duration) -> ImportOptions {
         self.connect_timeout = timeout;
         self
@@ -968,9 +978,16 @@ async fn connect(
     inner: Weak<Inner>,
 ) -> Result<Connected, McpError> {
     let timeout = options.connect_timeout;
-    match tokio::time::timeout(timeout, connect_unbounded(source, options, inner)).await {
-        Ok(connected) => connected,
-        Err(_) => Err(McpError::Connect {
+    // The person's step of an OAuth authorization is bounded by its own timeout, not this one.
+    match crate::oauth::within(
+        timeout,
+        source.oauth_of(),
+        connect_unbounded(source, options, inner),
+    )
+    .await
+    {
+        Some(connected) => connected,
+        None => Err(McpError::Connect {
             server: source.describe(),
             source: ConnectError::Timeout { timeout },
         }),
@@ -1063,31 +1080,31 @@ async fn connect_unbounded(
                 };
                 serve
             };
-            let client =
-                match protocol {
-                    Protocol::Auto => {
-                        let probed = tokio::time::timeout(
-                            options.probe_timeout,
-                            attempt(Protocol::Discover.lifecycle()),
-                        )
-                        .await;
-                        match probed {
-                            Ok(Ok(client)) => client,
-                            Ok(Err(first)) => attempt(Protocol::Initialize.lifecycle())
-                                .await
-                                .map_err(|second| {
-                                    source.auth_or(connect_error(ConnectError::Fallback {
-                                        discover: Box::new(first),
-                                        initialize: Box::new(second),
-                                    }))
-                                })?,
-                            Err(_) => attempt(Protocol::Initialize.lifecycle())
-                                .await
-                                .map_err(handshake_error)?,
-                        }
+            let client = match protocol {
+                Protocol::Auto => {
+                    let probed = crate::oauth::within(
+                        options.probe_timeout,
+                        auth.oauth.as_ref(),
+                        attempt(Protocol::Discover.lifecycle()),
+                    )
+                    .await;
+                    match probed {
+                        Some(Ok(client)) => client,
+                        Some(Err(first)) => attempt(Protocol::Initialize.lifecycle())
+                            .await
+                            .map_err(|second| {
+                                source.auth_or(connect_error(ConnectError::Fallback {
+                                    discover: Box::new(first),
+                                    initialize: Box::new(second),
+                                }))
+                            })?,
+                        None => attempt(Protocol::Initialize.lifecycle())
+                            .await
+                            .map_err(handshake_error)?,
                     }
-                    other => attempt(other.lifecycle()).await.map_err(handshake_error)?,
-                };
+                }
+                other => attempt(other.lifecycle()).await.map_err(handshake_error)?,
+            };
             Ok(Connected {
                 client,
                 pid: None,

@@ -19,10 +19,13 @@
 //!    scopes (the challenge's `scope`, else the metadata's `scopes_supported`, else none;
 //!    `offline_access` when the server offers it): the person's step, an [`Authorizer`] the
 //!    application implements ([`LoopbackAuthorizer`] for a CLI), gives back the redirect's
-//!    `code` and `state`, and `state` is checked;
+//!    `code` and `state` within [`OAuth::authorize_timeout`], and `state` is checked (the
+//!    person's time is not counted in the connection's bound,
+//!    [`ImportOptions::connect_timeout`](crate::ImportOptions::connect_timeout));
 //! 5. the token exchange, and the request again with the new token.
 //!
-//! Without a person: the client credentials grant ([`OAuth::client_credentials`]) and
+//! Without a person: the client credentials grant ([`OAuth::client_credentials`] with a
+//! secret, `OAuth::client_credentials_jwt` with a private key, feature `jwt`) and
 //! enterprise-managed authorization ([`OAuth::enterprise`], cross-app access) replace steps 3
 //! to 5. (The identity provider and token endpoints of the latter are reached through rmcp's
 //! default OAuth HTTP client, which bounds bodies but filters no address.)
@@ -52,16 +55,18 @@
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! // The redirect comes back to 127.0.0.1:8765; the URL is printed for the person to open.
-//! let authorizer = LoopbackAuthorizer::bind(8765)?.timeout(Duration::from_secs(300));
+//! let authorizer = LoopbackAuthorizer::bind(8765)?;
 //! let oauth = OAuth::new(authorizer)
 //!     .client_name("my-agent")
+//!     // The person has 10 minutes to log in (5 by default) ...
+//!     .authorize_timeout(Duration::from_secs(600))
 //!     .token_store(FileTokenStore::new("/home/me/.config/my-agent/tokens.json"));
 //! let runtime = ToolRuntime::new();
 //! let import = McpImport::connect(
 //!     runtime.scope(),
 //!     McpSource::http("http://127.0.0.1:3000/mcp").oauth(oauth),
-//!     // The person's step runs within the connection's bound.
-//!     ImportOptions::new().connect_timeout(Duration::from_secs(360)),
+//!     // ... which the connection's bound (the network's part only) does not count.
+//!     ImportOptions::new().connect_timeout(Duration::from_secs(30)),
 //! )
 //! .await?;
 //! # let _ = import; Ok(()) }
@@ -90,8 +95,16 @@ use sse_stream::Sse;
 use crate::credential::{Challenge, Secret};
 use crate::token_store::{MemoryTokenStore, TokenRecord, TokenStore, TokenStoreError};
 
+#[cfg(feature = "jwt")]
+mod assertion;
+#[cfg(feature = "jwt")]
+pub use assertion::{PrivateKey, PrivateKeyError, SigningAlgorithm};
+
 /// The default of [`OAuth::max_step_ups`].
 pub const DEFAULT_MAX_STEP_UPS: u32 = 2;
+
+/// The default of [`OAuth::authorize_timeout`]: 5 minutes.
+pub const DEFAULT_AUTHORIZE_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// A future of this module's traits.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -372,6 +385,13 @@ pub enum OAuthError {
     /// The server refused the token with `403` for no missing scope.
     #[error("the server refuses the token, and names no missing scope")]
     Forbidden,
+    /// The person's step ([`Authorizer::authorize`]) did not finish within
+    /// [`OAuth::authorize_timeout`].
+    #[error(
+        "the person's step of the authorization (Authorizer::authorize) did not finish within \
+         {0:?} (OAuth::authorize_timeout)"
+    )]
+    AuthorizeTimeout(Duration),
 }
 
 /// Where an authorization's failure waits for the error of the request it failed.
@@ -388,6 +408,26 @@ impl FailureSlot {
     }
 }
 
+/// The client credentials grant's client and how it authenticates.
+#[derive(Clone)]
+enum MachineClient {
+    /// A client secret (`client_secret_basic` or `client_secret_post`).
+    Secret { id: String, secret: Secret },
+    /// A signed client assertion (`private_key_jwt`, RFC 7523).
+    #[cfg(feature = "jwt")]
+    Key { id: String, key: PrivateKey },
+}
+
+impl MachineClient {
+    fn id(&self) -> &str {
+        match self {
+            MachineClient::Secret { id, .. } => id,
+            #[cfg(feature = "jwt")]
+            MachineClient::Key { id, .. } => id,
+        }
+    }
+}
+
 /// Which client the authorization uses.
 #[derive(Clone)]
 enum Client {
@@ -401,8 +441,8 @@ enum Client {
 struct Config {
     /// The person's step of the authorization code grant (none with client credentials).
     authorizer: Option<Arc<dyn Authorizer>>,
-    /// The client credentials grant's client id and secret, when it is used.
-    client_credentials: Option<(String, Secret)>,
+    /// The client credentials grant's client, when it is used.
+    client_credentials: Option<MachineClient>,
     /// Enterprise-managed authorization, when it is used.
     enterprise: Option<Arc<Enterprise>>,
     client_name: String,
@@ -411,6 +451,7 @@ struct Config {
     scopes: Vec<String>,
     store: Arc<dyn TokenStore>,
     max_step_ups: u32,
+    authorize_timeout: Duration,
 }
 
 /// The state the clones of one [`OAuth`] share.
@@ -420,6 +461,93 @@ struct Shared {
     /// Step-ups since a request last succeeded.
     step_ups: Mutex<u32>,
     failure: FailureSlot,
+    /// The time the person's steps took, which the connection's bounds leave out.
+    person: PersonTime,
+}
+
+/// How long the person's steps of authorizations took, and whether one is under way.
+#[derive(Debug, Default)]
+pub(crate) struct PersonTime {
+    state: Mutex<PersonState>,
+    /// Told when a step ends.
+    ended: tokio::sync::Notify,
+}
+
+#[derive(Debug, Default)]
+struct PersonState {
+    /// When the step under way began.
+    since: Option<tokio::time::Instant>,
+    /// The time of the steps that ended.
+    finished: Duration,
+}
+
+/// A step under way; it ends when this drops.
+struct Step<'a>(&'a PersonTime);
+
+impl Drop for Step<'_> {
+    fn drop(&mut self) {
+        {
+            let mut state = crate::lock(&self.0.state);
+            if let Some(since) = state.since.take() {
+                state.finished += since.elapsed();
+            }
+        }
+        self.0.ended.notify_waiters();
+    }
+}
+
+impl PersonTime {
+    fn begin(&self) -> Step<'_> {
+        crate::lock(&self.state).since = Some(tokio::time::Instant::now());
+        Step(self)
+    }
+
+    /// The time of all steps so far, the one under way included.
+    fn spent(&self) -> Duration {
+        let state = crate::lock(&self.state);
+        state.finished + state.since.map(|s| s.elapsed()).unwrap_or_default()
+    }
+
+    fn in_step(&self) -> bool {
+        crate::lock(&self.state).since.is_some()
+    }
+}
+
+/// `future` within `timeout`, the time the person's step of `oauth`'s authorizations takes
+/// meanwhile not counted ([`OAuth::authorize_timeout`] bounds that), or `None` when the time
+/// ran out.
+pub(crate) async fn within<F: Future>(
+    timeout: Duration,
+    oauth: Option<&OAuth>,
+    future: F,
+) -> Option<F::Output> {
+    let Some(oauth) = oauth else {
+        return tokio::time::timeout(timeout, future).await.ok();
+    };
+    let person = &oauth.shared.person;
+    let start = tokio::time::Instant::now();
+    let before = person.spent();
+    let mut deadline = start + timeout;
+    let mut future = std::pin::pin!(future);
+    loop {
+        let ended = person.ended.notified();
+        tokio::select! {
+            output = &mut future => return Some(output),
+            () = tokio::time::sleep_until(deadline) => {}
+        }
+        if person.in_step() {
+            // The clock stops while the person is on their step.
+            tokio::select! {
+                output = &mut future => return Some(output),
+                () = ended => {}
+            }
+        }
+        let extended = start + timeout + person.spent().saturating_sub(before);
+        if extended <= tokio::time::Instant::now() && !person.in_step() {
+            return None;
+        }
+        deadline = extended;
+    }
 }
 
 /// OAuth 2.1 for one HTTP server (see the module doc). Cloning shares its tokens and state.
@@ -450,13 +578,18 @@ impl fmt::Debug for OAuth {
             )
             .field(
                 "client_credentials",
-                &self.config.client_credentials.as_ref().map(|(id, _)| id),
+                &self
+                    .config
+                    .client_credentials
+                    .as_ref()
+                    .map(MachineClient::id),
             )
             .field("client_name", &self.config.client_name)
             .field("client", &client)
             .field("client_metadata_url", &self.config.client_metadata_url)
             .field("scopes", &self.config.scopes)
             .field("max_step_ups", &self.config.max_step_ups)
+            .field("authorize_timeout", &self.config.authorize_timeout)
             .finish_non_exhaustive()
     }
 }
@@ -473,7 +606,35 @@ impl OAuth {
     /// `secret`, sent as the authorization server's metadata asks (`client_secret_basic` when it
     /// supports only that, else `client_secret_post`), with the `resource` parameter.
     pub fn client_credentials(id: impl Into<String>, secret: impl Into<Secret>) -> OAuth {
-        OAuth::with(None, Some((id.into(), secret.into())))
+        OAuth::with(
+            None,
+            Some(MachineClient::Secret {
+                id: id.into(),
+                secret: secret.into(),
+            }),
+        )
+    }
+
+    /// OAuth with the client credentials grant, the client authenticated with `private_key_jwt`
+    /// (RFC 7523; SEP-1046): a JWT assertion signed with `key`, `iss` and `sub` the client `id`,
+    /// `aud` the authorization server's issuer, sent with the `resource` parameter and no
+    /// secret (see [`PrivateKey`]). The authorization server's metadata must offer
+    /// `private_key_jwt` and the key's algorithm when it lists them. Feature `jwt`.
+    ///
+    /// ```no_run
+    /// use tools_mcp::McpSource;
+    /// use tools_mcp::oauth::{OAuth, PrivateKey, SigningAlgorithm};
+    ///
+    /// # fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let pem = std::fs::read("/etc/my-agent/client-key.pem")?;
+    /// let key = PrivateKey::from_pem(&pem, SigningAlgorithm::ES256)?;
+    /// let source = McpSource::http("https://mcp.example.com/mcp")
+    ///     .oauth(OAuth::client_credentials_jwt("my-agent", key));
+    /// # let _ = source; Ok(()) }
+    /// ```
+    #[cfg(feature = "jwt")]
+    pub fn client_credentials_jwt(id: impl Into<String>, key: PrivateKey) -> OAuth {
+        OAuth::with(None, Some(MachineClient::Key { id: id.into(), key }))
     }
 
     /// OAuth with enterprise-managed authorization (cross-app access, SEP-990; no person's
@@ -491,7 +652,7 @@ impl OAuth {
 
     fn with(
         authorizer: Option<Arc<dyn Authorizer>>,
-        client_credentials: Option<(String, Secret)>,
+        client_credentials: Option<MachineClient>,
     ) -> OAuth {
         OAuth {
             config: Arc::new(Config {
@@ -504,11 +665,13 @@ impl OAuth {
                 scopes: Vec::new(),
                 store: Arc::new(MemoryTokenStore::new()),
                 max_step_ups: DEFAULT_MAX_STEP_UPS,
+                authorize_timeout: DEFAULT_AUTHORIZE_TIMEOUT,
             }),
             shared: Arc::new(Shared {
                 manager: tokio::sync::Mutex::new(None),
                 step_ups: Mutex::new(0),
                 failure: FailureSlot::default(),
+                person: PersonTime::default(),
             }),
         }
     }
@@ -581,6 +744,18 @@ impl OAuth {
     /// may cause before the request fails ([`DEFAULT_MAX_STEP_UPS`]).
     pub fn max_step_ups(self, max: u32) -> OAuth {
         self.config(|c| c.max_step_ups = max)
+    }
+
+    /// How long the person's step of an authorization ([`Authorizer::authorize`]) may take
+    /// ([`DEFAULT_AUTHORIZE_TIMEOUT`], 5 minutes); past it the authorization fails with
+    /// [`OAuthError::AuthorizeTimeout`]. This time is not counted in
+    /// [`ImportOptions::connect_timeout`](crate::ImportOptions::connect_timeout) (nor in the
+    /// probe's bound), which bounds the network's part of connecting only: a person may take
+    /// minutes to log in while a connection's bound stays seconds. (A step-up that a call's
+    /// `403` causes is still within that call's own timeout,
+    /// [`ImportOptions::call_timeout`](crate::ImportOptions::call_timeout).)
+    pub fn authorize_timeout(self, timeout: Duration) -> OAuth {
+        self.config(|c| c.authorize_timeout = timeout)
     }
 
     pub(crate) fn failure(&self) -> &FailureSlot {
@@ -804,7 +979,18 @@ impl OAuth {
         };
         manager.set_metadata(metadata.clone());
         let config = &self.config;
-        if let Some((id, secret)) = &config.client_credentials {
+        #[cfg(feature = "jwt")]
+        if let Some(MachineClient::Key { id, key }) = &config.client_credentials {
+            let scopes = scopes.unwrap_or_else(|| config.scopes.clone());
+            let record = assertion::exchange(url, &metadata, id, key, &scopes).await?;
+            let store = config.store.clone();
+            tokio::task::spawn_blocking(move || store.save(&record))
+                .await
+                .map_err(|e| OAuthError::Store(TokenStoreError::Other(e.to_string())))?
+                .map_err(OAuthError::Store)?;
+            return Ok(manager);
+        }
+        if let Some(MachineClient::Secret { id, secret }) = &config.client_credentials {
             let credentials = ClientCredentialsConfig::ClientSecret {
                 client_id: id.clone(),
                 client_secret: secret.expose().to_owned(),
@@ -862,9 +1048,16 @@ impl OAuth {
         let session = AuthorizationSession::new(manager, request)
             .await
             .map_err(|(_, e)| OAuthError::Protocol(Box::new(e)))?;
-        let callback = authorizer
-            .authorize(session.get_authorization_url().to_owned())
-            .await
+        let timeout = config.authorize_timeout;
+        let step = self.shared.person.begin();
+        let callback = tokio::time::timeout(
+            timeout,
+            authorizer.authorize(session.get_authorization_url().to_owned()),
+        )
+        .await;
+        drop(step);
+        let callback = callback
+            .map_err(|_| OAuthError::AuthorizeTimeout(timeout))?
             .map_err(OAuthError::Authorize)?;
         session
             .handle_callback_with_issuer(

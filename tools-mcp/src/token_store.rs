@@ -41,6 +41,27 @@ impl TokenRecord {
         ))
     }
 
+    /// A record of the token response `token` issued to `client_id` by `issuer` at
+    /// `received_at` (seconds since the epoch), granting `granted_scopes`.
+    #[cfg(feature = "jwt")]
+    pub(crate) fn issued(
+        client_id: &str,
+        token: rmcp::transport::auth::OAuthTokenResponse,
+        granted_scopes: Vec<String>,
+        received_at: u64,
+        issuer: Option<String>,
+    ) -> TokenRecord {
+        TokenRecord(
+            StoredCredentials::new(
+                client_id.to_owned(),
+                Some(token),
+                granted_scopes,
+                Some(received_at),
+            )
+            .with_issuer(issuer),
+        )
+    }
+
     /// The OAuth client id the tokens were issued to.
     pub fn client_id(&self) -> &str {
         &self.0.client_id

@@ -11,6 +11,8 @@ mod codegen_live;
 mod http_stateless;
 mod import_auth;
 mod import_everything;
+// Only with the `jwt` feature (the module is `#![cfg(feature = "jwt")]`).
+mod import_oauth;
 mod import_python;
 mod inherited_fds;
 mod limits;

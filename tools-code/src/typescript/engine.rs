@@ -1001,22 +1001,44 @@ fn start(
     Ok(())
 }
 
-/// The prelude compiled once per process; each run loads the bytecode instead of parsing it.
-static PRELUDE_BYTECODE: OnceLock<Vec<u8>> = OnceLock::new();
+/// The prelude compiled ahead of time: `prelude.bc` is `prelude.js` as [`compile_prelude`]
+/// writes it, committed beside it, so no run of a process compiles the prelude (compiling it
+/// was four fifths of a process's first run). A unit test compiles the prelude again and
+/// fails when the file differs (`TOOLS_CODE_UPDATE=1 cargo test -p tools-code --lib
+/// prelude_bytecode` rewrites it), so the file never drifts from the source or from the
+/// QuickJS that reads it.
+const PRELUDE_BYTECODE: &[u8] = include_bytes!("prelude.bc");
 
-/// The prelude's function, from cached bytecode (compiled on first use).
+/// The prelude compiled in this process, when this QuickJS could not read `prelude.bc` (only
+/// a build whose QuickJS differs from the one the file was written by; the test above keeps
+/// the project's own builds from ever getting here).
+static COMPILED_PRELUDE: OnceLock<Vec<u8>> = OnceLock::new();
+
+/// The prelude's function, from the committed bytecode (or, where this QuickJS cannot read
+/// it, from bytecode compiled once in this process).
 fn prelude_function<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Function<'js>> {
-    let bytes = match PRELUDE_BYTECODE.get() {
-        Some(bytes) => bytes,
-        None => {
+    if let Some(bytes) = COMPILED_PRELUDE.get() {
+        return read_prelude(ctx, bytes);
+    }
+    match read_prelude(ctx, PRELUDE_BYTECODE) {
+        Ok(function) => Ok(function),
+        Err(rquickjs::Error::Exception) => {
+            // Another QuickJS's bytecode: clear its exception and compile the source.
+            let _ = ctx.catch();
             let compiled = compile_prelude(ctx)?;
-            PRELUDE_BYTECODE.get_or_init(|| compiled)
+            read_prelude(ctx, COMPILED_PRELUDE.get_or_init(|| compiled))
         }
-    };
+        Err(error) => Err(error),
+    }
+}
+
+/// Reads prelude bytecode into `ctx` and evaluates it to the prelude's function.
+fn read_prelude<'js>(ctx: &Ctx<'js>, bytes: &[u8]) -> rquickjs::Result<Function<'js>> {
     let raw = ctx.as_raw().as_ptr();
-    // SAFETY: `bytes` is bytecode this binary's QuickJS wrote; JS_ReadObject validates its
-    // framing and reports errors as exceptions. JS_EvalFunction takes ownership of `object`,
-    // and `Value::from_raw` takes ownership of the returned value.
+    // SAFETY: `bytes` is bytecode this project's QuickJS wrote (`prelude.bc`, checked against
+    // a fresh compile by a test, or compiled in this process); JS_ReadObject validates its
+    // version and framing and reports errors as exceptions. JS_EvalFunction takes ownership of
+    // `object`, and `Value::from_raw` takes ownership of the returned value.
     unsafe {
         let object = qjs::JS_ReadObject(
             raw,
@@ -1733,5 +1755,39 @@ mod tests {
         let first = format!("    at <anonymous> (program.ts:1:{})\n", PREFIX.len() + 7);
         assert_eq!(position_in(&first, "x"), Some((1, 7)));
         assert_eq!(position_in("no frames", "x"), None);
+    }
+
+    /// `prelude.bc` is the prelude as this QuickJS compiles it now, byte for byte;
+    /// `TOOLS_CODE_UPDATE=1` writes it.
+    #[test]
+    fn prelude_bytecode_is_the_prelude_compiled() {
+        let runtime = Runtime::new().unwrap();
+        let context = new_context(&runtime).unwrap();
+        let compiled = context.with(|ctx| compile_prelude(&ctx)).unwrap();
+        let again = context.with(|ctx| compile_prelude(&ctx)).unwrap();
+        assert_eq!(
+            compiled, again,
+            "compiling the prelude is not deterministic"
+        );
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/typescript/prelude.bc");
+        if std::env::var_os("TOOLS_CODE_UPDATE").is_some() {
+            std::fs::write(&path, &compiled).unwrap();
+            return;
+        }
+        assert!(
+            PRELUDE_BYTECODE == compiled.as_slice(),
+            "{} is not prelude.js as this QuickJS compiles it ({} bytes, {} compiled); rewrite \
+             it with `TOOLS_CODE_UPDATE=1 cargo test -p tools-code --lib prelude_bytecode` and \
+             commit it",
+            path.display(),
+            PRELUDE_BYTECODE.len(),
+            compiled.len()
+        );
+        // And it is what a run reads: the committed bytes load, without the fallback.
+        context
+            .with(|ctx| read_prelude(&ctx, PRELUDE_BYTECODE).map(drop))
+            .unwrap();
+        assert!(COMPILED_PRELUDE.get().is_none());
     }
 }

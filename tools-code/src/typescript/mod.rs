@@ -128,6 +128,50 @@
 //! engine. The engine's are counted by the memory limit, and so are the host's while the call
 //! waits or its answer is not taken (above). Under the default limits (256 MiB of memory) a
 //! 16 MiB argument crosses and its 16 MiB reply comes back.
+//!
+//! # What a run costs
+//!
+//! Instructions of a warm one-call run (`tools.echo({ n: 1 })`, answered at once), counted by
+//! callgrind over all threads: the `code_runtime` bench's `CODE_RUNTIME_PROFILE=one_call:N`,
+//! the difference between 21 runs and 1 divided by 20, beside its floor
+//! (`floor/one_call:N`: bare `rquickjs` of the same version making a runtime and a context
+//! with the same intrinsics, evaluating the same program with a host function standing in
+//! for the tool, and dropping both). Measured 2026-12-07 on the project's 2-core VM.
+//!
+//! | part of a run | ours | floor |
+//! | --- | --- | --- |
+//! | the runtime | 0.12 M | 0.10 M |
+//! | the context and its intrinsics | about 0.6 M | 0.57 M |
+//! | reading the prelude's bytecode (`JS_ReadObject`: its functions, atoms, constants) | 0.51 M | none |
+//! | running the prelude (its closures, the built-ins it captures and binds, objects it freezes) | 0.52 M | none |
+//! | the program, its call and its result | 0.18 M | 0.07 M |
+//! | tearing down (the context's objects, the prelude's among them, and the runtime) | 0.45 M | 0.19 M |
+//! | **whole run** | **2.3 to 2.5 M** | **0.94 M** (ours is 2.5x to 2.7x) |
+//!
+//! (The warm figure moves by about 0.2 M between measurements: how many spare engines the
+//! pool has built when the process ends.) A process that makes one run and exits costs
+//! 7.6 M against the floor's 1.7 M, both with the process's own start: the prelude is compiled
+//! ahead of time (`prelude.bc`, checked against `prelude.js` by a unit test), where compiling
+//! it in the first run made that 18.5 M; most of the rest is the spare engine the pool builds
+//! beside the one it uses.
+//!
+//! The prelude (about 45 KB of JavaScript, `prelude.js`) is more than the floor's whole run
+//! when it is loaded, run and freed again, and no part of it dominates: the cost is spread
+//! over its size. What cannot take it away:
+//! - sharing the bytecode between contexts: QuickJS ties a function's bytecode to the context
+//!   it was read in (`JSFunctionBytecode::realm`; a call runs in that realm), so bytecode read
+//!   once would run every program in the first run's realm;
+//! - keeping one context for many runs: every run gets a fresh context, so nothing one program
+//!   does is visible to the next;
+//! - keeping the runtime for the next run: about 0.2 M at most, and a runtime carries its job
+//!   queue and atoms from one run to the next.
+//!
+//! What can: doing the prelude's work in host functions that read values through the QuickJS
+//! API, as `simple_args` in `engine.rs` already does for small arguments (the strict JSON
+//! conversion, the `tools` bindings, `console`), so that the JavaScript a run loads is a few
+//! hundred bytes. The floor's host function hands its argument back without leaving the
+//! engine, where a real call converts the arguments into the host's value and the result back;
+//! so a sub-call costs ours 20.4 K against the floor's 9.4 K.
 
 mod engine;
 pub(crate) mod strip;

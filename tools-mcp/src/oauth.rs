@@ -763,6 +763,15 @@ impl OAuth {
     }
 }
 
+/// Saves a token record that was obtained without rmcp (a signed assertion's or an enterprise
+/// exchange's token) to `store`, on tokio's blocking pool.
+async fn save_record(store: Arc<dyn TokenStore>, record: TokenRecord) -> Result<(), OAuthError> {
+    tokio::task::spawn_blocking(move || store.save(&record))
+        .await
+        .map_err(|e| OAuthError::Store(TokenStoreError::Other(e.to_string())))?
+        .map_err(OAuthError::Store)
+}
+
 /// rmcp's credential store over a [`TokenStore`], on tokio's blocking pool.
 struct StoreAdapter(Arc<dyn TokenStore>);
 
@@ -983,11 +992,7 @@ impl OAuth {
         if let Some(MachineClient::Key { id, key }) = &config.client_credentials {
             let scopes = scopes.unwrap_or_else(|| config.scopes.clone());
             let record = assertion::exchange(url, &metadata, id, key, &scopes).await?;
-            let store = config.store.clone();
-            tokio::task::spawn_blocking(move || store.save(&record))
-                .await
-                .map_err(|e| OAuthError::Store(TokenStoreError::Other(e.to_string())))?
-                .map_err(OAuthError::Store)?;
+            save_record(config.store.clone(), record).await?;
             return Ok(manager);
         }
         if let Some(MachineClient::Secret { id, secret }) = &config.client_credentials {
@@ -1012,11 +1017,7 @@ impl OAuth {
         if let Some(enterprise) = &config.enterprise {
             let token = enterprise.exchange(url, &metadata).await?;
             let record = TokenRecord::bearer(&enterprise.client_id, &token, metadata.issuer)?;
-            let store = config.store.clone();
-            tokio::task::spawn_blocking(move || store.save(&record))
-                .await
-                .map_err(|e| OAuthError::Store(TokenStoreError::Other(e.to_string())))?
-                .map_err(OAuthError::Store)?;
+            save_record(config.store.clone(), record).await?;
             return Ok(manager);
         }
         let Some(authorizer) = &config.authorizer else {

@@ -17,14 +17,7 @@ use tools_runtime::{Output, Scope, ToolDefinition, ToolRuntime};
 
 fn scope(runtime: &ToolRuntime, cancelled: Arc<AtomicBool>) -> Scope {
     let scope = runtime.scope();
-    let add = ToolDefinition::builder("add")
-        .input_schema(json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}))
-        .output(Output::json(json!({"type": "object", "properties": {"sum": {"type": "integer"}}})))
-        .execute(|args, _| async move {
-            Ok(json!({"sum": args["a"].as_i64().unwrap_or(0) + args["b"].as_i64().unwrap_or(0)}))
-        })
-        .build()
-        .unwrap();
+    let add = crate::support::add_tool();
     let wait = ToolDefinition::builder("wait")
         .input_schema(json!({"type": "object"}))
         .output(Output::json(json!({"type": "object"})))

@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use tools_mcp::oauth::{AuthorizeError, Authorizer, LoopbackAuthorizer};
 use tools_mcp::token_store::{FileTokenStore, TokenRecord, TokenStore, TokenStoreError};
 use tools_mcp::{HttpOptions, ImportOptions, McpImport, McpServer, McpSource, codes};
-use tools_runtime::{Output, ToolCall, ToolDefinition, ToolRuntime};
+use tools_runtime::{ToolCall, ToolRuntime};
 
 const TOKEN: &str = "tok-7f3a9c-secret";
 const WRONG: &str = "tok-wrong-4e1d-secret";
@@ -36,14 +36,7 @@ enum Refuse {
 async fn backend() -> (String, CancellationToken) {
     let runtime = ToolRuntime::new();
     let scope = runtime.scope();
-    let add = ToolDefinition::builder("add")
-        .input_schema(json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}))
-        .output(Output::json(json!({"type": "object", "properties": {"sum": {"type": "integer"}}})))
-        .execute(|args, _| async move {
-            Ok(json!({"sum": args["a"].as_i64().unwrap_or(0) + args["b"].as_i64().unwrap_or(0)}))
-        })
-        .build()
-        .unwrap();
+    let add = crate::support::add_tool();
     let _ = scope.register(add).unwrap();
     let server = McpServer::new(&scope, "guarded").unwrap();
     // The runtime lives as long as the server task.

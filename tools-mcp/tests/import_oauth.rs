@@ -28,7 +28,7 @@ use tools_mcp::token_store::FileTokenStore;
 use tools_mcp::{
     BearerAuth, HttpOptions, ImportOptions, JwtVerifier, McpImport, McpServer, McpSource, codes,
 };
-use tools_runtime::{Output, ToolCall, ToolDefinition, ToolRuntime};
+use tools_runtime::{ToolCall, ToolRuntime};
 
 /// The public client registered with the authorization server.
 const CLIENT: &str = "cli";
@@ -170,14 +170,7 @@ impl AuthServer {
 async fn resource_server(auth: &AuthServer) -> (String, CancellationToken, ToolRuntime) {
     let runtime = ToolRuntime::new();
     let scope = runtime.scope();
-    let add = ToolDefinition::builder("add")
-        .input_schema(json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}))
-        .output(Output::json(json!({"type": "object", "properties": {"sum": {"type": "integer"}}})))
-        .execute(|args, _| async move {
-            Ok(json!({"sum": args["a"].as_i64().unwrap_or(0) + args["b"].as_i64().unwrap_or(0)}))
-        })
-        .build()
-        .unwrap();
+    let add = crate::support::add_tool();
     let _ = scope.register(add).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());

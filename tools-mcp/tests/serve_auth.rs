@@ -130,6 +130,23 @@ fn tool(name: &str, runs: Arc<AtomicUsize>, subjects: Arc<Mutex<Vec<String>>>) -
         .unwrap()
 }
 
+/// A runtime whose global scope has `echo` (see [`tool`]), with its run count and subjects.
+fn echo_registry() -> (
+    ToolRuntime,
+    Scope,
+    Arc<AtomicUsize>,
+    Arc<Mutex<Vec<String>>>,
+) {
+    let runtime = ToolRuntime::new();
+    let global = runtime.scope();
+    let runs = Arc::new(AtomicUsize::new(0));
+    let subjects = Arc::new(Mutex::new(Vec::new()));
+    let _ = global
+        .register(tool("echo", runs.clone(), subjects.clone()))
+        .unwrap();
+    (runtime, global, runs, subjects)
+}
+
 async fn fixture(configure: impl FnOnce(BearerAuth) -> BearerAuth) -> Fixture {
     let (jwks_uri, fetches) = jwks().await;
     fixture_of(ISSUER, jwks_uri, fetches, configure).await
@@ -156,13 +173,7 @@ async fn fixture_verified(
     fetches: Arc<AtomicUsize>,
     configure: impl FnOnce(BearerAuth) -> BearerAuth,
 ) -> Fixture {
-    let runtime = ToolRuntime::new();
-    let global = runtime.scope();
-    let runs = Arc::new(AtomicUsize::new(0));
-    let subjects = Arc::new(Mutex::new(Vec::new()));
-    let _ = global
-        .register(tool("echo", runs.clone(), subjects.clone()))
-        .unwrap();
+    let (runtime, global, runs, subjects) = echo_registry();
     let alpha = global.agent();
     let _ = alpha
         .register(tool("alpha_only", runs.clone(), subjects.clone()))
@@ -1151,13 +1162,7 @@ const TASKS: &str = "io.modelcontextprotocol/tasks";
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn task_offering_follows_the_tenants_slice() {
     let (jwks_uri, _) = jwks().await;
-    let runtime = ToolRuntime::new();
-    let global = runtime.scope();
-    let runs = Arc::new(AtomicUsize::new(0));
-    let subjects = Arc::new(Mutex::new(Vec::new()));
-    let _ = global
-        .register(tool("echo", runs.clone(), subjects.clone()))
-        .unwrap();
+    let (_runtime, global, _runs, _subjects) = echo_registry();
     let slow = |long: bool| {
         let builder = ToolDefinition::builder("slow")
             .input_schema(json!({"type": "object"}))
@@ -1596,13 +1601,7 @@ async fn the_call_span_records_the_subject_as_user_id() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_2025_11_25_session_with_a_bearer_token() {
     let (jwks_uri, _) = jwks().await;
-    let runtime = ToolRuntime::new();
-    let global = runtime.scope();
-    let runs = Arc::new(AtomicUsize::new(0));
-    let subjects = Arc::new(Mutex::new(Vec::new()));
-    let _ = global
-        .register(tool("echo", runs.clone(), subjects.clone()))
-        .unwrap();
+    let (_runtime, global, runs, _subjects) = echo_registry();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap().to_string();
     let url = format!("http://{addr}/mcp");

@@ -184,6 +184,11 @@ async def token(request: Request) -> JSONResponse:
     client = CLIENTS.get(client_id)
     if client is None or client["secret"] != secret:
         return error("invalid_client", 401)
+    return client_credentials(form, client_id, client)
+
+
+def client_credentials(form: dict, client_id: str, client: dict) -> JSONResponse:
+    """The client credentials grant for an authenticated client: its resource and scopes."""
     if form.get("grant_type") != "client_credentials":
         return error("unsupported_grant_type")
     resource = form.get("resource")
@@ -218,15 +223,7 @@ def assertion_token(form: dict) -> JSONResponse:
         return error("invalid_client", 401)
     if claims["sub"] != client_id or claims["exp"] - claims["iat"] > 300:
         return error("invalid_client", 401)
-    if form.get("grant_type") != "client_credentials":
-        return error("unsupported_grant_type")
-    resource = form.get("resource")
-    if not resource:
-        return error("invalid_target")
-    asked = form.get("scope", "").split() or ["mcp"]
-    if any(s not in client["scopes"] for s in asked):
-        return error("invalid_scope")
-    return issue("client_credentials", client_id, asked, resource, False)
+    return client_credentials(form, client_id, client)
 
 
 app = Starlette(

@@ -346,3 +346,18 @@ impl RawStdio {
         self.child.0.wait().expect("the server exits")
     }
 }
+
+/// The tool `add` (`{a, b}` integers to `{sum}`), answering at once: what the tests of served
+/// endpoints serve when the tool itself does not matter.
+pub fn add_tool() -> tools_runtime::ToolDefinition {
+    use serde_json::json;
+    use tools_runtime::{Output, ToolDefinition};
+    ToolDefinition::builder("add")
+        .input_schema(json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}))
+        .output(Output::json(json!({"type": "object", "properties": {"sum": {"type": "integer"}}})))
+        .execute(|args, _| async move {
+            Ok(json!({"sum": args["a"].as_i64().unwrap_or(0) + args["b"].as_i64().unwrap_or(0)}))
+        })
+        .build()
+        .unwrap()
+}

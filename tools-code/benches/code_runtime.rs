@@ -32,6 +32,10 @@
 //! in for the tool, and dropping both ([`floor_once`]); the summary prints each program's
 //! ratio to it and the ratio per sub-call.
 //!
+//! `-- --callgrind` prints TypeScript's instruction counts beside its floor's (a process making
+//! one run, a warm one-call run, a sequential sub-call), each from runs of this bench under
+//! `valgrind --tool=callgrind` (which must be on the `PATH`).
+//!
 //! `CODE_RUNTIME_PROFILE` runs one thing instead: `NAME:N` a TypeScript program N times (a loop
 //! for `perf`), `floor/NAME:N` its floor N times (instruction counts of both under
 //! `valgrind --tool=callgrind`, the difference between N and 1 runs divided by N - 1, are the
@@ -884,6 +888,80 @@ fn profile(rt: &tokio::runtime::Runtime, spec: &str) {
     );
 }
 
+/// The instructions (all threads) of this bench run as `CODE_RUNTIME_PROFILE=spec` under
+/// `valgrind --tool=callgrind`.
+fn instructions(spec: &str) -> u64 {
+    let out = std::env::temp_dir().join(format!(
+        "code-runtime-cg-{}-{}.out",
+        std::process::id(),
+        spec.replace(['/', ':'], "_")
+    ));
+    let status = Command::new("valgrind")
+        .args(["-q", "--tool=callgrind", "--dump-instr=no"])
+        .arg(format!("--callgrind-out-file={}", out.display()))
+        .arg(std::env::current_exe().unwrap())
+        .env("CODE_RUNTIME_PROFILE", spec)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("valgrind on the PATH");
+    assert!(status.success(), "{spec} under callgrind: {status}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    let _ = std::fs::remove_file(&out);
+    text.lines()
+        .find_map(|l| l.strip_prefix("totals:"))
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no totals for {spec}"))
+}
+
+/// `--callgrind`: TypeScript's instructions beside its floor's, each from processes run under
+/// callgrind: a warm run ((21 runs - 1 run) / 20), a sub-call
+/// ((`sequential_100` - `one_call`, 21 runs each) / (21 x 99)), and a process that makes one
+/// run and exits (its whole count, the process's start included).
+fn callgrind_against_floor() {
+    let n = 21;
+    let count = |name: &str, runs: usize| {
+        (
+            instructions(&format!("{name}:{runs}")),
+            instructions(&format!("floor/{name}:{runs}")),
+        )
+    };
+    let (one_ours, one_floor) = count("one_call", 1);
+    let (many_ours, many_floor) = count("one_call", n);
+    let (seq_ours, seq_floor) = count("sequential_100", n);
+    let warm = |many: u64, one: u64| many.saturating_sub(one) as f64 / (n - 1) as f64;
+    let sub = |seq: u64, many: u64| seq.saturating_sub(many) as f64 / (n * 99) as f64;
+    let rows = [
+        (
+            "a process making one run",
+            one_ours as f64,
+            one_floor as f64,
+        ),
+        (
+            "a warm one-call run",
+            warm(many_ours, one_ours),
+            warm(many_floor, one_floor),
+        ),
+        (
+            "a sequential sub-call",
+            sub(seq_ours, many_ours),
+            sub(seq_floor, many_floor),
+        ),
+    ];
+    println!(
+        "TypeScript against its floor (bare rquickjs), instructions of all threads (callgrind):"
+    );
+    println!(
+        "  {:<26} {:>14} {:>14} {:>7}",
+        "", "tools-code", "floor", "ratio"
+    );
+    for (label, ours, floor) in rows {
+        println!(
+            "  {label:<26} {ours:>14.0} {floor:>14.0} {:>6.2}x",
+            ours / floor
+        );
+    }
+}
+
 fn main() {
     if std::env::var("CODE_RUNTIME_PROFILE").is_ok_and(|s| s.starts_with("python:"))
         && std::env::var_os("TOOLS_CODE_PY_TRACE").is_none()
@@ -891,6 +969,10 @@ fn main() {
         let path = std::env::temp_dir().join(format!("code-py-trace-{}", std::process::id()));
         // SAFETY: no other thread runs yet (the tokio runtime is built below).
         unsafe { std::env::set_var("TOOLS_CODE_PY_TRACE", path) };
+    }
+    if std::env::args().any(|a| a == "--callgrind") {
+        callgrind_against_floor();
+        return;
     }
     let rt = tokio_runtime();
     if let Ok(spec) = std::env::var("CODE_RUNTIME_PROFILE") {

@@ -132,8 +132,9 @@
 //! # What a run costs
 //!
 //! Instructions of a warm one-call run (`tools.echo({ n: 1 })`, answered at once), counted by
-//! callgrind over all threads: the `code_runtime` bench's `CODE_RUNTIME_PROFILE=one_call:N`,
-//! the difference between 21 runs and 1 divided by 20, beside its floor
+//! callgrind over all threads: what `cargo bench -p tools-code --bench code_runtime --
+//! --callgrind` prints (`CODE_RUNTIME_PROFILE=one_call:N`, the difference between 21 runs
+//! and 1 divided by 20), beside its floor
 //! (`floor/one_call:N`: bare `rquickjs` of the same version making a runtime and a context
 //! with the same intrinsics, evaluating the same program with a host function standing in
 //! for the tool, and dropping both). Measured 2026-12-07 on the project's 2-core VM.

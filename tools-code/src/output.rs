@@ -153,7 +153,7 @@ mod tests {
         // The prelude and the Python runner cut program-controlled text themselves; their
         // length must be the one the host's messages use.
         let limit = format!("CUT_LIMIT = {};", tools_schema::excerpt::LIMIT);
-        assert!(include_str!("typescript/prelude.js").contains(&format!("const {limit}")));
+        assert!(include_str!("typescript/prelude_lazy.js").contains(&format!("const {limit}")));
         let limit = format!("CUT_LIMIT = {}", tools_schema::excerpt::LIMIT);
         assert!(include_str!("python/runner.py").contains(&limit));
     }

@@ -42,10 +42,8 @@ use super::strip::{PREFIX, StripError, strip_program};
 use crate::output::Output;
 use crate::{CallReply, CodeFailure, CodeFailureKind, CodeHost, CodeLimits, CodeOutcome};
 
-const PRELUDE: &str = include_str!("prelude.js");
 const HOST: &str = "__codeModeHost";
 const PROGRAM_FILE: &str = "program.ts";
-const PRELUDE_FILE: &str = "code-mode-prelude.js";
 
 /// A message to a running program's event loop.
 #[derive(Debug)]
@@ -660,7 +658,8 @@ fn drive(
     }
 }
 
-/// Installs the host functions and evaluates the prelude (before the run is known).
+/// Installs the core's host functions and evaluates the core half of the prelude (before the
+/// run is known).
 fn install<'js>(
     ctx: &Ctx<'js>,
     state: &Rc<RefCell<State>>,
@@ -702,55 +701,22 @@ fn install<'js>(
         },
     )
     .map_err(|e| setup_error(ctx, e))?;
-    // A name the program read off `tools` for the first time, in a run that binds on first
-    // use: read in place, and longer names are no tool.
-    let bind_state = state.clone();
-    let host_bind = Function::new(
-        ctx.clone(),
-        move |name: rquickjs::String<'js>| -> rquickjs::Result<i32> {
-            let index = with_bounded_text(name, MAX_LOOKUP_NAME_BYTES, |name| {
-                bind_name(&bind_state, name)
-            })?;
-            Ok(index.unwrap_or(-1))
-        },
-    )
-    .map_err(|e| setup_error(ctx, e))?;
-    // Every name the host binds, for a program that enumerates `tools`.
-    let names_state = state.clone();
-    let host_names = Function::new(ctx.clone(), move || -> Vec<String> {
-        let host = match &names_state.borrow().link {
-            Some(Link {
-                host,
-                names: Bound::OnFirstUse(_),
-                ..
-            }) => host.clone(),
-            _ => return Vec::new(),
-        };
-        host.tool_names()
-    })
-    .map_err(|e| setup_error(ctx, e))?;
     // Log lines and the program's ending are measured before they are copied into Rust: what
     // cannot fit the output budget is refused uncopied, and the run ends as `output_limit`.
-    // The prelude refuses (`null`) a line whose length alone passes the limit before building
-    // it.
+    // A console call's values are read here when they are simple (see `simple_line`); for
+    // any others this answers false and the lazy half writes the line (`hostLine`).
     let log_state = state.clone();
     let log_flags = flags.clone();
     let host_log = Function::new(
         ctx.clone(),
-        move |line: Value<'js>| -> rquickjs::Result<()> {
+        move |values: Value<'js>| -> rquickjs::Result<bool> {
             let room = log_state.borrow().output.room();
-            let fits = match line.into_string() {
-                Some(line) => match bounded_text(line, room)? {
-                    Ok(line) => log_state.borrow_mut().output.push(line),
-                    Err(_) => false,
-                },
-                None => false,
-            };
-            if !fits {
-                log_state.borrow_mut().output.refuse();
-                log_flags.output.set(true);
+            match simple_line(&values, room)? {
+                SimpleLine::Line(line) => push_line(&log_state, &log_flags, Some(line)),
+                SimpleLine::TooLong => push_line(&log_state, &log_flags, None),
+                SimpleLine::NotSimple => return Ok(false),
             }
-            Ok(())
+            Ok(true)
         },
     )
     .map_err(|e| setup_error(ctx, e))?;
@@ -801,9 +767,70 @@ fn install<'js>(
     )
     .map_err(|e| setup_error(ctx, e))?;
 
+    // A result the host reads itself (see `simple_json_text`): recorded as the JSON text the
+    // lazy half's conversion would write; for any other this answers false.
+    let result_state = state.clone();
+    let host_result = Function::new(
+        ctx.clone(),
+        move |ctx: Ctx<'js>,
+              value: Value<'js>,
+              object_proto: Value<'js>|
+              -> rquickjs::Result<bool> {
+            let room = result_state.borrow().output.room();
+            let Some(text) = simple_json_text(&ctx, &value, &object_proto, room)? else {
+                return Ok(false);
+            };
+            let mut state = result_state.borrow_mut();
+            if state.finish.is_none() {
+                state.finish = Some(Finish::Json(text));
+            }
+            Ok(true)
+        },
+    )
+    .map_err(|e| setup_error(ctx, e))?;
+    // The lazy half, read from its bytecode and called with the core's captures (`B`), the
+    // run's state (`S`) and the host functions only it uses, made now.
+    let lazy_state = state.clone();
+    let lazy_flags = flags.clone();
+    let host_lazy = Function::new(
+        ctx.clone(),
+        move |ctx: Ctx<'js>,
+              captures: Value<'js>,
+              run: Value<'js>|
+              -> rquickjs::Result<Value<'js>> {
+            let half = LAZY.function(&ctx)?;
+            let functions = lazy_functions(&ctx, &lazy_state, &lazy_flags)?;
+            let mut args = rquickjs::function::Args::new(ctx.clone(), functions.len() + 2);
+            args.push_arg(captures)?;
+            args.push_arg(run)?;
+            for function in functions {
+                args.push_arg(function)?;
+            }
+            half.call_arg(args)
+        },
+    )
+    .map_err(|e| setup_error(ctx, e))?;
+
+    let prelude = CORE.function(ctx).map_err(|e| setup_error(ctx, e))?;
+    let functions = [host_call, host_log, host_result, host_finish, host_lazy];
+    let mut args = rquickjs::function::Args::new(ctx.clone(), functions.len());
+    for function in functions {
+        args.push_arg(function).map_err(|e| setup_error(ctx, e))?;
+    }
+    prelude
+        .call_arg::<()>(args)
+        .map_err(|e| setup_error(ctx, e))
+}
+
+/// The host functions only the lazy half uses, in the order it takes them: `isProxy`,
+/// `jsonSize`, `utf8Size`, `hostBind`, `hostNames`, `hostLine`, `hostClock`.
+fn lazy_functions<'js>(
+    ctx: &Ctx<'js>,
+    state: &Rc<RefCell<State>>,
+    flags: &Rc<Flags>,
+) -> rquickjs::Result<[Function<'js>; 7]> {
     // Asked without touching the value's traps: the conversions refuse proxies.
-    let is_proxy = Function::new(ctx.clone(), |value: Value<'js>| value.is_proxy())
-        .map_err(|e| setup_error(ctx, e))?;
+    let is_proxy = Function::new(ctx.clone(), |value: Value<'js>| value.is_proxy())?;
     // The UTF-8 size of a string's JSON text, read in place: the conversions measure each
     // string before they copy it.
     let json_size = Function::new(
@@ -811,8 +838,7 @@ fn install<'js>(
         |text: rquickjs::String<'js>| -> rquickjs::Result<f64> {
             with_bounded_text(text, usize::MAX, json_text_size).map(|size| size.unwrap_or(-1.0))
         },
-    )
-    .map_err(|e| setup_error(ctx, e))?;
+    )?;
 
     // A string's size in UTF-8 bytes, read in place: a message that cuts a long string says
     // how much it left out without the prelude walking the rest.
@@ -824,8 +850,7 @@ fn install<'js>(
             with_bounded_text(text, usize::MAX, |bytes| bytes.len() as f64)
                 .map(|size| size.unwrap_or(0.0))
         },
-    )
-    .map_err(|e| setup_error(ctx, e))?;
+    )?;
 
     // A clock reading of a run whose host replays runs (see `CodeHost::determinism`).
     let clock_state = state.clone();
@@ -838,28 +863,65 @@ fn install<'js>(
         if let Some(host) = host {
             host.clock_read(ms);
         }
-    })
-    .map_err(|e| setup_error(ctx, e))?;
+    })?;
 
-    let prelude = prelude_function(ctx).map_err(|e| setup_error(ctx, e))?;
-    let functions = [
-        host_call,
-        host_bind,
-        host_names,
-        host_log,
-        host_finish,
-        is_proxy,
-        json_size,
-        utf8_size,
-        host_clock,
-    ];
-    let mut args = rquickjs::function::Args::new(ctx.clone(), functions.len());
-    for function in functions {
-        args.push_arg(function).map_err(|e| setup_error(ctx, e))?;
+    // A name the program read off `tools` for the first time, in a run that binds on first
+    // use: read in place, and longer names are no tool.
+    let bind_state = state.clone();
+    let host_bind = Function::new(
+        ctx.clone(),
+        move |name: rquickjs::String<'js>| -> rquickjs::Result<i32> {
+            let index = with_bounded_text(name, MAX_LOOKUP_NAME_BYTES, |name| {
+                bind_name(&bind_state, name)
+            })?;
+            Ok(index.unwrap_or(-1))
+        },
+    )?;
+    // Every name the host binds, for a program that enumerates `tools`.
+    let names_state = state.clone();
+    let host_names = Function::new(ctx.clone(), move || -> Vec<String> {
+        let host = match &names_state.borrow().link {
+            Some(Link {
+                host,
+                names: Bound::OnFirstUse(_),
+                ..
+            }) => host.clone(),
+            _ => return Vec::new(),
+        };
+        host.tool_names()
+    })?;
+    // A log line the lazy half wrote; `null` for one it refused as longer than the output may
+    // be.
+    let line_state = state.clone();
+    let line_flags = flags.clone();
+    let host_line = Function::new(
+        ctx.clone(),
+        move |line: Value<'js>| -> rquickjs::Result<()> {
+            let room = line_state.borrow().output.room();
+            let line = match line.into_string() {
+                Some(line) => bounded_text(line, room)?.ok(),
+                None => None,
+            };
+            push_line(&line_state, &line_flags, line);
+            Ok(())
+        },
+    )?;
+    Ok([
+        is_proxy, json_size, utf8_size, host_bind, host_names, host_line, host_clock,
+    ])
+}
+
+/// Appends a log line, or (`None`, or a line the output has no room for) refuses it: the run
+/// ends as `output_limit`.
+fn push_line(state: &Rc<RefCell<State>>, flags: &Flags, line: Option<String>) {
+    let fits = match line {
+        Some(line) => state.borrow_mut().output.push(line),
+        None => false,
+    };
+    if !fits {
+        state.borrow_mut().output.refuse();
+        flags.output.set(true);
     }
-    prelude
-        .call_arg::<()>(args)
-        .map_err(|e| setup_error(ctx, e))
 }
 
 /// Binds `name` (UTF-8, or WTF-8 for a string with an unpaired surrogate, which no host name
@@ -1001,105 +1063,131 @@ fn start(
     Ok(())
 }
 
-/// The prelude compiled ahead of time: `prelude.bc` is `prelude.js` as [`compile_prelude`]
-/// writes it, committed beside it, so no run of a process compiles the prelude (compiling it
-/// was four fifths of a process's first run). A unit test compiles the prelude again and
-/// fails when the file differs (`TOOLS_CODE_UPDATE=1 cargo test -p tools-code --lib
-/// prelude_bytecode` rewrites it), so the file never drifts from the source or from the
-/// QuickJS that reads it.
-const PRELUDE_BYTECODE: &[u8] = include_bytes!("prelude.bc");
-
-/// The prelude compiled in this process, when this QuickJS could not read `prelude.bc` (only
-/// a build whose QuickJS differs from the one the file was written by; the test above keeps
-/// the project's own builds from ever getting here).
-static COMPILED_PRELUDE: OnceLock<Vec<u8>> = OnceLock::new();
-
-/// The prelude's function, from the committed bytecode (or, where this QuickJS cannot read
-/// it, from bytecode compiled once in this process).
-fn prelude_function<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Function<'js>> {
-    if let Some(bytes) = COMPILED_PRELUDE.get() {
-        return read_prelude(ctx, bytes);
-    }
-    match read_prelude(ctx, PRELUDE_BYTECODE) {
-        Ok(function) => Ok(function),
-        Err(rquickjs::Error::Exception) => {
-            // Another QuickJS's bytecode: clear its exception and compile the source.
-            let _ = ctx.catch();
-            let compiled = compile_prelude(ctx)?;
-            read_prelude(ctx, COMPILED_PRELUDE.get_or_init(|| compiled))
-        }
-        Err(error) => Err(error),
-    }
+/// One half of the prelude: its source, the file its functions are compiled as, and its
+/// bytecode compiled ahead of time.
+///
+/// The bytecode file (`prelude.bc`, `prelude_lazy.bc`) is the source as [`Prelude::compile`]
+/// writes it, committed beside it, so no run of a process compiles a prelude (compiling the
+/// prelude was four fifths of a process's first run). A unit test compiles each half again and
+/// fails when its file differs (`TOOLS_CODE_UPDATE=1 cargo test -p tools-code --lib
+/// prelude_bytecode` rewrites both), so the files never drift from the sources or from the
+/// QuickJS that reads them.
+struct Prelude {
+    source: &'static str,
+    file: &'static str,
+    bytecode: &'static [u8],
+    /// The half compiled in this process, when this QuickJS could not read `bytecode` (only
+    /// a build whose QuickJS differs from the one the file was written by; the test above
+    /// keeps the project's own builds from ever getting here).
+    compiled: OnceLock<Vec<u8>>,
 }
 
-/// Reads prelude bytecode into `ctx` and evaluates it to the prelude's function.
-fn read_prelude<'js>(ctx: &Ctx<'js>, bytes: &[u8]) -> rquickjs::Result<Function<'js>> {
-    let raw = ctx.as_raw().as_ptr();
-    // SAFETY: `bytes` is bytecode this project's QuickJS wrote (`prelude.bc`, checked against
-    // a fresh compile by a test, or compiled in this process); JS_ReadObject validates its
-    // version and framing and reports errors as exceptions. JS_EvalFunction takes ownership of
-    // `object`, and `Value::from_raw` takes ownership of the returned value.
-    unsafe {
-        let object = qjs::JS_ReadObject(
-            raw,
-            bytes.as_ptr(),
-            bytes.len() as qjs::size_t,
-            qjs::JS_READ_OBJ_BYTECODE as i32,
-        );
-        if qjs::JS_IsException(object) {
-            return Err(rquickjs::Error::Exception);
-        }
-        let value = qjs::JS_EvalFunction(raw, object);
-        if qjs::JS_IsException(value) {
-            return Err(rquickjs::Error::Exception);
-        }
-        Value::from_raw(ctx.clone(), value)
-            .into_function()
-            .ok_or(rquickjs::Error::FromJs {
-                from: "value",
-                to: "function",
-                message: Some("the prelude did not evaluate to a function".into()),
-            })
-    }
-}
+/// The half every run evaluates before its program exists.
+static CORE: Prelude = Prelude {
+    source: include_str!("prelude.js"),
+    file: "code-mode-prelude.js",
+    bytecode: include_bytes!("prelude.bc"),
+    compiled: OnceLock::new(),
+};
 
-/// Compiles the prelude without running it and serializes the bytecode.
-fn compile_prelude(ctx: &Ctx<'_>) -> rquickjs::Result<Vec<u8>> {
-    let raw = ctx.as_raw().as_ptr();
-    let source = CString::new(PRELUDE)?;
-    let file = CString::new(PRELUDE_FILE)?;
-    // SAFETY: `source` and `file` are NUL-terminated and outlive the calls; every JSValue is
-    // freed exactly once and the written buffer is released with js_free.
-    unsafe {
-        let compiled = qjs::JS_Eval(
-            raw,
-            source.as_ptr(),
-            PRELUDE.len() as qjs::size_t,
-            file.as_ptr(),
-            (qjs::JS_EVAL_TYPE_GLOBAL | qjs::JS_EVAL_FLAG_STRICT | qjs::JS_EVAL_FLAG_COMPILE_ONLY)
-                as i32,
-        );
-        if qjs::JS_IsException(compiled) {
-            return Err(rquickjs::Error::Exception);
+/// The half a run loads the first time it needs it (`hostLazy`).
+static LAZY: Prelude = Prelude {
+    source: include_str!("prelude_lazy.js"),
+    file: "code-mode-prelude-lazy.js",
+    bytecode: include_bytes!("prelude_lazy.bc"),
+    compiled: OnceLock::new(),
+};
+
+impl Prelude {
+    /// The half's function, from the committed bytecode (or, where this QuickJS cannot read
+    /// it, from bytecode compiled once in this process).
+    fn function<'js>(&self, ctx: &Ctx<'js>) -> rquickjs::Result<Function<'js>> {
+        if let Some(bytes) = self.compiled.get() {
+            return Self::read(ctx, bytes);
         }
-        let mut size: qjs::size_t = 0;
-        let buffer = qjs::JS_WriteObject(
-            raw,
-            &raw mut size,
-            compiled,
-            // No source and no debug information (names, line tables): loading is faster, and
-            // positions are only ever mapped for the program's own frames.
-            (qjs::JS_WRITE_OBJ_BYTECODE
-                | qjs::JS_WRITE_OBJ_STRIP_SOURCE
-                | qjs::JS_WRITE_OBJ_STRIP_DEBUG) as i32,
-        );
-        qjs::JS_FreeValue(raw, compiled);
-        if buffer.is_null() {
-            return Err(rquickjs::Error::Exception);
+        match Self::read(ctx, self.bytecode) {
+            Ok(function) => Ok(function),
+            Err(rquickjs::Error::Exception) => {
+                // Another QuickJS's bytecode: clear its exception and compile the source.
+                let _ = ctx.catch();
+                let compiled = self.compile(ctx)?;
+                Self::read(ctx, self.compiled.get_or_init(|| compiled))
+            }
+            Err(error) => Err(error),
         }
-        let bytes = std::slice::from_raw_parts(buffer, size as usize).to_vec();
-        qjs::js_free(raw, buffer.cast());
-        Ok(bytes)
+    }
+
+    /// Reads prelude bytecode into `ctx` and evaluates it to the half's function.
+    fn read<'js>(ctx: &Ctx<'js>, bytes: &[u8]) -> rquickjs::Result<Function<'js>> {
+        let raw = ctx.as_raw().as_ptr();
+        // SAFETY: `bytes` is bytecode this project's QuickJS wrote (a committed `.bc` file,
+        // checked against a fresh compile by a test, or compiled in this process);
+        // JS_ReadObject validates its version and framing and reports errors as exceptions.
+        // JS_EvalFunction takes ownership of `object`, and `Value::from_raw` takes ownership
+        // of the returned value.
+        unsafe {
+            let object = qjs::JS_ReadObject(
+                raw,
+                bytes.as_ptr(),
+                bytes.len() as qjs::size_t,
+                qjs::JS_READ_OBJ_BYTECODE as i32,
+            );
+            if qjs::JS_IsException(object) {
+                return Err(rquickjs::Error::Exception);
+            }
+            let value = qjs::JS_EvalFunction(raw, object);
+            if qjs::JS_IsException(value) {
+                return Err(rquickjs::Error::Exception);
+            }
+            Value::from_raw(ctx.clone(), value)
+                .into_function()
+                .ok_or(rquickjs::Error::FromJs {
+                    from: "value",
+                    to: "function",
+                    message: Some("the prelude did not evaluate to a function".into()),
+                })
+        }
+    }
+
+    /// Compiles the half without running it and serializes the bytecode.
+    fn compile(&self, ctx: &Ctx<'_>) -> rquickjs::Result<Vec<u8>> {
+        let raw = ctx.as_raw().as_ptr();
+        let source = CString::new(self.source)?;
+        let file = CString::new(self.file)?;
+        // SAFETY: `source` and `file` are NUL-terminated and outlive the calls; every JSValue
+        // is freed exactly once and the written buffer is released with js_free.
+        unsafe {
+            let compiled = qjs::JS_Eval(
+                raw,
+                source.as_ptr(),
+                self.source.len() as qjs::size_t,
+                file.as_ptr(),
+                (qjs::JS_EVAL_TYPE_GLOBAL
+                    | qjs::JS_EVAL_FLAG_STRICT
+                    | qjs::JS_EVAL_FLAG_COMPILE_ONLY) as i32,
+            );
+            if qjs::JS_IsException(compiled) {
+                return Err(rquickjs::Error::Exception);
+            }
+            let mut size: qjs::size_t = 0;
+            let buffer = qjs::JS_WriteObject(
+                raw,
+                &raw mut size,
+                compiled,
+                // No source and no debug information (names, line tables): loading is
+                // faster, and positions are only ever mapped for the program's own frames.
+                (qjs::JS_WRITE_OBJ_BYTECODE
+                    | qjs::JS_WRITE_OBJ_STRIP_SOURCE
+                    | qjs::JS_WRITE_OBJ_STRIP_DEBUG) as i32,
+            );
+            qjs::JS_FreeValue(raw, compiled);
+            if buffer.is_null() {
+                return Err(rquickjs::Error::Exception);
+            }
+            let bytes = std::slice::from_raw_parts(buffer, size as usize).to_vec();
+            qjs::js_free(raw, buffer.cast());
+            Ok(bytes)
+        }
     }
 }
 
@@ -1281,26 +1369,14 @@ fn simple_args<'js>(
     object_proto: &Value<'js>,
     max: usize,
 ) -> Option<serde_json::Value> {
-    if value.is_proxy() || value.is_array() || value.is_function() {
-        return None;
-    }
-    let object = value.as_object()?;
-    if let Some(proto) = object.get_prototype()
-        && proto.as_value() != object_proto
-    {
-        return None;
-    }
+    let (object, properties) = simple_object(ctx, value, object_proto)?;
     let raw = ctx.as_raw().as_ptr();
-    let properties = OwnKeys::read(raw, object.as_raw())?;
-    if properties.len > SIMPLE_KEYS {
-        return None;
-    }
     let mut map = serde_json::Map::new();
     // `{` and `}`, then each property with the comma before it.
     let mut size: usize = 2;
     for (i, property) in properties.iter().enumerate() {
         let key = atom_text(raw, property.atom)?;
-        let (item, bytes) = own_data_value(ctx, object.as_raw(), property.atom)?;
+        let (item, bytes) = scalar_value(&own_data(ctx, object.as_raw(), property.atom)?)?;
         size = size
             .saturating_add(usize::from(i > 0))
             .saturating_add(key.len() + 3)
@@ -1311,6 +1387,172 @@ fn simple_args<'js>(
         map.insert(key, item);
     }
     Some(serde_json::Value::Object(map))
+}
+
+/// A plain object (see [`simple_args`]) with its own enumerable string keys, when it has at
+/// most [`SIMPLE_KEYS`] of them.
+fn simple_object<'a, 'js>(
+    ctx: &Ctx<'js>,
+    value: &'a Value<'js>,
+    object_proto: &Value<'js>,
+) -> Option<(&'a Object<'js>, OwnKeys)> {
+    if value.is_proxy() || value.is_array() || value.is_function() {
+        return None;
+    }
+    let object = value.as_object()?;
+    if let Some(proto) = object.get_prototype()
+        && proto.as_value() != object_proto
+    {
+        return None;
+    }
+    let properties = OwnKeys::read(ctx.as_raw().as_ptr(), object.as_raw())?;
+    (properties.len <= SIMPLE_KEYS).then_some((object, properties))
+}
+
+/// The JSON text of a program's result read straight from `value`, when it is simple: a
+/// scalar [`simple_args`] takes as a property's value (a string of any length), or a plain
+/// object of those that [`simple_args`] would take, and the text fits `max` bytes. It is the
+/// text the lazy half's conversion writes (a number as its `ToString`). `Ok(None)` for
+/// anything else, which the lazy half converts; nothing the program wrote runs here.
+fn simple_json_text<'js>(
+    ctx: &Ctx<'js>,
+    value: &Value<'js>,
+    object_proto: &Value<'js>,
+    max: usize,
+) -> rquickjs::Result<Option<String>> {
+    let mut text = String::new();
+    if value.is_object() {
+        let Some((object, properties)) = simple_object(ctx, value, object_proto) else {
+            return Ok(None);
+        };
+        let raw = ctx.as_raw().as_ptr();
+        text.push('{');
+        for (i, property) in properties.iter().enumerate() {
+            let Some(key) = atom_text(raw, property.atom) else {
+                return Ok(None);
+            };
+            let Some(item) = own_data(ctx, object.as_raw(), property.atom) else {
+                return Ok(None);
+            };
+            if i > 0 {
+                text.push(',');
+            }
+            text.push('"');
+            text.push_str(&key);
+            text.push_str("\":");
+            // One byte more for the closing brace.
+            if !scalar_text(&item, &mut text, max.saturating_sub(1))? {
+                return Ok(None);
+            }
+        }
+        text.push('}');
+    } else if !scalar_text(value, &mut text, max)? {
+        return Ok(None);
+    }
+    Ok((text.len() <= max).then_some(text))
+}
+
+/// Appends the JSON text of a simple scalar (see [`simple_json_text`]) to `text` while it
+/// stays within `max` bytes: false (with `text` in any state) for another value, or past
+/// `max`.
+fn scalar_text(value: &Value<'_>, text: &mut String, max: usize) -> rquickjs::Result<bool> {
+    use std::fmt::Write as _;
+    if let Some(int) = value.as_int() {
+        let _ = write!(text, "{int}");
+    } else if let Some(float) = value.as_float() {
+        if !float.is_finite() || (float == 0.0 && float.is_sign_negative()) {
+            return Ok(false);
+        }
+        // A finite number's JSON text is its ToString, which runs no program code.
+        let number: rquickjs::Coerced<String> = value.get()?;
+        text.push_str(&number.0);
+    } else if let Some(flag) = value.as_bool() {
+        text.push_str(if flag { "true" } else { "false" });
+    } else if value.is_null() {
+        text.push_str("null");
+    } else if let Some(string) = value.as_string() {
+        let room = max.saturating_sub(text.len() + 2);
+        let plain = with_bounded_text(string.clone(), room, |bytes| {
+            plain_ascii(bytes) && {
+                text.push('"');
+                // Printable ASCII: valid UTF-8.
+                text.push_str(&String::from_utf8_lossy(bytes));
+                text.push('"');
+                true
+            }
+        })?;
+        return Ok(plain.unwrap_or(false));
+    } else {
+        return Ok(false);
+    }
+    Ok(text.len() <= max)
+}
+
+/// What [`simple_line`] read.
+enum SimpleLine {
+    /// The line, within the room the output has.
+    Line(String),
+    /// Longer than the room the output has: refused.
+    TooLong,
+    /// A value the lazy half must describe.
+    NotSimple,
+}
+
+/// The log line of a console call's `values` (the rest array of its arguments) read straight
+/// from them, when each is a string without an unpaired surrogate, a number, a boolean, null
+/// or undefined: each as the lazy half's `describe` writes it (a string as itself, -0 as
+/// `-0`, any other number as its `ToString`), separated by spaces. Nothing the program wrote
+/// runs here: the elements of a rest array are its own.
+fn simple_line<'js>(values: &Value<'js>, room: usize) -> rquickjs::Result<SimpleLine> {
+    let Some(values) = values.as_array() else {
+        return Ok(SimpleLine::NotSimple);
+    };
+    let mut line = String::new();
+    for i in 0..values.len() {
+        let value: Value<'js> = values.get(i)?;
+        if i > 0 {
+            line.push(' ');
+        }
+        if let Some(string) = value.as_string() {
+            let left = room.saturating_sub(line.len());
+            let appended = with_bounded_text(string.clone(), left, |bytes| {
+                // An unpaired surrogate (WTF-8 `ED A0..BF`) is the lazy half's to replace.
+                let lone = bytes
+                    .windows(2)
+                    .any(|pair| pair[0] == 0xed && pair[1] >= 0xa0);
+                if lone {
+                    return false;
+                }
+                line.push_str(&String::from_utf8_lossy(bytes));
+                true
+            })?;
+            match appended {
+                Ok(true) => {}
+                Ok(false) => return Ok(SimpleLine::NotSimple),
+                Err(_) => return Ok(SimpleLine::TooLong),
+            }
+        } else if value
+            .as_float()
+            .is_some_and(|f| f == 0.0 && f.is_sign_negative())
+        {
+            line.push_str("-0");
+        } else if value.is_number() {
+            let number: rquickjs::Coerced<String> = value.get()?;
+            line.push_str(&number.0);
+        } else if let Some(flag) = value.as_bool() {
+            line.push_str(if flag { "true" } else { "false" });
+        } else if value.is_null() {
+            line.push_str("null");
+        } else if value.is_undefined() {
+            line.push_str("undefined");
+        } else {
+            return Ok(SimpleLine::NotSimple);
+        }
+        if line.len() > room {
+            return Ok(SimpleLine::TooLong);
+        }
+    }
+    Ok(SimpleLine::Line(line))
 }
 
 /// Whether `bytes` is printable ASCII without `"` or `\`: its JSON text is itself in quotes.
@@ -1377,13 +1619,9 @@ fn atom_text(ctx: *mut qjs::JSContext, atom: qjs::JSAtom) -> Option<String> {
     }
 }
 
-/// The value of an own data property as the host's value, with the size of its JSON text (an
-/// upper bound for a number), when it is a simple scalar (see [`simple_args`]).
-fn own_data_value<'js>(
-    ctx: &Ctx<'js>,
-    object: qjs::JSValue,
-    atom: qjs::JSAtom,
-) -> Option<(serde_json::Value, usize)> {
+/// The value of an own data property, read without running program code: `None` when it is
+/// not an own property, or is an accessor (a getter is reported, not called).
+fn own_data<'js>(ctx: &Ctx<'js>, object: qjs::JSValue, atom: qjs::JSAtom) -> Option<Value<'js>> {
     let mut descriptor = std::mem::MaybeUninit::<qjs::JSPropertyDescriptor>::uninit();
     // SAFETY: `object` and `atom` are live; when the property is found QuickJS fills the
     // descriptor, whose values are taken over (and freed) by the `Value`s below. Reading an
@@ -1405,11 +1643,15 @@ fn own_data_value<'js>(
             Value::from_raw(ctx.clone(), descriptor.setter),
         )
     };
+    drop((getter, setter));
     #[allow(clippy::cast_possible_wrap)]
-    if flags & qjs::JS_PROP_GETSET as std::ffi::c_int != 0 {
-        drop((getter, setter));
-        return None;
-    }
+    let accessor = flags & qjs::JS_PROP_GETSET as std::ffi::c_int != 0;
+    (!accessor).then_some(value)
+}
+
+/// A simple scalar (see [`simple_args`]) as the host's value, with the size of its JSON text
+/// (an upper bound for a number).
+fn scalar_value(value: &Value<'_>) -> Option<(serde_json::Value, usize)> {
     /// More than the JSON text of any finite number takes (`-1.7976931348623157e+308`).
     const NUMBER_BYTES: usize = 25;
     /// Integers below this write as digits, which the host reads back as an integer.
@@ -1757,37 +1999,38 @@ mod tests {
         assert_eq!(position_in("no frames", "x"), None);
     }
 
-    /// `prelude.bc` is the prelude as this QuickJS compiles it now, byte for byte;
-    /// `TOOLS_CODE_UPDATE=1` writes it.
+    /// `prelude.bc` and `prelude_lazy.bc` are the two halves as this QuickJS compiles them
+    /// now, byte for byte; `TOOLS_CODE_UPDATE=1` writes them.
     #[test]
     fn prelude_bytecode_is_the_prelude_compiled() {
         let runtime = Runtime::new().unwrap();
         let context = new_context(&runtime).unwrap();
-        let compiled = context.with(|ctx| compile_prelude(&ctx)).unwrap();
-        let again = context.with(|ctx| compile_prelude(&ctx)).unwrap();
-        assert_eq!(
-            compiled, again,
-            "compiling the prelude is not deterministic"
-        );
-        let path =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/typescript/prelude.bc");
-        if std::env::var_os("TOOLS_CODE_UPDATE").is_some() {
-            std::fs::write(&path, &compiled).unwrap();
-            return;
+        for (half, name) in [(&CORE, "prelude.bc"), (&LAZY, "prelude_lazy.bc")] {
+            let compiled = context.with(|ctx| half.compile(&ctx)).unwrap();
+            let again = context.with(|ctx| half.compile(&ctx)).unwrap();
+            assert_eq!(compiled, again, "compiling {name} is not deterministic");
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("src/typescript")
+                .join(name);
+            if std::env::var_os("TOOLS_CODE_UPDATE").is_some() {
+                std::fs::write(&path, &compiled).unwrap();
+                continue;
+            }
+            assert!(
+                half.bytecode == compiled.as_slice(),
+                "{} is not {} as this QuickJS compiles it ({} bytes, {} compiled); rewrite it \
+                 with `TOOLS_CODE_UPDATE=1 cargo test -p tools-code --lib prelude_bytecode` \
+                 and commit it",
+                path.display(),
+                half.file,
+                half.bytecode.len(),
+                compiled.len()
+            );
+            // And it is what a run reads: the committed bytes load, without the fallback.
+            context
+                .with(|ctx| Prelude::read(&ctx, half.bytecode).map(drop))
+                .unwrap();
+            assert!(half.compiled.get().is_none());
         }
-        assert!(
-            PRELUDE_BYTECODE == compiled.as_slice(),
-            "{} is not prelude.js as this QuickJS compiles it ({} bytes, {} compiled); rewrite \
-             it with `TOOLS_CODE_UPDATE=1 cargo test -p tools-code --lib prelude_bytecode` and \
-             commit it",
-            path.display(),
-            PRELUDE_BYTECODE.len(),
-            compiled.len()
-        );
-        // And it is what a run reads: the committed bytes load, without the fallback.
-        context
-            .with(|ctx| read_prelude(&ctx, PRELUDE_BYTECODE).map(drop))
-            .unwrap();
-        assert!(COMPILED_PRELUDE.get().is_none());
     }
 }

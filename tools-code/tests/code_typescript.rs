@@ -412,6 +412,84 @@ async fn flat_arguments_and_results_keep_every_value() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn simple_logs_and_results_read_by_the_host_are_what_the_general_path_writes() {
+    // The host writes a console line of primitives and records a scalar or flat result
+    // itself; anything else goes through the prelude's lazy half. The two must agree.
+    let rt = runtime();
+    let done = ok(
+        &rt,
+        r#"
+        const values: unknown[] = [-0, 0, 7, -2.5, 0.1, 1e21, 1e-7, 5e-324, NaN, Infinity,
+            -Infinity, true, false, null, undefined, "plain", "", "caf\u00e9 \u{1F600}", "tab\there"];
+        console.log(...values);
+        console.log(...values, {});
+        console.warn("lone \uD800 surrogate");
+        console.log();
+        return 1;
+        "#,
+    )
+    .await;
+    let line = "-0 0 7 -2.5 0.1 1e+21 1e-7 5e-324 NaN Infinity -Infinity true false null \
+                undefined plain  caf\u{e9} \u{1F600} tab\there";
+    assert_eq!(done.logs[0], line);
+    assert_eq!(done.logs[1], format!("{line} {{}}"));
+    assert_eq!(done.logs[2], "lone \u{FFFD} surrogate");
+    assert_eq!(done.logs[3], "");
+
+    for value in [
+        "42",
+        "-7",
+        "0.1",
+        "1e21",
+        "1e-7",
+        "2 ** 60",
+        "true",
+        "null",
+        "'plain'",
+        "''",
+        "{ i: 42, f: 0.1, big: 1e21, small: 1e-7, t: true, n: null, s: 'plain', e: '' }",
+        "{}",
+        "Object.create(null)",
+    ] {
+        let simple = ok(&rt, &format!("return {value};")).await.result.unwrap();
+        let general = ok(&rt, &format!("return [{value}];")).await.result.unwrap();
+        assert_eq!(json!([simple]), general, "{value}");
+    }
+    // What the host leaves to the general path is converted, or refused, there as before.
+    let getter = ok(&rt, "return { get n() { return 1; } };").await;
+    assert_eq!(getter.result, Some(json!({ "n": 1 })));
+    for value in ["-0", "NaN", "{ n: -0 }", "{ n: Infinity }"] {
+        let program = format!("return {value};");
+        let failure = run_with(&rt, &TestHost::new(), &program, &ordinary_limits())
+            .await
+            .unwrap_err();
+        assert_eq!(failure.kind, CodeFailureKind::InvalidResult, "{value}");
+    }
+
+    // The output limit counts the same text either way: 20 bytes fit 20, 21 do not.
+    let limits = ordinary_limits().with_max_output_bytes(20);
+    for (value, fits) in [
+        ("'x'.repeat(18)", true),
+        ("'x'.repeat(19)", false),
+        ("['x'.repeat(16)]", true),
+        ("['x'.repeat(17)]", false),
+        ("{ abcdefghijkl: 123 }", true),
+        ("{ abcdefghijklm: 123 }", false),
+        ("1234567890.123456789", true),
+    ] {
+        let program = format!("return {value};");
+        match run_with(&rt, &TestHost::new(), &program, &limits).await {
+            Ok(done) => assert!(fits, "{value} fit: {done:?}"),
+            Err(failure) => {
+                assert!(!fits, "{value}: {failure:?}");
+                assert_eq!(failure.kind, CodeFailureKind::OutputLimit, "{value}");
+            }
+        }
+    }
+    rt.assert_healthy().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_run_gets_its_own_limits_and_a_program_cannot_restart_itself() {
     // Engines are built before their run is known: the run's limits must still apply.
     let rt = runtime();

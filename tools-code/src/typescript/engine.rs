@@ -2033,4 +2033,44 @@ mod tests {
             assert!(half.compiled.get().is_none());
         }
     }
+
+    /// The core hands the lazy half its captures by position (`B` in `prelude.js`: each
+    /// entry's comment names the constant `prelude_lazy.js` reads it into), and the built-in
+    /// prototypes in the order the lazy half names them.
+    #[test]
+    fn the_lazy_half_reads_what_the_core_hands_it() {
+        let between = |text: &'static str, from: &str, to: &str| {
+            let start = text.find(from).unwrap() + from.len();
+            &text[start..start + text[start..].find(to).unwrap()]
+        };
+        let handed: Vec<&str> = between(CORE.source, "const B = [\n", "];")
+            .lines()
+            .filter(|line| !line.trim().is_empty())
+            .map(|line| line.rsplit_once("// ").unwrap().1.trim())
+            .collect();
+        let read: Vec<(&str, usize)> = LAZY
+            .source
+            .lines()
+            .filter_map(|line| {
+                let (name, index) = line.trim().strip_prefix("const ")?.split_once(" = B[")?;
+                Some((name, index.strip_suffix("];")?.parse().ok()?))
+            })
+            .collect();
+        assert!(handed.len() > 30, "{handed:?}");
+        assert_eq!(read.len(), handed.len(), "{read:?} against {handed:?}");
+        for (position, (name, index)) in read.iter().enumerate() {
+            assert_eq!((*name, *index), (handed[position], position));
+        }
+
+        let items = |list: &str| -> Vec<String> {
+            list.split(',')
+                .map(|item| item.trim().trim_matches('\'').replace(".prototype", ""))
+                .filter(|item| !item.is_empty())
+                .collect()
+        };
+        let protos = items(between(CORE.source, "const builtinProtos = [", "]"));
+        let names = items(between(LAZY.source, "const builtinNames = [", "]"));
+        assert_eq!(protos.len(), 22);
+        assert_eq!(protos, names);
+    }
 }

@@ -6,14 +6,15 @@
 // be in the middle of the program, after the program has replaced any global, patched any
 // prototype or filled `Object.prototype` with getters and setters. So nothing here looks up a
 // global or a prototype's method: every built-in it uses comes in `B`, captured by the core
-// before the program existed, and every object literal whose properties the engine reads
-// (property descriptors) has no prototype.
+// before the program existed (the array's own elements, so reading them consults no
+// prototype), and every object literal whose properties the engine reads (property
+// descriptors) has no prototype.
 //
 // It is called as `(B, S, isProxy, jsonSize, utf8Size, hostBind, hostNames, hostLine,
 // hostClock)`:
 //
-//   B                              the core's captures and its own functions (below), an
-//                                  object without a prototype
+//   B                              the core's captures and its own functions, an array read
+//                                  by position (the names below, in the core's order)
 //   S                              the run's state the core keeps (outputLimit, callLimit,
 //                                  onFirstUse), read here each time it is needed
 //   isProxy(value)                 whether a value is a Proxy (asked without running a trap)
@@ -37,14 +38,47 @@
 // pattern keeps no state per character.
 (function (B, S, isProxy, jsonSize, utf8Size, hostBind, hostNames, hostLine, hostClock) {
   'use strict';
-  const {
-    G, ObjectProto, ArrayProto, getProto, keysOf, defineProperty, freeze, ProxyCtor, create,
-    isArray, hasOwn, builtinExec, stringify, isFiniteNumber, wellFormed, toWellFormedRaw,
-    uncurry, promiseReject, MapCtor, mapSetRaw, mapDeleteRaw, mapForEachRaw, mapGetRaw,
-    mapHasRaw, SetCtor, setAddRaw, setHasRaw, setDeleteRaw, trimEndRaw, substringRaw,
-    charCodeAtRaw, TypeErrorCtor, RangeErrorCtor, ErrorCtor, StringCtor, builtinProtos,
-    builtinNames, builtinCount, RealDate, ToolCallError, bindings, bind, hostFinish,
-  } = B;
+  const G = B[0];
+  const ObjectProto = B[1];
+  const ArrayProto = B[2];
+  const getProto = B[3];
+  const keysOf = B[4];
+  const defineProperty = B[5];
+  const freeze = B[6];
+  const ProxyCtor = B[7];
+  const create = B[8];
+  const isArray = B[9];
+  const hasOwn = B[10];
+  const builtinExec = B[11];
+  const stringify = B[12];
+  const isFiniteNumber = B[13];
+  const wellFormed = B[14];
+  const toWellFormedRaw = B[15];
+  const uncurry = B[16];
+  const promiseReject = B[17];
+  const MapCtor = B[18];
+  const mapSetRaw = B[19];
+  const mapDeleteRaw = B[20];
+  const mapForEachRaw = B[21];
+  const mapGetRaw = B[22];
+  const mapHasRaw = B[23];
+  const SetCtor = B[24];
+  const setAddRaw = B[25];
+  const setHasRaw = B[26];
+  const setDeleteRaw = B[27];
+  const trimEndRaw = B[28];
+  const substringRaw = B[29];
+  const charCodeAtRaw = B[30];
+  const TypeErrorCtor = B[31];
+  const RangeErrorCtor = B[32];
+  const ErrorCtor = B[33];
+  const StringCtor = B[34];
+  const builtinProtos = B[35];
+  const RealDate = B[36];
+  const ToolCallError = B[37];
+  const bindings = B[38];
+  const bind = B[39];
+  const hostFinish = B[40];
   // The regular expressions here are private, and each gets the built-in `exec` as an own,
   // read-only property: a program that patches `RegExp.prototype.exec` (which `test` and
   // `exec` would otherwise look up) cannot change what they match.
@@ -98,12 +132,17 @@
 
   // The direct prototypes of the built-in objects a value may be (captured by the core), for
   // naming what was refused.
+  const builtinNames = ['Date', 'Map', 'Set', 'WeakMap', 'WeakSet', 'WeakRef',
+    'FinalizationRegistry', 'RegExp', 'Promise', 'Error', 'TypeError', 'RangeError', 'SyntaxError',
+    'ReferenceError', 'EvalError', 'URIError', 'AggregateError', 'Boolean', 'Number', 'String',
+    'Symbol', 'BigInt'];
   function kindOf(proto) {
-    for (let i = 0; i < builtinCount; i++) {
+    for (let i = 0; i < builtinNames.length; i++) {
       if (builtinProtos[i] === proto) return 'is ' + builtinNames[i] + ' object, not a plain object';
     }
     return 'is an instance of a class (its prototype is not Object.prototype), not a plain object';
   }
+
 
   // The size of a string's JSON text (its quotes and escapes included) in UTF-8 bytes, or -1
   // when the string has an unpaired UTF-16 surrogate. Short strings of printable ASCII without

@@ -36,7 +36,9 @@
 //! one run, a warm one-call run, a sequential sub-call), each from runs of this bench under
 //! `valgrind --tool=callgrind` (which must be on the `PATH`).
 //!
-//! `CODE_RUNTIME_PROFILE` runs one thing instead: `NAME:N` a TypeScript program N times (a loop
+//! `CODE_RUNTIME_PROFILE` runs one thing instead: `ts_wall` a one-call TypeScript run against
+//! its floor in wall-clock time, back to back and after 20 ms idle (also part of the summary);
+//! `NAME:N` a TypeScript program N times (a loop
 //! for `perf`), `floor/NAME:N` its floor N times (instruction counts of both under
 //! `valgrind --tool=callgrind`, the difference between N and 1 runs divided by N - 1, are the
 //! figures the ratios are claimed from); `python:N[:GAP_MS]` N sandboxed one-call Python runs with the phase trace on,
@@ -86,6 +88,14 @@ const TS: [(&str, &str); 3] = [
         "const r: unknown[] = await Promise.all(Array.from({ length: 1000 }, (_, i) => tools.echo({ n: i })));\nreturn r.length;",
     ),
 ];
+
+/// A one-call program that logs an object, which the host does not describe itself: the run
+/// loads the prelude's lazy half. Profiled (`one_call_logged:N`) and counted by `--callgrind`
+/// against the floor of `one_call` (the floor has no console), not timed by criterion.
+const TS_LOGGED: (&str, &str) = (
+    "one_call_logged",
+    "const r: { n: number } = await tools.echo({ n: 1 });\nconsole.log(r);\nreturn r;",
+);
 
 /// The floor of each TypeScript program: the same programs as JavaScript (nothing to strip),
 /// for [`floor_once`].
@@ -163,6 +173,59 @@ const PY: [(&str, &str); 3] = [
         "import asyncio\nr = await asyncio.gather(*(tools.echo({'n': i}) for i in range(1000)))\nreturn len(r)",
     ),
 ];
+
+/// `(min, median, p90)` of `times`.
+fn spread(mut times: Vec<Duration>) -> (Duration, Duration, Duration) {
+    times.sort();
+    let at = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize];
+    (times[0], at(0.5), at(0.9))
+}
+
+/// A one-call TypeScript run against its floor in wall-clock time, `n` runs each taking turns,
+/// back to back and after `idle` without work (the way a model's calls come): min, median and
+/// 90th percentile of each, and the ratios of the medians (`CODE_RUNTIME_PROFILE=ts_wall`).
+fn ts_wall_clock(rt: &tokio::runtime::Runtime, n: usize, idle: Duration) {
+    let ts = TypeScriptRuntime::new();
+    let (program, floor) = (TS[0].1, FLOOR[0].1);
+    // Warm both (the pool's first engine, the allocator's pages).
+    for _ in 0..20 {
+        run_once(rt, &ts, program);
+        floor_once(floor);
+    }
+    println!(
+        "\nTypeScript one-call run against its floor, wall clock, {n} runs each taking turns (min / median / p90):"
+    );
+    for (label, gap) in [("back to back", Duration::ZERO), ("after idle", idle)] {
+        let mut ours = Vec::with_capacity(n);
+        let mut theirs = Vec::with_capacity(n);
+        for _ in 0..n {
+            std::thread::sleep(gap);
+            let start = Instant::now();
+            run_once(rt, &ts, program);
+            ours.push(start.elapsed());
+            std::thread::sleep(gap);
+            let start = Instant::now();
+            floor_once(floor);
+            theirs.push(start.elapsed());
+        }
+        let (o, t) = (spread(ours), spread(theirs));
+        let label = if gap.is_zero() {
+            label.to_owned()
+        } else {
+            format!("{label} ({} ms)", gap.as_millis())
+        };
+        println!(
+            "  {label:<18} ours {:.3} / {:.3} / {:.3} ms   floor {:.3} / {:.3} / {:.3} ms   median ours/floor = {:.2}x",
+            ms(o.0),
+            ms(o.1),
+            ms(o.2),
+            ms(t.0),
+            ms(t.1),
+            ms(t.2),
+            o.1.as_secs_f64() / t.1.as_secs_f64()
+        );
+    }
+}
 
 fn tokio_runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
@@ -289,6 +352,7 @@ fn summary(rt: &tokio::runtime::Runtime) {
         "  per sequential sub-call: ours {ours_call:.2} µs, floor {floor_call:.2} µs, ours/floor = {:.2}x",
         ours_call / floor_call
     );
+    ts_wall_clock(rt, 200, Duration::from_millis(20));
     let node = node_medians();
     println!(
         "\nTypeScript (QuickJS, fresh engine per run, stripping included) vs a Node.js worker_threads worker per run:"
@@ -850,6 +914,10 @@ fn cpu_ticks(pid: &str) -> i64 {
 /// `CODE_RUNTIME_PROFILE=NAME:N` runs the TypeScript program `NAME` N times and prints the
 /// median and the mean, nothing else: a loop to put under `perf` or `valgrind`.
 fn profile(rt: &tokio::runtime::Runtime, spec: &str) {
+    if spec == "ts_wall" {
+        ts_wall_clock(rt, 500, Duration::from_millis(20));
+        return;
+    }
     if spec == "python_compare" {
         one_call_against_baseline(rt);
         return;
@@ -877,13 +945,27 @@ fn profile(rt: &tokio::runtime::Runtime, spec: &str) {
         );
         return;
     }
-    let program = TS.iter().find(|(k, _)| *k == name).unwrap().1;
+    // Exactly `n` runs, as the floor makes (no warm-up run: `NAME:1` is a process that makes
+    // one run).
+    let program = TS
+        .iter()
+        .chain([&TS_LOGGED])
+        .find(|(k, _)| *k == name)
+        .unwrap()
+        .1;
     let ts = TypeScriptRuntime::new();
     let start = Instant::now();
-    let median = median_of(rt, &ts, program, n);
+    let mut times: Vec<Duration> = (0..n)
+        .map(|_| {
+            let run = Instant::now();
+            run_once(rt, &ts, program);
+            run.elapsed()
+        })
+        .collect();
+    times.sort();
     println!(
         "{name}: median {:.3} ms, mean {:.3} ms over {n} runs",
-        ms(median),
+        ms(times[times.len() / 2]),
         ms(start.elapsed()) / n as f64
     );
 }
@@ -914,9 +996,11 @@ fn instructions(spec: &str) -> u64 {
 }
 
 /// `--callgrind`: TypeScript's instructions beside its floor's, each from processes run under
-/// callgrind: a warm run ((21 runs - 1 run) / 20), a sub-call
+/// callgrind: a warm run ((21 runs - 1 run) / 20), the same for a run that loads the prelude's
+/// lazy half (`one_call_logged`, against the floor of `one_call`), a sub-call
 /// ((`sequential_100` - `one_call`, 21 runs each) / (21 x 99)), and a process that makes one
-/// run and exits (its whole count, the process's start included).
+/// run and exits (its whole count, the process's start included; it moves by about 1.2 M with
+/// whether the pool built the next run's engine before the process ended).
 fn callgrind_against_floor() {
     let n = 21;
     let count = |name: &str, runs: usize| {
@@ -928,6 +1012,8 @@ fn callgrind_against_floor() {
     let (one_ours, one_floor) = count("one_call", 1);
     let (many_ours, many_floor) = count("one_call", n);
     let (seq_ours, seq_floor) = count("sequential_100", n);
+    let logged_one = instructions("one_call_logged:1");
+    let logged_many = instructions(&format!("one_call_logged:{n}"));
     let warm = |many: u64, one: u64| many.saturating_sub(one) as f64 / (n - 1) as f64;
     let sub = |seq: u64, many: u64| seq.saturating_sub(many) as f64 / (n * 99) as f64;
     let rows = [
@@ -942,6 +1028,11 @@ fn callgrind_against_floor() {
             warm(many_floor, one_floor),
         ),
         (
+            "a warm run loading the lazy half",
+            warm(logged_many, logged_one),
+            warm(many_floor, one_floor),
+        ),
+        (
             "a sequential sub-call",
             sub(seq_ours, many_ours),
             sub(seq_floor, many_floor),
@@ -951,12 +1042,12 @@ fn callgrind_against_floor() {
         "TypeScript against its floor (bare rquickjs), instructions of all threads (callgrind):"
     );
     println!(
-        "  {:<26} {:>14} {:>14} {:>7}",
+        "  {:<34} {:>14} {:>14} {:>7}",
         "", "tools-code", "floor", "ratio"
     );
     for (label, ours, floor) in rows {
         println!(
-            "  {label:<26} {ours:>14.0} {floor:>14.0} {:>6.2}x",
+            "  {label:<34} {ours:>14.0} {floor:>14.0} {:>6.2}x",
             ours / floor
         );
     }

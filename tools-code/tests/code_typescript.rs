@@ -413,8 +413,9 @@ async fn flat_arguments_and_results_keep_every_value() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn simple_logs_and_results_read_by_the_host_are_what_the_general_path_writes() {
-    // The host writes a console line of primitives and records a scalar or flat result
-    // itself; anything else goes through the prelude's lazy half. The two must agree.
+    // The host writes a console line of primitives and reads a plain result itself; anything
+    // else goes through the prelude's lazy half (here: a getter, which only it calls). The two
+    // must agree.
     let rt = runtime();
     let done = ok(
         &rt,
@@ -447,18 +448,35 @@ async fn simple_logs_and_results_read_by_the_host_are_what_the_general_path_writ
         "null",
         "'plain'",
         "''",
+        "'say \"hi\" \\\\ tab\\t caf\\u00e9 \\u{1F600} \\u2028'",
         "{ i: 42, f: 0.1, big: 1e21, small: 1e-7, t: true, n: null, s: 'plain', e: '' }",
         "{}",
+        "[]",
         "Object.create(null)",
+        "{ list: [1, [2, { deep: [3, 'x'] }], []], o: { a: {}, b: [null, true] }, '\\u00fc': 1 }",
+        "{ '10': 'ten', '2': 'two', z: 1, a: 2 }",
+        "Object.assign([1, 2], { extra: 3 })",
+        "JSON.parse('[' + '['.repeat(40) + ']'.repeat(40) + ']')",
+        "Array.from({ length: 5000 }, (_, i) => i)",
     ] {
         let simple = ok(&rt, &format!("return {value};")).await.result.unwrap();
-        let general = ok(&rt, &format!("return [{value}];")).await.result.unwrap();
-        assert_eq!(json!([simple]), general, "{value}");
+        let program = format!("return {{ get v() {{ return {value}; }} }};");
+        let general = ok(&rt, &program).await.result.unwrap();
+        assert_eq!(json!({ "v": simple }), general, "{value}");
     }
     // What the host leaves to the general path is converted, or refused, there as before.
     let getter = ok(&rt, "return { get n() { return 1; } };").await;
     assert_eq!(getter.result, Some(json!({ "n": 1 })));
-    for value in ["-0", "NaN", "{ n: -0 }", "{ n: Infinity }"] {
+    for value in [
+        "-0",
+        "NaN",
+        "{ n: -0 }",
+        "{ n: [Infinity] }",
+        "[1, , 3]",
+        "{ s: 'lone \\uD800' }",
+        "new (class A {})()",
+        "[new Map()]",
+    ] {
         let program = format!("return {value};");
         let failure = run_with(&rt, &TestHost::new(), &program, &ordinary_limits())
             .await

@@ -165,6 +165,9 @@ const CALL_BYTES: usize = 1024;
 enum Finish {
     Nothing,
     Json(String),
+    /// A result the host read itself ([`read_plain`]), with an upper bound of its JSON text's
+    /// size.
+    Value(serde_json::Value, usize),
     Invalid(String),
     /// An uncaught error: the JSON of `{name, stack, toolName}` and the message.
     Thrown(String, String),
@@ -642,6 +645,7 @@ fn drive(
                     None,
                     None,
                 )),
+                (Some(Finish::Value(value, size)), None) => output.complete(Some((value, size))),
                 (Some(Finish::Json(text)), None) => {
                     match serde_json::from_str::<serde_json::Value>(&text) {
                         Ok(value) => output.complete(Some((value, text.len()))),
@@ -672,19 +676,27 @@ fn install<'js>(
         move |ctx: Ctx<'js>,
               index: i32,
               args: Value<'js>,
-              object_proto: Opt<Value<'js>>|
+              object_proto: Opt<Value<'js>>,
+              array_proto: Opt<Value<'js>>|
               -> rquickjs::Result<Value<'js>> {
             let max = call_state.borrow().max_call_bytes;
-            let answer = match object_proto.0 {
-                // Simple arguments are read here, without their JSON text (see
-                // `simple_args`); for any others this answers `undefined` and the prelude
-                // writes their text.
-                Some(object_proto) => match simple_args(&ctx, &args, &object_proto, max) {
-                    Some(args) => host_call(&call_state, &call_flags, index, Args::Value(args)),
-                    None => return Ok(Value::new_undefined(ctx)),
-                },
+            let answer = match (object_proto.0, array_proto.0) {
+                // Plain arguments are read here, without their JSON text (see `read_plain`);
+                // for any others this answers `undefined` and the prelude writes their text.
+                (Some(object), Some(array)) => {
+                    let protos = Protos {
+                        object: &object,
+                        array: &array,
+                    };
+                    match read_plain(&ctx, &args, &protos, max) {
+                        Some((args, _)) => {
+                            host_call(&call_state, &call_flags, index, Args::Value(args))
+                        }
+                        None => return Ok(Value::new_undefined(ctx)),
+                    }
+                }
                 // Their JSON text, parsed straight from the engine's string (no copy in Rust).
-                None => match args.into_string() {
+                _ => match args.into_string() {
                     Some(text) => match with_bounded_text(text, max, |args| {
                         host_call(&call_state, &call_flags, index, Args::Text(args))
                     })? {
@@ -767,22 +779,27 @@ fn install<'js>(
     )
     .map_err(|e| setup_error(ctx, e))?;
 
-    // A result the host reads itself (see `simple_json_text`): recorded as the JSON text the
-    // lazy half's conversion would write; for any other this answers false.
+    // A result the host reads itself (see `read_plain`): recorded as the value the lazy
+    // half's conversion would write the JSON text of; for any other this answers false.
     let result_state = state.clone();
     let host_result = Function::new(
         ctx.clone(),
         move |ctx: Ctx<'js>,
               value: Value<'js>,
-              object_proto: Value<'js>|
+              object: Value<'js>,
+              array: Value<'js>|
               -> rquickjs::Result<bool> {
             let room = result_state.borrow().output.room();
-            let Some(text) = simple_json_text(&ctx, &value, &object_proto, room)? else {
+            let protos = Protos {
+                object: &object,
+                array: &array,
+            };
+            let Some((value, size)) = read_plain(&ctx, &value, &protos, room) else {
                 return Ok(false);
             };
             let mut state = result_state.borrow_mut();
             if state.finish.is_none() {
-                state.finish = Some(Finish::Json(text));
+                state.finish = Some(Finish::Value(value, size));
             }
             Ok(true)
         },
@@ -1320,7 +1337,7 @@ fn host_call(state: &Rc<RefCell<State>>, flags: &Flags, index: i32, args: Args<'
 enum Args<'a> {
     /// Their JSON text, read in place from the engine's string.
     Text(&'a [u8]),
-    /// Read from the value itself ([`simple_args`]).
+    /// Read from the value itself ([`read_plain`]).
     Value(serde_json::Value),
 }
 
@@ -1350,142 +1367,122 @@ impl Answer {
     }
 }
 
-/// The most properties [`simple_args`] reads; an object with more goes through the prelude.
-const SIMPLE_KEYS: u32 = 16;
+/// The most values (containers and scalars together) [`read_plain`] reads, and the deepest it
+/// goes: a larger or deeper value goes through the prelude's lazy half.
+const PLAIN_VALUES: usize = 4096;
+const PLAIN_DEPTH: usize = 32;
 
-/// The arguments of a call read straight from `value`, when it is simple: a plain object (its
-/// prototype `Object.prototype`, which the prelude passes as `object_proto`, or null; not a
-/// proxy, an array or a function) with at most [`SIMPLE_KEYS`] own enumerable string-keyed
-/// properties, each a data property under a key of printable ASCII without `"` or `\`, whose
-/// value is a finite number other than -0 (an integer only below 2^53 in magnitude), a boolean,
-/// null, or a string of printable ASCII without `"` or `\`; and whose JSON text surely fits
-/// `max` bytes. That is exactly what the prelude's conversion would write as JSON text and the
-/// host parse back into this value (properties in the order `Object.keys` gives). `None` for
-/// anything else, which the prelude converts: nothing the program wrote runs here (an accessor
-/// property means `None`, so no getter is called, and a proxy is refused before any trap).
-fn simple_args<'js>(
+/// The prototypes a plain value's objects and arrays may have: the context's own
+/// `Object.prototype` and `Array.prototype`, which the prelude captured before the program
+/// existed and passes in.
+struct Protos<'a, 'js> {
+    object: &'a Value<'js>,
+    array: &'a Value<'js>,
+}
+
+/// A value read straight from the engine as the host's value, with an upper bound of the size
+/// of its JSON text (exact but for numbers, counted as the longest a number's text can be),
+/// when it is plain: `null`, a boolean, a finite number other than -0 (an integer only below
+/// 2^53 in magnitude), a string without an unpaired surrogate, an array (its prototype
+/// `Array.prototype`, not a proxy) whose elements are all own data properties, or an object
+/// (its prototype `Object.prototype` or null, not a proxy or a function) whose own enumerable
+/// string-keyed properties are data properties, each holding a plain value; at most
+/// [`PLAIN_VALUES`] values, [`PLAIN_DEPTH`] levels deep, and the size within `max` bytes.
+///
+/// That is exactly the value the prelude's conversion would write as JSON text and the host
+/// parse back (properties in the order `Object.keys` gives, elements in order, the same
+/// strings). `None` for anything else, which the prelude converts (or refuses, naming the
+/// path): nothing the program wrote runs here (an accessor property means `None`, so no getter
+/// is called; a proxy is refused before any trap; a hole in an array is never looked up on the
+/// prototype).
+fn read_plain<'js>(
     ctx: &Ctx<'js>,
     value: &Value<'js>,
-    object_proto: &Value<'js>,
+    protos: &Protos<'_, 'js>,
     max: usize,
-) -> Option<serde_json::Value> {
-    let (object, properties) = simple_object(ctx, value, object_proto)?;
-    let raw = ctx.as_raw().as_ptr();
-    let mut map = serde_json::Map::new();
-    // `{` and `}`, then each property with the comma before it.
-    let mut size: usize = 2;
-    for (i, property) in properties.iter().enumerate() {
-        let key = atom_text(raw, property.atom)?;
-        let (item, bytes) = scalar_value(&own_data(ctx, object.as_raw(), property.atom)?)?;
-        size = size
-            .saturating_add(usize::from(i > 0))
-            .saturating_add(key.len() + 3)
-            .saturating_add(bytes);
-        if size > max {
+) -> Option<(serde_json::Value, usize)> {
+    let mut reader = PlainReader {
+        ctx,
+        protos,
+        max,
+        size: 0,
+        values: 0,
+    };
+    let value = reader.read(value, 0)?;
+    Some((value, reader.size))
+}
+
+/// The walk of [`read_plain`]: what it has counted so far.
+struct PlainReader<'a, 'js> {
+    ctx: &'a Ctx<'js>,
+    protos: &'a Protos<'a, 'js>,
+    max: usize,
+    size: usize,
+    values: usize,
+}
+
+impl<'js> PlainReader<'_, 'js> {
+    /// Counts `bytes` more of JSON text: `None` once the text passes `max`.
+    fn add(&mut self, bytes: usize) -> Option<()> {
+        self.size = self.size.saturating_add(bytes);
+        (self.size <= self.max).then_some(())
+    }
+
+    fn read(&mut self, value: &Value<'js>, depth: usize) -> Option<serde_json::Value> {
+        self.values += 1;
+        if self.values > PLAIN_VALUES {
             return None;
         }
-        map.insert(key, item);
-    }
-    Some(serde_json::Value::Object(map))
-}
-
-/// A plain object (see [`simple_args`]) with its own enumerable string keys, when it has at
-/// most [`SIMPLE_KEYS`] of them.
-fn simple_object<'a, 'js>(
-    ctx: &Ctx<'js>,
-    value: &'a Value<'js>,
-    object_proto: &Value<'js>,
-) -> Option<(&'a Object<'js>, OwnKeys)> {
-    if value.is_proxy() || value.is_array() || value.is_function() {
-        return None;
-    }
-    let object = value.as_object()?;
-    if let Some(proto) = object.get_prototype()
-        && proto.as_value() != object_proto
-    {
-        return None;
-    }
-    let properties = OwnKeys::read(ctx.as_raw().as_ptr(), object.as_raw())?;
-    (properties.len <= SIMPLE_KEYS).then_some((object, properties))
-}
-
-/// The JSON text of a program's result read straight from `value`, when it is simple: a
-/// scalar [`simple_args`] takes as a property's value (a string of any length), or a plain
-/// object of those that [`simple_args`] would take, and the text fits `max` bytes. It is the
-/// text the lazy half's conversion writes (a number as its `ToString`). `Ok(None)` for
-/// anything else, which the lazy half converts; nothing the program wrote runs here.
-fn simple_json_text<'js>(
-    ctx: &Ctx<'js>,
-    value: &Value<'js>,
-    object_proto: &Value<'js>,
-    max: usize,
-) -> rquickjs::Result<Option<String>> {
-    let mut text = String::new();
-    if value.is_object() {
-        let Some((object, properties)) = simple_object(ctx, value, object_proto) else {
-            return Ok(None);
-        };
-        let raw = ctx.as_raw().as_ptr();
-        text.push('{');
-        for (i, property) in properties.iter().enumerate() {
-            let Some(key) = atom_text(raw, property.atom) else {
-                return Ok(None);
-            };
-            let Some(item) = own_data(ctx, object.as_raw(), property.atom) else {
-                return Ok(None);
-            };
-            if i > 0 {
-                text.push(',');
-            }
-            text.push('"');
-            text.push_str(&key);
-            text.push_str("\":");
-            // One byte more for the closing brace.
-            if !scalar_text(&item, &mut text, max.saturating_sub(1))? {
-                return Ok(None);
-            }
+        if !value.is_object() {
+            let (value, bytes) = scalar_value(value)?;
+            self.add(bytes)?;
+            return Some(value);
         }
-        text.push('}');
-    } else if !scalar_text(value, &mut text, max)? {
-        return Ok(None);
-    }
-    Ok((text.len() <= max).then_some(text))
-}
-
-/// Appends the JSON text of a simple scalar (see [`simple_json_text`]) to `text` while it
-/// stays within `max` bytes: false (with `text` in any state) for another value, or past
-/// `max`.
-fn scalar_text(value: &Value<'_>, text: &mut String, max: usize) -> rquickjs::Result<bool> {
-    use std::fmt::Write as _;
-    if let Some(int) = value.as_int() {
-        let _ = write!(text, "{int}");
-    } else if let Some(float) = value.as_float() {
-        if !float.is_finite() || (float == 0.0 && float.is_sign_negative()) {
-            return Ok(false);
+        if depth >= PLAIN_DEPTH || value.is_proxy() || value.is_function() {
+            return None;
         }
-        // A finite number's JSON text is its ToString, which runs no program code.
-        let number: rquickjs::Coerced<String> = value.get()?;
-        text.push_str(&number.0);
-    } else if let Some(flag) = value.as_bool() {
-        text.push_str(if flag { "true" } else { "false" });
-    } else if value.is_null() {
-        text.push_str("null");
-    } else if let Some(string) = value.as_string() {
-        let room = max.saturating_sub(text.len() + 2);
-        let plain = with_bounded_text(string.clone(), room, |bytes| {
-            plain_ascii(bytes) && {
-                text.push('"');
-                // Printable ASCII: valid UTF-8.
-                text.push_str(&String::from_utf8_lossy(bytes));
-                text.push('"');
-                true
+        let object = value.as_object()?;
+        let proto = object.get_prototype();
+        let raw = self.ctx.as_raw().as_ptr();
+        if value.is_array() {
+            if proto.as_ref().map(Object::as_value) != Some(self.protos.array) {
+                return None;
             }
-        })?;
-        return Ok(plain.unwrap_or(false));
-    } else {
-        return Ok(false);
+            // An array's length is its own data property: reading it runs no program code.
+            let len = object.as_array()?.len();
+            // The brackets, and a comma between elements.
+            self.add(len.saturating_add(1).max(2))?;
+            let mut items = Vec::with_capacity(len.min(PLAIN_VALUES));
+            for index in 0..len {
+                let index = u32::try_from(index).ok()?;
+                // SAFETY: `raw` is the live context; an index atom is freed below.
+                let atom = unsafe { qjs::JS_NewAtomUInt32(raw, index) };
+                let item = own_data(self.ctx, object.as_raw(), atom);
+                // SAFETY: `atom` was made above and is used no more.
+                unsafe { qjs::JS_FreeAtom(raw, atom) };
+                items.push(self.read(&item?, depth + 1)?);
+            }
+            return Some(serde_json::Value::Array(items));
+        }
+        if let Some(proto) = &proto
+            && proto.as_value() != self.protos.object
+        {
+            return None;
+        }
+        let properties = OwnKeys::read(raw, object.as_raw())?;
+        // The braces, and a comma between properties.
+        self.add((properties.len as usize).saturating_add(1).max(2))?;
+        let mut map = serde_json::Map::new();
+        for property in properties.iter() {
+            let (key, bytes) = atom_key(raw, property.atom)?;
+            // The key's text and its colon.
+            self.add(bytes + 1)?;
+            let item = own_data(self.ctx, object.as_raw(), property.atom)?;
+            let item = self.read(&item, depth + 1)?;
+            map.insert(key, item);
+        }
+        Some(serde_json::Value::Object(map))
     }
-    Ok(text.len() <= max)
 }
 
 /// What [`simple_line`] read.
@@ -1555,13 +1552,6 @@ fn simple_line<'js>(values: &Value<'js>, room: usize) -> rquickjs::Result<Simple
     Ok(SimpleLine::Line(line))
 }
 
-/// Whether `bytes` is printable ASCII without `"` or `\`: its JSON text is itself in quotes.
-fn plain_ascii(bytes: &[u8]) -> bool {
-    bytes
-        .iter()
-        .all(|&b| (0x20..=0x7e).contains(&b) && b != b'"' && b != b'\\')
-}
-
 /// The own enumerable string keys of an object, in `Object.keys` order.
 struct OwnKeys {
     ctx: *mut qjs::JSContext,
@@ -1602,21 +1592,35 @@ impl Drop for OwnKeys {
     }
 }
 
-/// A key's text when it is plain (see [`plain_ascii`]).
-fn atom_text(ctx: *mut qjs::JSContext, atom: qjs::JSAtom) -> Option<String> {
+/// A key's text, with the size of its JSON text, when it has no unpaired surrogate.
+fn atom_key(ctx: *mut qjs::JSContext, atom: qjs::JSAtom) -> Option<(String, usize)> {
     let mut len: qjs::size_t = 0;
     // SAFETY: `atom` is a live atom of `ctx` (held by the property table); the C string is
     // freed below, after it was copied.
     unsafe {
         let text = qjs::JS_AtomToCStringLen(ctx, &raw mut len, atom);
         if text.is_null() {
+            let _ = qjs::JS_GetException(ctx);
             return None;
         }
         let bytes = std::slice::from_raw_parts(text.cast::<u8>(), len as usize);
-        let key = plain_ascii(bytes).then(|| String::from_utf8_lossy(bytes).into_owned());
+        let key = well_formed(bytes);
         qjs::JS_FreeCString(ctx, text);
         key
     }
+}
+
+/// A string's text from its UTF-8 (WTF-8) bytes, with the size of its JSON text: `None` when
+/// it has an unpaired surrogate (which the prelude's conversion refuses).
+fn well_formed(bytes: &[u8]) -> Option<(String, usize)> {
+    let size = json_text_size(bytes);
+    if size < 0.0 {
+        return None;
+    }
+    let text = std::str::from_utf8(bytes).ok()?.to_owned();
+    // A size the engine could hold: far below 2^53.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    Some((text, size as usize))
 }
 
 /// The value of an own data property, read without running program code: `None` when it is
@@ -1649,8 +1653,8 @@ fn own_data<'js>(ctx: &Ctx<'js>, object: qjs::JSValue, atom: qjs::JSAtom) -> Opt
     (!accessor).then_some(value)
 }
 
-/// A simple scalar (see [`simple_args`]) as the host's value, with the size of its JSON text
-/// (an upper bound for a number).
+/// A plain scalar (see [`read_plain`]) as the host's value, with the size of its JSON text (an
+/// upper bound for a number).
 fn scalar_value(value: &Value<'_>) -> Option<(serde_json::Value, usize)> {
     /// More than the JSON text of any finite number takes (`-1.7976931348623157e+308`).
     const NUMBER_BYTES: usize = 25;
@@ -1681,16 +1685,10 @@ fn scalar_value(value: &Value<'_>) -> Option<(serde_json::Value, usize)> {
         return Some((serde_json::Value::Null, 4));
     }
     let text = value.as_string()?.clone();
-    with_bounded_text(text, usize::MAX, |bytes| {
-        plain_ascii(bytes).then(|| {
-            (
-                serde_json::Value::String(String::from_utf8_lossy(bytes).into_owned()),
-                bytes.len() + 2,
-            )
-        })
-    })
-    .ok()?
-    .ok()?
+    let (text, size) = with_bounded_text(text, usize::MAX, well_formed)
+        .ok()?
+        .ok()??;
+    Some((serde_json::Value::String(text), size))
 }
 
 /// A call id as the prelude sees it. A run cannot make 2^31 calls within its memory limit; the

@@ -10,21 +10,23 @@
 //                                    max_call_bytes, else `true`: `settle` answers it later,
 //                                    under the next id (the host numbers these calls 1, 2, 3,
 //                                    ... in the order they are made, and so does `bind`)
-//   hostCall(index, args, objectProto)
-//                                    the same for arguments the host can read itself (a
-//                                    plain object of a few scalars; `objectProto` is
-//                                    Object.prototype, captured here): the same answers, or
-//                                    `undefined` when the arguments are not that simple (then
-//                                    their text goes through `hostCall(index, argsJson)`)
+//   hostCall(index, args, objectProto, arrayProto)
+//                                    the same for arguments the host can read itself (plain
+//                                    JSON values: objects and arrays of scalars and of each
+//                                    other, a few thousand values at most; `objectProto` and
+//                                    `arrayProto` are Object.prototype and Array.prototype,
+//                                    captured here): the same answers, or `undefined` when
+//                                    the arguments are not that plain (then their text goes
+//                                    through `hostCall(index, argsJson)`)
 //   hostLog(values)                  appends the log line of a console call's values when
 //                                    the host can write it itself (every value a primitive
 //                                    other than a symbol or a BigInt, every string well
 //                                    formed): true; false when it cannot (then the lazy half
 //                                    writes the line)
-//   hostResult(value, objectProto)   records the program's result when the host can read it
-//                                    itself (a scalar, or a plain object of a few scalars):
-//                                    true; false when it cannot (then the lazy half converts
-//                                    it)
+//   hostResult(value, objectProto, arrayProto)
+//                                    records the program's result when the host can read it
+//                                    itself (as `hostCall` reads arguments): true; false when
+//                                    it cannot (then the lazy half converts it)
 //   hostFinish(kind, text, message)  records how the program ended (kinds in the lazy half,
 //                                    at `finishThrown`)
 //   hostLazy(B, S)                   the lazy half (`prelude_lazy.js`), read from its bytecode
@@ -41,7 +43,7 @@
 // What most runs never need (the strict JSON conversion of values the host cannot read, the
 // descriptions of logged values and thrown errors, binding on first use, unhandled
 // rejections, the replayable clock) is the lazy half, loaded the first time it is needed: a
-// run that calls its tools with simple arguments, logs simple values and returns a simple
+// run that calls its tools with plain arguments, logs primitive values and returns a plain
 // result never loads it, and so never pays for reading, running and freeing it. It may be
 // loaded in the middle of the program, after the program changed any global or prototype,
 // so every built-in it uses is captured here, before the program exists, and handed to it in
@@ -51,6 +53,7 @@
   'use strict';
   const G = globalThis;
   const ObjectProto = Object.prototype;
+  const ArrayProto = Array.prototype;
   const defineProperty = Object.defineProperty;
   const freeze = Object.freeze;
   const create = Object.create;
@@ -112,9 +115,9 @@
   function bind(name, index) {
     return function (args) {
       const value = arguments.length === 0 ? {} : args;
-      // Simple arguments the host reads without their text, exactly as it would read the text
+      // Plain arguments the host reads without their text, exactly as it would read the text
       // written below.
-      let answer = hostCall(index, value, ObjectProto);
+      let answer = hostCall(index, value, ObjectProto, ArrayProto);
       if (answer === undefined) {
         let text;
         try {
@@ -261,7 +264,7 @@
       hostFinish(0, '', '');
       return;
     }
-    if (hostResult(value, ObjectProto)) return;
+    if (hostResult(value, ObjectProto, ArrayProto)) return;
     let half;
     try {
       half = lazy();
@@ -310,7 +313,7 @@
   const B = [
     G, // G
     ObjectProto, // ObjectProto
-    Array.prototype, // ArrayProto
+    ArrayProto, // ArrayProto
     Object.getPrototypeOf, // getProto
     Object.keys, // keysOf
     defineProperty, // defineProperty

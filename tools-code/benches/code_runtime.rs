@@ -953,7 +953,9 @@ fn profile(rt: &tokio::runtime::Runtime, spec: &str) {
         .find(|(k, _)| *k == name)
         .unwrap()
         .1;
-    let ts = TypeScriptRuntime::new();
+    // One worker thread, as the floor runs on one: how many threads a pool grows to (each with
+    // the engine it built for its next run) depends on timing, and would move the counts.
+    let ts = TypeScriptRuntime::with_max_threads(1);
     let start = Instant::now();
     let mut times: Vec<Duration> = (0..n)
         .map(|_| {
@@ -968,6 +970,10 @@ fn profile(rt: &tokio::runtime::Runtime, spec: &str) {
         ms(times[times.len() / 2]),
         ms(start.elapsed()) / n as f64
     );
+    // Every process ends alike: the pool has built the engine for a next run (under callgrind,
+    // fifty times slower, too) before it is dropped, so instruction counts do not depend on
+    // whether it got to that first.
+    std::thread::sleep(Duration::from_millis(500));
 }
 
 /// The instructions (all threads) of this bench run as `CODE_RUNTIME_PROFILE=spec` under

@@ -19,8 +19,11 @@
 //! because of it) must not reach the program before the run ends as cancelled.
 //!
 //! Rust never keeps a JavaScript value: the native functions capture only Rust state, and
-//! everything that crosses is a string, a number, or (for a call that failed at once) a
-//! fresh object holding the message.
+//! everything that crosses is a string, a number, a plain value read in place into the host's
+//! value ([`read_plain`], which runs no program code), or (for a call that failed at once) a
+//! fresh object holding the message. The prelude's two halves are [`CORE`], evaluated in every
+//! engine before its run is known, and [`LAZY`], read by `hostLazy` the first time a run needs
+//! it.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;

@@ -133,46 +133,59 @@
 //!
 //! Instructions of a warm one-call run (`tools.echo({ n: 1 })`, answered at once), counted by
 //! callgrind over all threads: what `cargo bench -p tools-code --bench code_runtime --
-//! --callgrind` prints (`CODE_RUNTIME_PROFILE=one_call:N`, the difference between 21 runs
-//! and 1 divided by 20), beside its floor
-//! (`floor/one_call:N`: bare `rquickjs` of the same version making a runtime and a context
-//! with the same intrinsics, evaluating the same program with a host function standing in
-//! for the tool, and dropping both). Measured 2026-12-07 on the project's 2-core VM.
+//! --callgrind` prints (`CODE_RUNTIME_PROFILE=one_call:N` on a one-thread pool, the difference
+//! between 21 runs and 1 divided by 20), beside its floor (`floor/one_call:N`: bare `rquickjs`
+//! of the same version making a runtime and a context with the same intrinsics, evaluating
+//! the same program with a host function standing in for the tool, and dropping both).
+//! Measured 2026-12-07 on the project's 2-core VM.
 //!
 //! | part of a run | ours | floor |
 //! | --- | --- | --- |
-//! | the runtime | 0.12 M | 0.10 M |
-//! | the context and its intrinsics | about 0.6 M | 0.57 M |
-//! | reading the prelude's bytecode (`JS_ReadObject`: its functions, atoms, constants) | 0.51 M | none |
-//! | running the prelude (its closures, the built-ins it captures and binds, objects it freezes) | 0.52 M | none |
-//! | the program, its call and its result | 0.18 M | 0.07 M |
-//! | tearing down (the context's objects, the prelude's among them, and the runtime) | 0.45 M | 0.19 M |
-//! | **whole run** | **2.3 to 2.5 M** | **0.94 M** (ours is 2.5x to 2.7x) |
+//! | the runtime | 0.10 M | 0.10 M |
+//! | the context and its intrinsics (ours adds `atob`/`btoa`, 0.06 M) | about 0.64 M | 0.57 M |
+//! | reading the prelude's core half (`prelude.bc`, 5 KB of bytecode) | 0.15 M | none |
+//! | running it (its closures, the built-ins it captures for the lazy half, five host functions) | about 0.19 M | none |
+//! | the program: stripping its types (0.05 M), compiling it, its call and its result | 0.16 M | 0.07 M |
+//! | tearing down (the context's objects, the prelude's among them, and the runtime) | 0.30 M | 0.19 M |
+//! | **whole run** | **1.55 M** | **0.94 M** (ours is 1.65x) |
 //!
-//! (The warm figure moves by about 0.2 M between measurements: how many spare engines the
-//! pool has built when the process ends.) A process that makes one run and exits costs
-//! 7.6 M against the floor's 1.7 M, both with the process's own start: the prelude is compiled
-//! ahead of time (`prelude.bc`, checked against `prelude.js` by a unit test), where compiling
-//! it in the first run made that 18.5 M; most of the rest is the spare engine the pool builds
-//! beside the one it uses.
+//! It was 2.31 M (2.46x) with the whole prelude in every run (45 KB of JavaScript, 17 KB of
+//! bytecode: 0.51 M to read and 0.52 M to run). The prelude is now two halves. The core
+//! (`prelude.js`) binds the tools, starts the program and settles calls; the host reads plain
+//! arguments and results (objects and arrays of scalars, see `read_plain` in `engine.rs`) and
+//! writes log lines of primitives itself. The lazy half (`prelude_lazy.js`: the strict JSON
+//! conversion of anything else, the descriptions of logged objects and thrown errors, binding
+//! on first use, unhandled rejections, the replayable clock) is read the first time a run
+//! needs it: such a run costs 2.37 M (`one_call_logged`, which logs an object), about 0.8 M
+//! more. It may be loaded in the middle of a program that has replaced any global or
+//! prototype, so it uses only built-ins the core captured before the program existed, handed
+//! over in an array (`B`, whose order a unit test checks), and property descriptors without a
+//! prototype; the hostile tests that patch everything run through it.
 //!
-//! The prelude (about 45 KB of JavaScript, `prelude.js`) is more than the floor's whole run
-//! when it is loaded, run and freed again, and no part of it dominates: the cost is spread
-//! over its size. What cannot take it away:
-//! - sharing the bytecode between contexts: QuickJS ties a function's bytecode to the context
-//!   it was read in (`JSFunctionBytecode::realm`; a call runs in that realm), so bytecode read
+//! A process that makes one run and exits costs 3.8 M against the floor's 1.8 M (both with the
+//! process's own start, 0.8 M; 2.1x); 1.1 M of it is the engine the pool builds for a next run
+//! right after the first (the count is taken once the pool has settled). A sub-call costs ours
+//! 22 K against the floor's 9.4 K (2.3x): the floor's host function hands its argument back
+//! without leaving the engine, where a real call reads the arguments into the host's value,
+//! hands them to the host, and turns its answer back into an engine value.
+//!
+//! What is left, and why:
+//! - sharing bytecode between contexts: QuickJS ties a function's bytecode to the context it
+//!   was read in (`JSFunctionBytecode::realm`; a call runs in that realm), so bytecode read
 //!   once would run every program in the first run's realm;
 //! - keeping one context for many runs: every run gets a fresh context, so nothing one program
 //!   does is visible to the next;
-//! - keeping the runtime for the next run: about 0.2 M at most, and a runtime carries its job
-//!   queue and atoms from one run to the next.
+//! - keeping the runtime for the next run (about 0.2 M): `rquickjs` caches the prototype of its
+//!   host-function class per runtime, taken from the first context that made one, so the next
+//!   run's host functions would inherit from the previous run's objects (and keep its context
+//!   alive);
+//! - the core's captures (about 0.06 M): each built-in method is created on its first access
+//!   in a context, and the lazy half needs the unpatched ones.
 //!
-//! What can: doing the prelude's work in host functions that read values through the QuickJS
-//! API, as `simple_args` in `engine.rs` already does for small arguments (the strict JSON
-//! conversion, the `tools` bindings, `console`), so that the JavaScript a run loads is a few
-//! hundred bytes. The floor's host function hands its argument back without leaving the
-//! engine, where a real call converts the arguments into the host's value and the result back;
-//! so a sub-call costs ours 22.5 K against the floor's 9.4 K (`--callgrind`).
+//! Wall clock, `CODE_RUNTIME_PROFILE=ts_wall` (500 runs each, taking turns with the floor;
+//! load average 1.4): back to back, median 0.117 ms against the floor's 0.085 (1.38x; min 0.058,
+//! below the floor's 0.074, as the engine is built before the run arrives); after 20 ms idle,
+//! 0.316 against 0.241 (1.31x).
 
 mod engine;
 pub(crate) mod strip;

@@ -508,6 +508,41 @@ async fn simple_logs_and_results_read_by_the_host_are_what_the_general_path_writ
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_are_made_as_json_parse_makes_them_even_when_prototypes_are_patched() {
+    // Small answers are made in the engine by the host, larger ones parsed from their text:
+    // either way each key is an own data property (`__proto__` too) and no setter a program
+    // put on a prototype runs.
+    let rt = runtime();
+    for args in [
+        r#"'{"__proto__": {"x": 1}, "list": [1, [2]]}'"#,
+        r#"'{"__proto__": {"x": 1}, "list": [1, [2]], "long": [' + '0,'.repeat(5000) + '0]}'"#,
+    ] {
+        let program = format!(
+            r#"
+            Object.defineProperty(Array.prototype, "0", {{
+                set(_v) {{ throw new Error("an array setter ran"); }},
+                get() {{ return "from the prototype"; }}, configurable: true,
+            }});
+            Object.defineProperty(Object.prototype, "tool", {{
+                set(_v) {{ throw new Error("an object setter ran"); }}, configurable: true,
+            }});
+            const r: any = await tools.echo(JSON.parse({args}));
+            return [Object.keys(r.args).slice(0, 2).join(","),
+                Object.getPrototypeOf(r.args) === Object.prototype, r.args.__proto__.x,
+                r.args.list[1][0], r.tool];
+            "#
+        );
+        let done = ok(&rt, &program).await;
+        assert_eq!(
+            done.result,
+            Some(json!(["__proto__,list", true, 1, 2, "echo"])),
+            "{args}"
+        );
+    }
+    rt.assert_healthy().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_run_gets_its_own_limits_and_a_program_cannot_restart_itself() {
     // Engines are built before their run is known: the run's limits must still apply.
     let rt = runtime();

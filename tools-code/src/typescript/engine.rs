@@ -1231,6 +1231,10 @@ enum Answer {
     /// The same for a result that is a number: handed over as a number (the value the prelude
     /// would parse from its JSON text), without the text.
     Number(f64),
+    /// The same for a result small and shallow enough to be made in the engine directly (see
+    /// [`plain_size`]): handed over as the value the prelude would parse from its JSON text,
+    /// in an array of one (so that it cannot be taken for any other answer).
+    Value(serde_json::Value),
     /// The call failed at once, with this message: the prelude rejects the call's promise
     /// right away (so an unhandled one is seen like any other).
     Failed(String),
@@ -1303,6 +1307,10 @@ fn host_call(state: &Rc<RefCell<State>>, flags: &Flags, index: i32, args: Args<'
         {
             return Answer::Number(number);
         }
+        let result = match result {
+            Ok(value) if plain_size(&value) => return Answer::Value(value),
+            result => result,
+        };
         return match encode(result) {
             Ok(text) => Answer::Now(text),
             Err(message) => Answer::Failed(message),
@@ -1362,6 +1370,13 @@ impl Answer {
                 Ok(failure.into_value())
             }
             Answer::Number(number) => Ok(Value::new_number(ctx, number)),
+            Answer::Value(value) => {
+                let made = to_engine(&ctx, &value);
+                tools_schema::deep::discard(value);
+                let answer = rquickjs::Array::new(ctx)?;
+                define(&answer, 0_u32, made?)?;
+                Ok(answer.into_value())
+            }
             Answer::Later => Ok(Value::new_bool(ctx, true)),
             // As the engine does when an allocation fails; the run's next check of its limits
             // ends it.
@@ -1692,6 +1707,75 @@ fn scalar_value(value: &Value<'_>) -> Option<(serde_json::Value, usize)> {
         .ok()?
         .ok()??;
     Some((serde_json::Value::String(text), size))
+}
+
+/// Whether a host value is small and shallow enough to be made in the engine directly
+/// ([`to_engine`]): at most [`PLAIN_VALUES`] values, [`PLAIN_DEPTH`] levels deep. Larger ones
+/// cross as JSON text, which the engine parses without recursing on the Rust stack.
+fn plain_size(value: &serde_json::Value) -> bool {
+    let mut pending: Vec<(&serde_json::Value, usize)> = vec![(value, 0)];
+    let mut values = 0;
+    while let Some((value, depth)) = pending.pop() {
+        values += 1;
+        if values > PLAIN_VALUES || depth > PLAIN_DEPTH {
+            return false;
+        }
+        match value {
+            serde_json::Value::Array(items) => pending.extend(items.iter().map(|v| (v, depth + 1))),
+            serde_json::Value::Object(map) => pending.extend(map.values().map(|v| (v, depth + 1))),
+            _ => {}
+        }
+    }
+    true
+}
+
+/// A host value (one [`plain_size`] accepts) made in the engine as `JSON.parse` makes it from
+/// its text: plain objects and arrays, each key an own data property (`__proto__` too), numbers
+/// as the nearest double.
+fn to_engine<'js>(ctx: &Ctx<'js>, value: &serde_json::Value) -> rquickjs::Result<Value<'js>> {
+    Ok(match value {
+        serde_json::Value::Null => Value::new_null(ctx.clone()),
+        serde_json::Value::Bool(flag) => Value::new_bool(ctx.clone(), *flag),
+        serde_json::Value::Number(number) => match number.as_i64() {
+            Some(int) if let Ok(int) = i32::try_from(int) => Value::new_int(ctx.clone(), int),
+            _ => Value::new_number(ctx.clone(), number.as_f64().unwrap_or(f64::NAN)),
+        },
+        serde_json::Value::String(text) => {
+            rquickjs::String::from_str(ctx.clone(), text)?.into_value()
+        }
+        serde_json::Value::Array(items) => {
+            let array = rquickjs::Array::new(ctx.clone())?;
+            for (index, item) in items.iter().enumerate() {
+                let index = u32::try_from(index).map_err(|_| rquickjs::Error::Allocation)?;
+                define(&array, index, to_engine(ctx, item)?)?;
+            }
+            array.into_value()
+        }
+        serde_json::Value::Object(map) => {
+            let object = Object::new(ctx.clone())?;
+            for (key, item) in map {
+                define(&object, key.as_str(), to_engine(ctx, item)?)?;
+            }
+            object.into_value()
+        }
+    })
+}
+
+/// Defines `key` on a fresh object or array as `JSON.parse` does (an own, writable, enumerable,
+/// configurable data property): defined, not assigned, so no setter a program put on a
+/// prototype runs (nor `__proto__`'s).
+fn define<'js, K: rquickjs::IntoAtom<'js>>(
+    object: &Object<'js>,
+    key: K,
+    value: Value<'js>,
+) -> rquickjs::Result<()> {
+    object.prop(
+        key,
+        rquickjs::object::Property::from(value)
+            .writable()
+            .enumerable()
+            .configurable(),
+    )
 }
 
 /// A call id as the prelude sees it. A run cannot make 2^31 calls within its memory limit; the

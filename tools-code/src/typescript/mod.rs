@@ -71,7 +71,8 @@
 //!
 //! Worker threads are long-lived (a run does not pay for a thread spawn) but every run gets a
 //! new engine; an idle worker holds one engine built in advance (the built-ins and the
-//! prelude, nothing of any program). The pool grows on demand up to
+//! prelude's core half, nothing of any program), from 5 ms after its first run on (see "What
+//! a run costs"). The pool grows on demand up to
 //! [`TypeScriptRuntime::with_max_threads`] threads (default: twice the available parallelism,
 //! at least 4); further runs wait for a free thread, and their deadline starts when they start. Dropping the last handle to the runtime
 //! cancels the runs still going (they fail as [`CodeFailureKind::Aborted`]) and joins every
@@ -134,7 +135,7 @@
 //! Instructions of a warm one-call run (`tools.echo({ n: 1 })`, answered at once), counted by
 //! callgrind over all threads: what `cargo bench -p tools-code --bench code_runtime --
 //! --callgrind` prints (`CODE_RUNTIME_PROFILE=one_call:N` on a one-thread pool, the difference
-//! between 21 runs and 1 divided by 20), beside its floor (`floor/one_call:N`: bare `rquickjs`
+//! between 41 runs and 21 divided by 20), beside its floor (`floor/one_call:N`: bare `rquickjs`
 //! of the same version making a runtime and a context with the same intrinsics, evaluating
 //! the same program with a host function standing in for the tool, and dropping both).
 //! Measured 2026-12-07 on the project's 2-core VM.
@@ -149,25 +150,29 @@
 //! | tearing down (the context's objects, the prelude's among them, and the runtime) | 0.30 M | 0.19 M |
 //! | **whole run** | **1.55 M** | **0.94 M** (ours is 1.65x) |
 //!
-//! It was 2.31 M (2.46x) with the whole prelude in every run (45 KB of JavaScript, 17 KB of
+//! It was 2.31 M (2.46x; the same bench on commit `35e00b5`) with the whole prelude in every run (45 KB of JavaScript, 17 KB of
 //! bytecode: 0.51 M to read and 0.52 M to run). The prelude is now two halves. The core
 //! (`prelude.js`) binds the tools, starts the program and settles calls; the host reads plain
 //! arguments and results (objects and arrays of scalars, see `read_plain` in `engine.rs`) and
 //! writes log lines of primitives itself. The lazy half (`prelude_lazy.js`: the strict JSON
 //! conversion of anything else, the descriptions of logged objects and thrown errors, binding
 //! on first use, unhandled rejections, the replayable clock) is read the first time a run
-//! needs it: such a run costs 2.37 M (`one_call_logged`, which logs an object), about 0.8 M
-//! more. It may be loaded in the middle of a program that has replaced any global or
+//! needs it: such a run costs 2.38 M (`one_call_logged`, which logs an object; 2.36 M
+//! before), about 0.8 M more. It may be loaded in the middle of a program that has replaced any global or
 //! prototype, so it uses only built-ins the core captured before the program existed, handed
 //! over in an array (`B`, whose order a unit test checks), and property descriptors without a
 //! prototype; the hostile tests that patch everything run through it.
 //!
-//! A process that makes one run and exits costs 3.8 M against the floor's 1.8 M (both with the
-//! process's own start, 0.8 M; 2.1x); 1.1 M of it is the engine the pool builds for a next run
-//! right after the first (the count is taken once the pool has settled). A sub-call costs ours
-//! 22 K against the floor's 9.4 K (2.3x): the floor's host function hands its argument back
+//! A process that makes one run and exits costs 2.44 M against the floor's 1.79 M, both with
+//! the process's own start (0.8 M): 1.36x, where it was 5.31 M (2.97x). A worker that has
+//! served its first run waits 5 ms for another before it builds the engine for it, so a
+//! one-shot program does not pay 1.1 M for an engine nobody uses; a runtime kept in use has
+//! that engine ready long before a model's next call, and one that runs back to back builds
+//! it as the run comes (as it would have to anyway). A sub-call costs ours 21 K against the
+//! floor's 9.4 K (2.3x; 21.5 K before): the floor's host function hands its argument back
 //! without leaving the engine, where a real call reads the arguments into the host's value,
-//! hands them to the host, and turns its answer back into an engine value.
+//! hands them to the host and its reply slot, and makes its answer in the engine (a small
+//! answer directly, a larger one parsed from its JSON text).
 //!
 //! What is left, and why:
 //! - sharing bytecode between contexts: QuickJS ties a function's bytecode to the context it
@@ -195,6 +200,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError, mpsc};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
@@ -485,10 +491,35 @@ impl Drop for Pool {
     }
 }
 
+/// How long a worker that has served its first run waits for another before it builds the
+/// engine for it: a process that makes one run and drops the runtime does not pay for an
+/// engine nobody uses, and a runtime kept in use has it ready long before a model's next call.
+const SECOND_ENGINE_DELAY: Duration = Duration::from_millis(5);
+
 fn worker(shared: &Shared, number: usize) {
     // The engine for the next run, built while no run waits for this thread.
     let mut spare: Option<Engine> = None;
+    let mut served: u64 = 0;
     loop {
+        if spare.is_none() && served == 1 {
+            // Counted as idle meanwhile: a run that comes wakes it (or an idle worker with an
+            // engine ready) rather than starting another thread.
+            let mut state = shared.lock();
+            let until = Instant::now() + SECOND_ENGINE_DELAY;
+            state.idle += 1;
+            while state.queue.is_empty() && !state.closed {
+                let left = until.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                state = shared
+                    .ready
+                    .wait_timeout(state, left)
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0;
+            }
+            state.idle -= 1;
+        }
         if spare.is_none() && !shared.lock().closed {
             // A failure here is retried (and reported) when a run needs the engine.
             spare = Engine::new().ok();
@@ -518,6 +549,7 @@ fn worker(shared: &Shared, number: usize) {
         };
         match job {
             Some(job) => {
+                served += 1;
                 let used = engine::run_job(job, &mut spare);
                 shared.lock().running.remove(&number);
                 // The reply is on its way: freeing the used engine is off the caller's path.

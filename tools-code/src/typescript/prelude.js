@@ -4,7 +4,8 @@
 //
 //   hostCall(index, argsJson)        starts a call of the run's tool at `index` (in the names
 //                                    `run` was given) on the host: the result's JSON text
-//                                    when it succeeded at once (a number as itself),
+//                                    when it succeeded at once (a number as itself, a small
+//                                    result as itself in an array of one),
 //                                    `{ failure: message }` when it failed at once,
 //                                    `{ tooLarge: message }` when the arguments pass
 //                                    max_call_bytes, else `true`: `settle` answers it later,
@@ -59,6 +60,7 @@
   const create = Object.create;
   // One native call (a bound `hasOwnProperty.call` takes three).
   const hasOwn = Object.hasOwn;
+  const isArray = Array.isArray;
   const parse = JSON.parse;
   const PromiseCtor = Promise;
   const promiseResolve = PromiseCtor.resolve.bind(PromiseCtor);
@@ -130,6 +132,8 @@
         answer = hostCall(index, text);
       }
       if (typeof answer === 'number') return promiseResolve(answer);
+      // The result itself, made by the host, in an array of one (its own element).
+      if (isArray(answer)) return promiseResolve(answer[0]);
       if (typeof answer === 'string') {
         let value;
         try {
@@ -320,7 +324,7 @@
     freeze, // freeze
     Proxy, // ProxyCtor
     create, // create
-    Array.isArray, // isArray
+    isArray, // isArray
     hasOwn, // hasOwn
     RegExp.prototype.exec, // builtinExec
     JSON.stringify, // stringify

@@ -103,8 +103,9 @@ struct Flags {
     /// Bytes the engine's heap uses now.
     used: Cell<usize>,
     /// Bytes the host holds for the run's tool calls (see [`CALL_BYTES`]), shared with the
-    /// replies of the calls in flight, which add each answer as it arrives.
-    held: Arc<AtomicUsize>,
+    /// replies of the calls in flight, which add each answer as it arrives. A fresh count for
+    /// each engine (the calls of an earlier run on the same runtime keep theirs).
+    held: RefCell<Arc<AtomicUsize>>,
     /// What the host held when the memory limit was passed (for the failure's message).
     held_at_oom: Cell<usize>,
 }
@@ -145,7 +146,7 @@ impl Flags {
     fn fits(&self, extra: usize) -> bool {
         self.used
             .get()
-            .checked_add(self.held.load(Ordering::Relaxed))
+            .checked_add(self.held.borrow().load(Ordering::Relaxed))
             .and_then(|total| total.checked_add(extra))
             .is_some_and(|total| total <= self.memory_limit.get())
     }
@@ -153,7 +154,8 @@ impl Flags {
     /// Records that the memory limit was passed: the run ends as a `memory` failure.
     fn out_of_memory(&self) {
         if !self.oom.get() {
-            self.held_at_oom.set(self.held.load(Ordering::Relaxed));
+            self.held_at_oom
+                .set(self.held.borrow().load(Ordering::Relaxed));
         }
         self.oom.set(true);
     }
@@ -335,14 +337,31 @@ const IDLE_DEADLINE: Duration = Duration::from_secs(60);
 pub(crate) struct Engine {
     // Field order is drop order: the context goes before its runtime.
     context: Context,
-    runtime: Runtime,
-    flags: Rc<Flags>,
+    shell: Shell,
     state: Rc<RefCell<State>>,
 }
 
-impl Engine {
-    /// Builds an engine for a run not known yet (default memory limit, no host).
-    pub(crate) fn new() -> Result<Engine, String> {
+/// A runtime that served a run and holds nothing of it, for the next engine: its context and
+/// every object, string, shape and function that context made are freed, no job is pending,
+/// no atom beyond QuickJS's own is left, and its heap is back within [`SHELL_SLACK`] of what a
+/// fresh runtime holds (the atom and shape tables keep the size they grew to). Anything else,
+/// and the runtime goes with the engine. Keeping it saves making and freeing a runtime per run
+/// (about 0.2 M instructions), and leaves each run a fresh context all the same.
+pub(crate) struct Shell {
+    runtime: Runtime,
+    flags: Rc<Flags>,
+    /// The atoms of a fresh runtime (QuickJS's predefined ones).
+    atoms: i64,
+    /// What the heap of a fresh runtime holds.
+    fresh_bytes: usize,
+}
+
+/// How much more than a fresh runtime's heap a kept runtime may hold (its grown tables).
+const SHELL_SLACK: usize = 256 * 1024;
+
+impl Shell {
+    /// A fresh runtime with this crate's allocator, interrupt handler and rejection tracker.
+    fn new() -> Result<Shell, String> {
         let defaults = CodeLimits::default();
         let flags = Rc::new(Flags {
             oom: Cell::new(false),
@@ -353,19 +372,9 @@ impl Engine {
             deadline: Cell::new(Instant::now() + IDLE_DEADLINE),
             memory_limit: Cell::new(defaults.memory_bytes),
             used: Cell::new(0),
-            held: Arc::new(AtomicUsize::new(0)),
+            held: RefCell::new(Arc::new(AtomicUsize::new(0))),
             held_at_oom: Cell::new(0),
         });
-        let state = Rc::new(RefCell::new(State {
-            output: Output::new(defaults.max_output_bytes),
-            finish: None,
-            unhandled: None,
-            next_id: 0,
-            waiting: 0,
-            ready: VecDeque::new(),
-            link: None,
-            max_call_bytes: defaults.max_call_bytes,
-        }));
         let allocator = LimitedAllocator {
             flags: flags.clone(),
         };
@@ -384,15 +393,76 @@ impl Engine {
                 }
             },
         )));
-        let context = new_context(&runtime)
+        let atoms = runtime.memory_usage().atom_count;
+        let fresh_bytes = flags.used.get();
+        Ok(Shell {
+            runtime,
+            flags,
+            atoms,
+            fresh_bytes,
+        })
+    }
+
+    /// Whether the runtime holds nothing of the run its context served (see [`Shell`]).
+    fn is_empty(&self) -> bool {
+        if self.runtime.is_job_pending() {
+            return false;
+        }
+        let usage = self.runtime.memory_usage();
+        usage.obj_count == 0
+            && usage.shape_count == 0
+            && usage.str_count == 0
+            && usage.js_func_count == 0
+            && usage.atom_count == self.atoms
+            && self.flags.used.get() <= self.fresh_bytes.saturating_add(SHELL_SLACK)
+    }
+
+    /// The flags as a fresh runtime has them, but for the heap it uses.
+    fn reset(&self) {
+        let flags = &self.flags;
+        let defaults = CodeLimits::default();
+        flags.oom.set(false);
+        flags.output.set(false);
+        flags.timed_out.set(false);
+        *flags.abort.borrow_mut() = Arc::new(AtomicBool::new(false));
+        *flags.cancel.borrow_mut() = None;
+        flags.deadline.set(Instant::now() + IDLE_DEADLINE);
+        flags.memory_limit.set(defaults.memory_bytes);
+        *flags.held.borrow_mut() = Arc::new(AtomicUsize::new(0));
+        flags.held_at_oom.set(0);
+    }
+}
+
+impl Engine {
+    /// Builds an engine for a run not known yet (default memory limit, no host), on `shell`'s
+    /// runtime when one is given (a runtime an earlier engine left empty), else on a new one.
+    pub(crate) fn new(shell: Option<Shell>) -> Result<Engine, String> {
+        let shell = match shell {
+            Some(shell) => {
+                shell.reset();
+                shell
+            }
+            None => Shell::new()?,
+        };
+        let defaults = CodeLimits::default();
+        let state = Rc::new(RefCell::new(State {
+            output: Output::new(defaults.max_output_bytes),
+            finish: None,
+            unhandled: None,
+            next_id: 0,
+            waiting: 0,
+            ready: VecDeque::new(),
+            link: None,
+            max_call_bytes: defaults.max_call_bytes,
+        }));
+        let context = new_context(&shell.runtime)
             .map_err(|error| format!("cannot create a QuickJS context: {error}"))?;
         context
-            .with(|ctx| install(&ctx, &state, &flags))
+            .with(|ctx| install(&ctx, &state, &shell.flags))
             .map_err(|failure| failure.message)?;
         Ok(Engine {
             context,
-            runtime,
-            flags,
+            shell,
             state,
         })
     }
@@ -405,10 +475,10 @@ impl Engine {
         deadline: Instant,
         link: Link,
     ) {
-        *self.flags.abort.borrow_mut() = abort;
-        *self.flags.cancel.borrow_mut() = Some(cancel);
-        self.flags.deadline.set(deadline);
-        self.flags.memory_limit.set(limits.memory_bytes);
+        *self.shell.flags.abort.borrow_mut() = abort;
+        *self.shell.flags.cancel.borrow_mut() = Some(cancel);
+        self.shell.flags.deadline.set(deadline);
+        self.shell.flags.memory_limit.set(limits.memory_bytes);
         let stack_bytes = qjs::size_t::try_from(limits.stack_bytes).unwrap_or(qjs::size_t::MAX);
         self.context.with(|ctx| {
             // SAFETY: `ctx` is live and belongs to this thread. The stack limit is measured
@@ -424,7 +494,8 @@ impl Engine {
         });
         // Fewer collections for the small heaps most programs have (the default is 256 KiB);
         // the allocator still enforces the memory limit.
-        self.runtime
+        self.shell
+            .runtime
             .set_gc_threshold((limits.memory_bytes / 16).clamp(256 * 1024, 4 * 1024 * 1024));
         let mut state = self.state.borrow_mut();
         state.output = Output::new(limits.max_output_bytes);
@@ -432,18 +503,18 @@ impl Engine {
         state.link = Some(link);
     }
 
-    /// Frees the engine: the context, then the runtime (freeing the runtime collects the
-    /// cycles left, so no separate collection is run first).
-    pub(crate) fn tear_down(self) {
+    /// Frees the engine's context and collects what it left; gives back the runtime when it
+    /// holds nothing of the run (see [`Shell`]), else frees it too.
+    pub(crate) fn tear_down(self) -> Option<Shell> {
         let Engine {
             context,
-            runtime,
-            flags,
+            shell,
             state,
         } = self;
         drop(context);
-        drop(runtime);
-        drop((flags, state));
+        shell.runtime.run_gc();
+        drop(state);
+        shell.is_empty().then_some(shell)
     }
 }
 
@@ -488,7 +559,7 @@ pub(crate) fn run_job(job: Job, spare: &mut Option<Engine>) -> Option<Engine> {
     let listed: Option<Rc<[String]>> = tool_names.map(Into::into);
     let engine = match spare.take() {
         Some(engine) => engine,
-        None => match Engine::new() {
+        None => match Engine::new(None) {
             Ok(engine) => engine,
             Err(message) => {
                 let _ = reply.send(Reply {
@@ -577,8 +648,7 @@ fn drive(
 ) -> CodeOutcome {
     let Engine {
         context,
-        runtime,
-        flags,
+        shell: Shell { runtime, flags, .. },
         state,
     } = engine;
     let determinism = state
@@ -674,8 +744,8 @@ fn install<'js>(
 ) -> Result<(), CodeFailure> {
     let call_state = state.clone();
     let call_flags = flags.clone();
-    let host_call = Function::new(
-        ctx.clone(),
+    let host_call = host_function(
+        ctx,
         move |ctx: Ctx<'js>,
               index: i32,
               args: Value<'js>,
@@ -722,23 +792,20 @@ fn install<'js>(
     // any others this answers false and the lazy half writes the line (`hostLine`).
     let log_state = state.clone();
     let log_flags = flags.clone();
-    let host_log = Function::new(
-        ctx.clone(),
-        move |values: Value<'js>| -> rquickjs::Result<bool> {
-            let room = log_state.borrow().output.room();
-            match simple_line(&values, room)? {
-                SimpleLine::Line(line) => push_line(&log_state, &log_flags, Some(line)),
-                SimpleLine::TooLong => push_line(&log_state, &log_flags, None),
-                SimpleLine::NotSimple => return Ok(false),
-            }
-            Ok(true)
-        },
-    )
+    let host_log = host_function(ctx, move |values: Value<'js>| -> rquickjs::Result<bool> {
+        let room = log_state.borrow().output.room();
+        match simple_line(&values, room)? {
+            SimpleLine::Line(line) => push_line(&log_state, &log_flags, Some(line)),
+            SimpleLine::TooLong => push_line(&log_state, &log_flags, None),
+            SimpleLine::NotSimple => return Ok(false),
+        }
+        Ok(true)
+    })
     .map_err(|e| setup_error(ctx, e))?;
     let finish_state = state.clone();
     let finish_flags = flags.clone();
-    let host_finish = Function::new(
-        ctx.clone(),
+    let host_finish = host_function(
+        ctx,
         move |kind: i32,
               text: rquickjs::String<'js>,
               message: rquickjs::String<'js>|
@@ -785,8 +852,8 @@ fn install<'js>(
     // A result the host reads itself (see `read_plain`): recorded as the value the lazy
     // half's conversion would write the JSON text of; for any other this answers false.
     let result_state = state.clone();
-    let host_result = Function::new(
-        ctx.clone(),
+    let host_result = host_function(
+        ctx,
         move |ctx: Ctx<'js>,
               value: Value<'js>,
               object: Value<'js>,
@@ -812,8 +879,8 @@ fn install<'js>(
     // run's state (`S`) and the host functions only it uses, made now.
     let lazy_state = state.clone();
     let lazy_flags = flags.clone();
-    let host_lazy = Function::new(
-        ctx.clone(),
+    let host_lazy = host_function(
+        ctx,
         move |ctx: Ctx<'js>,
               captures: Value<'js>,
               run: Value<'js>|
@@ -850,11 +917,11 @@ fn lazy_functions<'js>(
     flags: &Rc<Flags>,
 ) -> rquickjs::Result<[Function<'js>; 7]> {
     // Asked without touching the value's traps: the conversions refuse proxies.
-    let is_proxy = Function::new(ctx.clone(), |value: Value<'js>| value.is_proxy())?;
+    let is_proxy = host_function(ctx, |value: Value<'js>| value.is_proxy())?;
     // The UTF-8 size of a string's JSON text, read in place: the conversions measure each
     // string before they copy it.
-    let json_size = Function::new(
-        ctx.clone(),
+    let json_size = host_function(
+        ctx,
         |text: rquickjs::String<'js>| -> rquickjs::Result<f64> {
             with_bounded_text(text, usize::MAX, json_text_size).map(|size| size.unwrap_or(-1.0))
         },
@@ -862,8 +929,8 @@ fn lazy_functions<'js>(
 
     // A string's size in UTF-8 bytes, read in place: a message that cuts a long string says
     // how much it left out without the prelude walking the rest.
-    let utf8_size = Function::new(
-        ctx.clone(),
+    let utf8_size = host_function(
+        ctx,
         |text: rquickjs::String<'js>| -> rquickjs::Result<f64> {
             // A size the engine could hold is far below 2^53.
             #[allow(clippy::cast_precision_loss)]
@@ -874,7 +941,7 @@ fn lazy_functions<'js>(
 
     // A clock reading of a run whose host replays runs (see `CodeHost::determinism`).
     let clock_state = state.clone();
-    let host_clock = Function::new(ctx.clone(), move |ms: f64| {
+    let host_clock = host_function(ctx, move |ms: f64| {
         let host = clock_state
             .borrow()
             .link
@@ -888,8 +955,8 @@ fn lazy_functions<'js>(
     // A name the program read off `tools` for the first time, in a run that binds on first
     // use: read in place, and longer names are no tool.
     let bind_state = state.clone();
-    let host_bind = Function::new(
-        ctx.clone(),
+    let host_bind = host_function(
+        ctx,
         move |name: rquickjs::String<'js>| -> rquickjs::Result<i32> {
             let index = with_bounded_text(name, MAX_LOOKUP_NAME_BYTES, |name| {
                 bind_name(&bind_state, name)
@@ -899,7 +966,7 @@ fn lazy_functions<'js>(
     )?;
     // Every name the host binds, for a program that enumerates `tools`.
     let names_state = state.clone();
-    let host_names = Function::new(ctx.clone(), move || -> Vec<String> {
+    let host_names = host_function(ctx, move || -> Vec<String> {
         let host = match &names_state.borrow().link {
             Some(Link {
                 host,
@@ -914,18 +981,15 @@ fn lazy_functions<'js>(
     // be.
     let line_state = state.clone();
     let line_flags = flags.clone();
-    let host_line = Function::new(
-        ctx.clone(),
-        move |line: Value<'js>| -> rquickjs::Result<()> {
-            let room = line_state.borrow().output.room();
-            let line = match line.into_string() {
-                Some(line) => bounded_text(line, room)?.ok(),
-                None => None,
-            };
-            push_line(&line_state, &line_flags, line);
-            Ok(())
-        },
-    )?;
+    let host_line = host_function(ctx, move |line: Value<'js>| -> rquickjs::Result<()> {
+        let room = line_state.borrow().output.room();
+        let line = match line.into_string() {
+            Some(line) => bounded_text(line, room)?.ok(),
+            None => None,
+        };
+        push_line(&line_state, &line_flags, line);
+        Ok(())
+    })?;
     Ok([
         is_proxy, json_size, utf8_size, host_bind, host_names, host_line, host_clock,
     ])
@@ -942,6 +1006,30 @@ fn push_line(state: &Rc<RefCell<State>>, flags: &Flags, line: Option<String>) {
         state.borrow_mut().output.refuse();
         flags.output.set(true);
     }
+}
+
+/// A host function: `f` as a JavaScript function of this context, its prototype this
+/// context's `Function.prototype`. (`rquickjs`'s `Function::new` takes the prototype of its
+/// host-function class from a cache kept per runtime, filled by the first context that made
+/// one: the functions of every later context would inherit from that context's objects, and
+/// keep it alive. Here each context's functions are its own, so a runtime holds nothing of a
+/// context once it is freed; see [`Shell`].)
+fn host_function<'js, P, F>(ctx: &Ctx<'js>, f: F) -> rquickjs::Result<Function<'js>>
+where
+    F: rquickjs::function::IntoJsFunc<'js, P> + 'js,
+{
+    let call = rquickjs::function::RustFunction(Box::new(
+        move |params: rquickjs::function::Params<'_, 'js>| {
+            params.check_params(F::param_requirements())?;
+            f.call(params)
+        },
+    ));
+    let class = rquickjs::Class::instance_proto(call, Function::prototype(ctx.clone()))?;
+    class
+        .into_inner()
+        .into_value()
+        .into_function()
+        .ok_or(rquickjs::Error::Allocation)
 }
 
 /// Binds `name` (UTF-8, or WTF-8 for a string with an unpaired surrogate, which no host name
@@ -1320,7 +1408,7 @@ fn host_call(state: &Rc<RefCell<State>>, flags: &Flags, index: i32, args: Args<'
     state.waiting += 1;
     let id = state.next_id;
     let events_tx = link.events_tx.clone();
-    let held = flags.held.clone();
+    let held = flags.held.borrow().clone();
     let limit = flags.memory_limit.get();
     held.fetch_add(CALL_BYTES + args_bytes, Ordering::Relaxed);
     // Runs where the host answers (or here, if it answered in the meantime).
@@ -1893,7 +1981,7 @@ fn deliver(
                     state.waiting = state.waiting.saturating_sub(1);
                 }
                 // Delivered: the answer is in the engine's heap from here on.
-                flags.held.fetch_sub(held, Ordering::Relaxed);
+                flags.held.borrow().fetch_sub(held, Ordering::Relaxed);
                 let (ok, text) = match result {
                     Ok(text) => (true, text),
                     Err(message) => (false, message),
@@ -2157,5 +2245,48 @@ mod tests {
         let names = items(between(LAZY.source, "const builtinNames = [", "]"));
         assert_eq!(protos.len(), 22);
         assert_eq!(protos, names);
+    }
+
+    /// A runtime goes on to the next engine only when the run left nothing in it: not after a
+    /// run that left a job pending, nor after one whose atoms grew the runtime's tables.
+    #[test]
+    fn a_runtime_is_kept_only_when_the_run_left_nothing() {
+        let eval = |engine: &Engine, program: &str| {
+            engine.context.with(|ctx| {
+                let _: Value<'_> = ctx.eval(program).unwrap();
+            });
+        };
+        // SAFETY: only the address of the engine's live runtime is read.
+        let runtime_of = |engine: &Engine| {
+            engine
+                .context
+                .with(|ctx| unsafe { qjs::JS_GetRuntime(ctx.as_raw().as_ptr()) } as usize)
+        };
+        let engine = Engine::new(None).unwrap();
+        eval(&engine, "globalThis.kept = [Symbol.for('x'), { a: 1 }]; 1");
+        let first = runtime_of(&engine);
+        let shell = engine
+            .tear_down()
+            .expect("a run that left nothing keeps its runtime");
+
+        let engine = Engine::new(Some(shell)).unwrap();
+        assert_eq!(
+            runtime_of(&engine),
+            first,
+            "the engine is not on the kept runtime"
+        );
+        engine.context.with(|ctx| {
+            let seen: String = ctx.eval("typeof kept").unwrap();
+            assert_eq!(seen, "undefined", "a global of the last run is visible");
+        });
+        eval(&engine, "Promise.resolve().then(() => 1); 1");
+        assert!(engine.tear_down().is_none(), "a pending job went on");
+
+        let engine = Engine::new(None).unwrap();
+        eval(
+            &engine,
+            "const o = {}; for (let i = 0; i < 100000; i++) o['k' + i] = i; 1",
+        );
+        assert!(engine.tear_down().is_none(), "grown tables went on");
     }
 }

@@ -142,34 +142,48 @@
 //!
 //! | part of a run | ours | floor |
 //! | --- | --- | --- |
-//! | the runtime | 0.10 M | 0.10 M |
-//! | the context and its intrinsics (ours adds `atob`/`btoa`, 0.06 M) | about 0.64 M | 0.57 M |
+//! | the runtime | kept from the run before (see below) | 0.10 M to make it |
+//! | the context and its intrinsics (with `atob`/`btoa`) | 0.57 M | 0.57 M |
 //! | reading the prelude's core half (`prelude.bc`, 5 KB of bytecode) | 0.15 M | none |
-//! | running it (its closures, the built-ins it captures for the lazy half, five host functions) | about 0.19 M | none |
+//! | running it (its closures, the built-ins it captures for the lazy half, five host functions) | about 0.20 M | none |
 //! | the program: stripping its types (0.05 M), compiling it, its call and its result | 0.16 M | 0.07 M |
-//! | tearing down (the context's objects, the prelude's among them, and the runtime) | 0.30 M | 0.19 M |
-//! | **whole run** | **1.55 M** | **0.94 M** (ours is 1.65x) |
+//! | tearing down (ours the context, collected; the floor's its context and runtime) | 0.27 M | 0.19 M |
+//! | **whole run** | **1.37 M** | **0.94 M** (ours is 1.46x) |
 //!
-//! It was 2.31 M (2.46x; the same bench on commit `35e00b5`) with the whole prelude in every run (45 KB of JavaScript, 17 KB of
-//! bytecode: 0.51 M to read and 0.52 M to run). The prelude is now two halves. The core
+//! It was 2.31 M (2.46x; the same bench on commit `35e00b5`), with a runtime made and freed
+//! per run and the whole prelude in every run (45 KB of JavaScript, 17 KB of bytecode: 0.51 M
+//! to read and 0.52 M to run).
+//!
+//! **The runtime** is kept for the next engine when the run left nothing in it: its context
+//! freed and collected, no object, string, shape or function of it left, no job pending, no
+//! atom beyond QuickJS's own, and its heap within 256 KiB of a fresh runtime's (the atom and
+//! shape tables keep the size they grew to: a program that made a hundred thousand property
+//! names leaves them larger, and its runtime goes). Anything else, and the runtime is freed
+//! with the engine. The next run still gets a fresh context, and the host functions of each
+//! context are its own (their prototype its own `Function.prototype`: `rquickjs`'s
+//! `Function::new` would take it from a cache kept per runtime, filled by the first context
+//! that made one, so every later context's functions would inherit from that context's
+//! objects and keep it alive). Keeping it saves about 0.19 M a run.
+//!
+//! **The prelude** is two halves. The core
 //! (`prelude.js`) binds the tools, starts the program and settles calls; the host reads plain
 //! arguments and results (objects and arrays of scalars, see `read_plain` in `engine.rs`) and
 //! writes log lines of primitives itself. The lazy half (`prelude_lazy.js`: the strict JSON
 //! conversion of anything else, the descriptions of logged objects and thrown errors, binding
 //! on first use, unhandled rejections, the replayable clock) is read the first time a run
-//! needs it: such a run costs 2.38 M (`one_call_logged`, which logs an object; 2.36 M
+//! needs it: such a run costs 2.20 M (`one_call_logged`, which logs an object; 2.36 M
 //! before), about 0.8 M more. It may be loaded in the middle of a program that has replaced any global or
 //! prototype, so it uses only built-ins the core captured before the program existed, handed
 //! over in an array (`B`, whose order a unit test checks), and property descriptors without a
 //! prototype; the hostile tests that patch everything run through it.
 //!
-//! A process that makes one run and exits costs 2.44 M against the floor's 1.79 M, both with
-//! the process's own start (0.8 M): 1.36x, where it was 5.31 M (2.97x). A worker that has
+//! A process that makes one run and exits costs 2.46 M against the floor's 1.78 M, both with
+//! the process's own start (0.8 M): 1.38x, where it was 5.31 M (2.97x). A worker that has
 //! served its first run waits 5 ms for another before it builds the engine for it, so a
 //! one-shot program does not pay 1.1 M for an engine nobody uses; a runtime kept in use has
 //! that engine ready long before a model's next call, and one that runs back to back builds
-//! it as the run comes (as it would have to anyway). A sub-call costs ours 21 K against the
-//! floor's 9.4 K (2.3x; 21.5 K before): the floor's host function hands its argument back
+//! it as the run comes (as it would have to anyway). A sub-call costs ours 21 to 22 K against
+//! the floor's 9.4 K (2.3x; 21.5 K before): the floor's host function hands its argument back
 //! without leaving the engine, where a real call reads the arguments into the host's value,
 //! hands them to the host and its reply slot, and makes its answer in the engine (a small
 //! answer directly, a larger one parsed from its JSON text).
@@ -180,10 +194,6 @@
 //!   once would run every program in the first run's realm;
 //! - keeping one context for many runs: every run gets a fresh context, so nothing one program
 //!   does is visible to the next;
-//! - keeping the runtime for the next run (about 0.2 M): `rquickjs` caches the prototype of its
-//!   host-function class per runtime, taken from the first context that made one, so the next
-//!   run's host functions would inherit from the previous run's objects (and keep its context
-//!   alive);
 //! - the core's captures (about 0.06 M): each built-in method is created on its first access
 //!   in a context, and the lazy half needs the unpatched ones.
 //!
@@ -499,6 +509,8 @@ const SECOND_ENGINE_DELAY: Duration = Duration::from_millis(5);
 fn worker(shared: &Shared, number: usize) {
     // The engine for the next run, built while no run waits for this thread.
     let mut spare: Option<Engine> = None;
+    // The runtime the last run left empty, for the next engine.
+    let mut shell: Option<engine::Shell> = None;
     let mut served: u64 = 0;
     loop {
         if spare.is_none() && served == 1 {
@@ -522,7 +534,7 @@ fn worker(shared: &Shared, number: usize) {
         }
         if spare.is_none() && !shared.lock().closed {
             // A failure here is retried (and reported) when a run needs the engine.
-            spare = Engine::new().ok();
+            spare = Engine::new(shell.take()).ok();
         }
         let job = {
             let mut state = shared.lock();
@@ -554,7 +566,7 @@ fn worker(shared: &Shared, number: usize) {
                 shared.lock().running.remove(&number);
                 // The reply is on its way: freeing the used engine is off the caller's path.
                 if let Some(used) = used {
-                    used.tear_down();
+                    shell = used.tear_down();
                 }
             }
             None => {

@@ -188,19 +188,24 @@
 //! hands them to the host and its reply slot, and makes its answer in the engine (a small
 //! answer directly, a larger one parsed from its JSON text).
 //!
-//! What is left, and why:
-//! - sharing bytecode between contexts: QuickJS ties a function's bytecode to the context it
-//!   was read in (`JSFunctionBytecode::realm`; a call runs in that realm), so bytecode read
-//!   once would run every program in the first run's realm;
-//! - keeping one context for many runs: every run gets a fresh context, so nothing one program
-//!   does is visible to the next;
-//! - the core's captures (about 0.06 M): each built-in method is created on its first access
-//!   in a context, and the lazy half needs the unpatched ones.
+//! What is left between ours and the floor (0.43 M), and why:
+//! - the core half itself (0.35 M to read and run, and part of the teardown): sharing its
+//!   bytecode between contexts cannot take it away, as QuickJS ties a function's bytecode to
+//!   the context it was read in (`JSFunctionBytecode::realm`; a call runs in that realm), so
+//!   bytecode read once would run every program in the first run's realm; and one context for
+//!   many runs would let one program see what the one before it did;
+//! - of it, the captures the core hands the lazy half (0.07 M, measured by handing it none):
+//!   QuickJS makes each built-in method's function object on its first access in a context,
+//!   and the lazy half must have the unpatched ones;
+//! - of it, the names of the core's variables: QuickJS keeps them in stripped bytecode too, one
+//!   atom each to make when it is read (a build-time renaming would need a JavaScript
+//!   minifier);
+//! - stripping the program's types (0.05 M) and the bridge's share of a call.
 //!
 //! Wall clock, `CODE_RUNTIME_PROFILE=ts_wall` (500 runs each, taking turns with the floor;
-//! load average 1.4): back to back, median 0.117 ms against the floor's 0.085 (1.38x; min 0.058,
-//! below the floor's 0.074, as the engine is built before the run arrives); after 20 ms idle,
-//! 0.316 against 0.241 (1.31x).
+//! load average 1.8): back to back, median 0.136 ms against the floor's 0.097 (1.39x; min
+//! 0.064, below the floor's 0.076, as the engine is built before the run arrives); after 20 ms
+//! idle, 0.338 against 0.257 (1.32x).
 
 mod engine;
 pub(crate) mod strip;

@@ -546,7 +546,8 @@ const CRITICAL_PATH: [(&str, &str, &str); 13] = [
     ),
 ];
 
-/// The phases of making a spare (off the caller's path), as in [`CRITICAL_PATH`].
+/// The phases of making a spare (off the caller's path), as in [`CRITICAL_PATH`]. The spare is
+/// the run's first process itself (B, PID 1 of the run's PID namespace), cloned by the zygote.
 const SPARE_MAKING: [(&str, &str, &str); 19] = [
     (
         "host: cgroup made (mkdirs, pids.max, opens)",
@@ -559,7 +560,7 @@ const SPARE_MAKING: [(&str, &str, &str); 19] = [
         "zygote_fork_received",
     ),
     (
-        "zygote: fork A, answer",
+        "zygote: clone B, answer",
         "zygote_fork_received",
         "zygote_fork_answered",
     ),
@@ -569,24 +570,28 @@ const SPARE_MAKING: [(&str, &str, &str); 19] = [
         "host_spare_forked",
     ),
     (
-        "A: first step after fork",
+        "B: first step after the clone",
         "zygote_fork_received",
-        "a_start",
+        "b_start",
     ),
-    ("A: join the cgroup", "a_start", "a_joined"),
+    ("B: join the cgroup", "b_start", "b_joined"),
     (
-        "A: close fds, death signal, pgid",
-        "a_joined",
-        "a_ready_to_sandbox",
+        "B: close fds, death signal, pgid",
+        "b_joined",
+        "b_ready_to_sandbox",
     ),
     (
-        "A: user/PID/mount/IPC namespaces, NPROC",
-        "a_ready_to_sandbox",
-        "a_namespaces",
+        "B: mount and IPC namespaces",
+        "b_ready_to_sandbox",
+        "b_namespaces",
     ),
-    ("A: fork B", "a_namespaces", "b_start"),
-    ("B: /tmp, /dev/shm, /proc mounts", "b_start", "b_mounts"),
-    ("B: no_new_privs, Landlock", "b_mounts", "b_landlock"),
+    (
+        "B: /tmp, /dev/shm, /proc mounts",
+        "b_namespaces",
+        "b_mounts",
+    ),
+    ("B: run user, user namespace, NPROC", "b_mounts", "b_user"),
+    ("B: no_new_privs, Landlock", "b_user", "b_landlock"),
     ("B: drop capabilities", "b_landlock", "b_capabilities"),
     ("B: seccomp", "b_capabilities", "b_seccomp"),
     ("B: ready frame", "b_seccomp", "ready_sent"),
@@ -606,7 +611,7 @@ const SPARE_MAKING: [(&str, &str, &str); 19] = [
         "rehearsal_start",
         "rehearsal_end",
     ),
-    ("B: whole life, fork -> exit", "b_start", "child_exit"),
+    ("B: whole life, clone -> exit", "b_start", "child_exit"),
 ];
 
 /// What happens after the result (off the caller's path), as in [`CRITICAL_PATH`].
@@ -747,27 +752,18 @@ fn profile_python(rt: &tokio::runtime::Runtime, spec: &str) {
             }
         }
     };
-    // Whole-life CPU times the runner reads from `wait4` (its exit included), per run child.
-    for (label, what) in [
-        ("b_rusage", "the program's process (B), whole life"),
-        ("a_rusage_before_exit", "the run child (A), before its exit"),
-        (
-            "spare_rusage",
-            "A and B, whole life (from the zygote's wait4)",
-        ),
-    ] {
-        let mut d: Vec<f64> = runs
-            .values()
-            .filter_map(|r| Some(r.get(label)?.1?.1 as f64 / 1e6))
-            .collect();
-        d.sort_by(f64::total_cmp);
-        if !d.is_empty() {
-            println!(
-                "CPU of {what}: median {:.3} ms ({} run children)",
-                d[d.len() / 2],
-                d.len()
-            );
-        }
+    // The whole-life CPU time the zygote reads from `wait4` (its exit included), per run.
+    let mut lives: Vec<f64> = runs
+        .values()
+        .filter_map(|r| Some(r.get("spare_rusage")?.1?.1 as f64 / 1e6))
+        .collect();
+    lives.sort_by(f64::total_cmp);
+    if !lives.is_empty() {
+        println!(
+            "CPU of the run's first process (B), whole life (from the zygote's wait4): median {:.3} ms ({} runs)",
+            lives[lives.len() / 2],
+            lives.len()
+        );
     }
     table("the caller's path (ms):", &CRITICAL_PATH, false);
     table(

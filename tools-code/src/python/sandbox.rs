@@ -341,6 +341,7 @@ pub(crate) fn runner_config(policy: SandboxPolicy, skip: &[SandboxLayer]) -> Str
             "tmp_inodes": TMP_INODES,
             "shm_bytes": SHM_BYTES,
             "pivot_root": pivot_root_number(),
+            "clone": clone_number(),
         }
     })
     .to_string()
@@ -350,6 +351,20 @@ fn pivot_root_number() -> Option<i64> {
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     {
         Some(libc::SYS_pivot_root)
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        None
+    }
+}
+
+/// The `clone` system call's number, for the zygote's clone of a run's first process into a
+/// PID namespace of its own (`runner.py` `clone_pid_namespace`: flags first and every other
+/// argument 0, which is the same call whatever order the architecture takes them in).
+fn clone_number() -> Option<i64> {
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    {
+        Some(libc::SYS_clone)
     }
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     {

@@ -42,7 +42,10 @@
 //! figures the ratios are claimed from); `python:N[:GAP_MS]` N sandboxed one-call Python runs with the phase trace on,
 //! and prints where their time goes (the tables in `python/mod.rs`, "What a run costs");
 //! `python_times:N:GAP_MS` the median of N such runs, untraced (what a newer build reads from
-//! the baseline); `python_compare` only the comparison against the baseline.
+//! the baseline); `python_compare` only the comparison against the baseline;
+//! `python_back_to_back` only issue #38's figures (a sandboxed one-call run back to back beside
+//! `Off` back to back and a spawned `python3`, and sustained runs a second), which the summary
+//! prints last.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -373,6 +376,137 @@ fn summary(rt: &tokio::runtime::Runtime) {
     );
     account_cost(rt, &zygote, &unsandboxed, py_n * 2);
     one_call_against_baseline(rt);
+    python_back_to_back(rt);
+}
+
+/// `n` one-call runs of `runtime` back to back (warmed up, ten runs first): their times, sorted,
+/// and the CPU time per run, in ms, of this process and of the zygote with its reaped children
+/// (from `/proc`, in clock ticks; a spawned interpreter is a reaped child of this process).
+fn back_to_back(
+    rt: &tokio::runtime::Runtime,
+    runtime: &PythonRuntime,
+    n: usize,
+) -> (Vec<Duration>, f64) {
+    rt.block_on(runtime.warm_up()).unwrap();
+    let program = PY[0].1;
+    for _ in 0..10 {
+        run_once(rt, runtime, program);
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    let zygote = rt.block_on(runtime.zygote_pid()).map(|p| p.to_string());
+    let ticks = || cpu_ticks("self") + zygote.as_deref().map_or(0, cpu_ticks);
+    let before = ticks();
+    let mut times: Vec<Duration> = (0..n)
+        .map(|_| {
+            let start = Instant::now();
+            run_once(rt, runtime, program);
+            start.elapsed()
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(100));
+    let after = ticks();
+    times.sort();
+    // SAFETY: plain sysconf query.
+    let tick_ms = 1e3 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    (times, (after - before) as f64 * tick_ms / n as f64)
+}
+
+/// Sandboxed one-call runs a second, for `window`, from `callers` callers each running one
+/// after another on a warmed-up runtime.
+fn sustained(
+    rt: &tokio::runtime::Runtime,
+    runtime: &PythonRuntime,
+    callers: usize,
+    window: Duration,
+) -> f64 {
+    rt.block_on(runtime.warm_up()).unwrap();
+    let program = PY[0].1;
+    for _ in 0..10 {
+        run_once(rt, runtime, program);
+    }
+    let start = Instant::now();
+    let done: usize = rt.block_on(async {
+        let loops = (0..callers).map(|_| async {
+            let mut runs = 0;
+            while start.elapsed() < window {
+                let outcome = runtime
+                    .run(
+                        program,
+                        Arc::new(Echo),
+                        &CodeLimits::default(),
+                        CancellationToken::new(),
+                    )
+                    .await;
+                assert!(outcome.is_ok(), "{outcome:?}");
+                runs += 1;
+            }
+            runs
+        });
+        futures::future::join_all(loops).await.into_iter().sum()
+    });
+    done as f64 / start.elapsed().as_secs_f64()
+}
+
+/// Issue #38's figures, in one run: a sandboxed one-call Python run back to back (each right
+/// after the previous one, so each waits for the spare made after the run before the last)
+/// beside `SandboxPolicy::Off` back to back and a spawned `python3` per run (`SpawnPerRun`,
+/// `Off`), with the CPU each costs per run, then how many sandboxed runs a second the machine
+/// sustains (one caller, and two). Also `CODE_RUNTIME_PROFILE=python_back_to_back`.
+fn python_back_to_back(rt: &tokio::runtime::Runtime) {
+    let n = 200;
+    let load = || {
+        std::fs::read_to_string("/proc/loadavg")
+            .map(|l| l.split(' ').take(3).collect::<Vec<_>>().join(" "))
+            .unwrap_or_default()
+    };
+    println!(
+        "\nPython, a one-call run back to back, {n} runs each (median, p90; CPU per run: host + zygote + run processes); load average {}:",
+        load()
+    );
+    let sandboxed = PythonRuntime::new();
+    let (times, cpu) = back_to_back(rt, &sandboxed, n);
+    let ours = times[n / 2];
+    println!(
+        "  sandboxed (Require)   {:>7.3} ms  p90 {:>7.3} ms  CPU {cpu:>5.2} ms",
+        ms(ours),
+        ms(times[n * 9 / 10])
+    );
+    let off = PythonRuntime::new().with_sandbox(SandboxPolicy::Off);
+    let (times, cpu) = back_to_back(rt, &off, n);
+    let theirs = times[n / 2];
+    println!(
+        "  Off                   {:>7.3} ms  p90 {:>7.3} ms  CPU {cpu:>5.2} ms",
+        ms(theirs),
+        ms(times[n * 9 / 10])
+    );
+    drop(off);
+    let spawn_n = 30;
+    let spawn = PythonRuntime::new()
+        .with_mode(PythonMode::SpawnPerRun)
+        .with_sandbox(SandboxPolicy::Off);
+    let (times, cpu) = back_to_back(rt, &spawn, spawn_n);
+    println!(
+        "  spawned python3 (Off) {:>7.3} ms  p90 {:>7.3} ms  CPU {cpu:>5.2} ms  ({spawn_n} runs)",
+        ms(times[spawn_n / 2]),
+        ms(times[spawn_n * 9 / 10])
+    );
+    let verdict = |met: bool| if met { "met" } else { "not met" };
+    println!(
+        "  sandboxed/Off = {:.2}x (target <= 1.2x: {}); sandboxed {:.3} ms (target <= 1.5 ms: {})",
+        ours.as_secs_f64() / theirs.as_secs_f64(),
+        verdict(ours.as_secs_f64() <= theirs.as_secs_f64() * 1.2),
+        ms(ours),
+        verdict(ours <= Duration::from_micros(1500))
+    );
+    let window = Duration::from_secs(3);
+    let one = sustained(rt, &sandboxed, 1, window);
+    let two = sustained(rt, &sandboxed, 2, window);
+    println!(
+        "  sustained, sandboxed, over {} s: {one:.0} runs/s from one caller, {two:.0} runs/s from two (target >= 200 runs/s: {}); load average after: {}",
+        window.as_secs(),
+        verdict(one.max(two) >= 200.0),
+        load()
+    );
 }
 
 /// The sandboxed one-call run against the target (at most 2 ms) and, when `CODE_RUNTIME_BASELINE`
@@ -638,6 +772,10 @@ const AFTER: [(&str, &str, &str); 4] = [
 /// idle between runs, none by default) with the phase trace on, and prints each phase's median
 /// and 90th percentile.
 fn profile_python(rt: &tokio::runtime::Runtime, spec: &str) {
+    if spec == "python_back_to_back" {
+        python_back_to_back(rt);
+        return;
+    }
     let mut parts = spec.split(':').skip(1);
     let n: usize = parts.next().unwrap_or("200").parse().unwrap();
     let gap = Duration::from_millis(parts.next().unwrap_or("0").parse().unwrap());

@@ -79,7 +79,10 @@ pub(crate) const NOT_COUNTED: &str = "without it memory_bytes is RLIMIT_AS per p
      memory of the run's other processes, shared memory (memfd, /dev/shm), tmpfs pages (/tmp) \
      and kernel memory (inodes, dentries) are not counted";
 
-/// The most processes (and threads) one sandboxed run may have at a time.
+/// The most processes (and threads) one sandboxed run may have at a time, its first process
+/// included: no process of the runtime's own is counted beside them (under
+/// [`PythonMode::SpawnPerRun`](crate::PythonMode::SpawnPerRun) the spawned interpreter above
+/// the run is in its cgroup, so such a run gets one less).
 pub const PROCESS_LIMIT: u32 = 64;
 
 /// The size of a sandboxed run's `/tmp` (a `tmpfs`; writes past it fail with `ENOSPC`).

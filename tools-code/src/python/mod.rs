@@ -39,9 +39,10 @@
 //!   started survives, `setsid` or double fork or not, and the zygote's release of B (one
 //!   `SIGKILL`) ends the run.
 //! - **In B, first, under every policy**: it joins the run's cgroup (the memory account: the
-//!   host made it and passed its `cgroup.procs` with the fork request), so B and everything
-//!   the program starts are counted together, then closes every descriptor but its socket,
-//!   arms its death signal and makes its own process group.
+//!   host made it and passed its `cgroup.procs` with the fork request; under cgroup v2 the
+//!   zygote clones B straight into it, `CLONE_INTO_CGROUP`, and there is nothing to join), so
+//!   B and everything the program starts are counted together, then closes every descriptor
+//!   but its socket, arms its death signal and makes its own process group.
 //! - **In B, then, before it waits for its program**, in this order because of what each step
 //!   needs: a mount namespace and an IPC namespace (the run's System V objects and POSIX
 //!   message queues die with its last process, and the next run starts with none); a fresh
@@ -423,11 +424,13 @@
 //!   cores means under 3 ms of CPU per run, the sandbox included.
 //! - The copies on write need an interpreter with immortal objects (CPython 3.12+) or a smaller
 //!   zygote (it holds `asyncio`, `ctypes` and their imports, 16 MB of anonymous memory).
-//! - `CLONE_INTO_CGROUP` (a `clone3` straight into the run's cgroup, where the account is
-//!   cgroup v2) is not done: this machine's and CI's accounts are cgroup v1 (the v2 mount has
-//!   no controllers), where a process can only migrate, so it could not be tested here. B
-//!   joins by writing its `cgroup.procs` under v2 too; the host would pass the run cgroup's
-//!   directory and the zygote clone with `clone3`.
+//! - `CLONE_INTO_CGROUP` where the account is cgroup v2: the host passes the run cgroup's
+//!   directory with the fork request and the zygote clones B into it with `clone3` (where
+//!   that fails, once, it goes back to the plain clone and B's migration through
+//!   `cgroup.procs`). This machine's and CI's accounts are cgroup v1 (the v2 mount has no
+//!   controllers), where a process can only migrate, so no test here takes that path end to
+//!   end; the runner's `clone3` was tried by hand on this machine's empty v2 mount (born in
+//!   the cgroup; a bad descriptor falls back). `Off` forks with `os.fork` and migrates.
 //! - The raw clone skips what libc's `fork` does beside the system call: glibc's record of
 //!   the thread's id (the zygote's in B, used by error-checking and robust mutexes, not by
 //!   Python's locks) and its robust-futex list. Python's own fork hooks run as in `os.fork`.
@@ -462,10 +465,11 @@
 //! other processes, shared memory (`memfd`, `/dev/shm`), `tmpfs` pages and kernel memory are
 //! not counted, and the report says so. Its cost: a spare's cgroup is made (two `mkdir`s, a
 //! `pids.max` write, five opens) by the zygote's control thread before the fork and removed in
-//! the background once the run's processes are gone; the spare's join is a cgroup migration,
-//! which can wait for an RCU grace period (about 15 ms here when spares are made far apart;
-//! the `favordynmods` mount option avoids it), so a run right after another may wait for its
-//! spare; on the run's critical path it is one read and two writes (the limit).
+//! the background once the run's processes are gone; under v1 the spare's join is a cgroup
+//! migration, which can wait for an RCU grace period (about 15 ms here when spares are made
+//! far apart; the `favordynmods` mount option avoids it), so a run right after another may
+//! wait for its spare (under v2 the spare is cloned into its cgroup, one more open of its
+//! directory); on the run's critical path it is one read and two writes (the limit).
 //!
 //! # Example
 //!

@@ -1270,11 +1270,13 @@ class _Parent:
     parent sees (opened at the first question, before the run's own /proc is mounted over it,
     and kept until the last, see `Sandbox.enter_run`), against the parent's pid in that /proc."""
 
-    def __init__(self, pid, cloned):
+    def __init__(self, pid, cloned, joined=False):
         # The parent's pid: as `os.getpid()` gives it, or (cloned) as its /proc names it, None
         # when that could not be read (then nothing can be told, and the answer is yes).
         self.pid = pid
         self.cloned = cloned
+        # Whether this process was cloned straight into the run's cgroup (v2).
+        self.joined = joined
         self.fd = None
 
     def alive(self):
@@ -1315,11 +1317,12 @@ class _Parent:
 _IN_PID_NAMESPACE = set()
 
 
-def _fork_run(sandbox):
+def _fork_run(sandbox, into=None):
     """Forks a run's first process. Under the sandbox it is cloned straight into a PID namespace
     of its own (`Sandbox.clone_pid_namespace`), where it is PID 1; where that cannot be done (or
     the layer is disabled) it is forked with `os.fork`, and the run's `pid_namespace` layer
-    reports why (`Sandbox.enter_run`). Returns `(pid, parent)`: in the child, pid 0 and the
+    reports why (`Sandbox.enter_run`). `into` is the open directory of the run's cgroup v2, if
+    any, to clone the child straight into. Returns `(pid, parent)`: in the child, pid 0 and the
     `_Parent` to ask whether this process is still alive; in the parent, the child's pid and
     None."""
     if sandbox.on and "pid_namespace" not in sandbox.skip:
@@ -1328,12 +1331,12 @@ def _fork_run(sandbox):
         except (OSError, ValueError):
             mine = None
         try:
-            pid = sandbox.clone_pid_namespace()
+            pid, joined = sandbox.clone_pid_namespace(into)
         except OSError as error:
             sandbox.clone_error = _cut(str(error))
         else:
             if pid == 0:
-                return 0, _Parent(mine, True)
+                return 0, _Parent(mine, True, joined)
             _IN_PID_NAMESPACE.add(pid)
             return pid, None
     me = os.getpid()
@@ -1752,6 +1755,7 @@ _CLONE_NEWIPC = 0x08000000
 _CLONE_NEWUSER = 0x10000000
 _CLONE_NEWPID = 0x20000000
 _CLONE_NEWNET = 0x40000000
+_CLONE_INTO_CGROUP = 0x200000000
 _MS_RDONLY = 1
 _MS_NOSUID = 2
 _MS_NODEV = 4
@@ -1827,6 +1831,9 @@ class Sandbox:
         self.tmp_inodes = int(config.get("tmp_inodes", 16384))
         self.pivot_root = config.get("pivot_root")
         self.clone_number = config.get("clone")
+        self.clone3_number = config.get("clone3")
+        # clone3, for a clone straight into the run's cgroup (v2); None once it failed.
+        self._clone3 = None
         # Why the last clone into a PID namespace failed (see `_fork_run`).
         self.clone_error = None
         self._clone = None
@@ -1855,9 +1862,14 @@ class Sandbox:
                 hook.restype = None
             if self.clone_number is not None:
                 # Called holding the GIL, as `os.fork` calls `fork` (see `clone_pid_namespace`).
-                self._clone = ctypes.PyDLL(None, use_errno=True).syscall
+                calls = ctypes.PyDLL(None, use_errno=True)
+                self._clone = calls["syscall"]
                 self._clone.argtypes = [ctypes.c_long] + [ctypes.c_ulong] * 5
                 self._clone.restype = ctypes.c_long
+                if self.clone3_number is not None:
+                    self._clone3 = calls["syscall"]
+                    self._clone3.argtypes = [ctypes.c_long, ctypes.c_char_p, ctypes.c_ulong]
+                    self._clone3.restype = ctypes.c_long
 
     @property
     def on(self):
@@ -1927,18 +1939,20 @@ class Sandbox:
 
     # -- in each run child, first -------------------------------------------------------------
 
-    def join_account(self, fds):
+    def join_account(self, fds, joined=False):
         """Joins the run's cgroup (one per hierarchy): the host made it and passed its
         cgroup.procs, so this process and everything it starts are born inside, counted by the
         run's memory and process limits. Writing "0" moves the writer; the kernel checks the
-        write against whoever opened the file (the host). Closes the descriptors. Returns the
-        SandboxError under "require", None otherwise (a failure is recorded)."""
+        write against whoever opened the file (the host). A process `joined` already (cloned
+        into the cgroup, v2) writes nothing. Closes the descriptors. Returns the SandboxError
+        under "require", None otherwise (a failure is recorded)."""
         if not fds:
             return None
 
         def join():
-            for fd in fds:
-                os.write(fd, b"0")
+            if not joined:
+                for fd in fds:
+                    os.write(fd, b"0")
 
         try:
             self._layer("memory_account", join)
@@ -2078,7 +2092,7 @@ class Sandbox:
 
     # -- in each run child, before the program ----------------------------------------------
 
-    def clone_pid_namespace(self):
+    def clone_pid_namespace(self, into=None):
         """`os.fork`, but the child is the first process (PID 1) of a new PID namespace owned by
         this process's user namespace (the zygote's): a raw `clone(CLONE_NEWPID | SIGCHLD)`
         without a stack (fork semantics: the child goes on from here on a copy of this stack),
@@ -2086,24 +2100,40 @@ class Sandbox:
         (`PyOS_BeforeFork`, then `PyOS_AfterFork_Child` or `PyOS_AfterFork_Parent`, the call
         made holding the GIL: ctypes' `PyDLL`). It skips what libc's `fork` does besides the
         system call (its atfork handlers, resetting locks other threads may hold), which is
-        sound only in a process with one thread: checked on every call. Returns 0 in the
-        child, the child's pid in this one; raises OSError where it cannot be done."""
+        sound only in a process with one thread: checked on every call. With `into`, the open
+        directory of the run's cgroup v2, it is a `clone3` with `CLONE_INTO_CGROUP` first, so
+        the child is born in the run's cgroup (no migration); where that fails (it is not
+        tried again) the plain clone, and the child joins through `cgroup.procs`. Returns
+        `(pid, joined)`: pid 0 in the child, the child's pid in this one; whether the child
+        was born in the cgroup. Raises OSError where it cannot be done."""
         if self._clone is None:
             raise OSError("no clone system call number for this architecture")
         threads = _len(_safe_listdir("/proc/self/task"))
         if threads != 1:
             raise OSError("the zygote has %d threads, and a raw clone is safe with one only" % threads)
+        args = None
+        if into is not None and self._clone3 is not None:
+            # struct clone_args: flags, pidfd, child_tid, parent_tid, exit_signal, stack,
+            # stack_size, tls, set_tid, set_tid_size, cgroup.
+            args = struct.pack("=11Q", _CLONE_NEWPID | _CLONE_INTO_CGROUP, 0, 0, 0, signal.SIGCHLD, 0, 0, 0, 0, 0, into)
         api = self.ctypes.pythonapi
         api.PyOS_BeforeFork()
-        pid = self._clone(self.clone_number, _CLONE_NEWPID | signal.SIGCHLD, 0, 0, 0, 0)
+        pid = -1
+        if args is not None:
+            pid = self._clone3(self.clone3_number, args, _len(args))
+        joined = pid >= 0
+        if not joined:
+            pid = self._clone(self.clone_number, _CLONE_NEWPID | signal.SIGCHLD, 0, 0, 0, 0)
         if pid == 0:
             api.PyOS_AfterFork_Child()
-            return 0
+            return 0, joined
         errno = self.ctypes.get_errno()
         api.PyOS_AfterFork_Parent()
+        if args is not None and not joined:
+            self._clone3 = None
         if pid < 0:
             raise OSError(errno, "clone(CLONE_NEWPID): %s" % os.strerror(errno))
-        return pid
+        return pid, joined
 
     def enter_run(self, parent, prctl):
         """In B, a run's first process, before it waits for its program. B was cloned straight
@@ -2491,9 +2521,11 @@ def zygote_main(control, sandbox=None):
             if not fds:
                 control.send(json.dumps({"error": "no socket passed"}).encode())
                 continue
+            # cgroup v2: the run cgroup's directory comes last, to clone B straight into it.
+            into = fds.pop() if request.get("into") is True and _len(fds) > 2 else None
             # The run's first process, B: under the sandbox PID 1 of a PID namespace of its
             # own (no process between the zygote and the run).
-            pid, parent = _fork_run(sandbox)
+            pid, parent = _fork_run(sandbox, into)
             if pid == 0:
                 _FORKED = True
                 # Making a spare is background work (until it waits for its program).
@@ -2505,7 +2537,7 @@ def zygote_main(control, sandbox=None):
                 # Before anything else: into the run's cgroup (the descriptors after the
                 # socket), then only the run's socket and /dev/null stay open (the control
                 # socket, other requests' descriptors and anything else go).
-                refused = sandbox.join_account(fds[1:])
+                refused = sandbox.join_account(fds[1:], parent.joined)
                 _trace(b"b_joined")
                 _close_inherited((fds[0],) + _TRACE_KEEP)
                 control.detach()
@@ -2522,7 +2554,7 @@ def zygote_main(control, sandbox=None):
                 os.setpgid(pid, pid)
             except OSError:
                 pass
-            for fd in fds:
+            for fd in fds if into is None else fds + [into]:
                 os.close(fd)
             children.add(pid)
             control.send(json.dumps({"pid": pid}).encode())

@@ -345,6 +345,7 @@ pub(crate) fn runner_config(policy: SandboxPolicy, skip: &[SandboxLayer]) -> Str
             "shm_bytes": SHM_BYTES,
             "pivot_root": pivot_root_number(),
             "clone": clone_number(),
+            "clone3": clone3_number(),
         }
     })
     .to_string()
@@ -368,6 +369,19 @@ fn clone_number() -> Option<i64> {
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     {
         Some(libc::SYS_clone)
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        None
+    }
+}
+
+/// The `clone3` system call's number, for the zygote's clone of a run's first process straight
+/// into its cgroup where the account is cgroup v2 (`CLONE_INTO_CGROUP`).
+fn clone3_number() -> Option<i64> {
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    {
+        Some(libc::SYS_clone3)
     }
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     {

@@ -1339,9 +1339,18 @@ def _fork_run(sandbox, into=None):
                 return 0, _Parent(mine, True, joined)
             _IN_PID_NAMESPACE.add(pid)
             return pid, None
+    global _ORPHANS_MAY_COME
+    _ORPHANS_MAY_COME = True
     me = os.getpid()
     pid = os.fork()
     return pid, (_Parent(me, False) if pid == 0 else None)
+
+
+# Whether a process a run started may come to the zygote (see `_reap_orphans`): only from a
+# child forked without a PID namespace of its own. A process of a run's PID namespace whose
+# parent dies goes to the namespace's first process, which reaps every one before it exits
+# (the first process of a namespace may not clone a sibling for itself, CLONE_PARENT).
+_ORPHANS_MAY_COME = False
 
 
 def _children(pid):
@@ -1411,7 +1420,11 @@ def _kill_group(pid):
 def _reap_orphans(known):
     """Kills and reaps the zygote's children that are not run children it knows: processes a
     run started whose run child died first (the zygote is a subreaper, so they came here).
-    Their runs are over: every live run child is a subreaper that keeps its own orphans."""
+    Their runs are over: every live run child is a subreaper that keeps its own orphans. None
+    can come while every child was cloned into a PID namespace of its own: then nothing is
+    read."""
+    if not _ORPHANS_MAY_COME:
+        return
     for task in _safe_listdir("/proc/self/task"):
         try:
             listed = _read_proc("/proc/self/task/%s/children" % task).split()

@@ -1850,6 +1850,8 @@ class Sandbox:
         # Why the last clone into a PID namespace failed (see `_fork_run`).
         self.clone_error = None
         self._clone = None
+        # libc's close_range(2), where it has it (see `_close_inherited`).
+        self.close_range = None
         self.status = {}
         # The user id run children switch to in the zygote's user namespace (host root only).
         self.run_id = None
@@ -1869,6 +1871,12 @@ class Sandbox:
 
             self.ctypes = ctypes
             self.libc = ctypes.CDLL(None, use_errno=True)
+            try:
+                self.close_range = self.libc.close_range
+                self.close_range.argtypes = [ctypes.c_uint, ctypes.c_uint, ctypes.c_int]
+                self.close_range.restype = ctypes.c_int
+            except AttributeError:
+                self.close_range = None
             for name in ("PyOS_BeforeFork", "PyOS_AfterFork_Child", "PyOS_AfterFork_Parent"):
                 hook = getattr(ctypes.pythonapi, name)
                 hook.argtypes = []
@@ -2445,17 +2453,26 @@ def _fd_ceiling():
         return 1 << 20 if hard == resource.RLIM_INFINITY or hard > 1 << 20 else hard
 
 
-def _close_inherited(keep):
+def _close_inherited(keep, close_range=None):
     """Closes every descriptor but 0, 1, 2 (/dev/null) and those in `keep`: a descriptor the
     host held without close-on-exec (inherited from its own parent, or opened by a library
     without O_CLOEXEC) would reach the program, and Landlock and the mount namespace do not
-    apply to files already open. `os.closerange` is one close_range(2) per gap."""
+    apply to files already open. With `close_range` (libc's, as `Sandbox` loads it), one call
+    per gap up to the highest descriptor there can be; else, or where the kernel lacks it,
+    `os.closerange` up to the highest descriptor /proc/self/fd lists (one close_range(2) per
+    gap where the interpreter has it, a loop where not)."""
+    gaps = []
     low = 3
-    ceiling = _fd_ceiling()
     for fd in sorted(keep):
+        if fd > low:
+            gaps.append((low, fd - 1))
         if fd >= low:
-            os.closerange(low, fd)
             low = fd + 1
+    if close_range is not None and all(close_range(first, last, 0) == 0 for first, last in gaps + [(low, 0xFFFFFFFF)]):
+        return
+    for first, last in gaps:
+        os.closerange(first, last + 1)
+    ceiling = _fd_ceiling()
     if low < ceiling:
         os.closerange(low, ceiling)
 
@@ -2552,7 +2569,7 @@ def zygote_main(control, sandbox=None):
                 # socket, other requests' descriptors and anything else go).
                 refused = sandbox.join_account(fds[1:], parent.joined)
                 _trace(b"b_joined")
-                _close_inherited((fds[0],) + _TRACE_KEEP)
+                _close_inherited((fds[0],) + _TRACE_KEEP, sandbox.close_range)
                 control.detach()
                 _die_with_parent(prctl, parent)
                 os.setpgid(0, 0)

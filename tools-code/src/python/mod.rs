@@ -353,7 +353,7 @@
 //! | result checked and sent | 0.09 | 0.10 | `VmPeak`, the result's JSON, the frame |
 //! | result frame to the host | 0.06 | 0.05 | |
 //! | the host after the result | 0.03 | 0.03 | the next spare requested, the child released |
-//! | **whole run** | **1.35** | **1.19** | interleaved rounds (the bench's `python_compare`, load 3.2): 1.17 before, 1.14 after |
+//! | **whole run** | **1.35** | **1.19** | interleaved rounds (the bench's `python_compare`), three runs at load 3.2 to 4.0: 1.17, 1.21, 1.36 before; 1.14, 1.22, 1.39 after (the same: A was never on this path) |
 //! | CPU per run, host + zygote + run processes | 14.0 | 9.8 | a spare that waited 5 ms also rehearses a run (1.4 to 2 ms) |
 //!
 //! A run's own path was not what A cost: A was off it. All background work is a batch task
@@ -370,32 +370,41 @@
 //!
 //! | back to back | before | after |
 //! | --- | --- | --- |
-//! | 300-run profile, median (p90) | 6.3 (16.5) ms, load 1.3 to 1.5 | 3.6 (8.1) ms, load 3.4 |
-//! | of which the spare was not ready yet, median | 1.25 ms | 0.10 ms |
-//! | CPU per run, host + zygote + run processes | 13.0 ms (host 1.0) | 7.2 ms (host 0.7) |
-//! | interleaved rounds (`python_compare`, load 3.2) | 6.11 ms | 4.68 ms (0.77x) |
+//! | 300-run profile, median (p90) | 6.3 (16.5) ms, load 1.3 to 1.5; 5.1 (11.5) ms, load 3.5 to 3.9 | 3.6 (8.1) ms, load 3.4; 4.3 (9.4) ms, load 3.9 (right after the before's 5.1) |
+//! | of which the spare was not ready yet, median | 1.25 ms; 0.87 ms | 0.10 ms; -0.50 ms (ready) |
+//! | CPU per run, host + zygote + run processes | 13.0 ms (host 1.0); 9.3 ms | 7.2 ms (host 0.7); 7.0 ms |
+//! | interleaved rounds (`python_compare`), three runs at load 3.2 to 4.0 | 6.11, 3.70, 6.35 ms | 4.68, 2.81, 4.74 ms (0.77x, 0.76x, 0.75x) |
 //!
-//! What the bench's summary prints last (`CODE_RUNTIME_PROFILE=python_back_to_back`: 200
-//! one-call runs back to back each, load average 2.4 to 3.4 while it ran):
+//! The CPU a run costs moves with the load (fewer spares wait the 5 ms that starts a
+//! rehearsal when the machine is busy); each pair of figures above was taken back to back, and
+//! the interleaved rounds share one load.
 //!
-//! | one-call run, back to back | median | p90 | CPU per run |
-//! | --- | --- | --- | --- |
-//! | sandboxed (`Require`, every layer) | 4.94 ms | 10.9 ms | 8.7 ms |
-//! | [`SandboxPolicy::Off`] | 3.86 ms | 8.0 ms | 5.1 ms |
-//! | a spawned `python3` per run (`SpawnPerRun`, `Off`) | 117 ms | 140 ms | 79 ms |
+//! What the bench's summary prints last (`CODE_RUNTIME_PROFILE=python_back_to_back`: five
+//! rounds of 40 one-call runs back to back, sandboxed and `Off` taking turns, then 20 spawned
+//! runs; medians of the rounds), two runs of it:
 //!
-//! Sandboxed over `Off`: 1.28x. Sustained, sandboxed: 239 runs a second from one caller, 238
-//! from two (a run's CPU, not the callers, is the bound).
+//! | one-call run, back to back | load 2.2 to 3.7 | load 3.9 to 4.6 |
+//! | --- | --- | --- |
+//! | sandboxed (`Require`, every layer): median, p90, CPU per run | 4.11, 9.2, 7.3 ms | 3.55, 8.8, 6.8 ms |
+//! | [`SandboxPolicy::Off`]: median, p90, CPU per run | 3.60, 7.5, 6.3 ms | 3.55, 8.2, 5.8 ms |
+//! | sandboxed / `Off` | 1.14x | 1.00x |
+//! | a spawned `python3` per run (`SpawnPerRun`, `Off`): median, CPU per run | 122 ms, 79 ms | 139 ms, 93 ms |
+//! | sandboxed runs a second, sustained over 3 s, from one caller / two | 216 / 236 | 177 / 208 |
 //!
-//! Making a spare, off the caller's path (CPU time of each part, from the back-to-back
-//! profiles; `wait4` gives the whole lives):
+//! (An earlier build of the bench, which measured sandboxed then `Off` in one block each rather
+//! than in turns, printed 1.28x at load 2.4 to 3.4 and 1.18x at load 3 to 5: under a load that
+//! changes by the minute, only runs in turns compare.)
+//!
+//! Making a spare, off the caller's path (CPU time of each part, from the first pair of
+//! back-to-back profiles; `wait4` gives the whole lives):
 //!
 //! | making a spare | before | after |
 //! | --- | --- | --- |
-//! | host: the cgroup (two `mkdir`s, `pids.max`, five opens), the fork request, later `rmdir` | 1.0 per run, all host work included | 0.7 |
+//! | host: the cgroup (two `mkdir`s, `pids.max`, five opens), the fork request, later `rmdir` | 1.0 per run, all host work included | 0.6 to 0.8 |
 //! | zygote: `fork` of A / `clone` of B (copying the page tables of a 26 MB interpreter) and its answer | 1.05 | 0.92 |
+//! | zygote: all its own work per spare (its thread's CPU between its first and last trace line, over the forks) | - | 1.20, then 1.07 without its search for orphans (none can come from a PID namespace) |
 //! | join the cgroup (a migration that also waits, off CPU, up to 15 ms for an RCU grace period when spares are made far apart) | 0.19 (A) | 0.12 (B) |
-//! | close descriptors, death signal, process group | 0.24 (A) | 0.23 (B; the death signal's check reads B's `stat` in the zygote's `/proc`) |
+//! | close descriptors, death signal, process group | 0.24 (A) | 0.23 (B; the death signal's check reads B's `stat` in the zygote's `/proc`), then 0.17 with libc's `close_range` up to the last descriptor (no listing of `/proc/self/fd`) |
 //! | A: user, PID, mount and IPC namespaces, `RLIMIT_NPROC` | 0.54 | - |
 //! | A: `fork` of B and the pages A copies; A's exit | about 2.9 before its exit, 0.9 to 1.5 for it | - |
 //! | B: mount and IPC namespaces | - | 0.14 |
@@ -410,18 +419,23 @@
 //! | A's and B's whole lives | 10.2 | - |
 //!
 //! Most of B's time is page faults: every page of the zygote's heap that a child writes
-//! (Python writes reference counts wherever it reads) is copied on the child's first write.
-//! B's set-up phases are cheaper after than before beyond the steps that went with A (the
-//! mounts, the capability calls): B now copies its pages from the zygote, not from A, and the
-//! two profiles ran at different loads. On two shared cores, back-to-back runs are bounded near
-//! half the CPU a run costs: the 1.5 ms back-to-back target, and 1.2x `Off`, are not met (4.9
-//! ms, 1.28x at load 2.4 to 3.4), and 200 runs a second sustained is. After idle a run takes
-//! 1.1 to 1.2 ms. What is left, and why it stays:
-//! - A process per run: `Off` back to back is itself 3.9 ms (5.1 ms of CPU per run: a fork of
-//!   the zygote, the pages the child copies, its event loop and run, its exit). The sandbox
-//!   adds about 3.5 ms of CPU per run over it: B's set-up (1.3 ms through `ctypes`), the
-//!   namespaces' teardown at its exit, the cgroup. Getting under 1.5 ms back to back on two
-//!   cores means under 3 ms of CPU per run, the sandbox included.
+//! (Python writes reference counts wherever it reads) is copied on the child's first write,
+//! about 3 µs each here (a fresh event loop in a forked child: 170 faults, 0.5 to 0.7 ms; a
+//! second one in the same child 0.05 ms). Building the loop in the zygote and giving each
+//! child only a new selector and self-pipe saved 7% of those faults in a trial, and was not
+//! done. B's set-up phases are cheaper after than before beyond the steps that went with A
+//! (the mounts, the capability calls): B now copies its pages from the zygote, not from A,
+//! and the two profiles ran at different loads. On two shared cores, back-to-back runs are
+//! bounded near half the CPU a run costs: the 1.5 ms back-to-back target is not met (3.5 to
+//! 4.7 ms at load 3 to 4.6), 1.2x `Off` is (1.00x to 1.14x in turns), and 200 runs a second
+//! sustained is met at load 2 to 4 (216 to 242) and missed from one caller at load 4.6 (177;
+//! 208 from two). After idle a run takes 1.1 to 1.4 ms. What is left, and why it stays:
+//! - A process per run: `Off` back to back is itself 3.5 to 3.9 ms (5 to 6 ms of CPU per run:
+//!   a fork of the zygote, the pages the child copies, its event loop and run, its exit). The
+//!   sandbox adds about 1 to 3.5 ms of CPU per run over it now (clock ticks over 40 to 200
+//!   runs, so a coarse figure): B's set-up (1.3 ms through
+//!   `ctypes`), the namespaces' teardown at its exit, the cgroup. Getting under 1.5 ms back to
+//!   back on two cores means under 3 ms of CPU per run, the sandbox included.
 //! - The copies on write need an interpreter with immortal objects (CPython 3.12+) or a smaller
 //!   zygote (it holds `asyncio`, `ctypes` and their imports, 16 MB of anonymous memory).
 //! - `CLONE_INTO_CGROUP` where the account is cgroup v2: the host passes the run cgroup's

@@ -379,13 +379,15 @@ fn summary(rt: &tokio::runtime::Runtime) {
     python_back_to_back(rt);
 }
 
-/// `n` one-call runs of `runtime` back to back (warmed up, ten runs first): their times, sorted,
-/// and the CPU time per run, in ms, of this process and of the zygote with its reaped children
-/// (from `/proc`, in clock ticks; a spawned interpreter is a reaped child of this process).
-fn back_to_back(
+/// `n` one-call runs of `runtime` (warmed up, ten runs first), each after `gap` of idle: their
+/// times, sorted, and the CPU time per run, in ms, of this process and of the zygote with its
+/// reaped children (from `/proc`, in clock ticks; a spawned interpreter is a reaped child of
+/// this process).
+fn times_with_cpu(
     rt: &tokio::runtime::Runtime,
     runtime: &PythonRuntime,
     n: usize,
+    gap: Duration,
 ) -> (Vec<Duration>, f64) {
     rt.block_on(runtime.warm_up()).unwrap();
     let program = PY[0].1;
@@ -398,17 +400,26 @@ fn back_to_back(
     let before = ticks();
     let mut times: Vec<Duration> = (0..n)
         .map(|_| {
+            std::thread::sleep(gap);
             let start = Instant::now();
             run_once(rt, runtime, program);
             start.elapsed()
         })
         .collect();
+    // Until the last runs' children are reaped.
     std::thread::sleep(Duration::from_millis(100));
     let after = ticks();
     times.sort();
     // SAFETY: plain sysconf query.
     let tick_ms = 1e3 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
     (times, (after - before) as f64 * tick_ms / n as f64)
+}
+
+/// The machine's load averages over 1, 5 and 15 minutes, from `/proc/loadavg`.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split(' ').take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
 }
 
 /// Sandboxed one-call runs a second, for `window`, from `callers` callers each running one
@@ -456,14 +467,9 @@ fn sustained(
 fn python_back_to_back(rt: &tokio::runtime::Runtime) {
     let rounds = 5;
     let n = 40;
-    let load = || {
-        std::fs::read_to_string("/proc/loadavg")
-            .map(|l| l.split(' ').take(3).collect::<Vec<_>>().join(" "))
-            .unwrap_or_default()
-    };
     println!(
         "\nPython, a one-call run back to back, {rounds} rounds of {n} runs taking turns (median of the rounds' medians and p90s; CPU per run: host + zygote + run processes); load average {}:",
-        load()
+        load_average()
     );
     let sandboxed = PythonRuntime::new();
     let off = PythonRuntime::new().with_sandbox(SandboxPolicy::Off);
@@ -474,7 +480,7 @@ fn python_back_to_back(rt: &tokio::runtime::Runtime) {
     ];
     for _ in 0..rounds {
         for (runtime, figures) in [&sandboxed, &off].into_iter().zip(figures.iter_mut()) {
-            let (times, cpu) = back_to_back(rt, runtime, n);
+            let (times, cpu) = times_with_cpu(rt, runtime, n, Duration::ZERO);
             figures[0].push(ms(times[n / 2]));
             figures[1].push(ms(times[n * 9 / 10]));
             figures[2].push(cpu);
@@ -494,7 +500,7 @@ fn python_back_to_back(rt: &tokio::runtime::Runtime) {
     let spawn = PythonRuntime::new()
         .with_mode(PythonMode::SpawnPerRun)
         .with_sandbox(SandboxPolicy::Off);
-    let (times, cpu) = back_to_back(rt, &spawn, spawn_n);
+    let (times, cpu) = times_with_cpu(rt, &spawn, spawn_n, Duration::ZERO);
     println!(
         "  spawned python3 (Off) {:>7.3} ms  p90 {:>7.3} ms  CPU {cpu:>5.2} ms  ({spawn_n} runs)",
         ms(times[spawn_n / 2]),
@@ -515,7 +521,7 @@ fn python_back_to_back(rt: &tokio::runtime::Runtime) {
         "  sustained, sandboxed, over {} s: {one:.0} runs/s from one caller, {two:.0} runs/s from two (target >= 200 runs/s: {}); load average after: {}",
         window.as_secs(),
         verdict(one.max(two) >= 200.0),
-        load()
+        load_average()
     );
 }
 
@@ -530,14 +536,9 @@ fn one_call_against_baseline(rt: &tokio::runtime::Runtime) {
     let rounds = 5;
     let n = 40;
     let baseline = std::env::var_os("CODE_RUNTIME_BASELINE").map(PathBuf::from);
-    let load = || {
-        std::fs::read_to_string("/proc/loadavg")
-            .map(|l| l.split(' ').take(3).collect::<Vec<_>>().join(" "))
-            .unwrap_or_default()
-    };
     println!(
         "\nPython, a sandboxed one-call run, {rounds} rounds of {n} runs (median of the rounds' medians); load average {}:",
-        load()
+        load_average()
     );
     for (label, gap) in [
         ("back to back", Duration::ZERO),
@@ -585,7 +586,7 @@ fn one_call_against_baseline(rt: &tokio::runtime::Runtime) {
         Some(path) => println!(
             "  baseline: {}; load average after: {}",
             path.display(),
-            load()
+            load_average()
         ),
         None => println!(
             "  (set CODE_RUNTIME_BASELINE to an older build of this bench, from `cargo bench --no-run`, to print its figures beside these)"
@@ -935,32 +936,7 @@ fn one_call_times_with_cpu(
     n: usize,
     gap: Duration,
 ) -> (Vec<Duration>, f64) {
-    let runtime = PythonRuntime::new();
-    rt.block_on(runtime.warm_up()).unwrap();
-    let program = PY[0].1;
-    for _ in 0..10 {
-        run_once(rt, &runtime, program);
-    }
-    std::thread::sleep(Duration::from_millis(100));
-    let zygote = rt
-        .block_on(runtime.zygote_pid())
-        .map_or_else(|| "self".to_owned(), |p| p.to_string());
-    let before = cpu_ticks("self") + cpu_ticks(&zygote);
-    let mut times: Vec<Duration> = (0..n)
-        .map(|_| {
-            std::thread::sleep(gap);
-            let start = Instant::now();
-            run_once(rt, &runtime, program);
-            start.elapsed()
-        })
-        .collect();
-    // Until the last runs' children are reaped.
-    std::thread::sleep(Duration::from_millis(100));
-    let after = cpu_ticks("self") + cpu_ticks(&zygote);
-    times.sort();
-    // SAFETY: plain sysconf query.
-    let tick_ms = 1e3 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-    (times, (after - before) as f64 * tick_ms / n as f64)
+    times_with_cpu(rt, &PythonRuntime::new(), n, gap)
 }
 
 /// `CODE_RUNTIME_PROFILE=python_times:N:GAP_MS`: N sandboxed one-call runs, GAP_MS of idle

@@ -1850,6 +1850,8 @@ class Sandbox:
         # Why the last clone into a PID namespace failed (see `_fork_run`).
         self.clone_error = None
         self._clone = None
+        # Why there is no clone (see `clone_pid_namespace`).
+        self._no_clone = None
         # libc's close_range(2), where it has it (see `_close_inherited`).
         self.close_range = None
         self.status = {}
@@ -1877,20 +1879,28 @@ class Sandbox:
                 self.close_range.restype = ctypes.c_int
             except AttributeError:
                 self.close_range = None
-            for name in ("PyOS_BeforeFork", "PyOS_AfterFork_Child", "PyOS_AfterFork_Parent"):
-                hook = getattr(ctypes.pythonapi, name)
-                hook.argtypes = []
-                hook.restype = None
-            if self.clone_number is not None:
-                # Called holding the GIL, as `os.fork` calls `fork` (see `clone_pid_namespace`).
-                calls = ctypes.PyDLL(None, use_errno=True)
-                self._clone = calls["syscall"]
-                self._clone.argtypes = [ctypes.c_long] + [ctypes.c_ulong] * 5
-                self._clone.restype = ctypes.c_long
-                if self.clone3_number is not None:
-                    self._clone3 = calls["syscall"]
-                    self._clone3.argtypes = [ctypes.c_long, ctypes.c_char_p, ctypes.c_ulong]
-                    self._clone3.restype = ctypes.c_long
+            try:
+                for name in ("PyOS_BeforeFork", "PyOS_AfterFork_Child", "PyOS_AfterFork_Parent"):
+                    hook = getattr(ctypes.pythonapi, name)
+                    hook.argtypes = []
+                    hook.restype = None
+                if self.clone_number is None:
+                    self._no_clone = "no clone system call number for this architecture"
+                else:
+                    # Called holding the GIL, as `os.fork` calls `fork` (see
+                    # `clone_pid_namespace`).
+                    calls = ctypes.PyDLL(None, use_errno=True)
+                    self._clone = calls["syscall"]
+                    self._clone.argtypes = [ctypes.c_long] + [ctypes.c_ulong] * 5
+                    self._clone.restype = ctypes.c_long
+                    if self.clone3_number is not None:
+                        self._clone3 = calls["syscall"]
+                        self._clone3.argtypes = [ctypes.c_long, ctypes.c_char_p, ctypes.c_ulong]
+                        self._clone3.restype = ctypes.c_long
+            except AttributeError as error:
+                # An interpreter that does not export its fork hooks (or a libc without syscall).
+                self._clone = self._clone3 = None
+                self._no_clone = "the interpreter's fork hooks cannot be called: %s" % _cut(str(error))
 
     @property
     def on(self):
@@ -2128,7 +2138,7 @@ class Sandbox:
         `(pid, joined)`: pid 0 in the child, the child's pid in this one; whether the child
         was born in the cgroup. Raises OSError where it cannot be done."""
         if self._clone is None:
-            raise OSError("no clone system call number for this architecture")
+            raise OSError(self._no_clone or "no clone system call")
         threads = _len(_safe_listdir("/proc/self/task"))
         if threads != 1:
             raise OSError("the zygote has %d threads, and a raw clone is safe with one only" % threads)

@@ -44,7 +44,10 @@
 //! figures the ratios are claimed from); `python:N[:GAP_MS]` N sandboxed one-call Python runs with the phase trace on,
 //! and prints where their time goes (the tables in `python/mod.rs`, "What a run costs");
 //! `python_times:N:GAP_MS` the median of N such runs, untraced (what a newer build reads from
-//! the baseline); `python_compare` only the comparison against the baseline.
+//! the baseline); `python_compare` only the comparison against the baseline;
+//! `python_back_to_back` only issue #38's figures (a sandboxed one-call run back to back beside
+//! `Off` back to back and a spawned `python3`, and sustained runs a second), which the summary
+//! prints last.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -437,6 +440,153 @@ fn summary(rt: &tokio::runtime::Runtime) {
     );
     account_cost(rt, &zygote, &unsandboxed, py_n * 2);
     one_call_against_baseline(rt);
+    python_back_to_back(rt);
+}
+
+/// `n` one-call runs of `runtime` (warmed up, ten runs first), each after `gap` of idle: their
+/// times, sorted, and the CPU time per run, in ms, of this process and of the zygote with its
+/// reaped children (from `/proc`, in clock ticks; a spawned interpreter is a reaped child of
+/// this process).
+fn times_with_cpu(
+    rt: &tokio::runtime::Runtime,
+    runtime: &PythonRuntime,
+    n: usize,
+    gap: Duration,
+) -> (Vec<Duration>, f64) {
+    rt.block_on(runtime.warm_up()).unwrap();
+    let program = PY[0].1;
+    for _ in 0..10 {
+        run_once(rt, runtime, program);
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    let zygote = rt.block_on(runtime.zygote_pid()).map(|p| p.to_string());
+    let ticks = || cpu_ticks("self") + zygote.as_deref().map_or(0, cpu_ticks);
+    let before = ticks();
+    let mut times: Vec<Duration> = (0..n)
+        .map(|_| {
+            std::thread::sleep(gap);
+            let start = Instant::now();
+            run_once(rt, runtime, program);
+            start.elapsed()
+        })
+        .collect();
+    // Until the last runs' children are reaped.
+    std::thread::sleep(Duration::from_millis(100));
+    let after = ticks();
+    times.sort();
+    // SAFETY: plain sysconf query.
+    let tick_ms = 1e3 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    (times, (after - before) as f64 * tick_ms / n as f64)
+}
+
+/// The machine's load averages over 1, 5 and 15 minutes, from `/proc/loadavg`.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split(' ').take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+/// Sandboxed one-call runs a second, for `window`, from `callers` callers each running one
+/// after another on a warmed-up runtime.
+fn sustained(
+    rt: &tokio::runtime::Runtime,
+    runtime: &PythonRuntime,
+    callers: usize,
+    window: Duration,
+) -> f64 {
+    rt.block_on(runtime.warm_up()).unwrap();
+    let program = PY[0].1;
+    for _ in 0..10 {
+        run_once(rt, runtime, program);
+    }
+    let start = Instant::now();
+    let done: usize = rt.block_on(async {
+        let loops = (0..callers).map(|_| async {
+            let mut runs = 0;
+            while start.elapsed() < window {
+                let outcome = runtime
+                    .run(
+                        program,
+                        Arc::new(Echo),
+                        &CodeLimits::default(),
+                        CancellationToken::new(),
+                    )
+                    .await;
+                assert!(outcome.is_ok(), "{outcome:?}");
+                runs += 1;
+            }
+            runs
+        });
+        futures::future::join_all(loops).await.into_iter().sum()
+    });
+    done as f64 / start.elapsed().as_secs_f64()
+}
+
+/// Issue #38's figures, in one run: a sandboxed one-call Python run back to back (each right
+/// after the previous one, so each waits for the spare made after the run before the last)
+/// beside `SandboxPolicy::Off` back to back, in rounds that take turns (so the machine's load
+/// falls on both alike), and a spawned `python3` per run (`SpawnPerRun`, `Off`), with the CPU
+/// each costs per run; then how many sandboxed runs a second the machine sustains (one caller,
+/// and two). Also `CODE_RUNTIME_PROFILE=python_back_to_back`.
+fn python_back_to_back(rt: &tokio::runtime::Runtime) {
+    let rounds = 5;
+    let n = 40;
+    println!(
+        "\nPython, a one-call run back to back, {rounds} rounds of {n} runs taking turns (median of the rounds' medians and p90s; CPU per run: host + zygote + run processes); load average {}:",
+        load_average()
+    );
+    let sandboxed = PythonRuntime::new();
+    let off = PythonRuntime::new().with_sandbox(SandboxPolicy::Off);
+    // Per runtime: the rounds' medians, p90s and CPU per run, in ms.
+    let mut figures = [
+        [Vec::new(), Vec::new(), Vec::new()],
+        [Vec::new(), Vec::new(), Vec::new()],
+    ];
+    for _ in 0..rounds {
+        for (runtime, figures) in [&sandboxed, &off].into_iter().zip(figures.iter_mut()) {
+            let (times, cpu) = times_with_cpu(rt, runtime, n, Duration::ZERO);
+            figures[0].push(ms(times[n / 2]));
+            figures[1].push(ms(times[n * 9 / 10]));
+            figures[2].push(cpu);
+        }
+    }
+    let median = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let [ours, theirs] = figures.map(|f| [median(&f[0]), median(&f[1]), median(&f[2])]);
+    for (label, [m, p90, cpu]) in [("sandboxed (Require)", ours), ("Off", theirs)] {
+        println!("  {label:<22}{m:>7.3} ms  p90 {p90:>7.3} ms  CPU {cpu:>5.2} ms");
+    }
+    drop(off);
+    let spawn_n = 20;
+    let spawn = PythonRuntime::new()
+        .with_mode(PythonMode::SpawnPerRun)
+        .with_sandbox(SandboxPolicy::Off);
+    let (times, cpu) = times_with_cpu(rt, &spawn, spawn_n, Duration::ZERO);
+    println!(
+        "  spawned python3 (Off) {:>7.3} ms  p90 {:>7.3} ms  CPU {cpu:>5.2} ms  ({spawn_n} runs)",
+        ms(times[spawn_n / 2]),
+        ms(times[spawn_n * 9 / 10])
+    );
+    let verdict = |met: bool| if met { "met" } else { "not met" };
+    println!(
+        "  sandboxed/Off = {:.2}x (target <= 1.2x: {}); sandboxed {:.3} ms (target <= 1.5 ms: {})",
+        ours[0] / theirs[0],
+        verdict(ours[0] <= theirs[0] * 1.2),
+        ours[0],
+        verdict(ours[0] <= 1.5)
+    );
+    let window = Duration::from_secs(3);
+    let one = sustained(rt, &sandboxed, 1, window);
+    let two = sustained(rt, &sandboxed, 2, window);
+    println!(
+        "  sustained, sandboxed, over {} s: {one:.0} runs/s from one caller, {two:.0} runs/s from two (target >= 200 runs/s: {}); load average after: {}",
+        window.as_secs(),
+        verdict(one.max(two) >= 200.0),
+        load_average()
+    );
 }
 
 /// The sandboxed one-call run against the target (at most 2 ms) and, when `CODE_RUNTIME_BASELINE`
@@ -450,14 +600,9 @@ fn one_call_against_baseline(rt: &tokio::runtime::Runtime) {
     let rounds = 5;
     let n = 40;
     let baseline = std::env::var_os("CODE_RUNTIME_BASELINE").map(PathBuf::from);
-    let load = || {
-        std::fs::read_to_string("/proc/loadavg")
-            .map(|l| l.split(' ').take(3).collect::<Vec<_>>().join(" "))
-            .unwrap_or_default()
-    };
     println!(
         "\nPython, a sandboxed one-call run, {rounds} rounds of {n} runs (median of the rounds' medians); load average {}:",
-        load()
+        load_average()
     );
     for (label, gap) in [
         ("back to back", Duration::ZERO),
@@ -505,7 +650,7 @@ fn one_call_against_baseline(rt: &tokio::runtime::Runtime) {
         Some(path) => println!(
             "  baseline: {}; load average after: {}",
             path.display(),
-            load()
+            load_average()
         ),
         None => println!(
             "  (set CODE_RUNTIME_BASELINE to an older build of this bench, from `cargo bench --no-run`, to print its figures beside these)"
@@ -610,7 +755,8 @@ const CRITICAL_PATH: [(&str, &str, &str); 13] = [
     ),
 ];
 
-/// The phases of making a spare (off the caller's path), as in [`CRITICAL_PATH`].
+/// The phases of making a spare (off the caller's path), as in [`CRITICAL_PATH`]. The spare is
+/// the run's first process itself (B, PID 1 of the run's PID namespace), cloned by the zygote.
 const SPARE_MAKING: [(&str, &str, &str); 19] = [
     (
         "host: cgroup made (mkdirs, pids.max, opens)",
@@ -623,7 +769,7 @@ const SPARE_MAKING: [(&str, &str, &str); 19] = [
         "zygote_fork_received",
     ),
     (
-        "zygote: fork A, answer",
+        "zygote: clone B, answer",
         "zygote_fork_received",
         "zygote_fork_answered",
     ),
@@ -633,24 +779,28 @@ const SPARE_MAKING: [(&str, &str, &str); 19] = [
         "host_spare_forked",
     ),
     (
-        "A: first step after fork",
+        "B: first step after the clone",
         "zygote_fork_received",
-        "a_start",
+        "b_start",
     ),
-    ("A: join the cgroup", "a_start", "a_joined"),
+    ("B: join the cgroup", "b_start", "b_joined"),
     (
-        "A: close fds, death signal, pgid",
-        "a_joined",
-        "a_ready_to_sandbox",
+        "B: close fds, death signal, pgid",
+        "b_joined",
+        "b_ready_to_sandbox",
     ),
     (
-        "A: user/PID/mount/IPC namespaces, NPROC",
-        "a_ready_to_sandbox",
-        "a_namespaces",
+        "B: mount and IPC namespaces",
+        "b_ready_to_sandbox",
+        "b_namespaces",
     ),
-    ("A: fork B", "a_namespaces", "b_start"),
-    ("B: /tmp, /dev/shm, /proc mounts", "b_start", "b_mounts"),
-    ("B: no_new_privs, Landlock", "b_mounts", "b_landlock"),
+    (
+        "B: /tmp, /dev/shm, /proc mounts",
+        "b_namespaces",
+        "b_mounts",
+    ),
+    ("B: run user, user namespace, NPROC", "b_mounts", "b_user"),
+    ("B: no_new_privs, Landlock", "b_user", "b_landlock"),
     ("B: drop capabilities", "b_landlock", "b_capabilities"),
     ("B: seccomp", "b_capabilities", "b_seccomp"),
     ("B: ready frame", "b_seccomp", "ready_sent"),
@@ -670,7 +820,7 @@ const SPARE_MAKING: [(&str, &str, &str); 19] = [
         "rehearsal_start",
         "rehearsal_end",
     ),
-    ("B: whole life, fork -> exit", "b_start", "child_exit"),
+    ("B: whole life, clone -> exit", "b_start", "child_exit"),
 ];
 
 /// What happens after the result (off the caller's path), as in [`CRITICAL_PATH`].
@@ -697,6 +847,10 @@ const AFTER: [(&str, &str, &str); 4] = [
 /// idle between runs, none by default) with the phase trace on, and prints each phase's median
 /// and 90th percentile.
 fn profile_python(rt: &tokio::runtime::Runtime, spec: &str) {
+    if spec == "python_back_to_back" {
+        python_back_to_back(rt);
+        return;
+    }
     let mut parts = spec.split(':').skip(1);
     let n: usize = parts.next().unwrap_or("200").parse().unwrap();
     let gap = Duration::from_millis(parts.next().unwrap_or("0").parse().unwrap());
@@ -811,27 +965,18 @@ fn profile_python(rt: &tokio::runtime::Runtime, spec: &str) {
             }
         }
     };
-    // Whole-life CPU times the runner reads from `wait4` (its exit included), per run child.
-    for (label, what) in [
-        ("b_rusage", "the program's process (B), whole life"),
-        ("a_rusage_before_exit", "the run child (A), before its exit"),
-        (
-            "spare_rusage",
-            "A and B, whole life (from the zygote's wait4)",
-        ),
-    ] {
-        let mut d: Vec<f64> = runs
-            .values()
-            .filter_map(|r| Some(r.get(label)?.1?.1 as f64 / 1e6))
-            .collect();
-        d.sort_by(f64::total_cmp);
-        if !d.is_empty() {
-            println!(
-                "CPU of {what}: median {:.3} ms ({} run children)",
-                d[d.len() / 2],
-                d.len()
-            );
-        }
+    // The whole-life CPU time the zygote reads from `wait4` (its exit included), per run.
+    let mut lives: Vec<f64> = runs
+        .values()
+        .filter_map(|r| Some(r.get("spare_rusage")?.1?.1 as f64 / 1e6))
+        .collect();
+    lives.sort_by(f64::total_cmp);
+    if !lives.is_empty() {
+        println!(
+            "CPU of the run's first process (B), whole life (from the zygote's wait4): median {:.3} ms ({} runs)",
+            lives[lives.len() / 2],
+            lives.len()
+        );
     }
     table("the caller's path (ms):", &CRITICAL_PATH, false);
     table(
@@ -855,32 +1000,7 @@ fn one_call_times_with_cpu(
     n: usize,
     gap: Duration,
 ) -> (Vec<Duration>, f64) {
-    let runtime = PythonRuntime::new();
-    rt.block_on(runtime.warm_up()).unwrap();
-    let program = PY[0].1;
-    for _ in 0..10 {
-        run_once(rt, &runtime, program);
-    }
-    std::thread::sleep(Duration::from_millis(100));
-    let zygote = rt
-        .block_on(runtime.zygote_pid())
-        .map_or_else(|| "self".to_owned(), |p| p.to_string());
-    let before = cpu_ticks("self") + cpu_ticks(&zygote);
-    let mut times: Vec<Duration> = (0..n)
-        .map(|_| {
-            std::thread::sleep(gap);
-            let start = Instant::now();
-            run_once(rt, &runtime, program);
-            start.elapsed()
-        })
-        .collect();
-    // Until the last runs' children are reaped.
-    std::thread::sleep(Duration::from_millis(100));
-    let after = cpu_ticks("self") + cpu_ticks(&zygote);
-    times.sort();
-    // SAFETY: plain sysconf query.
-    let tick_ms = 1e3 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-    (times, (after - before) as f64 * tick_ms / n as f64)
+    times_with_cpu(rt, &PythonRuntime::new(), n, gap)
 }
 
 /// `CODE_RUNTIME_PROFILE=python_times:N:GAP_MS`: N sandboxed one-call runs, GAP_MS of idle

@@ -316,6 +316,48 @@ async fn spare_cgroup(rt: &PythonRuntime) -> std::path::PathBuf {
     }
 }
 
+/// A spare is the run's first process itself: a child of the zygote, PID 1 of the run's PID
+/// namespace, and the only process of the run's cgroup (no run child outside the namespace
+/// that would count in the run's account and process limit).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spare_is_pid_1_of_its_run_with_no_process_above_it_in_the_run() {
+    let rt = PythonRuntime::new();
+    let memory = spare_cgroup(&rt).await;
+    let spare = rt.spare_pids().await[0];
+    let zygote = rt.zygote_pid().await.unwrap();
+    assert!(
+        children(zygote).contains(&spare),
+        "the spare {spare} is not the zygote's child: {:?}",
+        children(zygote)
+    );
+    let status = std::fs::read_to_string(format!("/proc/{spare}/status")).unwrap();
+    let nspid: Vec<&str> = status
+        .lines()
+        .find_map(|l| l.strip_prefix("NSpid:"))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(nspid, [spare.to_string().as_str(), "1"], "{status}");
+    // It joins the memory cgroup, then the pids one.
+    let started = std::time::Instant::now();
+    while cgroup_of(spare, "pids") == cgroup_of(std::process::id(), "pids") {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "no pids cgroup"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    for dir in [memory, cgroup_of(spare, "pids")] {
+        let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap();
+        assert_eq!(procs.trim(), spare.to_string(), "{}", dir.display());
+    }
+    // The program sees itself as PID 1 with its parent outside its namespace.
+    assert_eq!(
+        result(&rt, "import os\nreturn [os.getpid(), os.getppid()]").await,
+        json!([1, 0])
+    );
+}
+
 /// Reads a number from a cgroup file.
 fn read_number(dir: &std::path::Path, name: &str) -> u64 {
     let text = std::fs::read_to_string(dir.join(name)).unwrap();
@@ -646,8 +688,8 @@ async fn a_memory_limit_that_cannot_be_set_says_so() {
     rt.warm_up().await.unwrap();
     let zygote = rt.zygote_pid().await.unwrap();
     let hard: u64 = 1 << 30;
-    // Every process of the zygote's tree, listed again until each spare's run child has forked
-    // its program's process and a listing finds none it has not limited. (A process copies its
+    // Every process of the zygote's tree, listed again until each spare (the program's process
+    // itself) is listed and a listing finds none it has not limited. (A process copies its
     // parent's limits early in its fork and joins the parent's list of children later, after
     // the cgroup check, which can wait for a grace period while another cgroup migrates: so a
     // child that is not listed yet may hold the old limits. A listed one is limited after.)
@@ -660,13 +702,18 @@ async fn a_memory_limit_that_cannot_be_set_says_so() {
             .copied()
             .filter(|p| !limited.contains(p))
             .collect();
-        let spares_forked = children(zygote).iter().all(|&a| !children(a).is_empty());
+        let listed = children(zygote);
+        let spares_forked = rt
+            .spare_pids()
+            .await
+            .iter()
+            .all(|spare| listed.contains(spare));
         if fresh.is_empty() && spares_forked {
             break;
         }
         assert!(
             waited.elapsed() < Duration::from_secs(30),
-            "the spares did not fork their program's process"
+            "the zygote's children are not its spares"
         );
         for pid in fresh {
             limited.insert(pid);

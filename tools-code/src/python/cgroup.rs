@@ -435,6 +435,7 @@ impl Account {
             version,
             dirs: Vec::with_capacity(dirs.len()),
             procs: Vec::new(),
+            dir: None,
             memory: None,
         };
         for dir in dirs {
@@ -451,6 +452,10 @@ impl Account {
                 .open(&path)
                 .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
             cgroup.procs.push(file.into());
+        }
+        if cgroup.version == Version::V2 {
+            // Best effort: without it the child joins through `cgroup.procs`.
+            cgroup.dir = std::fs::File::open(&cgroup.dirs[0]).ok().map(OwnedFd::from);
         }
         // Opened now, so that setting the limit when a run takes the spare is one read and one
         // or two writes (if this fails, they are opened then).
@@ -474,6 +479,10 @@ pub(crate) struct RunCgroup {
     dirs: Vec<PathBuf>,
     /// The open `cgroup.procs` of each, until handed to the child.
     procs: Vec<OwnedFd>,
+    /// v2: its directory, open until handed to the zygote, which clones the run's first
+    /// process straight into it (`CLONE_INTO_CGROUP`) where it can, rather than have it
+    /// migrate through `cgroup.procs`.
+    dir: Option<OwnedFd>,
     /// Its memory usage and limit files, opened when it was made.
     memory: Option<MemoryFiles>,
 }
@@ -520,6 +529,12 @@ impl RunCgroup {
     /// Takes the open `cgroup.procs` files, for the child to join.
     pub(crate) fn take_procs(&mut self) -> Vec<OwnedFd> {
         std::mem::take(&mut self.procs)
+    }
+
+    /// Takes the open directory of a v2 cgroup, for the zygote to clone the run's first
+    /// process into (none under v1, where a process can only migrate).
+    pub(crate) fn take_dir(&mut self) -> Option<OwnedFd> {
+        self.dir.take()
     }
 
     /// The file whose number is what the cgroup holds, and the limit files in the order they
@@ -868,6 +883,7 @@ mod tests {
             version: Version::V2,
             dirs: vec![tree.0.join("run")],
             procs: Vec::new(),
+            dir: None,
             memory: None,
         };
         cgroup.configure().unwrap();
@@ -897,6 +913,7 @@ mod tests {
             version: Version::V1 { swap: true },
             dirs: vec![tree.0.join("mem"), tree.0.join("pids")],
             procs: Vec::new(),
+            dir: None,
             memory: None,
         };
         cgroup.configure().unwrap();

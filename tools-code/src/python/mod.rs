@@ -30,43 +30,51 @@
 //!   namespaces, and a mount namespace whose root becomes, by `pivot_root`, a read-only `tmpfs` holding bind mounts of the view
 //!   (each read-only) plus the host's `/proc` for the zygote's own bookkeeping of its children.
 //!   The view is made once and shared by every run; it holds no secret.
-//! - **In each run child (A), per spare**: a user namespace of its own (so the process limit
-//!   counts this run's processes only), a PID namespace, a mount namespace and an IPC
-//!   namespace (owned by that user namespace: the run's System V objects and POSIX message
-//!   queues die with its last process, and the next run starts with none), and
-//!   `RLIMIT_NPROC`. A process cannot enter a PID namespace itself, only its children can
-//!   (and `unshare(CLONE_NEWPID)` works once per process), so A forks B, the first process
-//!   (PID 1) of the new namespace, and waits for it, ending the way it ended. When B exits or
-//!   is killed, the kernel kills every process of the namespace: nothing the program started
-//!   survives, `setsid` or double fork or not, and the zygote's release of A (which kills A's
-//!   tree) reaches B.
-//! - **In B, before it waits for its program**: a fresh `proc` over `/proc` (only the run's
-//!   processes), a `tmpfs` on `/tmp` (its working directory) and one on `/dev/shm` (POSIX
-//!   shared memory), each capped in bytes and in files, all gone with the mount namespace
-//!   when the run ends; `no_new_privs`; Landlock; every capability
+//! - **In the zygote, per spare**: it clones the run's first process, B, straight into a PID
+//!   namespace of its own (a raw `clone(CLONE_NEWPID | SIGCHLD)` through `ctypes`, wrapped in
+//!   the interpreter's fork hooks as `os.fork` is, and made only while the zygote has one
+//!   thread, which it checks each time): B is PID 1 of the run's namespace, owned by the
+//!   zygote's user namespace, and no process stands between the zygote and the run. When B
+//!   exits or is killed, the kernel kills every process of the namespace: nothing the program
+//!   started survives, `setsid` or double fork or not, and the zygote's release of B (one
+//!   `SIGKILL`) ends the run.
+//! - **In B, first, under every policy**: it joins the run's cgroup (the memory account: the
+//!   host made it and passed its `cgroup.procs` with the fork request; under cgroup v2 the
+//!   zygote clones B straight into it, `CLONE_INTO_CGROUP`, and there is nothing to join), so
+//!   B and everything the program starts are counted together, then closes every descriptor
+//!   but its socket, arms its death signal and makes its own process group.
+//! - **In B, then, before it waits for its program**, in this order because of what each step
+//!   needs: a mount namespace and an IPC namespace (the run's System V objects and POSIX
+//!   message queues die with its last process, and the next run starts with none); a fresh
+//!   `proc` over `/proc` (only the run's processes), a `tmpfs` on `/tmp` (its working
+//!   directory) and one on `/dev/shm` (POSIX shared memory), each capped in bytes and in
+//!   files and owned by the user the run becomes, all gone with the mount namespace when the
+//!   run ends. These come first because mounting the run's `proc` takes `CAP_SYS_ADMIN` over
+//!   the user namespace that owns its PID namespace (the zygote's), which B holds only until
+//!   the next step: the run's own user (when the host is root, the user that stands for
+//!   `nobody` outside) and a user namespace of its own (so that `RLIMIT_NPROC` counts this
+//!   run's processes only), which gives B no capability over the zygote's user namespace,
+//!   so none over its own mounts; `RLIMIT_NPROC`; `no_new_privs`; Landlock; every capability
 //!   dropped; last the seccomp filter (it refuses `mount`, so it comes after the mounts).
 //!   Landlock and seccomp bind only the calling thread, and B has one. The zygote works out
 //!   once what B needs for them (the Landlock rules' paths and accesses, the seccomp program,
 //!   the arguments of the capability calls); B still makes its own Landlock ruleset, because a
 //!   rule on the `/tmp` or `/proc` directory that a run's own file system covers does not
 //!   reach that file system (Landlock skips covered mount points).
-//! - **In the run child (A), first, under every policy**: it joins the run's cgroup (the
-//!   memory account: the host made it and passed its `cgroup.procs` with the fork request), so
-//!   A, B and everything the program starts are counted together, then closes every
-//!   descriptor but its socket.
-//! - At start the zygote forks one throwaway run child that joins a cgroup made for it, sets
-//!   up every per-run layer and reports what held; with the zygote's own layers and the host's
-//!   search for a cgroup that is the report. Under
-//!   [`SandboxPolicy::Require`] a run child that cannot set up a layer refuses (an `internal`
-//!   failure) instead of running the program. [`PythonMode::SpawnPerRun`] sets up the same
-//!   layers in the spawned interpreter (the zygote's, then a run child's).
+//! - At start the zygote makes one throwaway run process the same way, which joins a cgroup
+//!   made for it, sets up every per-run layer and reports what held; with the zygote's own
+//!   layers and the host's search for a cgroup that is the report. Under
+//!   [`SandboxPolicy::Require`] a run process that cannot set up a layer refuses (an
+//!   `internal` failure, before its `ready`) instead of running the program; where the clone
+//!   cannot be made, B is forked with `os.fork` and its `pid_namespace` layer says why.
+//!   [`PythonMode::SpawnPerRun`] sets up the same layers from the spawned interpreter (the
+//!   zygote's, then B's), which stays above B as its parent.
 //!
-//! What a spare costs more than without the sandbox: a second fork (B), the per-run user, PID,
-//! mount and IPC namespaces (made in B's time, and torn down when B exits), about 1.5 ms of
-//! CPU for A's and B's set-up through `ctypes`, and A's own life (its fork of B, the pages it
-//! copies, its exit: about 3 ms of CPU in all). None of it is on a run's critical path, but on
-//! a machine whose cores are busy it competes with the runs: it is done as a batch task (see
-//! "What a run costs").
+//! What a spare costs more than without the sandbox: the clone into a new PID namespace, the
+//! per-run mount, IPC and user namespaces (made in B's time, and torn down when B exits), and
+//! about 1.3 ms of CPU for B's set-up through `ctypes` (see "What a run costs"). None of it is
+//! on a run's critical path, but on a machine whose cores are busy it competes with the runs:
+//! it is done as a batch task.
 //!
 //! Why not a Rust helper that execs Python: the zygote's warm start (a forked, preloaded
 //! interpreter) is what makes a run take milliseconds; an exec per run throws it away. Why no
@@ -321,83 +329,144 @@
 //! Where the time of a sandboxed one-call run goes, measured with the phase trace (`trace.rs`;
 //! the `code_runtime` bench's `CODE_RUNTIME_PROFILE=python:300:GAP` prints these tables): a
 //! program that makes one call to a host that answers at once, [`SandboxPolicy::Require`] with
-//! every layer active, on the project's 2-core VM shared with other builds (load average 5 to
-//! 6 while these were taken); medians of 300 runs. "Before" is the runtime as it was when this
-//! section was written (commit `d152266`, which only added the trace), "after" is this one.
-//! Each phase is a median of its own: under load the whole run's median is more than their
-//! sum, because now one phase and now another waits for a core.
+//! every layer active, on the project's 2-core VM shared with another engineer's builds;
+//! medians of 300 runs. "Before" is the runtime with a run child A between the zygote and the
+//! run's PID namespace (commit `35e00b5`, the bench binary built from it), "after" is this one
+//! (B cloned by the zygote straight into the run's PID namespace, see "The sandbox"), each
+//! profile taken right after the other. Each phase is a median of its own: under load the
+//! whole run's median is more than their sum, because now one phase and now another waits
+//! for a core.
 //!
 //! **After idle** (30 ms between runs, the way a model's calls come: every run finds a spare
-//! ready with its sandbox in place):
+//! ready with its sandbox in place; load average 2.6 to 2.8):
 //!
 //! | the caller's path | before | after | what it is |
 //! | --- | --- | --- | --- |
-//! | take a spare | 0.11 | 0.04 | the zygote's lock; is the spare alive (was a read of `/proc/PID/stat`, now a `poll` of a pidfd) and still waiting (`recv` with `MSG_PEEK`) |
-//! | set the memory limit | 0.09 | 0.04 | read the cgroup's usage, write one or two limits (the files are now opened when the cgroup is made) |
-//! | program frame sent, received | 0.28 | 0.26 | the host builds and writes the frame, the spare wakes and reads it |
-//! | `RLIMIT_AS`, `/proc` reads | 0.20 | 0.17 | `/proc/self/statm`, `setrlimit` (the `VmPeak` baseline is now read before the program arrives) |
-//! | compile the program | 0.27 | 0.27 | `ast.parse` and `compile` of the `async def` around it (none with a prepared program: the pre-run analysis compiled it in the zygote) |
-//! | start it, first call sent | 0.22 | 0.21 | `exec`, the bindings, the event loop's first step, the arguments' JSON, the frame |
-//! | call round trip | 0.19 | 0.17 | the host reads the call, answers it, the child reads the reply |
-//! | the program returns | 0.07 | 0.06 | |
-//! | result checked and sent | 0.11 | 0.10 | `VmPeak`, the result's JSON, the frame |
-//! | result frame to the host | 0.08 | 0.08 | |
-//! | the host after the result | 0.10 | 0.05 | the next spare requested, the child released |
-//! | **whole run** | **3.72** | **2.09** | interleaved rounds (the bench's `python_compare`): 2.47 before, 1.61 after |
+//! | take a spare | 0.035 | 0.032 | the zygote's lock; is the spare alive (a `poll` of a pidfd) and still waiting (`recv` with `MSG_PEEK`) |
+//! | set the memory limit | 0.034 | 0.031 | read the cgroup's usage, write one or two limits |
+//! | program frame sent, received | 0.25 | 0.23 | the host builds and writes the frame, the spare wakes and reads it |
+//! | `RLIMIT_AS`, `/proc` reads | 0.13 | 0.10 | `/proc/self/statm`, `setrlimit` |
+//! | compile the program | 0.22 | 0.21 | `ast.parse` and `compile` of the `async def` around it (none with a prepared program: the pre-run analysis compiled it in the zygote) |
+//! | start it, first call sent | 0.20 | 0.20 | `exec`, the bindings, the event loop's first step, the arguments' JSON, the frame |
+//! | call round trip | 0.14 | 0.13 | the host reads the call, answers it, the child reads the reply |
+//! | the program returns | 0.055 | 0.054 | |
+//! | result checked and sent | 0.09 | 0.10 | `VmPeak`, the result's JSON, the frame |
+//! | result frame to the host | 0.06 | 0.05 | |
+//! | the host after the result | 0.03 | 0.03 | the next spare requested, the child released |
+//! | **whole run** | **1.35** | **1.19** | interleaved rounds (the bench's `python_compare`), three runs at load 3.2 to 4.0: 1.17, 1.21, 1.36 before; 1.14, 1.22, 1.39 after (the same: A was never on this path) |
+//! | CPU per run, host + zygote + run processes | 14.0 | 9.8 | a spare that waited 5 ms also rehearses a run (1.4 to 2 ms) |
 //!
-//! What took the whole run past its phases was mostly work of the runtime's own that landed
-//! beside it: the child that had just sent its result exited at once (its teardown, with its
-//! namespaces: about 1.2 ms of CPU, then 0.9 ms for the run child A), right when the host
-//! was reading the result; and the next spare (a fork, then 4 to 6 ms of set-up) preempted the
-//! run or the caller. Now the child waits for its release (the zygote kills it once the host
-//! has the outcome), and all background work is a batch task (`SCHED_BATCH`): a spare until
-//! it waits for its program, its rehearsal, a finished run's teardown, the zygote's control
-//! thread and the cgroup remover. A batch task gets its share of the CPU but its wakeups do
-//! not preempt the run or the caller.
+//! A run's own path was not what A cost: A was off it. All background work is a batch task
+//! (`SCHED_BATCH`): a spare until it waits for its program, its rehearsal, a finished run's
+//! teardown, the zygote's control thread and the cgroup remover. A batch task gets its share
+//! of the CPU but its wakeups do not preempt the run or the caller. A child that sent its
+//! outcome waits for its release (the zygote kills it once the host has the outcome), so its
+//! teardown does not land beside the host reading the result.
 //!
-//! **Back to back** (each run right after the previous one): a run takes the spare forked
-//! after the run before the last, which is often not ready yet (median 1 to 2.5 ms of waiting
-//! for its set-up, 90th percentile 15 to 18 ms), so the figure is what making a spare costs
-//! when spares are made as fast as runs come: 5 to 10 ms at load 4 to 6, before and after
-//! alike (interleaved rounds: 7.2 ms before, 6.7 after). Making a spare, off the caller's path
-//! (CPU time of each part, where one process does it; `wait4` gives the whole lives):
+//! **Back to back** (each run right after the previous one): a run takes the spare made after
+//! the run before the last, which is often not ready yet, so the figure is what making a spare
+//! costs when spares are made as fast as runs come, bounded by the CPU a run costs on two
+//! shared cores:
 //!
-//! | making a spare | CPU ms |
-//! | --- | --- |
-//! | host: the cgroup (two `mkdir`s, `pids.max`, five opens), the fork request, later `rmdir` | 1.1 to 1.4 per run, all host work included |
-//! | zygote: `fork` of A (copying the page tables of a 26 MB interpreter) and its answer | 1.2 to 1.6 |
-//! | A: join the cgroup (a migration that also waits, off CPU, up to 15 ms for an RCU grace period when spares are made far apart) | 0.25 |
-//! | A: close descriptors, death signal, process group | 0.3 to 0.36 |
-//! | A: user, PID, mount and IPC namespaces, `RLIMIT_NPROC` | 0.6 |
-//! | A: `fork` of B and the pages A copies | about 2.3 (A's whole life before its exit: 3.4 to 3.7) |
-//! | A: its exit (memory; the mount, user and IPC namespaces) | 0.9 to 1.5 |
-//! | B: `/tmp`, `/dev/shm`, `/proc` mounts | 0.44 |
-//! | B: `no_new_privs`, Landlock | 0.32 |
-//! | B: dropping every capability (41 `prctl` and a `capset`) | 0.31 |
-//! | B: seccomp | 0.17 |
-//! | B: ready frame, event loop | 0.1, 0.77 |
-//! | B: the rehearsal (only a spare that waited 5 ms) | 2.1 |
-//! | B: the run itself | 0.9 |
-//! | B: its exit (memory, PID namespace) | about 1.2 |
-//! | all of it, per run | 14 to 17 at this load (10 to 11 at load 2 to 4) |
+//! | back to back | before | after |
+//! | --- | --- | --- |
+//! | 300-run profile, median (p90) | 6.3 (16.5) ms, load 1.3 to 1.5; 5.1 (11.5) ms, load 3.5 to 3.9 | 3.6 (8.1) ms, load 3.4; 4.3 (9.4) ms, load 3.9 (right after the before's 5.1) |
+//! | of which the spare was not ready yet, median | 1.25 ms; 0.87 ms | 0.10 ms; -0.50 ms (ready) |
+//! | CPU per run, host + zygote + run processes | 13.0 ms (host 1.0); 9.3 ms | 7.2 ms (host 0.7); 7.0 ms |
+//! | interleaved rounds (`python_compare`), three runs at load 3.2 to 4.0 | 6.11, 3.70, 6.35 ms | 4.68, 2.81, 4.74 ms (0.77x, 0.76x, 0.75x) |
 //!
-//! Most of A's and B's time is page faults: every page of the zygote's heap that a child
-//! writes (Python writes reference counts wherever it reads) is copied on the child's first
-//! write, about 90% of B's CPU outside its exit. On two shared cores that bounds back-to-back
-//! runs near half the CPU a run costs. So the 2 ms target is met after idle (1.6 ms in
-//! interleaved rounds at load 5, 2.1 ms in the 300-run profile above at load 6), and not back
-//! to back. What is left, and why it stays:
-//! - A, the run child outside the PID namespace, costs a fork, the pages it copies and an exit
-//!   (about 4.5 ms of CPU, a quarter of the total). A zygote that is itself the first process of a
-//!   PID namespace it owns could create each run's namespace with `unshare` and `setns` around
-//!   one fork, and A would go. But A is one of the run's [`PROCESS_LIMIT`] processes (it is in
-//!   the run's user namespace and cgroup), and the sandbox tests pin what a run gets beside it
-//!   (63 processes in its namespace); without A a run would get 64, so that change waits for a
-//!   decision on the limit.
+//! The CPU a run costs moves with the load (fewer spares wait the 5 ms that starts a
+//! rehearsal when the machine is busy); each pair of figures above was taken back to back, and
+//! the interleaved rounds share one load.
+//!
+//! What the bench's summary prints last (`CODE_RUNTIME_PROFILE=python_back_to_back`: five
+//! rounds of 40 one-call runs back to back, sandboxed and `Off` taking turns, then 20 spawned
+//! runs; medians of the rounds), three runs of it (the third at the end of a whole
+//! `cargo bench`):
+//!
+//! | one-call run, back to back | load 2.2 to 3.7 | load 3.9 to 4.6 | load 2.7 to 4.0 |
+//! | --- | --- | --- | --- |
+//! | sandboxed (`Require`, every layer): median, p90, CPU per run | 4.11, 9.2, 7.3 ms | 3.55, 8.8, 6.8 ms | 4.52, 12.7, 8.0 ms |
+//! | [`SandboxPolicy::Off`]: median, p90, CPU per run | 3.60, 7.5, 6.3 ms | 3.55, 8.2, 5.8 ms | 4.11, 9.3, 7.3 ms |
+//! | sandboxed / `Off` | 1.14x | 1.00x | 1.10x |
+//! | a spawned `python3` per run (`SpawnPerRun`, `Off`): median, CPU per run | 122 ms, 79 ms | 139 ms, 93 ms | 116 ms, 90 ms |
+//! | sandboxed runs a second, sustained over 3 s, from one caller / two | 216 / 236 | 177 / 208 | 136 / 141 |
+//!
+//! (An earlier build of the bench, which measured sandboxed then `Off` in one block each rather
+//! than in turns, printed 1.28x at load 2.4 to 3.4 and 1.18x at load 3 to 5: under a load that
+//! changes by the minute, only runs in turns compare.)
+//!
+//! Making a spare, off the caller's path (CPU time of each part, from the first pair of
+//! back-to-back profiles; `wait4` gives the whole lives):
+//!
+//! | making a spare | before | after |
+//! | --- | --- | --- |
+//! | host: the cgroup (two `mkdir`s, `pids.max`, five opens), the fork request, later `rmdir` | 1.0 per run, all host work included | 0.6 to 0.8 |
+//! | zygote: `fork` of A / `clone` of B (copying the page tables of a 26 MB interpreter) and its answer | 1.05 | 0.92 |
+//! | zygote: all its own work per spare (its thread's CPU between its first and last trace line, over the forks) | - | 1.20, then 1.07 without its search for orphans (none can come from a PID namespace), then 0.94 to 1.02 (against 1.12 to 1.43 in turns) with the fork and release requests read without the `json` module (each page it touches after a fork is copied again) |
+//! | join the cgroup (a migration that also waits, off CPU, up to 15 ms for an RCU grace period when spares are made far apart) | 0.19 (A) | 0.12 (B) |
+//! | close descriptors, death signal, process group | 0.24 (A) | 0.23 (B; the death signal's check reads B's `stat` in the zygote's `/proc`), then 0.17 with libc's `close_range` up to the last descriptor (no listing of `/proc/self/fd`) |
+//! | A: user, PID, mount and IPC namespaces, `RLIMIT_NPROC` | 0.54 | - |
+//! | A: `fork` of B and the pages A copies; A's exit | about 2.9 before its exit, 0.9 to 1.5 for it | - |
+//! | B: mount and IPC namespaces | - | 0.14 |
+//! | B: `/tmp`, `/dev/shm`, `/proc` mounts | 0.42 | 0.14 |
+//! | B: the run's user, its user namespace, `RLIMIT_NPROC` | - | 0.27 |
+//! | B: `no_new_privs`, Landlock | 0.29 | 0.15 |
+//! | B: dropping every capability (41 `prctl` and a `capset`) | 0.28 | 0.11 |
+//! | B: seccomp | 0.16 | 0.11 |
+//! | B: ready frame, event loop | 0.12, 0.83 | 0.05, 0.53 |
+//! | B: the rehearsal (only a spare that waited 5 ms) | 2.1 | 1.4 to 1.9 |
+//! | B's whole life (its exit, with its memory and namespaces, included) | 6.0 | 4.9 |
+//! | A's and B's whole lives | 10.2 | - |
+//!
+//! Most of B's time is page faults: every page of the zygote's heap that a child writes
+//! (Python writes reference counts wherever it reads) is copied on the child's first write,
+//! about 3 µs each here (a fresh event loop in a forked child: 170 faults, 0.5 to 0.7 ms; a
+//! second one in the same child 0.05 ms). Building the loop in the zygote and giving each
+//! child only a new selector and self-pipe saved 7% of those faults in a trial, and was not
+//! done. B's set-up phases are cheaper after than before beyond the steps that went with A
+//! (the mounts, the capability calls): B now copies its pages from the zygote, not from A,
+//! and the two profiles ran at different loads. On two shared cores, back-to-back runs are
+//! bounded near half the CPU a run costs: the 1.5 ms back-to-back target is not met (3.5 to
+//! 4.7 ms at load 3 to 4.6), 1.2x `Off` is (1.00x to 1.14x in turns), and 200 runs a second
+//! sustained holds only while the other work on the machine leaves the runs most of both
+//! cores: 216 to 242 in three runs, 177 from one caller at load 4.6, 136 to 141 in the last
+//! (another engineer's build beside it). After idle a run takes 1.1 to 1.4 ms. What is left,
+//! and why it stays:
+//! - A process per run: `Off` back to back is itself 3.5 to 3.9 ms (5 to 6 ms of CPU per run:
+//!   a fork of the zygote, the pages the child copies, its event loop and run, its exit). The
+//!   sandbox adds about 1 to 3.5 ms of CPU per run over it now (clock ticks over 40 to 200
+//!   runs, so a coarse figure): B's set-up (1.3 ms through
+//!   `ctypes`), the namespaces' teardown at its exit, the cgroup. Getting under 1.5 ms back to
+//!   back on two cores means under 3 ms of CPU per run, the sandbox included.
 //! - The copies on write need an interpreter with immortal objects (CPython 3.12+) or a smaller
-//!   zygote (it holds `asyncio`, `ctypes` and their imports, 16 MB of anonymous memory).
-//! - The compile (0.27 ms) goes where the pre-run analysis hands the run its code (`run_code`
-//!   does); the bench calls `run` without it.
+//!   zygote (it holds `asyncio`, `ctypes` and their imports, 16 MB of anonymous memory). Where
+//!   the CPU of the Python processes (the zygote and the runs' first processes) goes, from
+//!   `perf record -g` over 300 sandboxed one-call runs back to back (`python_times:300:0`,
+//!   3,443 samples of the interpreters' 3,906): page faults 42% (of them at least 62%
+//!   copy-on-write faults, 5% mapping file pages), the interpreter itself 30%, the zygote's
+//!   `clone` 12% (copying the page tables of its 29 MB), then `prctl` 2.3% (the capability
+//!   drop and seccomp), `openat` 1.9%, `unshare` 1.6%, `mount` 1.0%. The next saving is in
+//!   the pages a run's process writes (or in breaking their sharing in one call, e.g.
+//!   `MADV_POPULATE_WRITE` over the pages every run writes, which would first have to be
+//!   found), not in the sandbox's calls. Giving the zygote's freed heap back before it serves
+//!   (`malloc_trim`: 2.8 MB less, its clone 12% faster in a trial outside the runtime) made no
+//!   difference that two profiles in turns could tell, and was not kept.
+//! - `CLONE_INTO_CGROUP` where the account is cgroup v2: the host passes the run cgroup's
+//!   directory with the fork request and the zygote clones B into it with `clone3` (where
+//!   that fails, once, it goes back to the plain clone and B's migration through
+//!   `cgroup.procs`). This machine's and CI's accounts are cgroup v1 (the v2 mount has no
+//!   controllers), where a process can only migrate, so no test here takes that path end to
+//!   end; the runner's `clone3` was tried by hand on this machine's empty v2 mount (born in
+//!   the cgroup; a bad descriptor falls back). `Off` forks with `os.fork` and migrates.
+//! - The raw clone skips what libc's `fork` does beside the system call: glibc's record of
+//!   the thread's id (the zygote's in B, used by error-checking and robust mutexes, not by
+//!   Python's locks) and its robust-futex list. Python's own fork hooks run as in `os.fork`.
+//! - Under [`PythonMode::SpawnPerRun`] the spawned interpreter stays above B, in the run's
+//!   cgroup: such a run's processes stop at [`PROCESS_LIMIT`] less one (the cgroup's
+//!   `pids.max`).
+//! - The compile (0.2 to 0.3 ms) goes where the pre-run analysis hands the run its code
+//!   (`run_code` does); the bench calls `run` without it.
 //!
 //! # The limits of a run
 //!
@@ -406,7 +475,7 @@
 //! | `memory_bytes`, the run's account | every process of the run together: anonymous memory, shared memory (`memfd`, System V, `/dev/shm`), the pages of its `tmpfs` files (`/tmp`), the kernel memory its files and processes use; no swap | 256 MiB beyond what the run child holds when its run starts (a spawned run: beyond nothing, plus 32 MiB for the interpreter's own start) | a cgroup per run child, made by the host, which sets the limit when the run starts (v2 `memory.max` and `memory.swap.max` = 0; v1 `memory.limit_in_bytes` and `memory.memsw.limit_in_bytes`) | the kernel's out-of-memory killer ends a process of the run (under cgroup v2 every process of it); the program's own process: a [`CodeFailureKind::Memory`] failure ("the run exceeded its memory limit ..."); another: the program sees it killed by `SIGKILL` |
 //! | `memory_bytes`, per process | one process's address space beyond what it held when the run started | 256 MiB | `RLIMIT_AS`, set by the runner (a ceiling past any address space is no limit; one above the hard limit the host passed down is a [`CodeFailureKind::Memory`] failure saying so) | a `MemoryError` in the program; escaping, or caught after the process came within 5% (at least 2 MiB) of its ceiling: a [`CodeFailureKind::Memory`] failure |
 //! | `memory_bytes`, held by the host | what the host holds for the run: replies the child has not read, the arguments of calls still running, 24 bytes per captured log line, 8 bytes per clock reading of a replayable run | the same `memory_bytes` | the host, as each frame comes and goes | a [`CodeFailureKind::Memory`] failure saying how much of each was held |
-//! | processes | processes and threads of the run | [`PROCESS_LIMIT`] (64) | `RLIMIT_NPROC` in the run's user namespace (sandbox), and the cgroup's `pids.max` | `fork` fails (`BlockingIOError`, `EAGAIN`) |
+//! | processes | processes and threads of the run, its first process included (under [`PythonMode::SpawnPerRun`] the spawned interpreter above it counts in the cgroup: one less) | [`PROCESS_LIMIT`] (64) | `RLIMIT_NPROC` in the run's user namespace (sandbox), and the cgroup's `pids.max` | `fork` fails (`BlockingIOError`, `EAGAIN`) |
 //! | `/tmp` | bytes and files | [`TMP_BYTES`] (64 MiB), [`TMP_INODES`] (16,384) | the run's `tmpfs` (`size`, `nr_inodes`; sandbox) | `ENOSPC` |
 //! | `/dev/shm` | bytes and files | [`SHM_BYTES`] (16 MiB), [`TMP_INODES`] | the run's `tmpfs` (sandbox) | `ENOSPC` |
 //! | `timeout` | wall-clock time from the moment the program starts | 30 s | the host | a [`CodeFailureKind::Timeout`] failure; the run's processes are killed |
@@ -424,10 +493,11 @@
 //! other processes, shared memory (`memfd`, `/dev/shm`), `tmpfs` pages and kernel memory are
 //! not counted, and the report says so. Its cost: a spare's cgroup is made (two `mkdir`s, a
 //! `pids.max` write, five opens) by the zygote's control thread before the fork and removed in
-//! the background once the run's processes are gone; the spare's join is a cgroup migration,
-//! which can wait for an RCU grace period (about 15 ms here when spares are made far apart;
-//! the `favordynmods` mount option avoids it), so a run right after another may wait for its
-//! spare; on the run's critical path it is one read and two writes (the limit).
+//! the background once the run's processes are gone; under v1 the spare's join is a cgroup
+//! migration, which can wait for an RCU grace period (about 15 ms here when spares are made
+//! far apart; the `favordynmods` mount option avoids it), so a run right after another may
+//! wait for its spare (under v2 the spare is cloned into its cgroup, one more open of its
+//! directory); on the run's critical path it is one read and two writes (the limit).
 //!
 //! # Example
 //!

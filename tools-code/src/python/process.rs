@@ -463,7 +463,15 @@ fn control_loop(
                         .map(RunCgroup::take_procs)
                         .unwrap_or_default(),
                 );
-                let forked = exchange(&control, alive, r#"{"op":"fork"}"#, fds).and_then(|reply| {
+                // cgroup v2: the directory last, for a clone straight into it.
+                let request = match cgroup.as_mut().and_then(RunCgroup::take_dir) {
+                    Some(dir) => {
+                        fds.push(dir);
+                        r#"{"op":"fork","into":true}"#
+                    }
+                    None => r#"{"op":"fork"}"#,
+                };
+                let forked = exchange(&control, alive, request, fds).and_then(|reply| {
                     match (reply.pid, reply.error) {
                         (Some(pid), _) => {
                             if let (Some(requested), Some(made)) = (requested, made) {
@@ -830,7 +838,8 @@ fn set_timeout(fd: &OwnedFd) -> io::Result<()> {
     Ok(())
 }
 
-/// The most descriptors one control message carries (a run's socket and two `cgroup.procs`).
+/// The most descriptors one control message carries (a run's socket and two `cgroup.procs`
+/// under cgroup v1; its socket, one `cgroup.procs` and the cgroup's directory under v2).
 const MAX_FDS: usize = 4;
 
 /// Sends one message, with `fds` attached as `SCM_RIGHTS` when there are any.

@@ -1252,17 +1252,105 @@ def _become_subreaper(prctl):
 
 
 def _die_with_parent(prctl, parent):
-    if prctl is not None:
-        try:
-            prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # die if the zygote dies
-        except Exception:  # noqa: BLE001
-            pass
+    """Arms the death signal (die if the zygote dies) and ends this process now if its parent
+    (`parent`, a `_Parent`) died before it was armed."""
+    _set_pdeathsig(prctl)
     # A run child keeps what its program starts in its own tree, even a process that left
     # the process group (setsid) and whose parent exited.
     _become_subreaper(prctl)
-    if os.getppid() != parent:
-        # The zygote died before the death signal was armed.
+    if not parent.alive():
         os._exit(5)
+
+
+class _Parent:
+    """Whether the process that forked this one (the zygote, or the interpreter the host spawned
+    for one run) is still alive, asked after the death signal is armed (a parent that died
+    before cannot send it). A process cloned into a PID namespace of its own has no parent
+    there (`getppid` is 0): it reads its parent's pid from its own `stat` in the /proc the
+    parent sees (opened at the first question, before the run's own /proc is mounted over it,
+    and kept until the last, see `Sandbox.enter_run`), against the parent's pid in that /proc."""
+
+    def __init__(self, pid, cloned, joined=False):
+        # The parent's pid: as `os.getpid()` gives it, or (cloned) as its /proc names it, None
+        # when that could not be read (then nothing can be told, and the answer is yes).
+        self.pid = pid
+        self.cloned = cloned
+        # Whether this process was cloned straight into the run's cgroup (v2).
+        self.joined = joined
+        self.fd = None
+
+    def alive(self):
+        if not self.cloned:
+            return os.getppid() == self.pid
+        if self.pid is None:
+            return True
+        try:
+            if self.fd is None:
+                self.fd = os.open("/proc/self/stat", os.O_RDONLY | os.O_CLOEXEC)
+            else:
+                os.lseek(self.fd, 0, os.SEEK_SET)
+            stat = os.read(self.fd, 1024)
+            return int(stat[stat.rindex(b")") + 2 :].split()[1]) == self.pid
+        except (OSError, ValueError, IndexError):
+            return True
+
+    def close(self):
+        if self.fd is not None:
+            try:
+                os.close(self.fd)
+            except OSError:
+                pass
+            self.fd = None
+
+    def outer_pid(self):
+        """This process's pid as its parent (and the host) sees it."""
+        if not self.cloned:
+            return os.getpid()
+        try:
+            return int(os.readlink("/proc/self"))
+        except (OSError, ValueError):
+            return 0
+
+
+# The zygote's children that it cloned into a PID namespace of their own (see `_fork_run`):
+# killing one kills every process of its run.
+_IN_PID_NAMESPACE = set()
+
+
+def _fork_run(sandbox, into=None):
+    """Forks a run's first process. Under the sandbox it is cloned straight into a PID namespace
+    of its own (`Sandbox.clone_pid_namespace`), where it is PID 1; where that cannot be done (or
+    the layer is disabled) it is forked with `os.fork`, and the run's `pid_namespace` layer
+    reports why (`Sandbox.enter_run`). `into` is the open directory of the run's cgroup v2, if
+    any, to clone the child straight into. Returns `(pid, parent)`: in the child, pid 0 and the
+    `_Parent` to ask whether this process is still alive; in the parent, the child's pid and
+    None."""
+    if sandbox.on and "pid_namespace" not in sandbox.skip:
+        try:
+            mine = int(os.readlink("/proc/self"))
+        except (OSError, ValueError):
+            mine = None
+        try:
+            pid, joined = sandbox.clone_pid_namespace(into)
+        except OSError as error:
+            sandbox.clone_error = _cut(str(error))
+        else:
+            if pid == 0:
+                return 0, _Parent(mine, True, joined)
+            _IN_PID_NAMESPACE.add(pid)
+            return pid, None
+    global _ORPHANS_MAY_COME
+    _ORPHANS_MAY_COME = True
+    me = os.getpid()
+    pid = os.fork()
+    return pid, (_Parent(me, False) if pid == 0 else None)
+
+
+# Whether a process a run started may come to the zygote (see `_reap_orphans`): only from a
+# child forked without a PID namespace of its own. A process of a run's PID namespace whose
+# parent dies goes to the namespace's first process, which reaps every one before it exits
+# (the first process of a namespace may not clone a sibling for itself, CLONE_PARENT).
+_ORPHANS_MAY_COME = False
 
 
 def _children(pid):
@@ -1315,32 +1403,12 @@ def _kill_tree(pid):
                 pass
 
 
-# Whether run children put their program in a PID namespace (the zygote learns it from its
-# probe): then killing a run child's only child kills every process of the run.
-_PID_NAMESPACES = False
-
-
-def _kill_children(pid):
-    """One pass, no waiting: a run child's only child is the first process of the run's PID
-    namespace, and the kernel kills the rest of the namespace with it (while it tears the
-    namespace down, which takes a while, the zygote goes on serving)."""
-    found = _children(pid)
-    for child in found:
-        try:
-            os.kill(child, signal.SIGKILL)
-        except OSError:
-            pass
-    return found
-
-
 def _kill_group(pid):
-    """Kills the child, everything in its process tree and its whole process group."""
-    if _PID_NAMESPACES:
-        # The run child itself ends once its child has (it waits for it), so it stays alive
-        # until then and that child is never orphaned; a run child without a child is killed.
-        if _kill_children(pid):
-            return
-    else:
+    """Kills the child, everything in its process tree and its whole process group. A child
+    that is the first process of its run's PID namespace takes every process of the namespace
+    with it (the kernel kills them, and tears the namespace down while the zygote goes on
+    serving): one signal, no reading of the tree."""
+    if pid not in _IN_PID_NAMESPACE:
         _kill_tree(pid)
     for kill in (os.killpg, os.kill):
         try:
@@ -1352,7 +1420,11 @@ def _kill_group(pid):
 def _reap_orphans(known):
     """Kills and reaps the zygote's children that are not run children it knows: processes a
     run started whose run child died first (the zygote is a subreaper, so they came here).
-    Their runs are over: every live run child is a subreaper that keeps its own orphans."""
+    Their runs are over: every live run child is a subreaper that keeps its own orphans. None
+    can come while every child was cloned into a PID namespace of its own: then nothing is
+    read."""
+    if not _ORPHANS_MAY_COME:
+        return
     for task in _safe_listdir("/proc/self/task"):
         try:
             listed = _read_proc("/proc/self/task/%s/children" % task).split()
@@ -1386,6 +1458,7 @@ def _reap_dead(dying):
             done = pid
         if done:
             dying.discard(pid)
+            _IN_PID_NAMESPACE.discard(pid)
             if _TRACE_FD is not None:
                 _trace_at(time.monotonic_ns(), pid, b"zygote_reaped")
                 if usage is not None:
@@ -1695,6 +1768,7 @@ _CLONE_NEWIPC = 0x08000000
 _CLONE_NEWUSER = 0x10000000
 _CLONE_NEWPID = 0x20000000
 _CLONE_NEWNET = 0x40000000
+_CLONE_INTO_CGROUP = 0x200000000
 _MS_RDONLY = 1
 _MS_NOSUID = 2
 _MS_NODEV = 4
@@ -1769,6 +1843,17 @@ class Sandbox:
         self.shm_bytes = int(config.get("shm_bytes", 16 << 20))
         self.tmp_inodes = int(config.get("tmp_inodes", 16384))
         self.pivot_root = config.get("pivot_root")
+        self.clone_number = config.get("clone")
+        self.clone3_number = config.get("clone3")
+        # clone3, for a clone straight into the run's cgroup (v2); None once it failed.
+        self._clone3 = None
+        # Why the last clone into a PID namespace failed (see `_fork_run`).
+        self.clone_error = None
+        self._clone = None
+        # Why there is no clone (see `clone_pid_namespace`).
+        self._no_clone = None
+        # libc's close_range(2), where it has it (see `_close_inherited`).
+        self.close_range = None
         self.status = {}
         # The user id run children switch to in the zygote's user namespace (host root only).
         self.run_id = None
@@ -1788,6 +1873,34 @@ class Sandbox:
 
             self.ctypes = ctypes
             self.libc = ctypes.CDLL(None, use_errno=True)
+            try:
+                self.close_range = self.libc.close_range
+                self.close_range.argtypes = [ctypes.c_uint, ctypes.c_uint, ctypes.c_int]
+                self.close_range.restype = ctypes.c_int
+            except AttributeError:
+                self.close_range = None
+            try:
+                for name in ("PyOS_BeforeFork", "PyOS_AfterFork_Child", "PyOS_AfterFork_Parent"):
+                    hook = getattr(ctypes.pythonapi, name)
+                    hook.argtypes = []
+                    hook.restype = None
+                if self.clone_number is None:
+                    self._no_clone = "no clone system call number for this architecture"
+                else:
+                    # Called holding the GIL, as `os.fork` calls `fork` (see
+                    # `clone_pid_namespace`).
+                    calls = ctypes.PyDLL(None, use_errno=True)
+                    self._clone = calls["syscall"]
+                    self._clone.argtypes = [ctypes.c_long] + [ctypes.c_ulong] * 5
+                    self._clone.restype = ctypes.c_long
+                    if self.clone3_number is not None:
+                        self._clone3 = calls["syscall"]
+                        self._clone3.argtypes = [ctypes.c_long, ctypes.c_char_p, ctypes.c_ulong]
+                        self._clone3.restype = ctypes.c_long
+            except AttributeError as error:
+                # An interpreter that does not export its fork hooks (or a libc without syscall).
+                self._clone = self._clone3 = None
+                self._no_clone = "the interpreter's fork hooks cannot be called: %s" % _cut(str(error))
 
     @property
     def on(self):
@@ -1857,18 +1970,20 @@ class Sandbox:
 
     # -- in each run child, first -------------------------------------------------------------
 
-    def join_account(self, fds):
+    def join_account(self, fds, joined=False):
         """Joins the run's cgroup (one per hierarchy): the host made it and passed its
         cgroup.procs, so this process and everything it starts are born inside, counted by the
         run's memory and process limits. Writing "0" moves the writer; the kernel checks the
-        write against whoever opened the file (the host). Closes the descriptors. Returns the
-        SandboxError under "require", None otherwise (a failure is recorded)."""
+        write against whoever opened the file (the host). A process `joined` already (cloned
+        into the cgroup, v2) writes nothing. Closes the descriptors. Returns the SandboxError
+        under "require", None otherwise (a failure is recorded)."""
         if not fds:
             return None
 
         def join():
-            for fd in fds:
-                os.write(fd, b"0")
+            if not joined:
+                for fd in fds:
+                    os.write(fd, b"0")
 
         try:
             self._layer("memory_account", join)
@@ -2008,29 +2123,92 @@ class Sandbox:
 
     # -- in each run child, before the program ----------------------------------------------
 
-    def enter_run(self):
-        """In run child A: a user namespace of its own (so the process limit counts this run
-        only), a PID namespace for its next child and a mount namespace for that child's /proc
-        and /tmp."""
+    def clone_pid_namespace(self, into=None):
+        """`os.fork`, but the child is the first process (PID 1) of a new PID namespace owned by
+        this process's user namespace (the zygote's): a raw `clone(CLONE_NEWPID | SIGCHLD)`
+        without a stack (fork semantics: the child goes on from here on a copy of this stack),
+        wrapped in the interpreter's own fork hooks the way `os.fork` wraps `fork`
+        (`PyOS_BeforeFork`, then `PyOS_AfterFork_Child` or `PyOS_AfterFork_Parent`, the call
+        made holding the GIL: ctypes' `PyDLL`). It skips what libc's `fork` does besides the
+        system call (its atfork handlers, resetting locks other threads may hold), which is
+        sound only in a process with one thread: checked on every call. With `into`, the open
+        directory of the run's cgroup v2, it is a `clone3` with `CLONE_INTO_CGROUP` first, so
+        the child is born in the run's cgroup (no migration); where that fails (it is not
+        tried again) the plain clone, and the child joins through `cgroup.procs`. Returns
+        `(pid, joined)`: pid 0 in the child, the child's pid in this one; whether the child
+        was born in the cgroup. Raises OSError where it cannot be done."""
+        if self._clone is None:
+            raise OSError(self._no_clone or "no clone system call")
+        threads = _len(_safe_listdir("/proc/self/task"))
+        if threads != 1:
+            raise OSError("the zygote has %d threads, and a raw clone is safe with one only" % threads)
+        args = None
+        if into is not None and self._clone3 is not None:
+            # struct clone_args: flags, pidfd, child_tid, parent_tid, exit_signal, stack,
+            # stack_size, tls, set_tid, set_tid_size, cgroup.
+            args = struct.pack("=11Q", _CLONE_NEWPID | _CLONE_INTO_CGROUP, 0, 0, 0, signal.SIGCHLD, 0, 0, 0, 0, 0, into)
+        api = self.ctypes.pythonapi
+        api.PyOS_BeforeFork()
+        pid = -1
+        if args is not None:
+            pid = self._clone3(self.clone3_number, args, _len(args))
+        joined = pid >= 0
+        if not joined:
+            pid = self._clone(self.clone_number, _CLONE_NEWPID | signal.SIGCHLD, 0, 0, 0, 0)
+        if pid == 0:
+            api.PyOS_AfterFork_Child()
+            return 0, joined
+        errno = self.ctypes.get_errno()
+        api.PyOS_AfterFork_Parent()
+        if args is not None and not joined:
+            self._clone3 = None
+        if pid < 0:
+            raise OSError(errno, "clone(CLONE_NEWPID): %s" % os.strerror(errno))
+        return pid, joined
+
+    def enter_run(self, parent, prctl):
+        """In B, a run's first process, before it waits for its program. B was cloned straight
+        into a PID namespace of its own (`clone_pid_namespace`), owned by the zygote's user
+        namespace, where B holds every capability, so first what takes them there: its mount
+        and IPC namespaces and their file systems (a `proc` of the run's PID namespace takes
+        CAP_SYS_ADMIN over the user namespace that owns it); then a user of its own (the run's
+        user outside, when the host is root, and a user namespace, so that RLIMIT_NPROC counts
+        this run's processes only) and the process limit; last the restrictions that cannot be
+        undone (no_new_privs, Landlock, capabilities, seccomp). `parent` (a `_Parent`) tells
+        whether the zygote died while the death signal was cleared by the change of user."""
         if not self.on:
             return
 
-        def pid():
-            if self.run_id is not None:
-                os.setgroups([])
-                os.setresgid(self.run_id, self.run_id, self.run_id)
-                os.setresuid(self.run_id, self.run_id, self.run_id)
-                # A change of user makes the process undumpable, and its /proc/self files
-                # root's: its own id maps could not be written.
-                self._check(self._prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0), "PR_SET_DUMPABLE")
-            uid, gid = os.getuid(), os.getgid()
-            self._unshare(_CLONE_NEWUSER, "CLONE_NEWUSER")
-            self._map_root(uid, gid)
-            # The run's own IPC namespace, owned by its user namespace: its System V objects
-            # and POSIX message queues die with the run's last process.
-            self._unshare(_CLONE_NEWPID | _CLONE_NEWNS | _CLONE_NEWIPC, "CLONE_NEWPID|CLONE_NEWNS|CLONE_NEWIPC")
+        def namespaces():
+            if not parent.cloned:
+                raise OSError(self.clone_error or "the run's first process is not in a PID namespace of its own")
+            # The run's own IPC namespace: its System V objects and POSIX message queues die
+            # with the run's last process.
+            self._unshare(_CLONE_NEWNS | _CLONE_NEWIPC, "CLONE_NEWNS|CLONE_NEWIPC")
 
-        self._layer("pid_namespace", pid)
+        self._layer("pid_namespace", namespaces)
+        _trace(b"b_namespaces")
+        if self.status.get("pid_namespace") is None and self.status.get("mount_namespace") is None:
+            # The mount namespace is the run's alone: its /tmp and /proc go with the run.
+            def mounts():
+                # Capped in bytes and in files (a file's inode and dentry are kernel memory
+                # that the size does not count), and owned by the user the run becomes.
+                owner = "uid=%d,gid=%d" % ((self.run_id, self.run_id) if self.run_id is not None else (os.getuid(), os.getgid()))
+                self._mount("tmpfs", "/tmp", "tmpfs", _MS_NOSUID | _MS_NODEV, "size=%d,nr_inodes=%d,mode=0700,%s" % (self.tmp_bytes, self.tmp_inodes, owner))
+                self._mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, "size=%d,nr_inodes=%d,mode=0700,%s" % (self.shm_bytes, self.tmp_inodes, owner))
+                self._mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+                os.chdir("/tmp")
+
+            self._layer("mount_namespace", mounts)
+            _trace(b"b_mounts")
+        if self.status.get("pid_namespace") is None:
+            self._layer("pid_namespace", self._own_user)
+            # A change of user clears the parent-death signal: armed again here, and a parent
+            # that died in between (the signal could not come) ends this process now.
+            _set_pdeathsig(prctl)
+            if not parent.alive():
+                os._exit(5)
+        parent.close()
 
         def nproc():
             if self.host_uid == 0 and self.run_id is None:
@@ -2038,24 +2216,7 @@ class Sandbox:
             resource.setrlimit(resource.RLIMIT_NPROC, (self.nproc, self.nproc))
 
         self._layer("process_limit", nproc, ("pid_namespace",))
-
-    def enter_program(self):
-        """In B, the PID namespace's first process: its own /proc, an empty /tmp and /dev/shm, then the
-        restrictions that cannot be undone (no_new_privs, Landlock, capabilities, seccomp)."""
-        if not self.on:
-            return
-        if self.status.get("pid_namespace") is None and self.status.get("mount_namespace") is None:
-            # The mount namespace A made is B's alone: its /tmp and /proc go with the run.
-            def mounts():
-                # Capped in bytes and in files (a file's inode and dentry are kernel memory
-                # that the size does not count).
-                self._mount("tmpfs", "/tmp", "tmpfs", _MS_NOSUID | _MS_NODEV, "size=%d,nr_inodes=%d,mode=0700" % (self.tmp_bytes, self.tmp_inodes))
-                self._mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, "size=%d,nr_inodes=%d,mode=0700" % (self.shm_bytes, self.tmp_inodes))
-                self._mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
-                os.chdir("/tmp")
-
-            self._layer("mount_namespace", mounts)
-            _trace(b"b_mounts")
+        _trace(b"b_user")
         self._layer("no_new_privileges", lambda: self._check(self._prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "PR_SET_NO_NEW_PRIVS"))
         self._layer("landlock", self._landlock, ("no_new_privileges",))
         _trace(b"b_landlock")
@@ -2063,6 +2224,23 @@ class Sandbox:
         _trace(b"b_capabilities")
         self._layer("seccomp", self._seccomp, ("no_new_privileges",))
         _trace(b"b_seccomp")
+
+    def _own_user(self):
+        """The run's own user: when the host is root, the user that stands for nobody outside
+        (root's processes are exempt from RLIMIT_NPROC, and may write root's files); then a
+        user namespace of the run's own, whose root is that user, so that RLIMIT_NPROC counts
+        the run's processes only. It gives no capability over the zygote's user namespace, so
+        none over the run's mounts, which that namespace owns."""
+        if self.run_id is not None:
+            os.setgroups([])
+            os.setresgid(self.run_id, self.run_id, self.run_id)
+            os.setresuid(self.run_id, self.run_id, self.run_id)
+            # A change of user makes the process undumpable, and its /proc/self files
+            # root's: its own id maps could not be written.
+            self._check(self._prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0), "PR_SET_DUMPABLE")
+        uid, gid = os.getuid(), os.getgid()
+        self._unshare(_CLONE_NEWUSER, "CLONE_NEWUSER")
+        self._map_root(uid, gid)
 
     def _plan_landlock(self):
         """What the Landlock ruleset of a run holds, worked out once in the zygote: the
@@ -2200,65 +2378,53 @@ def _mirror(pid):
     os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
 
 
+def run_sandboxed(sandbox, sock, prctl, parent):
+    """In B, the run's first process: sets up the run's layers (`Sandbox.enter_run`, nothing
+    under `Off`), refusing before `ready` under "require" when one does not hold, then runs
+    the program (`child_main`)."""
+    try:
+        sandbox.enter_run(parent, prctl)
+    except SandboxError as error:
+        _refuse(sock, error)
+    child_main(sock)
+    os._exit(0)
+
+
 def sandboxed_child(sandbox, sock, prctl):
-    """A run child (A): enters the per-run namespaces, forks B (PID 1 of the new PID
-    namespace), which sets up the rest and runs the program, and ends as B ended."""
+    """A run the host spawned an interpreter for: that interpreter (which set up the zygote's
+    layers) forks B, the run's first process (PID 1 of a new PID namespace, see `_fork_run`),
+    and ends as B ended."""
     if not sandbox.on:
         child_main(sock)
         return
-    parent = os.getppid()
-    try:
-        sandbox.enter_run()
-    except SandboxError as error:
-        _refuse(sock, error)
-    _trace(b"a_namespaces")
-    # A change of user in enter_run (a root host's run children become another user) clears
-    # the parent-death signal: armed again here, and a parent that died in between (the
-    # signal could not come) ends this child now, as `_die_with_parent` does at the fork.
-    _set_pdeathsig(prctl)
-    if os.getppid() != parent:
-        os._exit(5)
-    pid = os.fork()
+    pid, parent = _fork_run(sandbox)
     if pid == 0:
-        _trace(b"b_start")
         _trace_name(prctl, b"py-run-b")
-        _set_pdeathsig(prctl)
-        try:
-            sandbox.enter_program()
-        except SandboxError as error:
-            _refuse(sock, error)
-        child_main(sock)
-        os._exit(0)
+        _die_with_parent(prctl, parent)
+        run_sandboxed(sandbox, sock, prctl, parent)
     sock.close()
     _mirror(pid)
 
 
 def probe(sandbox, prctl, account=()):
-    """Sets up a run child's layers in a throwaway child and returns the whole report. The
-    child first joins the cgroup whose cgroup.procs are `account` (made for it by the host),
-    under every policy: the memory account is a resource limit, not isolation."""
+    """Sets up a run's layers in a throwaway child, forked as a run's first process is, and
+    returns the whole report. The child first joins the cgroup whose cgroup.procs are `account`
+    (made for it by the host), under every policy: the memory account is a resource limit, not
+    isolation."""
     if not sandbox.on and not account:
         return sandbox.report()
     r, w = os.pipe()
-    pid = os.fork()
+    pid, parent = _fork_run(sandbox)
     if pid == 0:
         os.close(r)
         try:
             if sandbox.on:
                 sandbox.policy = "best_effort"  # record every layer; the zygote decides
             sandbox.join_account(account)
-            _set_pdeathsig(prctl)
-            if not sandbox.on:
-                os.write(w, json.dumps(sandbox.report()).encode())
-                os._exit(0)
-            sandbox.enter_run()
-            inner = os.fork()
-            if inner == 0:
-                _set_pdeathsig(prctl)
-                sandbox.enter_program()
-                os.write(w, json.dumps(sandbox.report()).encode())
-                os._exit(0)
-            _mirror(inner)
+            _die_with_parent(prctl, parent)
+            sandbox.enter_run(parent, prctl)
+            os.write(w, json.dumps(sandbox.report()).encode())
+            os._exit(0)
         finally:
             os._exit(1)
     os.close(w)
@@ -2273,6 +2439,7 @@ def probe(sandbox, prctl, account=()):
         os.waitpid(pid, 0)
     except ChildProcessError:
         pass
+    _IN_PID_NAMESPACE.discard(pid)
     try:
         status = json.loads(b"".join(chunks).decode("utf-8"))
     except ValueError:
@@ -2296,17 +2463,26 @@ def _fd_ceiling():
         return 1 << 20 if hard == resource.RLIM_INFINITY or hard > 1 << 20 else hard
 
 
-def _close_inherited(keep):
+def _close_inherited(keep, close_range=None):
     """Closes every descriptor but 0, 1, 2 (/dev/null) and those in `keep`: a descriptor the
     host held without close-on-exec (inherited from its own parent, or opened by a library
     without O_CLOEXEC) would reach the program, and Landlock and the mount namespace do not
-    apply to files already open. `os.closerange` is one close_range(2) per gap."""
+    apply to files already open. With `close_range` (libc's, as `Sandbox` loads it), one call
+    per gap up to the highest descriptor there can be; else, or where the kernel lacks it,
+    `os.closerange` up to the highest descriptor /proc/self/fd lists (one close_range(2) per
+    gap where the interpreter has it, a loop where not)."""
+    gaps = []
     low = 3
-    ceiling = _fd_ceiling()
     for fd in sorted(keep):
+        if fd > low:
+            gaps.append((low, fd - 1))
         if fd >= low:
-            os.closerange(low, fd)
             low = fd + 1
+    if close_range is not None and all(close_range(first, last, 0) == 0 for first, last in gaps + [(low, 0xFFFFFFFF)]):
+        return
+    for first, last in gaps:
+        os.closerange(first, last + 1)
+    ceiling = _fd_ceiling()
     if low < ceiling:
         os.closerange(low, ceiling)
 
@@ -2318,6 +2494,27 @@ def _set_pdeathsig(prctl):
             prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
         except Exception:  # noqa: BLE001
             pass
+
+
+# The requests the host makes for every run, as it writes them (`process.rs`).
+_FORK = b'{"op":"fork"}'
+_FORK_INTO = b'{"op":"fork","into":true}'
+_RELEASE = b'{"op":"release","pid":'
+
+
+def _request(data):
+    """The host's request (JSON). The two that every run makes, a fork and a release, are read
+    without the json module: after each fork the newest child shares every page of the zygote,
+    so each page the zygote touches afterwards is copied again, and what the zygote does per
+    run costs it in pages (the json module's are many). Anything else, or a form this does not
+    know, goes through `json.loads`."""
+    if data == _FORK:
+        return {"op": "fork"}
+    if data == _FORK_INTO:
+        return {"op": "fork", "into": True}
+    if data.startswith(_RELEASE) and data.endswith(b"}") and data[_len(_RELEASE) : -1].isdigit():
+        return {"op": "release", "pid": int(data[_len(_RELEASE) : -1])}
+    return json.loads(data.decode("utf-8"))
 
 
 def zygote_main(control, sandbox=None):
@@ -2338,7 +2535,7 @@ def zygote_main(control, sandbox=None):
     # The throwaway run child is forked at the first request (the host's ping), which carries
     # the cgroup it joins.
     report = None
-    global _PID_NAMESPACES, _trace_pid, _FORKED
+    global _trace_pid, _FORKED
     # Preloaded for a replayable run, which patches them before its program (`_replayable`);
     # programs import them often too.
     import datetime  # noqa: F401
@@ -2349,7 +2546,6 @@ def zygote_main(control, sandbox=None):
     # collection there does not copy the zygote's heap page by page.
     gc.collect()
     gc.freeze()
-    me = os.getpid()
     poller = select.poll()
     poller.register(control, select.POLLIN)
     while True:
@@ -2374,7 +2570,7 @@ def zygote_main(control, sandbox=None):
             os._exit(0)
         received = time.monotonic_ns() if _TRACE_FD is not None else 0
         received_cpu = time.thread_time_ns() if _TRACE_FD is not None else 0
-        request = json.loads(data.decode("utf-8"))
+        request = _request(data)
         op = request.get("op")
         if report is None:
             account = fds if op == "ping" else []
@@ -2382,44 +2578,47 @@ def zygote_main(control, sandbox=None):
             for fd in account:
                 os.close(fd)
             fds = [] if op == "ping" else fds
-            _PID_NAMESPACES = sandbox.on and report.get("pid_namespace") is None
         if op == "fork":
             if not fds:
                 control.send(json.dumps({"error": "no socket passed"}).encode())
                 continue
-            pid = os.fork()
+            # cgroup v2: the run cgroup's directory comes last, to clone B straight into it.
+            into = fds.pop() if request.get("into") is True and _len(fds) > 2 else None
+            # The run's first process, B: under the sandbox PID 1 of a PID namespace of its
+            # own (no process between the zygote and the run).
+            pid, parent = _fork_run(sandbox, into)
             if pid == 0:
                 _FORKED = True
                 # Making a spare is background work (until it waits for its program).
                 _batch(True)
-                _trace_pid = os.getpid()
-                _trace(b"a_start")
-                _trace_name(prctl, b"py-run-a")
+                if _TRACE_FD is not None:
+                    _trace_pid = parent.outer_pid()
+                _trace(b"b_start")
+                _trace_name(prctl, b"py-run-b")
                 # Before anything else: into the run's cgroup (the descriptors after the
                 # socket), then only the run's socket and /dev/null stay open (the control
                 # socket, other requests' descriptors and anything else go).
-                refused = sandbox.join_account(fds[1:])
-                _trace(b"a_joined")
-                _close_inherited((fds[0],) + _TRACE_KEEP)
+                refused = sandbox.join_account(fds[1:], parent.joined)
+                _trace(b"b_joined")
+                _close_inherited((fds[0],) + _TRACE_KEEP, sandbox.close_range)
                 control.detach()
-                _die_with_parent(prctl, me)
+                _die_with_parent(prctl, parent)
                 os.setpgid(0, 0)
-                _trace(b"a_ready_to_sandbox")
+                _trace(b"b_ready_to_sandbox")
                 sock = socket.socket(fileno=fds[0])
                 sock.setblocking(True)
                 if refused is not None:
                     _refuse(sock, refused)
-                sandboxed_child(sandbox, sock, prctl)
-                os._exit(0)
+                run_sandboxed(sandbox, sock, prctl, parent)
             try:
                 # Also here, so the group exists before the host learns the pid.
                 os.setpgid(pid, pid)
             except OSError:
                 pass
-            for fd in fds:
+            for fd in fds if into is None else fds + [into]:
                 os.close(fd)
             children.add(pid)
-            control.send(json.dumps({"pid": pid}).encode())
+            control.send(b'{"pid":%d}' % pid)
             if _TRACE_FD is not None:
                 _trace_at(received, pid, b"zygote_fork_received", received_cpu)
                 _trace_at(time.monotonic_ns(), pid, b"zygote_fork_answered")
@@ -2440,17 +2639,14 @@ def zygote_main(control, sandbox=None):
             pid = request.get("pid")
             status = None
             if pid in children:
-                if _PID_NAMESPACES:
-                    # The run child ends the way its program's process ended: kill only that
-                    # one (and with it the run), so the status is the program's.
-                    _kill_children(pid)
-                else:
-                    _kill_group(pid)
+                # The run child is the program's process: a status it left is the program's.
+                _kill_group(pid)
                 try:
                     _, status = os.waitpid(pid, 0)
                 except OSError:
                     status = None
                 children.discard(pid)
+                _IN_PID_NAMESPACE.discard(pid)
                 _reap_orphans(children | dying)
             for fd in fds:
                 os.close(fd)

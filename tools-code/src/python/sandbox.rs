@@ -79,7 +79,10 @@ pub(crate) const NOT_COUNTED: &str = "without it memory_bytes is RLIMIT_AS per p
      memory of the run's other processes, shared memory (memfd, /dev/shm), tmpfs pages (/tmp) \
      and kernel memory (inodes, dentries) are not counted";
 
-/// The most processes (and threads) one sandboxed run may have at a time.
+/// The most processes (and threads) one sandboxed run may have at a time, its first process
+/// included: no process of the runtime's own is counted beside them (under
+/// [`PythonMode::SpawnPerRun`](crate::PythonMode::SpawnPerRun) the spawned interpreter above
+/// the run is in its cgroup, so such a run gets one less).
 pub const PROCESS_LIMIT: u32 = 64;
 
 /// The size of a sandboxed run's `/tmp` (a `tmpfs`; writes past it fail with `ENOSPC`).
@@ -341,6 +344,8 @@ pub(crate) fn runner_config(policy: SandboxPolicy, skip: &[SandboxLayer]) -> Str
             "tmp_inodes": TMP_INODES,
             "shm_bytes": SHM_BYTES,
             "pivot_root": pivot_root_number(),
+            "clone": clone_number(),
+            "clone3": clone3_number(),
         }
     })
     .to_string()
@@ -350,6 +355,33 @@ fn pivot_root_number() -> Option<i64> {
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     {
         Some(libc::SYS_pivot_root)
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        None
+    }
+}
+
+/// The `clone` system call's number, for the zygote's clone of a run's first process into a
+/// PID namespace of its own (`runner.py` `clone_pid_namespace`: flags first and every other
+/// argument 0, which is the same call whatever order the architecture takes them in).
+fn clone_number() -> Option<i64> {
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    {
+        Some(libc::SYS_clone)
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        None
+    }
+}
+
+/// The `clone3` system call's number, for the zygote's clone of a run's first process straight
+/// into its cgroup where the account is cgroup v2 (`CLONE_INTO_CGROUP`).
+fn clone3_number() -> Option<i64> {
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    {
+        Some(libc::SYS_clone3)
     }
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     {

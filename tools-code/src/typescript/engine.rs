@@ -341,11 +341,13 @@ pub(crate) struct Engine {
     state: Rc<RefCell<State>>,
 }
 
-/// A runtime that served a run and holds nothing of it, for the next engine: its context and
-/// every object, string, shape and function that context made are freed, no job is pending,
-/// no atom beyond QuickJS's own is left, and its heap is back within [`SHELL_SLACK`] of what a
-/// fresh runtime holds (the atom and shape tables keep the size they grew to). Anything else,
-/// and the runtime goes with the engine. Keeping it saves making and freeing a runtime per run
+/// A runtime that served a run and holds nothing of it, for the next engine: the run ended
+/// without passing its memory limit and without being stopped (a runtime that ran out of
+/// memory, or was interrupted, is not trusted further), its context and every object, string,
+/// shape and function that context made are freed, no job is pending, no atom beyond
+/// QuickJS's own is left, and its heap is back within [`SHELL_SLACK`] of what a fresh runtime
+/// holds (the atom and shape tables keep the size they grew to). Anything else, and the
+/// runtime goes with the engine. Keeping it saves making and freeing a runtime per run
 /// (about 0.2 M instructions), and leaves each run a fresh context all the same.
 pub(crate) struct Shell {
     runtime: Runtime,
@@ -405,7 +407,9 @@ impl Shell {
 
     /// Whether the runtime holds nothing of the run its context served (see [`Shell`]).
     fn is_empty(&self) -> bool {
-        if self.runtime.is_job_pending() {
+        let flags = &self.flags;
+        let stopped = flags.timed_out.get() || flags.abort.borrow().load(Ordering::Relaxed);
+        if flags.oom.get() || stopped || self.runtime.is_job_pending() {
             return false;
         }
         let usage = self.runtime.memory_usage();
@@ -1185,7 +1189,7 @@ struct Prelude {
     file: &'static str,
     bytecode: &'static [u8],
     /// The half compiled in this process, when this QuickJS could not read `bytecode` (only
-    /// a build whose QuickJS differs from the one the file was written by; the test above
+    /// a build whose QuickJS differs from the one the file was written by; the unit test
     /// keeps the project's own builds from ever getting here).
     compiled: OnceLock<Vec<u8>>,
 }
@@ -2288,5 +2292,16 @@ mod tests {
             "const o = {}; for (let i = 0; i < 100000; i++) o['k' + i] = i; 1",
         );
         assert!(engine.tear_down().is_none(), "grown tables went on");
+
+        let engine = Engine::new(None).unwrap();
+        eval(&engine, "1");
+        engine.shell.flags.out_of_memory();
+        assert!(
+            engine.tear_down().is_none(),
+            "a runtime out of memory went on"
+        );
+        let engine = Engine::new(None).unwrap();
+        engine.shell.flags.timed_out.set(true);
+        assert!(engine.tear_down().is_none(), "a stopped runtime went on");
     }
 }

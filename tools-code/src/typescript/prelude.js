@@ -186,7 +186,6 @@
     freeze(tools);
   }
 
-
   // The binding of `key` (a string): bound already, or (in a run that binds on first use)
   // made now if the host has the tool; undefined when there is none.
   function lookup(key) {

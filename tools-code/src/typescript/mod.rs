@@ -194,7 +194,7 @@
 //!   the context it was read in (`JSFunctionBytecode::realm`; a call runs in that realm), so
 //!   bytecode read once would run every program in the first run's realm; and one context for
 //!   many runs would let one program see what the one before it did;
-//! - of it, the captures the core hands the lazy half (0.07 M, measured by handing it none):
+//! - of it, the captures the core hands the lazy half (about 0.07 M, from a one-off trial that handed it none; no bench prints it):
 //!   QuickJS makes each built-in method's function object on its first access in a context,
 //!   and the lazy half must have the unpatched ones;
 //! - of it, the names of the core's variables: QuickJS keeps them in stripped bytecode too, one

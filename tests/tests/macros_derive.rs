@@ -447,3 +447,128 @@ fn doc_comments_become_descriptions() {
         json!("Where to look.\n\nRelative to the workspace.")
     );
 }
+
+// The doc comments of unit variants reach every schema the enum is used in, after a field's
+// or a parameter's own text, and from there the SDKs and the docs.
+/// How much care a change takes.
+#[derive(Serialize, Deserialize, ToolSchema)]
+#[serde(rename_all = "snake_case")]
+enum Care {
+    /// Be aware.
+    Aware,
+    /// Stop and look
+    /// twice.
+    Careful,
+    Plain,
+}
+
+#[derive(Serialize, Deserialize, ToolSchema)]
+struct Noticed {
+    /// How careful to be.
+    care: Care,
+    bare: Care,
+    maybe: Option<Care>,
+    /// Or not at all.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    skipped: Option<Care>,
+}
+
+/// Mixed: the unit variants' lines go with their alternative.
+#[derive(Serialize, Deserialize, ToolSchema)]
+enum Mixed {
+    /// No data.
+    Empty,
+    /// With data.
+    Full(u32),
+}
+
+const CARE_LINES: &str = "- `aware`: Be aware.\n- `careful`: Stop and look twice.";
+
+#[test]
+fn unit_variant_docs_survive_the_fields_text() {
+    let s = both::<Noticed>();
+    let input = &s["input"]["properties"];
+    assert_eq!(
+        input["care"]["description"],
+        json!(format!("How careful to be.\n\n{CARE_LINES}"))
+    );
+    assert_eq!(
+        input["bare"]["description"],
+        json!(format!("How much care a change takes.\n\n{CARE_LINES}"))
+    );
+    assert_eq!(
+        input["skipped"]["description"],
+        json!(format!("Or not at all.\n\n{CARE_LINES}"))
+    );
+    let output = &s["output"]["properties"];
+    assert_eq!(
+        output["care"]["description"],
+        json!(format!("How careful to be.\n\n{CARE_LINES}"))
+    );
+    // A nullable enum: the lines sit on the `oneOf` node, beside the field's text.
+    assert_eq!(
+        output["maybe"]["description"],
+        json!(format!("How much care a change takes.\n\n{CARE_LINES}"))
+    );
+    assert_eq!(
+        output["skipped"]["description"],
+        json!(format!("Or not at all.\n\n{CARE_LINES}"))
+    );
+    let mixed = Mixed::input_schema().to_json();
+    assert_eq!(
+        mixed["description"],
+        json!("Mixed: the unit variants' lines go with their alternative.")
+    );
+    assert_eq!(
+        mixed["oneOf"][0],
+        json!({"type": "string", "enum": ["Empty"], "description": "- `Empty`: No data."})
+    );
+    assert_eq!(mixed["oneOf"][1]["description"], json!("With data."));
+    round_trip::<Noticed>(json!({"care": "aware", "bare": "plain"}));
+}
+
+/// A tool whose parameter is the documented enum.
+#[tools_runtime::tool]
+fn take_care(
+    /// How careful the change must be.
+    care: Care,
+) -> String {
+    match care {
+        Care::Aware => "aware",
+        Care::Careful => "careful",
+        Care::Plain => "plain",
+    }
+    .to_owned()
+}
+
+#[test]
+fn unit_variant_docs_reach_the_sdks_and_the_docs() {
+    let entry = take_care::definition().unwrap().catalog_entry();
+    assert_eq!(
+        entry.input_schema["properties"]["care"]["description"],
+        json!(format!("How careful the change must be.\n\n{CARE_LINES}"))
+    );
+    let catalog = tools_schema::Catalog::new(vec![entry]).unwrap();
+    for (what, text) in [
+        (
+            "TypeScript",
+            tools_codegen::render_sdk(&catalog, tools_codegen::Language::TypeScript),
+        ),
+        (
+            "Python",
+            tools_codegen::render_sdk(&catalog, tools_codegen::Language::Python),
+        ),
+        ("docs", tools_codegen::render_catalog_markdown(&catalog)),
+    ] {
+        for line in [
+            "Be aware.",
+            "Stop and look twice.",
+            "How careful the change must be.",
+        ] {
+            assert!(
+                text.contains(line),
+                "the {what} text lacks {line:?}:\n{text}"
+            );
+        }
+    }
+}

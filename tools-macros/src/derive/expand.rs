@@ -149,26 +149,19 @@ fn enum_body(c: &Container, variants: &[Variant], side: Side) -> TokenStream {
             if !units.is_empty() {
                 let names: Vec<String> =
                     units.iter().flat_map(|v| variant_names(v, side)).collect();
-                let mut unit_doc = String::new();
-                for v in &units {
-                    if let Some(d) = &v.doc {
-                        unit_doc.push_str(&format!(
-                            "- `{}`: {}\n",
-                            v.names.on(side),
-                            d.replace('\n', " ")
-                        ));
-                    }
-                }
-                let all_units = units.len() == live.len();
-                let unit_doc = match (all_units, doc, unit_doc.is_empty()) {
-                    (true, Some(d), false) => Some(format!("{d}\n\n{}", unit_doc.trim_end())),
-                    (true, Some(d), true) => Some(d.to_owned()),
-                    (_, _, false) => Some(unit_doc.trim_end().to_owned()),
-                    (_, _, true) => None,
-                };
-                let unit_doc = opt_str(unit_doc.as_deref());
+                let documented: Vec<TokenStream> = units
+                    .iter()
+                    .filter_map(|v| {
+                        let name = v.names.on(side);
+                        v.doc.as_deref().map(|d| quote!((#name, #d)))
+                    })
+                    .collect();
+                // The container's text describes the enum only when every variant is a unit.
+                let container_doc = opt_str(if units.len() == live.len() { doc } else { None });
+                let unit_doc =
+                    quote!(#p::variant_lines(#container_doc, &[#(#documented),*]).as_deref());
                 let schema = quote!(#p::string_enum(&[#(#names),*], #unit_doc));
-                if all_units {
+                if units.len() == live.len() {
                     return schema;
                 }
                 alternatives.push(schema);

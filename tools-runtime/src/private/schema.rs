@@ -33,11 +33,66 @@ fn plain(kind: SchemaKind) -> Schema {
 }
 
 /// `schema` with `doc` as its description (kept as is when `doc` is `None`).
+///
+/// A field's text wins over its type's, except for the lines that document the variants of a
+/// unit enum (see [`variant_lines`]): those stay, after `doc`, so the doc comment of a variant
+/// reaches every schema the enum is used in.
 pub fn describe(mut schema: Schema, doc: Option<&str>) -> Schema {
     if let Some(doc) = doc {
-        schema.annotations.description = Some(doc.to_owned());
+        let description = match kept_variant_lines(&schema) {
+            Some(lines) if !doc.ends_with(lines) => format!("{doc}\n\n{lines}"),
+            _ => doc.to_owned(),
+        };
+        schema.annotations.description = Some(description);
     }
     schema
+}
+
+/// The description of a unit enum whose variants carry doc comments: `doc` (the enum's own), a
+/// blank line, then one line per documented variant, `` - `name`: text `` (the text on one
+/// line). Without documented variants it is `doc`.
+pub fn variant_lines(doc: Option<&str>, variants: &[(&str, &str)]) -> Option<String> {
+    let lines: Vec<String> = variants
+        .iter()
+        .map(|(name, text)| format!("- `{name}`: {}", text.replace('\n', " ")))
+        .collect();
+    match (doc, lines.is_empty()) {
+        (doc, true) => doc.map(str::to_owned),
+        (Some(doc), false) => Some(format!("{doc}\n\n{}", lines.join("\n"))),
+        (None, false) => Some(lines.join("\n")),
+    }
+}
+
+/// The variant lines [`variant_lines`] wrote at the end of `schema`'s description, when
+/// `schema` is a string enum (or a nullable one) and every line of the description's last
+/// paragraph names one of its values.
+fn kept_variant_lines(schema: &Schema) -> Option<&str> {
+    let description = schema.annotations.description.as_deref()?;
+    let values = match &schema.kind {
+        SchemaKind::String(StringSchema {
+            enum_values: Some(values),
+            ..
+        }) => values,
+        SchemaKind::OneOf(alternatives) => alternatives.iter().find_map(|a| match &a.kind {
+            SchemaKind::String(StringSchema {
+                enum_values: Some(values),
+                ..
+            }) => Some(values),
+            _ => None,
+        })?,
+        _ => return None,
+    };
+    let last = description
+        .rfind("\n\n")
+        .map_or(description, |at| &description[at + 2..]);
+    let names_a_value = |line: &str| {
+        values.iter().any(|value| {
+            line.strip_prefix("- `")
+                .and_then(|rest| rest.strip_prefix(value.as_str()))
+                .is_some_and(|rest| rest.starts_with("`: "))
+        })
+    };
+    (!last.is_empty() && last.lines().all(names_a_value)).then_some(last)
 }
 
 /// A string schema admitting exactly `values`.

@@ -3,12 +3,13 @@
 //! each other ([`no_two_modules_import_each_other`]); and the rooms of `tools-runtime` and
 //! `tools-code` import one way ([`rooms_import_one_way`]).
 //!
-//! The rooms of `tools-runtime/src` import one way (see ARCHITECTURE.md at the repository root):
-//! `base` imports from no other room, `registry` only from `base`, `pipeline` from `base` (and
-//! calls the registry's methods on the runtime handle), the macros' support (`private`) and
-//! `presentation` from `base`; `cc_names` and `suggest` stand alone. The crate root is the
-//! façade: it re-exports from every room, and no room imports from it. This test reads the
-//! source and fails on any import against that order.
+//! The rooms of `tools-runtime/src` import one way (see ARCHITECTURE.md at the repository root
+//! and [`ALLOWED`]): the call and its result at the bottom, then approvals and the store,
+//! errors, the execution, the policy hooks, presentation's vocabulary, the runtime handle with
+//! the definitions it holds, and on top the registry, the pipeline, presentation and the
+//! macros' support; `cc_names` and `suggest` stand alone. The crate root is the façade: it
+//! re-exports from every room, and no room imports from it. This test reads the source and fails
+//! on any import against that order.
 
 #![allow(clippy::panic)]
 
@@ -16,16 +17,91 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// The rooms each room may import from (besides itself).
+/// The rooms of `tools-runtime/src` and what each may import from (besides itself), from the
+/// ground floor up. A room names only rooms earlier in this table
+/// ([`the_runtime_rooms_are_ordered`]), so no two rooms import each other, directly or in a
+/// circle.
+///
+/// - `call`: the call and its result: `ToolCall` and the identities it names (token, scope
+///   key, principal, origin), progress reports, the decision on a call (`Approval`,
+///   `GivenDecision`), the result with its content and `codes`, and the paused call's note and
+///   handle a result carries.
+/// - `durable`: approvals and the store: `DurableApprovals`, the key and MAC, the handle's
+///   text, the paused run, the status an operator reads, `ApprovalError`; `ApprovalStore` and
+///   `MemoryStore`.
+/// - `errors`: `ToolError`, `ExecutionError` (whose `PauseFailed` carries an `ApprovalError`),
+///   `DefinitionError`, `RegistryError`, panic sites.
+/// - `extensions`: the type-keyed map a prepare hook fills and the shared state is.
+/// - `execution`: `ToolExecution`, the read-only view of a call in flight, and its progress.
+/// - `policy`: what the hooks decide and the services they call (the public `hooks`).
+/// - `mode`, `assembly`: presentation's vocabulary (`PresentationMode`; `Assembly` and its
+///   errors).
+/// - `runtime`: the runtime handle and the data it shares, the definitions it holds (builder,
+///   output, validation, cards) and the run context a body receives: one room, because they are
+///   defined through each other (the handle holds definitions, a body receives the context,
+///   the context carries the handle).
+/// - `registry`, `pipeline`, `presentation` (with the extension seam), `private` (the macros'
+///   support): the behaviour, over the handle.
+/// - `cc_names` and `suggest` stand alone.
 const ALLOWED: &[(&str, &[&str])] = &[
-    ("base", &[]),
-    ("registry", &["base"]),
-    ("pipeline", &["base", "suggest"]),
-    ("private", &["base"]),
-    ("presentation", &["base"]),
     ("cc_names", &[]),
     ("suggest", &[]),
+    ("call", &[]),
+    ("durable", &["call"]),
+    ("errors", &["call", "durable"]),
+    ("extensions", &[]),
+    ("execution", &["call", "durable", "extensions"]),
+    ("policy", &["call", "execution"]),
+    ("mode", &[]),
+    ("assembly", &["call", "mode"]),
+    (
+        "runtime",
+        &[
+            "call",
+            "durable",
+            "errors",
+            "extensions",
+            "execution",
+            "policy",
+            "mode",
+            "assembly",
+        ],
+    ),
+    (
+        "registry",
+        &["call", "errors", "execution", "policy", "mode", "runtime"],
+    ),
+    (
+        "pipeline",
+        &[
+            "call",
+            "durable",
+            "errors",
+            "execution",
+            "policy",
+            "mode",
+            "runtime",
+            "suggest",
+        ],
+    ),
+    ("private", &["call", "errors", "execution", "runtime"]),
+    (
+        "presentation",
+        &["call", "durable", "errors", "mode", "assembly", "runtime"],
+    ),
 ];
+
+#[test]
+fn the_runtime_rooms_are_ordered() {
+    for (at, (room, allowed)) in ALLOWED.iter().enumerate() {
+        for target in *allowed {
+            assert!(
+                ALLOWED[..at].iter().any(|(earlier, _)| earlier == target),
+                "room `{room}` may import `{target}`, which is not below it in the table"
+            );
+        }
+    }
+}
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let mut entries: Vec<_> = fs::read_dir(dir)
@@ -62,10 +138,8 @@ fn room_of(src: &Path, file: &Path) -> String {
 /// The room a `crate::` path names: its first segment, `root` for an item of the façade.
 fn room_named(segment: &str) -> String {
     match segment {
-        "base" | "registry" | "pipeline" | "presentation" | "suggest" | "cc_names" => {
-            segment.to_owned()
-        }
         "__private" | "private" => "private".to_owned(),
+        _ if ALLOWED.iter().any(|(room, _)| *room == segment) => segment.to_owned(),
         _ => "root".to_owned(),
     }
 }
@@ -234,7 +308,7 @@ fn check_rooms(
     }
 }
 
-/// The module path of a source file: `base/hooks.rs` -> `base::hooks`, `pipeline/mod.rs` ->
+/// The module path of a source file: `call/result.rs` -> `call::result`, `pipeline/mod.rs` ->
 /// `pipeline`, `lib.rs` -> `` (the root).
 fn module_of(src: &Path, file: &Path) -> Vec<String> {
     let rel = file.strip_prefix(src).unwrap_or(file);
@@ -348,7 +422,7 @@ fn mutual_imports(src: &Path) -> usize {
 
 #[test]
 fn the_checker_sees_a_backward_import() {
-    // A base file naming the registry, a comment that must be ignored, and `$crate::` paths.
+    // A call file naming the registry, a comment that must be ignored, and `$crate::` paths.
     let text = "use crate::registry::Scope;\n// see crate::pipeline\nlet _ = $crate::x;";
     assert_eq!(
         imports(text, &room_named),

@@ -115,11 +115,19 @@
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
-mod base;
+mod assembly;
+mod call;
 pub mod cc_names;
+mod durable;
+mod errors;
+mod execution;
+mod extensions;
+mod mode;
 mod pipeline;
+mod policy;
 pub mod presentation;
 mod registry;
+mod runtime;
 pub mod suggest;
 
 #[doc(hidden)]
@@ -136,8 +144,8 @@ pub use tools_schema as schema;
 
 /// The seam registry-owned capabilities (Code Mode) plug into when the runtime is built.
 pub mod extension {
-    pub use crate::base::extension::*;
-    pub use crate::base::runtime::{Presenter, SchemaList};
+    pub use crate::presentation::extension::*;
+    pub use crate::runtime::handle::{Presenter, SchemaList};
 }
 pub mod progress {
     //! How far a running call has come: the reports a tool body makes ([`Progress`]), what refuses
@@ -196,7 +204,7 @@ pub mod progress {
     //! # });
     //! ```
 
-    pub use crate::base::progress::{Progress, ProgressError, ProgressSink};
+    pub use crate::call::progress::{Progress, ProgressError, ProgressSink};
 }
 pub mod approvals {
     //! Approvals that wait for a person, survive a restart and bind to what was reviewed.
@@ -303,59 +311,62 @@ pub mod approvals {
     //! # });
     //! ```
 
-    pub use crate::base::approvals::{
+    pub use crate::call::decision::GivenDecision;
+    pub use crate::call::pending::{AwaitingCall, Pending, PendingHandle};
+    pub use crate::durable::approvals::{
         ApprovalError, ApprovalKey, CallStatus, DEFAULT_EXPIRY, DEFAULT_RECORD_ATTEMPTS,
-        DEFAULT_RECORD_BACKOFF, DurableApprovals, GivenDecision, MAX_HANDLE_BYTES, MIN_KEY_BYTES,
-        PausedCall, ResumedRun, RunPause,
+        DEFAULT_RECORD_BACKOFF, DurableApprovals, MAX_HANDLE_BYTES, MIN_KEY_BYTES, PausedCall,
+        ResumedRun, RunPause,
     };
-    pub use crate::base::handle::{Pending, PendingHandle};
-    pub use crate::base::store::{
-        ApprovalStore, AwaitingCall, CallFilter, CallQuery, CallState, Claim, MemoryStore,
-        PendingRecord, Settle, Settled, StoreError, StoredCall, Transition, purged,
+    pub use crate::durable::store::{
+        ApprovalStore, CallFilter, CallQuery, CallState, Claim, MemoryStore, PendingRecord, Settle,
+        Settled, StoreError, StoredCall, Transition, purged,
     };
 }
 /// Presentation cards: the render intents a tool gives a UI for its calls and results.
 pub mod cards {
-    pub use crate::base::cards::*;
+    pub use crate::runtime::cards::*;
 }
 /// The policy hooks a scope registers (pre-execute and post-execute decisions, approval,
 /// registry changes) and the execute-wrapper chain ([`Dispatch`](hooks::Dispatch),
 /// [`Next`](hooks::Next)).
 pub mod hooks {
-    pub use crate::base::hooks::*;
-    pub use crate::base::runtime::{Dispatch, Next};
+    pub use crate::call::decision::Approval;
+    pub use crate::policy::*;
+    pub use crate::runtime::handle::{Dispatch, Next};
 }
 /// The errors of registration, definition, execution and building, beside the stable
 /// [`codes`] of failed calls. A tool body's own error is [`ToolError`], at the root.
 pub mod error {
-    pub use crate::base::error::{
+    pub use crate::errors::{
         DefinitionError, ExecutionError, PanicSite, RegistryError, ToolFailure,
     };
-    pub use crate::base::extension::BuildError;
+    pub use crate::presentation::extension::BuildError;
 }
 /// The parts of a [`ToolDefinition`]: its builder, the hook and body
 /// types, the default renderer, the reserved names.
 pub mod definition {
-    pub use crate::base::definition::{
+    pub use crate::runtime::definition::{
         BodyFn, ConcurrencyFn, FinalizeContentFn, PrepareFn, PresentationMetaFn,
         RESERVED_DESCRIBE_TOOLS, RESERVED_NAMES, RESERVED_RUN_CODE, RenderFn, SchemaSource,
         ToolDefinitionBuilder, render_json,
     };
 }
 
-pub use base::call::{
+pub use call::content::{AdditionalContext, ContentBlock};
+pub use call::result::codes;
+pub use call::result::{ToolExecutionResult, ToolFailureInfo, ToolOutcome};
+pub use call::tool_call::{
     CallOrigin, ExecutionMode, ExecutionToken, Principal, ProgramOrigin, ScopeKey, ToolCall,
 };
-pub use base::content::{AdditionalContext, ContentBlock};
-pub use base::context::ToolRunContext;
-pub use base::definition::{Callers, Output, ToolDefinition};
-pub use base::error::{ToolError, codes};
-pub use base::execution::ToolExecution;
-pub use base::extensions::Extensions;
-pub use base::mode::PresentationMode;
-pub use base::result::{ToolExecutionResult, ToolFailureInfo, ToolOutcome};
-pub use base::runtime::{ToolFilter, ToolRuntime};
+pub use errors::ToolError;
+pub use execution::ToolExecution;
+pub use extensions::Extensions;
+pub use mode::PresentationMode;
 pub use registry::{Registration, Scope};
+pub use runtime::context::ToolRunContext;
+pub use runtime::definition::{Callers, Output, ToolDefinition};
+pub use runtime::handle::{ToolFilter, ToolRuntime};
 pub use tokio_util::sync::CancellationToken;
 
 /// Injection of `#[context]` parameters of a `#[tool]` function.

@@ -7,10 +7,10 @@ use std::sync::atomic::Ordering;
 use futures::FutureExt;
 
 use super::{Draft, PhaseClock, Run, error_code};
-use crate::base::error::{ExecutionError, PanicSite, panic_message};
-use crate::base::hooks::{PostDecision, PostSnapshot, PostView, Replacement};
-use crate::base::result::{ToolExecutionResult, ToolOutcome};
-use crate::base::runtime::PostListener;
+use crate::call::result::{ToolExecutionResult, ToolOutcome};
+use crate::errors::{ExecutionError, PanicSite, panic_message};
+use crate::policy::{PostDecision, PostSnapshot, PostView, Replacement};
+use crate::runtime::handle::PostListener;
 
 impl Run {
     /// Post-execute decisions, the cancellation override, `finalize_content`, observers.

@@ -10,11 +10,11 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::{Draft, Run};
-use crate::base::context::ToolRunContext;
-use crate::base::definition::ToolDefinition;
-use crate::base::error::{ExecutionError, PanicSite, ToolError, panicked};
-use crate::base::runtime::ToolRuntime;
-use crate::base::runtime::{Dispatch, Listeners, Next};
+use crate::errors::{ExecutionError, PanicSite, ToolError, panicked};
+use crate::runtime::context::ToolRunContext;
+use crate::runtime::definition::ToolDefinition;
+use crate::runtime::handle::ToolRuntime;
+use crate::runtime::handle::{Dispatch, Listeners, Next};
 
 impl Run {
     /// The wrappers around the body, then output normalisation.

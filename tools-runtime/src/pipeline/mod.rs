@@ -34,15 +34,15 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::base::call::{ExecutionToken, GLOBAL_LAYER, ScopeKey, ToolCall};
-use crate::base::content::ContentBlock;
-use crate::base::definition::ToolDefinition;
-use crate::base::error::{ExecutionError, PanicSite, panic_message};
-use crate::base::execution::{ExecInner, ProgressState, ToolExecution};
-use crate::base::mode::PresentationMode;
-use crate::base::result::{ToolExecutionResult, ToolFailureInfo};
-use crate::base::runtime::Listeners;
-use crate::base::runtime::ToolRuntime;
+use crate::call::content::ContentBlock;
+use crate::call::result::{ToolExecutionResult, ToolFailureInfo};
+use crate::call::tool_call::{ExecutionToken, GLOBAL_LAYER, ScopeKey, ToolCall};
+use crate::errors::{ExecutionError, PanicSite, panic_message};
+use crate::execution::{ExecInner, ProgressState, ToolExecution};
+use crate::mode::PresentationMode;
+use crate::runtime::definition::ToolDefinition;
+use crate::runtime::handle::Listeners;
+use crate::runtime::handle::ToolRuntime;
 use crate::suggest::SUGGEST_AT;
 
 /// A result still being shaped by the pipeline.
@@ -57,7 +57,7 @@ pub(crate) enum Draft {
         code: Cow<'static, str>,
     },
     /// The call paused for a decision that comes later (see `pause`).
-    Paused(Box<crate::base::handle::Pending>),
+    Paused(Box<crate::call::pending::Pending>),
 }
 
 impl Draft {
@@ -91,7 +91,7 @@ pub(crate) struct Run {
     pub(crate) span: tracing::Span,
     /// A resumed call's decision, which stands for the approval service's answer: validation
     /// and the pre-execute waterfall do not run again (see `ToolRuntime::resume`).
-    pub(crate) resumed: Option<crate::base::hooks::Approval>,
+    pub(crate) resumed: Option<crate::call::decision::Approval>,
 }
 
 impl Run {
@@ -253,7 +253,7 @@ impl Run {
 
     /// The program the body ran that paused as a whole, when it did: the call then pauses
     /// with it (`pause_run`), before [`dispatched`](Self::dispatched).
-    pub(crate) fn paused_program(&self) -> Option<crate::base::approvals::RunPause> {
+    pub(crate) fn paused_program(&self) -> Option<crate::durable::approvals::RunPause> {
         self.exec.0.run_pause.get().cloned()
     }
 
@@ -373,10 +373,10 @@ impl PhaseClock {
 }
 
 /// How a call's origin reads on its span.
-fn origin_name(origin: crate::base::call::CallOrigin) -> &'static str {
+fn origin_name(origin: crate::call::tool_call::CallOrigin) -> &'static str {
     match origin {
-        crate::base::call::CallOrigin::Direct => "direct",
-        crate::base::call::CallOrigin::Nested { .. } => "nested",
-        crate::base::call::CallOrigin::Program(_) => "program",
+        crate::call::tool_call::CallOrigin::Direct => "direct",
+        crate::call::tool_call::CallOrigin::Nested { .. } => "nested",
+        crate::call::tool_call::CallOrigin::Program(_) => "program",
     }
 }

@@ -12,21 +12,22 @@ use tokio_util::sync::CancellationToken;
 use super::{Draft, Run};
 use serde_json::Value;
 
-use crate::base::approvals::{
+use crate::call::decision::Approval;
+use crate::call::pending::{Pending, PendingHandle};
+use crate::call::result::ToolExecutionResult;
+use crate::call::result::codes;
+use crate::call::tool_call::CallOrigin as Origin;
+use crate::call::tool_call::{CallOrigin, ToolCall};
+use crate::durable::approvals::{
     ApprovalError, CallStatus, DurableApprovals, MAX_HANDLE_BYTES, MacFields, PausedCall,
-    ResumedRun, RunPause, fresh_id, mac_hex, now_ms, principal_text, sha256_hex,
+    ResumedRun, RunPause, fresh_id, mac_hex, principal_text, sha256_hex,
 };
-use crate::base::call::CallOrigin as Origin;
-use crate::base::call::{CallOrigin, ToolCall};
-use crate::base::error::{ExecutionError, codes};
-use crate::base::handle::{Pending, PendingHandle};
-use crate::base::hooks::Approval;
-use crate::base::result::ToolExecutionResult;
-use crate::base::runtime::ToolRuntime;
-use crate::base::store::{
+use crate::durable::store::{
     CallFilter, CallQuery, CallState, Claim, PendingRecord, Settle, Settled, StoreError,
-    StoredCall, Transition,
+    StoredCall, Transition, now_ms,
 };
+use crate::errors::ExecutionError;
+use crate::runtime::handle::ToolRuntime;
 
 impl Run {
     /// The call pauses for a decision that comes later: written to the store (a program's call
@@ -139,7 +140,7 @@ impl Run {
     pub(crate) fn paused(
         &self,
         pending: Box<Pending>,
-        contexts: Vec<crate::base::content::AdditionalContext>,
+        contexts: Vec<crate::call::content::AdditionalContext>,
         clock: &super::PhaseClock,
     ) -> ToolExecutionResult {
         let tool = self.exec.name();
@@ -413,7 +414,7 @@ impl ToolRuntime {
     fn edit_checked(
         &self,
         stored: &StoredCall,
-        agent: Option<crate::base::call::ScopeKey>,
+        agent: Option<crate::call::tool_call::ScopeKey>,
         arguments: &Value,
     ) -> Result<String, ApprovalError> {
         let record = &stored.record;

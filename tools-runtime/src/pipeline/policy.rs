@@ -28,11 +28,12 @@ use std::panic::AssertUnwindSafe;
 use futures::FutureExt;
 
 use super::{Draft, Run};
-use crate::base::context::ToolRunContext;
-use crate::base::definition::ToolDefinition;
-use crate::base::error::{ExecutionError, PanicSite};
-use crate::base::hooks::{Approval, PreDecision};
-use crate::base::runtime::PreListener;
+use crate::call::decision::Approval;
+use crate::errors::{ExecutionError, PanicSite};
+use crate::policy::PreDecision;
+use crate::runtime::context::ToolRunContext;
+use crate::runtime::definition::ToolDefinition;
+use crate::runtime::handle::PreListener;
 
 impl Run {
     /// Everything before the body: returns the definition to dispatch, or the failure.

@@ -64,9 +64,9 @@ use std::task::{Context, Poll, Waker};
 use tokio_util::sync::CancellationToken;
 
 use super::Run;
-use crate::base::call::{ExecutionMode, ScopeKey, ToolCall};
-use crate::base::result::ToolExecutionResult;
-use crate::base::runtime::{ToolRuntime, lock};
+use crate::call::result::ToolExecutionResult;
+use crate::call::tool_call::{ExecutionMode, ScopeKey, ToolCall};
+use crate::runtime::handle::{ToolRuntime, lock};
 
 impl ToolRuntime {
     /// How `call` may be scheduled: [`Parallel`](ExecutionMode::Parallel) only when the tool the

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use crate::base::error::{ExecutionError, ToolError};
-use crate::base::runtime::{Dispatch, Next};
+use crate::errors::{ExecutionError, ToolError};
+use crate::runtime::handle::{Dispatch, Next};
 
 /// A wrapper that enforces [`ToolDefinition::timeout`](crate::ToolDefinition::timeout).
 ///

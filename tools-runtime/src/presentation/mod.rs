@@ -49,23 +49,23 @@
 //! assert_eq!(ordered.tool_names(), vec!["write", "read"]);
 //! ```
 
-pub use crate::base::assembly::{
-    AssembleHook, AssembleOptions, Assembly, AssemblyError, PromptSection,
-};
+pub(crate) mod extension;
+
+pub use crate::assembly::{AssembleHook, AssembleOptions, Assembly, AssemblyError, PromptSection};
 
 use std::collections::BTreeSet;
 use std::fmt;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
-use crate::base::approvals::DurableApprovals;
-use crate::base::call::ScopeKey;
-use crate::base::definition::RESERVED_NAMES;
-use crate::base::extension::{BuildError, Extension};
-use crate::base::mode::PresentationMode;
+use crate::call::tool_call::ScopeKey;
+use crate::durable::approvals::DurableApprovals;
+use crate::mode::PresentationMode;
+use crate::runtime::definition::RESERVED_NAMES;
+use extension::{BuildError, Extension};
 use tools_schema::catalog::CatalogEntry;
 
-use crate::base::runtime::{Presenter, SchemaList, ToolRuntime, lock};
+use crate::runtime::handle::{Presenter, SchemaList, ToolRuntime, lock};
 
 /// Where a host's per-tool guidance sections start.
 pub const TOOL_GUIDANCE_ORDER: i32 = 200;
@@ -232,7 +232,7 @@ impl ToolRuntime {
                     Ok(Some(replaced)) => Ok(replaced),
                     Ok(None) => Ok(assembly),
                     Err(p) => Err(AssemblyError::HookPanicked {
-                        message: crate::base::error::panic_message(&*p),
+                        message: crate::errors::panic_message(&*p),
                     }),
                 }
             }

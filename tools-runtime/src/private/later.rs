@@ -11,7 +11,7 @@ use std::task::{Context, Poll};
 use serde_json::Value;
 
 use super::BoxBody;
-use crate::base::error::ToolError;
+use crate::errors::ToolError;
 
 /// `future`, converting its output with `convert` when it completes, as a [`BoxBody`].
 pub fn convert_later<F>(future: F, convert: fn(F::Output) -> Result<Value, ToolError>) -> BoxBody
@@ -48,7 +48,7 @@ mod tests {
     use serde_json::Value;
 
     use super::convert_later;
-    use crate::base::error::ToolError;
+    use crate::errors::ToolError;
 
     /// Pending on the first poll (waking its task), then ready with `value`.
     struct YieldOnce {

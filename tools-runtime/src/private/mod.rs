@@ -16,13 +16,14 @@ pub use tools_schema::{
     AdditionalProperties, Annotations, Schema, SchemaKind, StringSchema, ToolAnnotations,
 };
 
-pub use crate::base::cards::{CallView, ResultRecord, ResultView};
-pub use crate::base::content::ContentBlock;
-pub use crate::base::context::ToolRunContext;
-pub use crate::base::definition::{Callers, Output, ToolDefinition};
-pub use crate::base::error::{DefinitionError, ToolError, ToolFailure, codes};
-pub use crate::base::execution::ToolExecution;
-pub use crate::base::result::ToolExecutionResult;
+pub use crate::call::content::ContentBlock;
+pub use crate::call::result::ToolExecutionResult;
+pub use crate::call::result::codes;
+pub use crate::errors::{DefinitionError, ToolError, ToolFailure};
+pub use crate::execution::ToolExecution;
+pub use crate::runtime::cards::{CallView, ResultRecord, ResultView};
+pub use crate::runtime::context::ToolRunContext;
+pub use crate::runtime::definition::{Callers, Output, ToolDefinition};
 
 /// The type generated code implements [`ToolParts`] and [`DerivedSchemas`] for. rustc
 /// compiles a method together with the module of its `Self` type, so code generated this way

@@ -138,7 +138,7 @@ pub fn free_tool(
     input: Schema,
     output: Output,
     body: BodyPtr,
-) -> crate::base::definition::ToolDefinitionBuilder {
+) -> crate::runtime::definition::ToolDefinitionBuilder {
     ToolDefinition::builder(name)
         .description(description)
         .input_schema(input)

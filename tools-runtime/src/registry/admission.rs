@@ -12,10 +12,10 @@
 //! make a call pass for a program's (host code that sees a program's call can pass its origin
 //! on: an origin is not a secret).
 
-use crate::base::call::CallOrigin;
-use crate::base::definition::Callers;
-use crate::base::error::ExecutionError;
-use crate::base::mode::PresentationMode;
+use crate::call::tool_call::CallOrigin;
+use crate::errors::ExecutionError;
+use crate::mode::PresentationMode;
+use crate::runtime::definition::Callers;
 
 /// What the rules read of one call.
 pub(crate) struct CallFacts<'a> {

@@ -1,7 +1,7 @@
 //! The registry room: the runtime's layers (the global one and nested agent scopes), what is
 //! registered in them, masks and reservations, how a name resolves for a scope, and the
 //! [`Scope`] handles everything is registered through (in `scope`). Its data is declared in
-//! [`crate::base::runtime`]; this room gives it behaviour.
+//! [`crate::runtime::handle`]; this room gives it behaviour.
 
 mod admission;
 mod scope;
@@ -15,13 +15,15 @@ use std::sync::atomic::Ordering;
 
 use tools_schema::catalog::CatalogEntry;
 
-use crate::base::call::{CallOrigin, GLOBAL_LAYER, ScopeKey};
-use crate::base::definition::{Callers, RESERVED_NAMES, ToolDefinition};
-use crate::base::error::RegistryError;
-use crate::base::hooks::{ApprovalService, RegistryChange};
-use crate::base::mode::PresentationMode;
-use crate::base::runtime::{CallSnapshot, Item, ItemKind, Layer, State, ToolRuntime, read, write};
-use crate::base::runtime::{ChangeFn, Listeners};
+use crate::call::tool_call::{CallOrigin, GLOBAL_LAYER, ScopeKey};
+use crate::errors::RegistryError;
+use crate::mode::PresentationMode;
+use crate::policy::{ApprovalService, RegistryChange};
+use crate::runtime::definition::{Callers, RESERVED_NAMES, ToolDefinition};
+use crate::runtime::handle::{
+    CallSnapshot, Item, ItemKind, Layer, State, ToolRuntime, read, write,
+};
+use crate::runtime::handle::{ChangeFn, Listeners};
 
 /// Whether `name` is one of the registry's own tools (`run_code`, `describe_tools`): reserved,
 /// never registered, reserved or restricted by a scope, and callable directly under `code`.

@@ -8,19 +8,19 @@ use std::sync::{Arc, Weak};
 use serde_json::Value;
 use tools_schema::catalog::CatalogEntry;
 
-use crate::base::call::{GLOBAL_LAYER, ScopeKey};
-use crate::base::definition::{ToolDefinition, ToolDefinitionBuilder};
-use crate::base::error::{RegistryError, ToolError};
-use crate::base::execution::ToolExecution;
-use crate::base::hooks::{
+use crate::call::progress::Progress;
+use crate::call::result::ToolExecutionResult;
+use crate::call::tool_call::{GLOBAL_LAYER, ScopeKey};
+use crate::errors::{RegistryError, ToolError};
+use crate::execution::ToolExecution;
+use crate::mode::PresentationMode;
+use crate::policy::{
     ApprovalService, PostDecision, PostSnapshot, PostView, PreDecision, RegistryChange,
 };
-use crate::base::mode::PresentationMode;
-use crate::base::progress::Progress;
-use crate::base::result::ToolExecutionResult;
-use crate::base::runtime::{ChangeFn, Dispatch, Entry, GuardFn, Listeners, Next, ObserverFn};
-use crate::base::runtime::{ItemKind, Shared, ToolFilter, ToolRuntime, write};
-use crate::base::runtime::{PostListener, PreListener, ProgressListenerFn, WrapperFn};
+use crate::runtime::definition::{ToolDefinition, ToolDefinitionBuilder};
+use crate::runtime::handle::{ChangeFn, Dispatch, Entry, GuardFn, Listeners, Next, ObserverFn};
+use crate::runtime::handle::{ItemKind, Shared, ToolFilter, ToolRuntime, write};
+use crate::runtime::handle::{PostListener, PreListener, ProgressListenerFn, WrapperFn};
 
 /// The handle of one registration (a tool, a reservation, a mask, a listener, the approval
 /// service). Dropping it keeps the registration, which lasts until [`dispose`](Self::dispose)

@@ -11,14 +11,14 @@ use serde_json::Value;
 use tools_schema::Schema;
 use tools_schema::catalog::{CatalogEntry, ToolAnnotations};
 
-use super::cards::{CallView, PresentCallFn, PresentResultFn, ResultRecord, ResultView};
-use super::content::ContentBlock;
-use super::context::ToolRunContext;
-use super::error::{DefinitionError, ToolError};
-use super::execution::ToolExecution;
-use super::extensions::Extensions;
-use super::result::ToolExecutionResult;
-use super::validation::{self, Compiled};
+use crate::call::content::ContentBlock;
+use crate::call::result::ToolExecutionResult;
+use crate::errors::{DefinitionError, ToolError};
+use crate::execution::ToolExecution;
+use crate::extensions::Extensions;
+use crate::runtime::cards::{CallView, PresentCallFn, PresentResultFn, ResultRecord, ResultView};
+use crate::runtime::context::ToolRunContext;
+use crate::runtime::validation::{self, Compiled};
 
 /// The tool name reserved for Code Mode's transport: no scope can register, reserve or restrict
 /// it.

@@ -4,24 +4,12 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use futures::future::BoxFuture;
 
-use super::runtime::lock;
-use serde::{Deserialize, Serialize};
-
-/// The call a paused Code Mode run waits on: the program's tool call that asked for approval,
-/// which is what a person reviews.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AwaitingCall {
-    /// The tool the program called.
-    pub tool: String,
-    /// The program's call id for it (`<run's call id>:code:<n>`).
-    pub call_id: String,
-    /// Its arguments, canonical JSON text (keys in code-point order).
-    pub arguments: String,
-}
+use crate::call::pending::AwaitingCall;
 
 /// What a store keeps of one paused call. Every field is bound by [`mac`](Self::mac); the store
 /// keeps it as it was written and the runtime checks it again before it resumes anything.
@@ -227,7 +215,7 @@ impl CallQuery {
     pub fn new(filter: CallFilter, limit: usize) -> Self {
         CallQuery {
             filter,
-            now_ms: super::approvals::now_ms(),
+            now_ms: now_ms(),
             after: None,
             limit,
         }
@@ -561,4 +549,16 @@ pub fn purged(call: &StoredCall, now_ms: u64) -> bool {
             call.record.created_ms < now_ms
         }
     }
+}
+
+/// Now, in milliseconds since the Unix epoch.
+pub(crate) fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Locks `mutex`, whether or not a holder panicked (every value kept behind one stays whole).
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -14,18 +14,18 @@ use tokio_util::sync::CancellationToken;
 
 use tools_schema::catalog::CatalogEntry;
 
-use super::approvals::DurableApprovals;
-use super::assembly::{AssembleHook, Assembly, AssemblyError};
-use super::call::{GLOBAL_LAYER, ScopeKey};
-use super::definition::ToolDefinition;
-use super::error::ToolError;
-use super::execution::ToolExecution;
-use super::extensions::Extensions;
-use super::hooks::{
+use crate::assembly::{AssembleHook, Assembly, AssemblyError};
+use crate::call::result::ToolExecutionResult;
+use crate::call::tool_call::{GLOBAL_LAYER, ScopeKey};
+use crate::durable::approvals::DurableApprovals;
+use crate::errors::ToolError;
+use crate::execution::ToolExecution;
+use crate::extensions::Extensions;
+use crate::mode::PresentationMode;
+use crate::policy::{
     ApprovalService, PostDecision, PostSnapshot, PostView, PreDecision, RegistryChange,
 };
-use super::mode::PresentationMode;
-use super::result::ToolExecutionResult;
+use crate::runtime::definition::ToolDefinition;
 
 /// An agent-scoped visibility mask over global tools. Masks are snapshotted when applied and
 /// intersect along an agent's chain.
@@ -231,8 +231,8 @@ pub(crate) struct CallSnapshot {
     /// The definition is one the registry owns (an extension installed it).
     pub(crate) owned: bool,
     /// The registry's admission rules refuse the call before policy (the code-only rule, the
-    /// tool's [`Callers`](super::definition::Callers)).
-    pub(crate) refusal: Option<super::error::ExecutionError>,
+    /// tool's [`Callers`](crate::runtime::definition::Callers)).
+    pub(crate) refusal: Option<crate::errors::ExecutionError>,
     /// The calling scope's presentation mode; `None` when the scope is gone.
     pub(crate) mode: Option<PresentationMode>,
 }
@@ -288,7 +288,7 @@ impl ToolRuntime {
 // ---------------------------------------------------------------------------------------------
 // The listener lists as stored, and the execute-wrapper chain. They live with the runtime
 // handle because the lists are part of what it shares and `Next` holds the handle; keeping
-// them here means no two files of `base` import each other.
+// them here means the `policy` room below need not know the handle.
 
 pub(crate) type PreSyncFn = dyn Fn(&ToolExecution, PreDecision) -> PreDecision + Send + Sync;
 pub(crate) type PreAsyncFn =
@@ -301,7 +301,7 @@ pub(crate) type PostAsyncFn =
     dyn Fn(ToolExecution, PostSnapshot) -> BoxFuture<'static, PostDecision> + Send + Sync;
 pub(crate) type ObserverFn = dyn Fn(&ToolExecution, &ToolExecutionResult) + Send + Sync;
 pub(crate) type ChangeFn = dyn Fn(&RegistryChange) + Send + Sync;
-pub(crate) use super::execution::ProgressListenerFn;
+pub(crate) use crate::execution::ProgressListenerFn;
 
 #[derive(Clone)]
 pub(crate) enum PreListener {

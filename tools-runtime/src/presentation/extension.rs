@@ -59,9 +59,10 @@ use std::error::Error;
 use std::fmt;
 use std::sync::Arc;
 
-use super::definition::ToolDefinition;
-use super::mode::PresentationMode;
-use super::runtime::Presenter;
+use crate::call::progress::ProgressError;
+use crate::mode::PresentationMode;
+use crate::runtime::definition::ToolDefinition;
+use crate::runtime::handle::Presenter;
 
 /// A registry-owned capability, installed when the runtime is built (see the
 /// [module](crate::extension)).
@@ -163,7 +164,7 @@ pub enum BuildError {
     /// An extension owns a name the registry does not reserve.
     #[error(
         "the {extension} extension owns a tool named `{name}`, which is not one of the \
-         registry's reserved names ({})", crate::base::definition::RESERVED_NAMES.join(", ")
+         registry's reserved names ({})", crate::runtime::definition::RESERVED_NAMES.join(", ")
     )]
     NotReserved {
         /// The extension's name.
@@ -187,9 +188,15 @@ pub trait Coded: Error + Send + Sync + 'static {
     fn code(&self) -> &'static str;
 }
 
-impl Coded for super::error::DefinitionError {
+impl Coded for crate::errors::DefinitionError {
     fn code(&self) -> &'static str {
-        super::error::DefinitionError::code(self)
+        crate::errors::DefinitionError::code(self)
+    }
+}
+
+impl Coded for ProgressError {
+    fn code(&self) -> &'static str {
+        ProgressError::code(self)
     }
 }
 

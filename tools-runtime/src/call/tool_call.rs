@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::decision::GivenDecision;
 use super::progress::{Progress, ProgressSink};
 
 /// The opaque identity of one execution, assigned by the registry.
@@ -127,7 +128,7 @@ pub struct ToolCall {
     pub progress: Option<ProgressSink>,
     /// A person's decision for this call, when a resumed program makes again the call it
     /// paused on (see [`crate::approvals`]); only the runtime makes one.
-    pub decided: Option<crate::base::approvals::GivenDecision>,
+    pub decided: Option<GivenDecision>,
     /// Who the call is made for ([`Principal`]); `None` when the host authenticated no one.
     pub principal: Option<Arc<Principal>>,
 }
@@ -161,7 +162,7 @@ impl ToolCall {
 
     /// The same call with the decision a person gave for it while its program was paused
     /// ([`ResumedRun::decision`](crate::approvals::ResumedRun::decision)).
-    pub fn with_decision(mut self, decision: crate::base::approvals::GivenDecision) -> Self {
+    pub fn with_decision(mut self, decision: GivenDecision) -> Self {
         self.decided = Some(decision);
         self
     }

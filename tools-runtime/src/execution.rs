@@ -1,4 +1,6 @@
-//! The read-only view of one execution that the pipeline's listeners see ([`ToolExecution`]).
+//! The execution: the read-only view of one call in flight that the pipeline's listeners,
+//! guards, wrappers and the body's context see ([`ToolExecution`]), with the state it keeps
+//! (its progress, what its prepare hook computed, the run a paused program leaves or resumes).
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -7,10 +9,10 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::call::{CallOrigin, ExecutionToken, GLOBAL_LAYER, ScopeKey};
-use super::content::AdditionalContext;
-use super::extensions::Extensions;
-use super::progress::{self, Progress, ProgressError, ProgressSink};
+use crate::call::content::AdditionalContext;
+use crate::call::progress::{self, Progress, ProgressError, ProgressSink};
+use crate::call::tool_call::{CallOrigin, ExecutionToken, GLOBAL_LAYER, ScopeKey};
+use crate::extensions::Extensions;
 
 /// A progress listener ([`Scope::on_progress`](crate::Scope::on_progress)).
 pub(crate) type ProgressListenerFn = dyn Fn(&ToolExecution, &Progress) + Send + Sync;
@@ -59,13 +61,13 @@ pub(crate) struct ExecInner {
     pub(crate) extensions: OnceLock<Extensions>,
     pub(crate) progress: ProgressState,
     /// What a registry-owned body left when its program paused (see `ToolRunContext::pause_run`).
-    pub(crate) run_pause: OnceLock<super::approvals::RunPause>,
+    pub(crate) run_pause: OnceLock<crate::durable::approvals::RunPause>,
     /// The resumed run this execution continues, when it resumes a paused program.
-    pub(crate) resumed_run: OnceLock<Arc<super::approvals::ResumedRun>>,
+    pub(crate) resumed_run: OnceLock<Arc<crate::durable::approvals::ResumedRun>>,
     /// For a call resumed with arguments a reviewer edited, the arguments reviewed.
     pub(crate) reviewed: OnceLock<Arc<Value>>,
     /// Who the call is made for.
-    pub(crate) principal: Option<Arc<super::call::Principal>>,
+    pub(crate) principal: Option<Arc<crate::call::tool_call::Principal>>,
 }
 
 impl Drop for ExecInner {
@@ -103,12 +105,12 @@ impl ToolExecution {
     /// Who the call is made for ([`Principal`](crate::Principal)), as the caller set it
     /// ([`ToolCall::with_principal`](crate::ToolCall::with_principal)), inherited by the calls
     /// it makes and kept through a pause; `None` when the host authenticated no one.
-    pub fn principal(&self) -> Option<&super::call::Principal> {
+    pub fn principal(&self) -> Option<&crate::call::tool_call::Principal> {
         self.0.principal.as_deref()
     }
 
     /// The principal as a shared handle, to set on another call.
-    pub fn principal_arc(&self) -> Option<&Arc<super::call::Principal>> {
+    pub fn principal_arc(&self) -> Option<&Arc<crate::call::tool_call::Principal>> {
         self.0.principal.as_ref()
     }
 

@@ -12,7 +12,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::content::ContentBlock;
+use crate::call::content::ContentBlock;
 
 /// A place in a file a call touches.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,17 +1,20 @@
-//! The policy hooks of the pipeline, in the order they run: pre-execute decisions (with the
-//! approval service for `ask`), guards, execute wrappers, post-execute decisions, and result
-//! observers; plus registry change listeners. These are the decisions and services the hooks
-//! deal in; the lists of registered hooks and the execute-wrapper chain ([`Dispatch`](crate::hooks::Dispatch),
-//! [`Next`](crate::hooks::Next)) are with the runtime handle in `base::runtime`, the pipeline runs them.
+//! The room of the policy hooks: what the hooks of the pipeline decide and the services they
+//! call, in the order they run: pre-execute decisions (with the approval service for `ask`,
+//! whose answer, [`Approval`], is a decision on a call and lives with the call), guards, execute
+//! wrappers, post-execute decisions, and result observers; plus registry change listeners. The
+//! lists of registered hooks and the execute-wrapper chain
+//! ([`Dispatch`](crate::hooks::Dispatch), [`Next`](crate::hooks::Next)) are with the runtime
+//! handle (`runtime/handle.rs`); the pipeline runs them.
 
 use std::future::Future;
 
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use super::call::ScopeKey;
-use super::content::{AdditionalContext, ContentBlock};
-use super::execution::ToolExecution;
+use crate::call::content::{AdditionalContext, ContentBlock};
+use crate::call::decision::Approval;
+use crate::call::tool_call::ScopeKey;
+use crate::execution::ToolExecution;
 
 /// The decision of the pre-execute waterfall. Each listener receives the decision so far
 /// (starting at [`Allow`](PreDecision::Allow)) and returns the next one.
@@ -136,39 +139,6 @@ pub struct PostSnapshot {
     pub content: Vec<ContentBlock>,
     /// The presentation metadata so far.
     pub meta: Option<Value>,
-}
-
-/// The answer of an [`ApprovalService`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Approval {
-    /// The call may proceed.
-    Approved,
-    /// The call is refused.
-    Denied {
-        /// Why, if the service says.
-        reason: Option<String>,
-    },
-    /// The decision comes later, from a person who may answer in days: the call pauses. With
-    /// [durable approvals](crate::approvals) the call is written to the store and its result
-    /// (`APPROVAL_PENDING`) carries the handle to [resume](crate::ToolRuntime::resume) it with;
-    /// without, the call fails with `APPROVAL_NOT_DURABLE`.
-    Deferred {
-        /// Why, if the service says (shown with the handle).
-        reason: Option<String>,
-    },
-}
-
-impl Approval {
-    /// A refusal with `reason`.
-    pub fn deny(reason: impl Into<String>) -> Self {
-        Approval::Denied {
-            reason: Some(reason.into()),
-        }
-    }
-    /// A deferral: the call pauses until [`ToolRuntime::resume`](crate::ToolRuntime::resume).
-    pub fn later() -> Self {
-        Approval::Deferred { reason: None }
-    }
 }
 
 /// The service that answers [`PreDecision::Ask`]. Install one with

@@ -105,18 +105,6 @@ impl ProgressError {
     }
 }
 
-impl From<ProgressError> for super::error::ToolError {
-    fn from(error: ProgressError) -> Self {
-        super::error::ToolError::with_code(error.code(), error.to_string())
-    }
-}
-
-impl super::extension::Coded for ProgressError {
-    fn code(&self) -> &'static str {
-        ProgressError::code(self)
-    }
-}
-
 /// Where one call's progress goes, set by its caller
 /// ([`ToolCall::with_progress`](crate::ToolCall::with_progress)). Cheap to clone.
 #[derive(Clone)]

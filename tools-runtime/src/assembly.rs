@@ -1,13 +1,13 @@
 //! What prompt assembly produces: an [`Assembly`] of tool definitions and [`PromptSection`]s,
 //! and why one could not be made ([`AssemblyError`]). The presentation room builds it; an
-//! installed [`Presenter`](super::extension::Presenter) adds to it.
+//! installed [`Presenter`](crate::extension::Presenter) adds to it.
 
 use std::sync::Arc;
 
 use tools_schema::catalog::CatalogEntry;
 
-use super::call::ScopeKey;
-use super::mode::PresentationMode;
+use crate::call::tool_call::ScopeKey;
+use crate::mode::PresentationMode;
 
 /// One section of the system prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]

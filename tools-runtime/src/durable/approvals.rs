@@ -1,11 +1,12 @@
 //! Durable approvals' vocabulary: the settings ([`DurableApprovals`]), the key
 //! ([`ApprovalKey`]), what a store keeps of a paused call ([`PendingRecord`]), the handle a host
 //! shows and persists ([`PendingHandle`]), the MAC that binds them, and the errors
-//! ([`ApprovalError`]). The store is in `base::store`; the pipeline pauses and resumes.
+//! ([`ApprovalError`]). The store is in
+//! [`store`](super::store); the pipeline pauses and resumes.
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, UNIX_EPOCH};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -13,11 +14,13 @@ use hmac::{Hmac, KeyInit, Mac};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::call::Principal;
-use super::error::codes;
-use super::handle::PendingHandle;
-use super::result::ToolExecutionResult;
-use super::store::{ApprovalStore, AwaitingCall, CallState, PendingRecord, StoreError, StoredCall};
+use crate::call::decision::{Approval, GivenDecision};
+use crate::call::pending::AwaitingCall;
+use crate::call::pending::PendingHandle;
+use crate::call::result::ToolExecutionResult;
+use crate::call::result::codes;
+use crate::call::tool_call::Principal;
+use crate::durable::store::{ApprovalStore, CallState, PendingRecord, StoreError, StoredCall};
 
 /// The shortest key [`ApprovalKey::new`] accepts, in bytes.
 pub const MIN_KEY_BYTES: usize = 16;
@@ -194,7 +197,7 @@ pub struct RunPause {
 pub struct ResumedRun {
     pub(crate) journal: String,
     pub(crate) awaiting: AwaitingCall,
-    pub(crate) decision: super::hooks::Approval,
+    pub(crate) decision: Approval,
 }
 
 impl ResumedRun {
@@ -219,18 +222,6 @@ impl ResumedRun {
             decision: self.decision.clone(),
         }
     }
-}
-
-/// A person's decision for one call of a resumed program. Only the runtime makes one
-/// ([`ResumedRun::decision`]); the pipeline takes it for the approval service's answer only for
-/// a program's call of exactly that call id, tool and canonical arguments, and ignores it
-/// otherwise.
-#[derive(Debug, Clone, PartialEq)]
-pub struct GivenDecision {
-    pub(crate) call_id: String,
-    pub(crate) tool: String,
-    pub(crate) arguments: String,
-    pub(crate) decision: super::hooks::Approval,
 }
 
 impl PendingRecord {
@@ -647,13 +638,6 @@ pub(crate) fn fresh_id() -> Result<String, StoreError> {
         source: format!("no randomness for a pending call's id: {e}").into(),
     })?;
     Ok(hex(&bytes))
-}
-
-/// Now, in milliseconds since the Unix epoch.
-pub(crate) fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// The name a runtime writes on the calls it claims when none was given

@@ -1,6 +1,8 @@
 //! Errors: the failure a tool body returns ([`ToolError`]), the failures the pipeline itself
 //! produces ([`ExecutionError`]), and the errors of building and registering definitions
-//! ([`DefinitionError`], [`RegistryError`]). Each has a stable `code()` string.
+//! ([`DefinitionError`], [`RegistryError`]). Each has a stable `code()` string, one of the
+//! [`codes`] the call room keeps with the result. A call that could not pause carries the
+//! approvals room's [`ApprovalError`], so this room sits above that one.
 
 use std::any::Any;
 use std::borrow::Cow;
@@ -8,78 +10,9 @@ use std::fmt;
 
 use tools_schema::excerpt::cut;
 
-/// Stable failure codes that appear in [`ToolFailureInfo::code`](crate::ToolFailureInfo).
-pub mod codes {
-    /// The arguments do not match the tool's input schema.
-    pub const INVALID_ARGS: &str = "INVALID_ARGS";
-    /// No visible tool has the requested name.
-    pub const UNKNOWN_TOOL: &str = "UNKNOWN_TOOL";
-    /// The call was cancelled before its body started.
-    pub const ABORTED_BEFORE_DISPATCH: &str = "ABORTED_BEFORE_DISPATCH";
-    /// The call was cancelled after its body started, and would otherwise have succeeded.
-    pub const ABORTED: &str = "ABORTED";
-    /// The shipped timeout wrapper stopped the call at the definition's deadline.
-    pub const TOOL_TIMEOUT: &str = "TOOL_TIMEOUT";
-    /// The value the body (or a wrapper, or a post-execute listener) produced does not match the
-    /// tool's output schema.
-    pub const INVALID_OUTPUT: &str = "INVALID_OUTPUT";
-    /// A pre-execute listener denied the call, or asked for approval that was not given.
-    pub const DENIED: &str = "DENIED";
-    /// A guard denied the call.
-    pub const GUARD_DENIED: &str = "GUARD_DENIED";
-    /// A post-execute listener blocked the result.
-    pub const BLOCKED: &str = "BLOCKED";
-    /// The default code of a [`ToolError`](super::ToolError) made from a plain message.
-    pub const TOOL_FAILED: &str = "TOOL_FAILED";
-    /// The tool body panicked.
-    pub const TOOL_PANICKED: &str = "TOOL_PANICKED";
-    /// A pre-execute or post-execute listener, or the approval service, panicked.
-    pub const LISTENER_PANICKED: &str = "LISTENER_PANICKED";
-    /// A guard panicked.
-    pub const GUARD_PANICKED: &str = "GUARD_PANICKED";
-    /// An execute wrapper panicked.
-    pub const WRAPPER_PANICKED: &str = "WRAPPER_PANICKED";
-    /// The tool's `render` or `presentation_meta` panicked.
-    pub const RENDER_PANICKED: &str = "RENDER_PANICKED";
-    /// The approval service deferred its decision: the call is paused, kept in the runtime's
-    /// approval store, and the result carries the handle to resume it with
-    /// ([`ToolExecutionResult::pending`](crate::ToolExecutionResult::pending)).
-    pub const APPROVAL_PENDING: &str = "APPROVAL_PENDING";
-    /// A call could not pause, or a paused call not resume, because the runtime keeps no paused
-    /// calls or the call came from an agent scope without a name.
-    pub const APPROVAL_NOT_DURABLE: &str = "APPROVAL_NOT_DURABLE";
-    /// A resume was given no decision.
-    pub const APPROVAL_NO_DECISION: &str = "APPROVAL_NO_DECISION";
-    /// The approval store failed.
-    pub const APPROVAL_STORE: &str = "APPROVAL_STORE";
-    /// An approval key was too short.
-    pub const APPROVAL_KEY: &str = "APPROVAL_KEY";
-    /// A handle's text could not be read.
-    pub const APPROVAL_HANDLE_INVALID: &str = "APPROVAL_HANDLE_INVALID";
-    /// A handle is not the one given for its paused call (edited, or another key).
-    pub const APPROVAL_MISMATCH: &str = "APPROVAL_MISMATCH";
-    /// No paused call has the handle's id.
-    pub const APPROVAL_UNKNOWN: &str = "APPROVAL_UNKNOWN";
-    /// The paused call expired.
-    pub const APPROVAL_EXPIRED: &str = "APPROVAL_EXPIRED";
-    /// The paused call is not pending: resumed before (done, failed, or claimed by a resume
-    /// that has not recorded its end). The error's message says which state it found.
-    pub const APPROVAL_ALREADY_RESUMED: &str = "APPROVAL_ALREADY_RESUMED";
-    /// A resumed call ran, and the store could not record its end after every retry: it stays
-    /// `resuming` (in doubt) until an operator settles it; the error carries its result.
-    pub const APPROVAL_NOT_RECORDED: &str = "APPROVAL_NOT_RECORDED";
-    /// A resume with edited arguments was refused: the paused call is a Code Mode program's,
-    /// whose replay would make the reviewed call.
-    pub const APPROVAL_EDIT_REFUSED: &str = "APPROVAL_EDIT_REFUSED";
-    /// A resume's edited arguments do not validate against the tool's input schema.
-    pub const APPROVAL_EDIT_INVALID: &str = "APPROVAL_EDIT_INVALID";
-    /// A call was settled by hand that is not in doubt (not `resuming`), or with no note.
-    pub const APPROVAL_NOT_IN_DOUBT: &str = "APPROVAL_NOT_IN_DOUBT";
-    /// The paused call was cancelled.
-    pub const APPROVAL_CANCELLED: &str = "APPROVAL_CANCELLED";
-    /// The paused call's agent scope has no live scope of its name here.
-    pub const APPROVAL_SCOPE_MISSING: &str = "APPROVAL_SCOPE_MISSING";
-}
+use crate::call::progress::ProgressError;
+use crate::call::result::codes;
+use crate::durable::approvals::ApprovalError;
 
 /// A user error type that names its own failure code.
 ///
@@ -183,6 +116,12 @@ impl std::error::Error for ToolError {}
 impl<E: ToolFailure> From<E> for ToolError {
     fn from(error: E) -> Self {
         ToolError::from_failure(&error)
+    }
+}
+
+impl From<ProgressError> for ToolError {
+    fn from(error: ProgressError) -> Self {
+        ToolError::with_code(error.code(), error.to_string())
     }
 }
 
@@ -347,7 +286,7 @@ pub enum ExecutionError {
         tool: String,
         /// Why.
         #[source]
-        error: std::sync::Arc<crate::base::approvals::ApprovalError>,
+        error: std::sync::Arc<ApprovalError>,
     },
     /// A panic was caught.
     #[error("{site} of `{tool}` panicked: {message}")]

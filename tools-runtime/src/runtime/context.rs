@@ -7,11 +7,11 @@ use std::sync::{Arc, PoisonError};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::call::{ExecutionToken, ProgramOrigin, ScopeKey, ToolCall};
-use super::content::AdditionalContext;
-use super::execution::ToolExecution;
-use super::progress::{Progress, ProgressError};
-use super::runtime::ToolRuntime;
+use crate::call::content::AdditionalContext;
+use crate::call::progress::{Progress, ProgressError};
+use crate::call::tool_call::{ExecutionToken, ProgramOrigin, ScopeKey, ToolCall};
+use crate::execution::ToolExecution;
+use crate::runtime::handle::ToolRuntime;
 
 /// What a tool body receives beside its arguments.
 ///
@@ -128,14 +128,14 @@ impl ToolRunContext {
     /// then writes the call, with `pause`, to the approval store, and the call's result is
     /// `APPROVAL_PENDING` with its handle. Returns `false`, and keeps nothing, for any other
     /// tool's body or when a pause was left already.
-    pub fn pause_run(&self, pause: super::approvals::RunPause) -> bool {
+    pub fn pause_run(&self, pause: crate::durable::approvals::RunPause) -> bool {
         self.exec.0.owned && self.exec.0.run_pause.set(pause).is_ok()
     }
 
     /// The paused run this call resumes, for the body of a registry-owned tool: replay its
-    /// journal, and set [its decision](super::approvals::ResumedRun::decision) on the call
+    /// journal, and set [its decision](crate::durable::approvals::ResumedRun::decision) on the call
     /// that waited when the program makes it again.
-    pub fn resumed_run(&self) -> Option<Arc<super::approvals::ResumedRun>> {
+    pub fn resumed_run(&self) -> Option<Arc<crate::durable::approvals::ResumedRun>> {
         self.exec.0.resumed_run.get().cloned()
     }
 

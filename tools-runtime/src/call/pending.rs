@@ -1,11 +1,12 @@
-//! A paused call as its result carries it: the [`Pending`] note and the [`PendingHandle`] to
-//! resume it with. Only the data lives here, so the result types can carry it; making,
-//! writing, reading and checking a handle is in [`approvals`](super::approvals).
+//! A paused call as its result carries it: the [`Pending`] note, the [`PendingHandle`] to
+//! resume it with, and the program's call a paused run waits on ([`AwaitingCall`]). Only the
+//! data lives here, so the result types can carry it; making, writing, reading and checking a
+//! handle is in [`approvals`](crate::durable::approvals).
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::call::Principal;
-use super::store::AwaitingCall;
+use super::tool_call::Principal;
 
 /// A paused call, as its result carries it ([`ToolExecutionResult::pending`]).
 ///
@@ -77,4 +78,16 @@ pub struct PendingHandle {
     pub mac: String,
     /// HMAC-SHA256 over the text form's body, lowercase hex.
     pub(crate) tag: String,
+}
+
+/// The call a paused Code Mode run waits on: the program's tool call that asked for approval,
+/// which is what a person reviews.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AwaitingCall {
+    /// The tool the program called.
+    pub tool: String,
+    /// The program's call id for it (`<run's call id>:code:<n>`).
+    pub call_id: String,
+    /// Its arguments, canonical JSON text (keys in code-point order).
+    pub arguments: String,
 }

@@ -8,7 +8,7 @@
 //!
 //! - [`SqliteStore`] (feature `sqlite`, on by default): one SQLite file (WAL,
 //!   `synchronous = FULL`), for a service on one machine; several processes may open the file.
-//! - [`PostgresStore`] (feature `postgres`): one PostgreSQL table shared by every replica; a
+//! - `PostgresStore` (feature `postgres`): one PostgreSQL table shared by every replica; a
 //!   claim is one conditional `UPDATE ... RETURNING`, so two replicas never both resume a call.
 //!
 //! Both keep every field of a [`PendingRecord`](tools_runtime::approvals::PendingRecord) in a

@@ -1,21 +1,41 @@
 //! The toolkit's demo: one scripted model turn against a registry of `#[tool]` tools over a
 //! small workspace folder, printed as a person would want to read it.
 //!
-//! `cargo run -p tools-demo` needs no network and no API key. It shows, in order:
+//! `cargo run -p tools-demo` needs no network and no API key (it needs `python3` for its Python
+//! part). It makes a small folder in `target/demo-workspace` and prints six acts:
 //!
-//! 1. **native tools**: a turn of seven calls run by `execute_batch` (the reads and the
-//!    search overlap, the write runs alone after asking for approval, a guard refuses a path
-//!    outside the workspace), each call and result drawn through the tool's own cards;
-//! 2. **Code Mode in TypeScript**: the same agent presented as code: the assembled prompt
-//!    (sections and sizes, the one tool offered), a program that fans out reads under
-//!    `Promise.all`, catches a `ToolCallError` and returns a summary, and its sub-calls as a
-//!    tree of cards built from the session events;
-//! 3. **Code Mode in Python**: the same program in Python;
-//! 4. the TypeScript SDK, Python SDK and Markdown docs of the tools, written into the workspace;
-//! 5. **an approval that survives its process**: a write asked for in one process is paused
-//!    into a SQLite file, and a second process resumes it with a person's yes ([`approvals`]).
+//! 1. **Native tools.** The model's turn of seven calls runs through `execute_batch`: the two
+//!    reads and the search overlap, the write asks for approval (answered yes by the script) and
+//!    runs alone, the two shell commands overlap after it, and the guard refuses
+//!    `../secret.txt`. Every call and result is drawn through the tool's own cards: a read
+//!    line-numbered, a search grouped by file, a write as a unified diff, a command as a terminal.
+//! 2. **Code Mode, TypeScript.** The same agent presented as code: the prompt sections and their
+//!    sizes, the one tool offered (`run_code`), a program that reads three files under
+//!    `Promise.all`, catches the `ToolCallError` of a refused path, searches, writes a summary
+//!    and returns it; its sub-calls are drawn as a tree from the session events, each through
+//!    its card.
+//! 3. **Code Mode, Python.** The same program with `asyncio.gather`.
+//! 4. The TypeScript SDK, Python SDK and docs of the tools, written to `generated/` in the folder.
+//! 5. **An approval that outlives its process** ([`approvals`]). The demo starts itself twice
+//!    more: the first process asks to write `APPROVED.md`, its approval service answers
+//!    "later", the call goes to a SQLite file (`approvals.db`, `tools-approvals`) and the process
+//!    exits; the second resumes the same call from the file with a person's yes and the write
+//!    happens; a third resume of the same handle is refused (`APPROVAL_ALREADY_RESUMED`).
+//! 6. **MCP with identity** ([`mcp_act`]). The same tools served over streamable HTTP on
+//!    loopback behind bearer tokens (`McpServer::bearer_auth`; every call needs `files:read`,
+//!    `write` also `files:write`, `BearerAuth::require_scope`). A caller without a token is
+//!    refused (`MCP_AUTH_REQUIRED`); a reader imports the tools with its token
+//!    (`McpSource::http(url).bearer(..)`), reads, and its write is refused for the missing scope
+//!    (`MCP_AUTH_FAILED`, the step-up challenge); an editor's write runs. The served registry's
+//!    listeners show whom each call was made for.
 //!
-//! Colour is used only when standard output is a terminal and `NO_COLOR` is not set.
+//! Colour is on only when the output is a terminal and `NO_COLOR` is unset. `--out DIR` puts the
+//! folder elsewhere; the demo clears only a folder it made (it leaves a marker file) or an empty
+//! one. Its tests run it and compare the output with a snapshot (durations masked), snapshot
+//! each tool's cards, and keep the SDKs and docs of its tools checked in under `demo/generated/`
+//! with the golden helper of `tools-codegen` (`demo/tests/golden.rs`; when a tool changes,
+//! `TOOLS_CODEGEN_UPDATE=1 cargo test -p tools-demo` rewrites the files). `cargo run -p
+//! tools-demo --features otel` exports the demo's spans over OTLP (`tools-otel`).
 
 #![forbid(unsafe_code)]
 

@@ -8,7 +8,7 @@
 //!
 //! - [`SqliteStore`] (feature `sqlite`, on by default): one SQLite file (WAL,
 //!   `synchronous = FULL`), for a service on one machine; several processes may open the file.
-//! - [`PostgresStore`] (feature `postgres`): one PostgreSQL table shared by every replica; a
+//! - `PostgresStore` (feature `postgres`): one PostgreSQL table shared by every replica; a
 //!   claim is one conditional `UPDATE ... RETURNING`, so two replicas never both resume a call.
 //!
 //! Both keep every field of a [`PendingRecord`](tools_runtime::approvals::PendingRecord) in a
@@ -78,7 +78,35 @@
 //!
 //! With PostgreSQL, the same with
 //! `DurableApprovals::new(PostgresStore::connect("host=... user=... dbname=...").await?, key)`
-//! in every replica.
+//! in every replica. `connect` speaks no TLS: use a local socket, a private network or a
+//! TLS-terminating proxy, or `PostgresStore::from_client` with a connector of your own.
+//!
+//! # What holds, whatever crashes
+//!
+//! - **At most once.** A resume claims the call (`pending` -> `resuming`) before the body runs,
+//!   in one atomic step: one `BEGIN IMMEDIATE` transaction in SQLite, one conditional
+//!   `UPDATE ... RETURNING` in PostgreSQL, so of two replicas racing for a call one runs it and
+//!   the other gets `APPROVAL_ALREADY_RESUMED`. A process killed during a resume leaves the call
+//!   `resuming` (in doubt), and it is never run again; a database that restarts after the body
+//!   ran is retried through, and one that stays down past the retries gives
+//!   `APPROVAL_NOT_RECORDED` and leaves the call in doubt. SQLite commits with
+//!   `synchronous = FULL` in WAL mode: a claim lost to a power cut could let a call whose body
+//!   ran run again.
+//! - **What was reviewed is what runs.** A stored row edited behind the runtime's back fails the
+//!   MAC check (`APPROVAL_MISMATCH`) and nothing runs; the review queue
+//!   (`ToolRuntime::pending_calls`) leaves such rows out.
+//! - **Versioned schemas.** Both stores are at schema version 2. A version 1 database is
+//!   migrated when a store opens it (PostgreSQL under an advisory lock, so replicas starting
+//!   together migrate once). A database written by a newer build is refused
+//!   (`APPROVALS_SCHEMA_VERSION`) rather than misread; times past `i64::MAX` ms are refused
+//!   (`APPROVALS_TIME_RANGE`) rather than wrapped.
+//!
+//! The tests run one conformance suite over the memory store and both stores, kill processes
+//! with SIGKILL between the pause and the resume and during the resume (then find the call in
+//! doubt and settle it), crash the PostgreSQL server while a resumed body runs (once brought
+//! back within the retries, once left down past them), and race two replicas on a PostgreSQL
+//! server they start themselves (`scripts/test` installs Debian's `postgresql` when it is
+//! missing).
 
 mod error;
 #[cfg(feature = "postgres")]

@@ -141,6 +141,13 @@
 //! # });
 //! # }
 //! ```
+//!
+// The chapters of this page: markdown files in `docs/`, part of the crate's package.
+#![doc = include_str!("../docs/parts.md")]
+#![doc = include_str!("../docs/analysis.md")]
+#![doc = include_str!("../docs/callers-and-discovery.md")]
+#![doc = include_str!("../docs/approvals.md")]
+#![doc = include_str!("../docs/security.md")]
 
 use std::fmt;
 use std::future::Future;

@@ -50,9 +50,8 @@
 //! Built with the `mcp` feature (off by default), the CLI's `--mcp-stdio` and `--mcp-url` read
 //! the catalog from a live MCP server: the `mcp` module lists its tools with `tools-mcp`'s client
 //! (`tools_mcp::list_tools`, the importer's own connection) and hands the CLI their `tools/list`
-//! text, which it reads as it reads a file. `--mcp-bearer-env VAR` and `--mcp-header-env
-//! NAME=VAR` give `--mcp-url` a bearer token and headers from the environment
-//! (`mcp::with_credentials`).
+//! text, which it reads as it reads a file (see
+//! [Codegen from a live server](#codegen-from-a-live-server)).
 //!
 //! # What a code runtime must provide
 //!
@@ -112,7 +111,12 @@
 //! assert_eq!(json_schema_to_py(&json!({"type": "array", "items": {"$ref": "#/x"}})), "list[Any]");
 //! assert_eq!(render_sdk(&catalog, Language::TypeScript), ts); // byte-identical
 //! ```
-
+//!
+// The chapters of this page: markdown files in `docs/`, part of the crate's package.
+#![doc = include_str!("../docs/cli.md")]
+#![doc = include_str!("../docs/golden.md")]
+#![doc = include_str!("../docs/stats.md")]
+#![doc = include_str!("../docs/mcp.md")]
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 

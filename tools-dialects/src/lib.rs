@@ -17,12 +17,24 @@
 //! | `Mcp` | `{name, description, inputSchema, outputSchema?}` (JSON Schema 2020-12) | none: the canonical schema as it is |
 //!
 //! Non-strict OpenAI and Anthropic send the canonical schema unchanged (`strict: false` is
-//! always written for OpenAI). Every rule, with its source, is in [`rules::RULES`].
+//! always written for OpenAI). Every rule, with its source, is in [`rules::RULES`]. Strict
+//! OpenAI also leaves out `minLength`, `maxLength` and `uniqueItems`, sends maps as
+//! `[{key, value}]` and values of any type as JSON text, and holds a request to at most 10 levels
+//! of objects, 5,000 properties, 1,000 enum values and 120,000 characters of names and values.
+//!
+//! A `oneOf` becomes `anyOf` only when its alternatives provably exclude each other (different
+//! types, disjoint `enum`/`const` values, or a required tag property), and a null alternative
+//! wraps a node instead of being merged into its `anyOf`. [`check`] is a checker of the
+//! providers' rules written apart from the projection; the tests run it on every projection of
+//! every corpus schema.
 //!
 //! # Findings and policy
 //!
 //! A [`Finding`] is `{path, rule, class}`: the JSON pointer (prefixed `#`) of the canonical
-//! schema node, the id of the [rule](rules) and the [`Class`] of change. Findings of class
+//! schema node, the id of the [rule](rules) and the [`Class`] of change: `lossless`,
+//! `annotation-dropped`, `widened` (a constraint the provider cannot say is left to the tool's
+//! own validation), `narrowed` (some canonical values can no longer be sent), `reshaped` (a
+//! different shape that the decoder turns back) or `unrepresentable`. Findings of class
 //! [`Class::Unrepresentable`] are what the [`Policy`] of a call decides about: fail, warn (keep
 //! the best effort), or send that tool non-strict. A provider's size limits are always errors
 //! ([`DialectError::Limit`]) naming the tool, the path and the limit.
@@ -37,8 +49,10 @@
 //!
 //! # Tool names
 //!
-//! [`names::NameMap`] projects names onto `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`, reports
-//! collisions, and maps the model's calls back; [`project_request`] uses it.
+//! [`names::NameMap`] projects names onto `^[A-Za-z_][A-Za-z0-9_-]{0,63}$` (a name outside it
+//! gets `_` for each other character and a hash suffix), reports collisions as errors, and maps
+//! the model's calls back; [`project_request`] uses it, and [`Request::decode_call`] turns a
+//! model's call back into the tool's name and canonical arguments.
 //!
 //! # Example
 //!

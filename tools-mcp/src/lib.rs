@@ -35,16 +35,9 @@
 //! - Traces, as OpenTelemetry's MCP semantic conventions name them: an imported tool's
 //!   `tools/call` runs in a client span `tools/call <tool>` under the importing call's
 //!   `execute_tool` span, and a served `tools/call` in a server span `tools/call <tool>` holding
-//!   the pipeline's `execute_tool <tool>` span; both carry `mcp.method.name`,
-//!   `mcp.protocol.version`, `jsonrpc.request.id`, `gen_ai.tool.name`, `network.transport` and
-//!   the like, and `error.type` with the ERROR status for a failure (`tool_error` for an
-//!   `isError` result). With the `otel` feature (an optional dependency on `tools-otel`;
-//!   without it nothing of OpenTelemetry is compiled), trace context crosses in `_meta` as the
-//!   MCP 2026-07-28 revision places it (SEP-414): the import sends the client span's
-//!   `traceparent` (and `tracestate` when not empty) with each `tools/call`, and serve parents
-//!   the call's span on the one it receives, so both processes' spans are one trace. An absent
-//!   or invalid `traceparent` parents nothing and fails nothing. The `tools-mcp serve` binary
-//!   built with the feature exports its spans over OTLP (`OTEL_*` variables).
+//!   the pipeline's `execute_tool <tool>` span. With the `otel` feature (an optional dependency
+//!   on `tools-otel`; without it nothing of OpenTelemetry is compiled), trace context crosses in
+//!   `_meta`, so both processes' spans are one trace (see [Traces](#traces)).
 //! - Credentials for an HTTP server ([`auth`], [`oauth`], [`token_store`]): a bearer token and
 //!   headers per source ([`McpSource::bearer`], [`McpSource::header`]), or OAuth 2.1 as the MCP
 //!   authorization specification describes it ([`McpSource::oauth`]: protected resource and
@@ -233,6 +226,13 @@
 //! Over stdio, `McpSource::stdio("npx", ["-y", "@modelcontextprotocol/server-everything"])`
 //! starts a server as a child process, and [`McpServer::serve_stdio`] serves this process's
 //! stdin and stdout; the `tools-mcp serve` binary of this crate is an example of the latter.
+//!
+// The chapters of this page: markdown files in `docs/`, part of the crate's package.
+#![doc = include_str!("../docs/import.md")]
+#![doc = include_str!("../docs/serve.md")]
+#![doc = include_str!("../docs/auth.md")]
+#![doc = include_str!("../docs/traces.md")]
+#![doc = include_str!("../docs/tests.md")]
 
 pub mod annotations;
 pub mod auth;

@@ -55,9 +55,23 @@
 //!   policy runs. After the body started, cancellation replaces only a success (`ABORTED`).
 //! - **Timeouts are cooperative.** A definition's `timeout` is declarative; the opt-in
 //!   [`wrappers::timeout`] enforces it by cancelling the body's token and waiting for it to stop.
-//! - **Tracing.** Each call is a `tool_call` span with `tool`, `call_id`, `token`, `parent` and
-//!   `outcome` (`ok` or the failure code). `token` and `parent` are process-local numbers that
-//!   correlate spans and mean nothing outside the process.
+//! - **Tracing.** Each call is an `execute_tool` span (exported as `execute_tool <name>`) with
+//!   OpenTelemetry's GenAI attributes and the toolkit's own under `agent_tools.` (see
+//!   [Traces](#traces)). `agent_tools.token` and `agent_tools.parent` are process-local numbers
+//!   that correlate spans and mean nothing outside the process.
+//! - **Fault containment.** A panicking body, hook or wrapper becomes a failure result; a
+//!   panicking observer or progress listener is logged and skipped.
+//!
+//! # What else is here
+//!
+//! - Each call's [`CallOrigin`] (direct, nested, or a program's), and the typed [`Extensions`] a
+//!   definition's prepare hook leaves on the execution for listeners and the body to read.
+//! - The extension seam ([`extension`]): owned tools under the reserved names, and a presenter
+//!   that adds to prompt assembly.
+//! - Presentation cards ([`cards`]: `CallView` and `ResultView`, drawn by a definition's
+//!   `present_call` and `present_result` from the arguments and what a log keeps of the result,
+//!   with a generic fallback) and Claude Code tool names ([`cc_names::NameTable`]).
+//! - MCP's behaviour hints on a definition ([`ToolAnnotations`]).
 //!
 //! # Example
 //!
@@ -111,7 +125,11 @@
 //! assert!(typo.text().contains("did you mean `greet`?"));
 //! # }
 //! ```
-
+//!
+// The chapters of this page: markdown files in `docs/`, part of the crate's package.
+#![doc = include_str!("../docs/progress.md")]
+#![doc = include_str!("../docs/approvals.md")]
+#![doc = include_str!("../docs/traces.md")]
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 

@@ -217,13 +217,16 @@ pub enum RequestError {
     #[error(transparent)]
     Service(Box<rmcp::service::ServiceError>),
     /// The server lists more than [`MAX_TOOLS`](crate::import::MAX_TOOLS) tools.
-    #[error("the server lists more than {} tools", crate::import::MAX_TOOLS)]
+    #[error(
+        "the server lists more than {} tools",
+        crate::import::limits::MAX_TOOLS
+    )]
     TooManyTools,
     /// The server's `tools/list` did not end within [`MAX_PAGES`](crate::import::MAX_PAGES)
     /// pages.
     #[error(
         "the server's tools/list did not end within {} pages",
-        crate::import::MAX_PAGES
+        crate::import::limits::MAX_PAGES
     )]
     TooManyPages,
 }

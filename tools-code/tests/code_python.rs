@@ -15,9 +15,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use code_support::{
-    BARRIER_SIZE, ReplayHost, TestHost, TestRuntime, assert_cut, assert_each_fails,
-    assert_only_the_valid_call_was_sent, assert_refused_both_ways, children_of, deadline_limits,
-    eventually_gone, fail, hostile_limits, is_gone, ok, ordinary_limits, run_with, shared,
+    BARRIER_SIZE, PATCH_JSON, ReplayHost, TestHost, TestRuntime, assert_cut,
+    assert_refused_both_ways, children_of, deadline_limits, eventually_gone, fail, hostile_limits,
+    is_gone, ok, ordinary_limits, run_with, shared,
 };
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -149,22 +149,6 @@ async fn large_calls_and_replies_both_ways_at_once_do_not_block() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn no_state_survives_into_the_next_run() {
-    let rt = runtime();
-    ok(
-        &rt,
-        "import builtins, json\nbuiltins.leak = 42\njson.dumps = None\nglobal g\ng = 1\nreturn 1",
-    )
-    .await;
-    let done = ok(
-        &rt,
-        "import builtins, json\nreturn [hasattr(builtins, 'leak'), json.dumps({'a': 1}), 'g' in globals()]",
-    )
-    .await;
-    assert_eq!(done.result, Some(json!([false, "{\"a\": 1}", false])));
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn environment_is_empty_and_started_processes_do_not_survive() {
     // Python is resource-limited, not sandboxed: the program can start processes, but they
     // die with the run, and it sees none of the host's environment.
@@ -196,123 +180,6 @@ async fn the_protocol_cannot_be_corrupted_by_writes() {
     .await;
     assert_eq!(done.logs, vec!["fine"]);
     assert_eq!(done.result, Some(json!("ok")));
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn raising_unusual_values() {
-    let rt = runtime();
-    assert_each_fails(
-        &rt,
-        CodeFailureKind::Runtime,
-        &[
-            (
-                "raise 'a plain string'",
-                "exceptions must derive from BaseException",
-            ),
-            ("raise SystemExit(3)", "SystemExit"),
-            ("raise KeyboardInterrupt()", "KeyboardInterrupt"),
-            (
-                "class Odd(Exception):\n    def __str__(self):\n        return 'odd text'\nraise Odd()",
-                "Odd: odd text",
-            ),
-        ],
-    )
-    .await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn returning_values_that_are_not_json() {
-    let rt = runtime();
-    assert_each_fails(
-        &rt,
-        CodeFailureKind::InvalidResult,
-        &[
-            ("return lambda: 1", "result is a function"),
-            (
-                "a = {}\na['self'] = a\nreturn a",
-                "result[\"self\"] is a cycle",
-            ),
-            (
-                "import datetime\nreturn datetime.date(2020, 1, 1)",
-                "result is a date",
-            ),
-            ("return 2 ** 70", "result is an integer too large"),
-            ("return {'a': {1, 2}}", "result[\"a\"] is a set"),
-            ("return float('nan')", "result is NaN"),
-            ("return -0.0", "result is -0.0"),
-            ("return {1: 'x'}", "result has a key that is not a string"),
-            ("return b'bytes'", "result is a bytes"),
-        ],
-    )
-    .await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn arguments_that_are_not_json_reject_only_that_call() {
-    let rt = runtime();
-    let host = TestHost::new();
-    let done = run_with(
-        &rt,
-        &host,
-        r#"
-cyclic = {'n': 1}
-cyclic['me'] = cyclic
-deep = 1
-for _ in range(1000):
-    deep = [deep]
-bad = [
-    ('set', {'s': {1}}),
-    ('cycle', cyclic),
-    ('nan', {'x': float('nan')}),
-    ('function', {'f': print}),
-    ('object', {'o': object()}),
-    ('deep', {'v': deep}),
-]
-messages = []
-for label, args in bad:
-    try:
-        await tools.echo(args)
-        messages.append(label + ': sent')
-    except TypeError as e:
-        messages.append(label + ': ' + str(e))
-fine = await tools.echo({'ok': [0, 1.5, '', False, None]})
-return {'messages': messages, 'fine': fine['args']}
-"#,
-        &ordinary_limits(),
-    )
-    .await
-    .unwrap();
-    let result = done.result.unwrap();
-    let expected = [
-        "set: args[\"s\"] is a set",
-        "cycle: args[\"me\"] is a cycle",
-        "nan: args[\"x\"] is NaN",
-        "function: args[\"f\"] is a builtin_function_or_method",
-        "object: args[\"o\"] is a object",
-        "deep: args[\"v\"]",
-    ];
-    let messages = assert_only_the_valid_call_was_sent(&result, &host, &expected);
-    assert!(
-        messages[5].contains("nests deeper than 100"),
-        "{}",
-        messages[5]
-    );
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn syntax_errors_report_their_position() {
-    let rt = runtime();
-    let failure = fail(&rt, "x = 1\ny = (1 +\nz = 2\n", &hostile_limits()).await;
-    assert_eq!(failure.kind, CodeFailureKind::Syntax);
-    assert!(failure.line.is_some());
-    let failure = fail(&rt, "ok = 1\n  bad_indent = 2\n", &hostile_limits()).await;
-    assert_eq!(failure.kind, CodeFailureKind::Syntax);
-    assert_eq!(failure.line, Some(2));
-    let failure = fail(&rt, "x = 1\nreturn x +* 2", &hostile_limits()).await;
-    assert_eq!(failure.kind, CodeFailureKind::Syntax);
-    assert_eq!(failure.line, Some(2));
-    assert!(failure.column.is_some());
-    rt.assert_healthy().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -511,36 +378,6 @@ fn a_runtime_dropped_outside_tokio_leaves_nothing() {
 
 // --- conversions ignore what the program patched (issue 18, item 6) --------------------------
 
-const PATCH_JSON: &str = "import json, json.encoder, json.decoder
-json.dumps = lambda *a, **k: '\"forged\"'
-json.loads = lambda *a, **k: 'forged'
-json.JSONEncoder = None
-json.JSONDecoder = None
-json.encoder.encode_basestring = lambda s: '\"forged\"'
-json.encoder.encode_basestring_ascii = lambda s: '\"forged\"'
-json.encoder.c_make_encoder = None
-json.encoder.float = None
-json._default_decoder = None
-";
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_patched_json_module_does_not_change_arguments_or_results() {
-    let rt = runtime();
-    let program = format!(
-        "{PATCH_JSON}
-value = {{'list': [1, [2, {{'deep': (3, 'x')}}], []], 'o': {{'a': {{}}, 'b': [None, True, 1.5, -2]}}, 's': 'q\"\\u00e9\\n'}}
-r = await tools.echo(value)
-return {{'sent': r['args'], 'nested': [value]}}"
-    );
-    let done = ok(&rt, &program).await;
-    let value = json!({ "list": [1, [2, { "deep": [3, "x"] }], []], "o": { "a": {}, "b": [null, true, 1.5, -2] }, "s": "q\"é\n" });
-    assert_eq!(
-        done.result,
-        Some(json!({ "sent": value, "nested": [value] }))
-    );
-    rt.assert_healthy().await;
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn subclasses_and_odd_values_are_refused_at_depth() {
     // Each value sits two levels deep, in arguments and in the result; none of the methods the
@@ -645,40 +482,6 @@ return out",
         assert_cut(&failure.message, mb - 200);
     }
     rt.assert_healthy().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn arguments_larger_than_max_call_bytes_never_reach_the_host() {
-    let rt = runtime();
-    let host = TestHost::new();
-    let limits = ordinary_limits().with_max_call_bytes(1000);
-    let done = run_with(
-        &rt,
-        &host,
-        "out = []
-for args in [{'s': 'x' * 2000}, {'s': '\\u20ac' * 400}]:
-    try:
-        await tools.echo(args)
-        out.append('sent')
-    except ValueError as e:
-        out.append(str(e))
-fine = await tools.echo({'s': 'x' * 900})
-return [out, len(fine['args']['s'])]",
-        &limits,
-    )
-    .await
-    .unwrap();
-    assert_eq!(
-        done.result,
-        Some(json!([
-            [
-                "args is at least 2008 bytes of JSON text, more than the 1000 bytes one call may send (max_call_bytes); it passed that at args[\"s\"]",
-                "args is 1208 bytes of JSON text, more than the 1000 bytes one call may send (max_call_bytes)"
-            ],
-            900
-        ]))
-    );
-    assert_eq!(host.calls(), 1, "only the call that fits reached the host");
 }
 
 /// Finds the run's bridge through a binding's closure (nothing stops a program from doing so).

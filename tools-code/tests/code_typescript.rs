@@ -14,9 +14,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use code_support::{
-    TestHost, TestRuntime, assert_cut, assert_each_fails, assert_only_the_valid_call_was_sent,
-    assert_refused_both_ways, fail, hostile, hostile_limits, hostile_with, ok, ordinary_limits,
-    run_with, shared,
+    PATCH_EVERYTHING, TestHost, TestRuntime, assert_cut, assert_refused_both_ways, fail, hostile,
+    hostile_limits, hostile_with, ok, ordinary_limits, run_with, shared,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -71,6 +70,7 @@ async fn null_is_kept_as_a_result() {
     // JSON value.
     let rt = runtime();
     assert_eq!(ok(&rt, "return null;").await.result, Some(Value::Null));
+    assert_eq!(ok(&rt, "return undefined;").await.result, None);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -114,19 +114,6 @@ async fn cancellation_stops_a_busy_program() {
     let failure = task.await.unwrap().unwrap_err();
     assert_eq!(failure.kind, CodeFailureKind::Aborted);
     rt.assert_healthy().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn invalid_limits_are_reported() {
-    let rt = runtime();
-    let failure = fail(
-        &rt,
-        "return 1",
-        &CodeLimits::default().with_timeout(Duration::ZERO),
-    )
-    .await;
-    assert_eq!(failure.kind, CodeFailureKind::Internal);
-    assert!(failure.message.contains("timeout"), "{}", failure.message);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -307,31 +294,6 @@ async fn an_unhandled_rejection_fails_the_run() {
     .await;
     assert!(failure.message.contains("unhandled"), "{}", failure.message);
     assert!(failure.message.contains("boom"), "{}", failure.message);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn no_state_survives_into_the_next_run() {
-    let rt = runtime();
-    ok(
-        &rt,
-        r#"
-        (globalThis as any).leak = 42;
-        (Object.prototype as any).polluted = 1;
-        (Array.prototype as any).push = null;
-        JSON.stringify = () => "hijacked";
-        return 1;
-        "#,
-    )
-    .await;
-    let done = ok(
-        &rt,
-        "return [typeof (globalThis as any).leak, ({} as any).polluted === undefined, typeof [].push, JSON.stringify({a: 1})];",
-    )
-    .await;
-    assert_eq!(
-        done.result,
-        Some(json!(["undefined", true, "function", "{\"a\":1}"]))
-    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -629,99 +591,6 @@ async fn no_files_network_environment_process_or_modules() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn throwing_non_error_values() {
-    let rt = runtime();
-    assert_each_fails(
-        &rt,
-        CodeFailureKind::Runtime,
-        &[
-            ("throw 'a plain string';", "a plain string"),
-            ("throw { code: 7 };", "{\"code\":7}"),
-            ("throw null;", "null"),
-            ("throw undefined;", "undefined"),
-            ("await Promise.reject(42);", "42"),
-        ],
-    )
-    .await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn returning_values_that_are_not_json() {
-    let rt = runtime();
-    assert_eq!(ok(&rt, "return undefined;").await.result, None);
-    assert_each_fails(
-        &rt,
-        CodeFailureKind::InvalidResult,
-        &[
-            ("return () => 1;", "result is a function"),
-            (
-                "const a: any = {}; a.self = a; return a;",
-                "result.self is a cycle",
-            ),
-            ("return new Date(0);", "result is Date object"),
-            ("return 10n;", "result is a BigInt"),
-            ("return { a: undefined };", "result.a is undefined"),
-            ("return [1, , 3];", "result[1] is a hole"),
-            ("return NaN;", "result is NaN"),
-            ("return { m: new Map() };", "result.m is Map object"),
-            ("return Symbol('s');", "result is a symbol"),
-        ],
-    )
-    .await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn arguments_that_are_not_json_reject_only_that_call() {
-    let rt = runtime();
-    let host = TestHost::new();
-    let done = run_with(
-        &rt,
-        &host,
-        r#"
-        const cyclic: any = { n: 1 }; cyclic.me = cyclic;
-        const bad: [string, any][] = [
-            ["undefined", { a: undefined }],
-            ["bigint", { n: 1n }],
-            ["cycle", cyclic],
-            ["sparse", { list: [1, , 3] }],
-            ["negzero", { z: -0 }],
-            ["nan", { x: NaN }],
-            ["inf", { x: [Infinity] }],
-            ["function", { f() {} }],
-            ["symbol", { s: Symbol("s") }],
-            ["date", { when: new Date() }],
-            ["odd key", { "odd key": { deep: new Set() } }],
-        ];
-        const messages: string[] = [];
-        for (const [label, args] of bad) {
-            try { await tools.echo(args); messages.push(label + ": sent"); }
-            catch (e) { messages.push(label + ": " + (e instanceof TypeError) + " " + e.message); }
-        }
-        const fine = await tools.echo({ ok: [0, 1.5, "", false, null] });
-        return { messages, fine: fine.args };
-        "#,
-        &ordinary_limits(),
-    )
-    .await
-    .unwrap();
-    let result = done.result.unwrap();
-    let expected = [
-        "undefined: true args.a is undefined",
-        "bigint: true args.n is a BigInt",
-        "cycle: true args.me is a cycle",
-        "sparse: true args.list[1] is a hole",
-        "negzero: true args.z is -0",
-        "nan: true args.x is NaN",
-        "inf: true args.x[0] is Infinity",
-        "function: true args.f is a function",
-        "symbol: true args.s is a symbol",
-        "date: true args.when is Date object",
-        "odd key: true args[\"odd key\"].deep is Set object",
-    ];
-    assert_only_the_valid_call_was_sent(&result, &host, &expected);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deeply_nested_values_are_refused_not_overflowed() {
     let rt = runtime();
     let done = ok(
@@ -745,24 +614,6 @@ async fn deeply_nested_values_are_refused_not_overflowed() {
     )
     .await;
     assert_eq!(failure.kind, CodeFailureKind::InvalidResult);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn syntax_errors_report_their_position() {
-    let rt = runtime();
-    let failure = fail(&rt, "const ok = 1;\nconst x = ;\n", &hostile_limits()).await;
-    assert_eq!(failure.kind, CodeFailureKind::Syntax);
-    assert_eq!((failure.line, failure.column), (Some(2), Some(11)));
-    let failure = fail(&rt, "return (1 +;", &hostile_limits()).await;
-    assert_eq!(failure.kind, CodeFailureKind::Syntax);
-    assert_eq!(failure.line, Some(1));
-    let failure = fail(&rt, "if (true) {\n  console.log('open'", &hostile_limits()).await;
-    assert_eq!(failure.kind, CodeFailureKind::Syntax);
-    assert_eq!(failure.line, Some(2));
-    let deep = format!("return {}1{};", "[".repeat(5000), "]".repeat(5000));
-    let failure = fail(&rt, &deep, &hostile_limits()).await;
-    assert_eq!(failure.kind, CodeFailureKind::Syntax);
-    rt.assert_healthy().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -938,57 +789,6 @@ async fn engine_syntax_errors_point_into_the_program() {
 
 // --- conversions ignore what the program patched (issue 18, item 6) --------------------------
 
-/// Patches every built-in a JSON conversion could consult, on prototypes and globals.
-const PATCH_EVERYTHING: &str = r#"
-    const P: any = Object.prototype, A: any = Array.prototype;
-    P.toJSON = function () { return "toJSON of an object"; };
-    Object.defineProperty(A, "toJSON", { get() { return () => "toJSON of an array"; }, configurable: true });
-    Object.defineProperty(P, "parent", { get() { return null; }, configurable: true });
-    Object.defineProperty(A, "1", { get() { return "index from the prototype"; }, set(_v) {}, configurable: true });
-    // Last: once these exist, every descriptor literal inherits them.
-    Object.defineProperty(P, "get", { get() { return () => "get from the prototype"; }, configurable: true });
-    Object.defineProperty(P, "value", { get() { return "value from the prototype"; }, configurable: true });
-    A.push = function () { throw new Error("push was called"); };
-    A.pop = function () { throw new Error("pop was called"); };
-    A.slice = function () { throw new Error("slice was called"); };
-    (Set.prototype as any).has = () => true;
-    (Set.prototype as any).add = function () { throw new Error("add was called"); };
-    (String.prototype as any).slice = () => "sliced";
-    (Map.prototype as any).set = function () { throw new Error("map set was called"); };
-    (Map.prototype as any).delete = () => true;
-    (Map.prototype as any).forEach = () => undefined;
-    (Map.prototype as any).values = () => [][Symbol.iterator]();
-    Array.isArray = () => false;
-    Object.keys = () => ["forged"];
-    (Object as any).entries = () => [["forged", 1]];
-    Object.getPrototypeOf = () => null;
-    Object.getOwnPropertyDescriptor = () => ({ value: "forged" });
-    JSON.stringify = () => '"forged"';
-    JSON.parse = () => "forged";
-"#;
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn patched_prototypes_do_not_change_arguments_or_results() {
-    let rt = runtime();
-    let host = TestHost::new();
-    let program = format!(
-        "{PATCH_EVERYTHING}
-        const value = {{ list: [1, [2, {{ deep: [3, 'x'] }}], []], o: {{ a: {{}}, b: [null, true] }}, s: 'q\"' }};
-        const r = await tools.echo(value);
-        const flat = await tools.echo({{ n: 1, s: 'plain' }});
-        return {{ sent: r.args, flat: flat.args, nested: [value] }};"
-    );
-    let done = run_with(&rt, &host, &program, &ordinary_limits())
-        .await
-        .unwrap();
-    let value = json!({ "list": [1, [2, { "deep": [3, "x"] }], []], "o": { "a": {}, "b": [null, true] }, "s": "q\"" });
-    assert_eq!(
-        done.result,
-        Some(json!({ "sent": value, "flat": { "n": 1, "s": "plain" }, "nested": [value] }))
-    );
-    rt.assert_healthy().await;
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn values_that_cannot_cross_are_refused_at_depth_even_when_patched() {
     // Each value sits two levels deep, in arguments and in the result, with the prototypes
@@ -1105,52 +905,6 @@ async fn failures_are_reported_when_everything_is_patched() {
 }
 
 // --- bounded messages and sizes (issue 18, items 7 and 8) ------------------------------------
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn arguments_larger_than_max_call_bytes_never_reach_the_host() {
-    let rt = runtime();
-    let host = TestHost::new();
-    let limits = ordinary_limits().with_max_call_bytes(1000);
-    let done = run_with(
-        &rt,
-        &host,
-        r#"
-        const out: string[] = [];
-        for (const args of [{ s: "x".repeat(2000) }, { s: "\u20ac".repeat(400) }]) {
-            try { await tools.echo(args); out.push("sent"); }
-            catch (e) { out.push((e instanceof RangeError) + " " + e.message); }
-        }
-        const fine = await tools.echo({ s: "x".repeat(900) });
-        return [out, fine.args.s.length];
-        "#,
-        &limits,
-    )
-    .await
-    .unwrap();
-    let result = done.result.unwrap();
-    assert_eq!(result[1], json!(900));
-    let messages = result[0].as_array().unwrap();
-    assert_eq!(messages.len(), 2);
-    assert!(
-        messages[0]
-            .as_str()
-            .unwrap()
-            .starts_with("true args is at least 2008 bytes of JSON text, more than the 1000"),
-        "{messages:?}"
-    );
-    // 400 euro signs are 400 UTF-16 units but 1200 UTF-8 bytes: counted in UTF-8 bytes.
-    assert!(
-        messages[1]
-            .as_str()
-            .unwrap()
-            .starts_with("true args is at least 1208 bytes of JSON text, more than the 1000"),
-        "{messages:?}"
-    );
-    assert_eq!(host.calls(), 1, "only the call that fits reached the host");
-    let failure = fail(&rt, "return 1;", &ordinary_limits().with_max_call_bytes(1)).await;
-    assert_eq!(failure.kind, CodeFailureKind::Internal);
-    assert!(failure.message.contains("max_call_bytes"), "{failure:?}");
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn program_controlled_text_in_messages_is_cut() {

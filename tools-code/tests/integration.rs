@@ -15,6 +15,7 @@ mod code_conformance;
 mod code_mode;
 mod code_mode_e2e;
 mod code_python;
+mod code_runtimes;
 mod code_typescript;
 mod python_fence;
 mod python_protocol;

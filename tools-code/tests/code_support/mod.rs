@@ -2,8 +2,10 @@
 //! `runtime`) the runtimes under test with the helpers that run programs on them.
 #![allow(dead_code)]
 
+mod programs;
 mod runtime;
 
+pub use programs::*;
 pub use runtime::*;
 
 use std::sync::Arc;

@@ -11,8 +11,9 @@
 //! [`PythonRuntime::sandbox_report`] says which layers hold on this machine;
 //! [`SandboxPolicy::Require`] (the default) refuses to start when one does not. The program
 //! can still reach the runner's own objects and its protocol socket, so the host treats every
-//! message from the child as untrusted (see "How a run goes"). The README's "Security of Code
-//! Mode" says what each layer prevents and what it does not.
+//! message from the child as untrusted (see "How a run goes"). The crate docs' chapter
+//! "Security of Code Mode" (`tools-code/docs/security.md`) says what each layer prevents and
+//! what it does not.
 //!
 //! # The sandbox: where each layer is set up, and why there
 //!

@@ -32,8 +32,8 @@ impl SandboxPolicy {
     }
 }
 
-/// One layer of the sandbox. See the README's "Security of Code Mode" for what each prevents
-/// and what it does not.
+/// One layer of the sandbox. See the crate docs' chapter "Security of Code Mode"
+/// (`tools-code/docs/security.md`) for what each prevents and what it does not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SandboxLayer {
     /// A user namespace: the run is root only inside it, with no capability over the host.

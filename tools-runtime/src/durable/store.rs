@@ -559,6 +559,6 @@ pub(crate) fn now_ms() -> u64 {
 }
 
 /// Locks `mutex`, whether or not a holder panicked (every value kept behind one stays whole).
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use futures::future::BoxFuture;
 use serde_json::Value;
@@ -192,10 +192,9 @@ pub(crate) fn read<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
 pub(crate) fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
     lock.write().unwrap_or_else(PoisonError::into_inner)
 }
-/// Locks `mutex`, whether or not a holder panicked (every value kept behind one stays whole).
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
+/// Locks a mutex whether or not a holder panicked: the one helper, kept in the store's room
+/// (the lowest room that locks).
+pub(crate) use crate::durable::store::lock;
 
 /// The shared tool registry and execution pipeline. Cheap to clone, `Send + Sync`.
 ///

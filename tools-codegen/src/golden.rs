@@ -14,6 +14,11 @@
 //!   lines; past them (two texts that differ throughout) it shows the changed lines removed,
 //!   then added, since the shortest diff's time grows with the square of such texts.
 //!
+//! The command a failure names is the one that rewrites the files from where the check ran:
+//! `TOOLS_CODEGEN_UPDATE=1 cargo test -p <package>` from a test, `TOOLS_CODEGEN_UPDATE=1 cargo
+//! build -p <package>` from a build script ([`Golden::build_script`]), the package being the one
+//! cargo runs (`CARGO_PKG_NAME`); [`Golden::update_command`] names another.
+//!
 //! ```
 //! use tools_codegen::golden::Golden;
 //! use tools_codegen::Catalog;
@@ -33,7 +38,10 @@
 //! golden.check_with(&catalog, false).unwrap();
 //! ```
 //!
-//! In a test, [`Golden::assert_current`] panics with the diff, so `cargo test` shows it.
+//! In a test, [`Golden::assert_current`] panics with the diff, so `cargo test` shows it; in a
+//! build script, [`Golden::build_script`] does the same and tells cargo when to run it again.
+//! The crate's guide, "Keeping generated files current", gives the three recipes (a test, a
+//! build script, a `--check` step in CI).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -50,6 +58,11 @@ pub enum GoldenFile {
     Sdk(Language),
     /// The Markdown catalog docs (`catalog.md`).
     Docs,
+    /// The catalog itself as MCP `tools/list` JSON (`catalog.json`, as
+    /// [`Catalog::to_json_string`](tools_schema::Catalog::to_json_string) writes it): the file
+    /// `tools-codegen all --catalog catalog.json --check` reads in CI, and a reviewer's view of
+    /// every schema change. Not among [`Golden::new`]'s files: add it with [`Golden::files`].
+    Catalog,
 }
 
 impl GoldenFile {
@@ -59,6 +72,7 @@ impl GoldenFile {
             GoldenFile::Sdk(Language::TypeScript) => "sdk.ts",
             GoldenFile::Sdk(Language::Python) => "sdk.py",
             GoldenFile::Docs => "catalog.md",
+            GoldenFile::Catalog => "catalog.json",
         }
     }
 
@@ -66,6 +80,7 @@ impl GoldenFile {
         match self {
             GoldenFile::Sdk(language) => render_sdk(catalog, language),
             GoldenFile::Docs => render_catalog_markdown(catalog),
+            GoldenFile::Catalog => crate::parsed::sealed::Sealed::catalog_json(catalog),
         }
     }
 }
@@ -75,6 +90,14 @@ impl GoldenFile {
 pub struct Golden {
     dir: PathBuf,
     files: Vec<GoldenFile>,
+    update_command: Option<String>,
+}
+
+/// Where a check runs, for the command its failure names.
+#[derive(Debug, Clone, Copy)]
+enum Caller {
+    Test,
+    BuildScript,
 }
 
 impl Golden {
@@ -87,7 +110,16 @@ impl Golden {
                 GoldenFile::Sdk(Language::Python),
                 GoldenFile::Docs,
             ],
+            update_command: None,
         }
+    }
+
+    /// The command a drift failure names to rewrite the files, instead of the one worked out
+    /// from where the check runs (for instance `TOOLS_CODEGEN_UPDATE=1 cargo xtask codegen`).
+    #[must_use]
+    pub fn update_command(mut self, command: impl Into<String>) -> Self {
+        self.update_command = Some(command.into());
+        self
     }
 
     /// The same folder holding only `files`.
@@ -114,6 +146,15 @@ impl Golden {
     ///
     /// As [`check`](Self::check).
     pub fn check_with(&self, catalog: &impl ToolList, update: bool) -> Result<(), GoldenError> {
+        self.check_from(catalog, update, Caller::Test)
+    }
+
+    fn check_from(
+        &self,
+        catalog: &impl ToolList,
+        update: bool,
+        caller: Caller,
+    ) -> Result<(), GoldenError> {
         let mut drifted = Vec::new();
         for file in &self.files {
             let path = self.dir.join(file.file_name());
@@ -152,7 +193,28 @@ impl Golden {
         if drifted.is_empty() {
             Ok(())
         } else {
-            Err(GoldenError::Drift { files: drifted })
+            Err(GoldenError::Drift {
+                files: drifted,
+                update_command: self.command(caller),
+            })
+        }
+    }
+
+    /// The command that rewrites the files from where the check runs.
+    fn command(&self, caller: Caller) -> String {
+        if let Some(command) = &self.update_command {
+            return command.clone();
+        }
+        let verb = match caller {
+            Caller::Test => "test",
+            Caller::BuildScript => "build",
+        };
+        // Cargo sets the package's name for the tests and build scripts it runs.
+        match std::env::var("CARGO_PKG_NAME") {
+            Ok(package) if !package.is_empty() => {
+                format!("{UPDATE_VAR}=1 cargo {verb} -p {package}")
+            }
+            _ => format!("{UPDATE_VAR}=1 cargo {verb}"),
         }
     }
 
@@ -165,6 +227,36 @@ impl Golden {
     #[track_caller]
     pub fn assert_current(&self, catalog: &impl ToolList) {
         if let Err(error) = self.check(catalog) {
+            panic!("{error}");
+        }
+    }
+
+    /// [`assert_current`](Self::assert_current) for a build script (`build.rs`): the build
+    /// fails on drift, naming `TOOLS_CODEGEN_UPDATE=1 cargo build -p <package>`.
+    ///
+    /// It first tells cargo when to run the script again: when a checked file changes
+    /// (`cargo:rerun-if-changed`) and when [`UPDATE_VAR`] does (`cargo:rerun-if-env-changed`).
+    /// A change to the tools is a change to the script's build-dependency, which runs it again
+    /// anyway. Cargo then stops running it for other changes of the package, so a host whose
+    /// build script does more prints its own `rerun-if` lines too.
+    ///
+    /// The tools must come from another crate, a build-dependency of this one: a build script
+    /// cannot call the functions of the crate it builds. The crate's guide has the recipe.
+    ///
+    /// # Panics
+    ///
+    /// When a file drifted, or cannot be read or written.
+    #[allow(clippy::panic)]
+    #[track_caller]
+    pub fn build_script(&self, catalog: &impl ToolList) {
+        println!("cargo:rerun-if-env-changed={UPDATE_VAR}");
+        for file in &self.files {
+            println!(
+                "cargo:rerun-if-changed={}",
+                self.dir.join(file.file_name()).display()
+            );
+        }
+        if let Err(error) = self.check_from(catalog, update_requested(), Caller::BuildScript) {
             panic!("{error}");
         }
     }
@@ -197,10 +289,12 @@ pub struct Drifted {
 #[non_exhaustive]
 pub enum GoldenError {
     /// Files drifted from the catalog.
-    #[error("{}", drift_message(.files))]
+    #[error("{}", drift_message(.files, .update_command))]
     Drift {
         /// Every drifted file.
         files: Vec<Drifted>,
+        /// The command that rewrites them (see [`Golden::update_command`]).
+        update_command: String,
     },
     /// A file could not be read or written.
     #[error("{}: cannot {action} the file: {error}", .path.display())]
@@ -227,7 +321,7 @@ impl GoldenError {
     }
 }
 
-fn drift_message(files: &[Drifted]) -> String {
+fn drift_message(files: &[Drifted], update_command: &str) -> String {
     let mut out = String::new();
     for file in files {
         let _ = fmt::Write::write_fmt(
@@ -245,7 +339,7 @@ fn drift_message(files: &[Drifted]) -> String {
         );
     }
     out.push_str(&format!(
-        "the generated files drifted from the tools; rerun with {UPDATE_VAR}=1 to rewrite them, \
+        "the generated files drifted from the tools; rewrite them with `{update_command}`, \
          then review and commit the change"
     ));
     out

@@ -38,6 +38,9 @@ use tools_schema::{Catalog, CatalogError, validate_tool_name};
 #[derive(Debug)]
 pub struct ParsedCatalog<'a> {
     inner: Inner<'a>,
+    /// The text it was read from (for [`GoldenFile::Catalog`](crate::golden::GoldenFile)).
+    #[cfg_attr(not(feature = "golden"), allow(dead_code))]
+    text: &'a str,
 }
 
 #[derive(Debug)]
@@ -69,7 +72,7 @@ impl<'a> ParsedCatalog<'a> {
             Some(tools) => Inner::Lean(tools),
             None => Inner::Catalog(Catalog::from_json_str(text, source)?),
         };
-        Ok(ParsedCatalog { inner })
+        Ok(ParsedCatalog { inner, text })
     }
 
     /// How many tools there are.
@@ -137,6 +140,11 @@ pub(crate) mod sealed {
     pub trait Sealed {
         /// The tools in name order.
         fn tools(&self) -> crate::parsed::ToolsOf<'_>;
+
+        /// The catalog as [`Catalog::to_json_string`](tools_schema::Catalog::to_json_string)
+        /// writes it, every key kept (annotations too).
+        #[cfg(feature = "golden")]
+        fn catalog_json(&self) -> String;
     }
 }
 
@@ -148,6 +156,11 @@ impl sealed::Sealed for Catalog {
     fn tools(&self) -> ToolsOf<'_> {
         ToolsOf(catalog_tools(self))
     }
+
+    #[cfg(feature = "golden")]
+    fn catalog_json(&self) -> String {
+        self.to_json_string()
+    }
 }
 
 impl ToolList for Catalog {}
@@ -155,6 +168,18 @@ impl ToolList for Catalog {}
 impl sealed::Sealed for ParsedCatalog<'_> {
     fn tools(&self) -> ToolsOf<'_> {
         ToolsOf(ParsedCatalog::tools(self))
+    }
+
+    /// The lean tree keeps only what the renderers read, so the text is read again as a
+    /// [`Catalog`], which accepts whatever the lean reader accepted; were it ever to refuse,
+    /// the text is written as it was given.
+    #[cfg(feature = "golden")]
+    fn catalog_json(&self) -> String {
+        match &self.inner {
+            Inner::Catalog(catalog) => catalog.to_json_string(),
+            Inner::Lean(_) => Catalog::from_json_str(self.text, None)
+                .map_or_else(|_| self.text.to_owned(), |catalog| catalog.to_json_string()),
+        }
     }
 }
 

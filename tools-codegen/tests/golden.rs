@@ -28,7 +28,14 @@ fn missing_files_fail_then_update_writes_them_and_the_check_passes() {
     ] {
         assert!(text.contains(name), "{text}");
     }
-    assert!(text.contains(&format!("{UPDATE_VAR}=1")), "{text}");
+    // The command that rewrites them, for the package cargo runs this test of.
+    assert!(
+        text.ends_with(&format!(
+            "rewrite them with `{UPDATE_VAR}=1 cargo test -p tools-codegen`, then review and \
+             commit the change"
+        )),
+        "{text}"
+    );
     assert!(
         !dir.path().join("sdk.ts").exists(),
         "a check alone writes nothing"
@@ -43,6 +50,52 @@ fn missing_files_fail_then_update_writes_them_and_the_check_passes() {
 }
 
 #[test]
+fn a_named_update_command_replaces_the_cargo_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = Golden::new(dir.path())
+        .files([GoldenFile::Docs])
+        .update_command("TOOLS_CODEGEN_UPDATE=1 cargo xtask codegen");
+    let err = golden.check_with(&catalog("x"), false).unwrap_err();
+    let GoldenError::Drift { update_command, .. } = &err else {
+        panic!("{err}");
+    };
+    assert_eq!(update_command, "TOOLS_CODEGEN_UPDATE=1 cargo xtask codegen");
+    assert!(
+        err.to_string()
+            .contains("rewrite them with `TOOLS_CODEGEN_UPDATE=1 cargo xtask codegen`"),
+        "{err}"
+    );
+}
+
+/// `catalog.json` is the catalog as `Catalog::to_json_string` writes it, annotations and all,
+/// whichever reader the catalog came from: what `tools-codegen all --catalog` reads back.
+#[test]
+fn the_catalog_file_is_the_catalog_with_every_key() {
+    let text = r#"{"tools": [
+        {"name": "b", "inputSchema": {"type": "object"}},
+        {"name": "a", "description": "A.", "inputSchema": {"type": "object"},
+         "outputSchema": {"type": "string"}, "annotations": {"readOnlyHint": true}}
+    ]}"#;
+    let catalog = Catalog::from_json_str(text, None).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let golden = Golden::new(dir.path()).files([GoldenFile::Catalog]);
+    golden.check_with(&catalog, true).unwrap();
+    let written = std::fs::read_to_string(dir.path().join("catalog.json")).unwrap();
+    assert_eq!(written, catalog.to_json_string());
+    assert!(written.contains("\"readOnlyHint\": true"), "{written}");
+    let parsed = tools_codegen::ParsedCatalog::from_json_str(text, None).unwrap();
+    golden.check_with(&parsed, false).unwrap();
+    // Read back, it renders what the catalog renders.
+    let again = Catalog::from_json_str(&written, None).unwrap();
+    for language in Language::ALL {
+        assert_eq!(
+            tools_codegen::render_sdk(&again, language),
+            tools_codegen::render_sdk(&catalog, language)
+        );
+    }
+}
+
+#[test]
 fn a_drifted_file_fails_with_a_unified_diff_of_what_changed() {
     let dir = tempfile::tempdir().unwrap();
     let golden = Golden::new(dir.path()).files([GoldenFile::Sdk(Language::TypeScript)]);
@@ -50,7 +103,7 @@ fn a_drifted_file_fails_with_a_unified_diff_of_what_changed() {
     let err = golden
         .check_with(&catalog("Ping a host twice."), false)
         .unwrap_err();
-    let GoldenError::Drift { files } = &err else {
+    let GoldenError::Drift { files, .. } = &err else {
         panic!("{err}");
     };
     assert_eq!(files.len(), 1);

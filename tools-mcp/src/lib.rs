@@ -241,7 +241,6 @@ mod credential;
 pub mod error;
 pub mod import;
 pub mod import_auth;
-mod import_http;
 #[cfg(feature = "jwt")]
 mod jwt;
 pub mod oauth;

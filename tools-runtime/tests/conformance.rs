@@ -12,15 +12,49 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use tools_runtime::definition::ToolDefinitionBuilder;
 use tools_runtime::error::RegistryError;
 use tools_runtime::hooks::{Approval, PostDecision, PreDecision, RegistryChange};
 use tools_runtime::{
     AdditionalContext, CancellationToken, ContentBlock, ExecutionMode, Output, Scope, ToolCall,
-    ToolDefinition, ToolError, ToolFilter, ToolOutcome, ToolRuntime, codes,
+    ToolDefinition, ToolError, ToolExecution, ToolExecutionResult, ToolFilter, ToolOutcome,
+    ToolRuntime, codes,
 };
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
+
+/// A runtime and a plugin scope of it (the global layer), with `tools` registered through that
+/// scope. The registrations last as long as the scope.
+fn runtime_with(tools: impl IntoIterator<Item = ToolDefinition>) -> (ToolRuntime, Scope) {
+    let rt = ToolRuntime::new();
+    let plugin = rt.scope();
+    for tool in tools {
+        let _ = plugin.register(tool).unwrap();
+    }
+    (rt, plugin)
+}
+
+/// A tool builder with input `{"type": "object"}` and output `{"type": "integer"}`; the test
+/// adds the body (and whatever else it needs).
+fn integer_tool(name: &str) -> ToolDefinitionBuilder {
+    ToolDefinition::builder(name)
+        .input_schema(json!({"type": "object"}))
+        .output(Output::json(json!({"type": "integer"})))
+}
+
+/// [`integer_tool`] with input `{"type": "object", "properties": properties}`.
+fn integer_tool_taking(name: &str, properties: Value) -> ToolDefinitionBuilder {
+    integer_tool(name).input_schema(json!({"type": "object", "properties": properties}))
+}
+
+/// An [`integer_tool`] whose body waits for its cancellation token, then returns 1.
+fn waits_for_cancellation(name: &str) -> ToolDefinitionBuilder {
+    integer_tool(name).execute(|_a, ctx| async move {
+        ctx.cancellation().cancelled().await;
+        Ok(json!(1))
+    })
+}
 
 /// A tool with input `{x?: integer}` and output `{x: integer}` that echoes `x` (default 0).
 fn echo(name: &str) -> ToolDefinition {
@@ -40,9 +74,7 @@ fn echo(name: &str) -> ToolDefinition {
 
 /// A tool whose body returns `value` as is (output schema `{"type": "integer"}`).
 fn returns(name: &str, value: Value) -> ToolDefinition {
-    ToolDefinition::builder(name)
-        .input_schema(json!({"type": "object"}))
-        .output(Output::json(json!({"type": "integer"})))
+    integer_tool(name)
         .execute(move |_args, _ctx| {
             let value = value.clone();
             async move { Ok(value) }
@@ -55,6 +87,29 @@ fn call(name: &str, args: Value) -> ToolCall {
     ToolCall::new("call-1", name, args)
 }
 
+/// `tool` with a body that returns 5 and presentation metadata `{"v": value}` (its output
+/// `{"type": "integer"}`).
+fn five_with_meta(tool: ToolDefinitionBuilder) -> ToolDefinition {
+    tool.output(Output::json(json!({"type": "integer"})).presentation_meta(|_, v| json!({"v": v})))
+        .execute(|_a, _c| async { Ok(json!(5)) })
+        .build()
+        .unwrap()
+}
+
+/// A call to `name` without arguments, made from `agent`.
+fn call_from(name: &str, agent: &Scope) -> ToolCall {
+    call(name, json!({})).with_agent(agent.key())
+}
+
+/// An agent scope of `rt` with `tools` registered in its local layer.
+fn agent_with(rt: &ToolRuntime, tools: impl IntoIterator<Item = ToolDefinition>) -> Scope {
+    let agent = rt.agent_scope();
+    for tool in tools {
+        let _ = agent.register(tool).unwrap();
+    }
+    agent
+}
+
 fn names(rt: &ToolRuntime, scope: &Scope) -> Vec<String> {
     rt.schemas(scope.key())
         .into_iter()
@@ -62,14 +117,52 @@ fn names(rt: &ToolRuntime, scope: &Scope) -> Vec<String> {
         .collect()
 }
 
+/// How many times the hooks made from it ran (shared by its clones).
+#[derive(Clone, Default)]
+struct Counter(Arc<AtomicUsize>);
+
+impl Counter {
+    fn bump(&self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn get(&self) -> usize {
+        self.0.load(Ordering::SeqCst)
+    }
+
+    /// A pre-execute listener that counts and passes the decision on unchanged.
+    fn passing_listener(
+        &self,
+    ) -> impl Fn(&ToolExecution, PreDecision) -> PreDecision + Send + Sync + use<> {
+        let count = self.clone();
+        move |_, decision| {
+            count.bump();
+            decision
+        }
+    }
+
+    /// A guard that counts and denies nothing.
+    fn admitting_guard(&self) -> impl Fn(&ToolExecution) -> Option<String> + Send + Sync + use<> {
+        let count = self.clone();
+        move |_| {
+            count.bump();
+            None
+        }
+    }
+
+    /// An observer of results that counts.
+    fn observer(&self) -> impl Fn(&ToolExecution, &ToolExecutionResult) + Send + Sync + use<> {
+        let count = self.clone();
+        move |_, _| count.bump()
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Public API
 
 #[tokio::test]
 async fn register_trusted_typed_definition_with_mandatory_output() {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
-    let _r = plugin.register(echo("echo")).unwrap();
+    let (rt, _plugin) = runtime_with([echo("echo")]);
     let result = rt.execute(call("echo", json!({"x": 5}))).await;
     assert_eq!(result.value(), Some(&json!({"x": 5})));
     assert_eq!(result.content, vec![ContentBlock::text("x=5")]);
@@ -85,28 +178,20 @@ async fn register_trusted_typed_definition_with_mandatory_output() {
 
 #[tokio::test]
 async fn register_layer_is_the_calling_scope_and_agent_tools_shadow_globals() {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
-    let _g = plugin.register(returns("answer", json!(1))).unwrap();
+    let (rt, _plugin) = runtime_with([returns("answer", json!(1))]);
     let agent = rt.agent_scope();
     let other = rt.agent_scope();
     let _l = agent.register(returns("answer", json!(2))).unwrap();
     let _only = agent.register(returns("local_only", json!(3))).unwrap();
 
     let global = rt.execute(call("answer", json!({}))).await;
-    let shadowed = rt
-        .execute(call("answer", json!({})).with_agent(agent.key()))
-        .await;
-    let unaffected = rt
-        .execute(call("answer", json!({})).with_agent(other.key()))
-        .await;
+    let shadowed = rt.execute(call_from("answer", &agent)).await;
+    let unaffected = rt.execute(call_from("answer", &other)).await;
     assert_eq!(global.value(), Some(&json!(1)));
     assert_eq!(shadowed.value(), Some(&json!(2)));
     assert_eq!(unaffected.value(), Some(&json!(1)));
     // An agent's local tool exists for that agent alone.
-    let elsewhere = rt
-        .execute(call("local_only", json!({})).with_agent(other.key()))
-        .await;
+    let elsewhere = rt.execute(call_from("local_only", &other)).await;
     assert_eq!(elsewhere.code(), Some(codes::UNKNOWN_TOOL));
 }
 
@@ -189,15 +274,11 @@ fn register_rejects_unsupported_output_and_non_positive_or_non_finite_timeout() 
 #[tokio::test]
 async fn register_finalize_content_replaces_only_final_content_after_normalisation_including_materialisation_errors()
  {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let s = seen.clone();
     // The body returns a value that breaks the output schema: an error found while
     // materialising the result. finalize_content still runs on it.
-    let def = ToolDefinition::builder("bad_output")
-        .input_schema(json!({"type": "object"}))
-        .output(Output::json(json!({"type": "integer"})))
+    let def = integer_tool("bad_output")
         .execute(|_a, _c| async { Ok(json!("not an integer")) })
         .finalize_content(move |_exec, result| {
             s.lock().unwrap().push(result.code().map(str::to_owned));
@@ -205,7 +286,7 @@ async fn register_finalize_content_replaces_only_final_content_after_normalisati
         })
         .build()
         .unwrap();
-    let _r = plugin.register(def).unwrap();
+    let (rt, _plugin) = runtime_with([def]);
     let result = rt.execute(call("bad_output", json!({}))).await;
     assert_eq!(result.code(), Some(codes::INVALID_OUTPUT));
     assert_eq!(result.content, vec![ContentBlock::text("finalized")]);
@@ -237,10 +318,7 @@ async fn register_is_disposed_with_the_calling_scope() {
 
 #[test]
 fn restrict_applies_an_agent_scoped_mask_and_refuses_a_plain_scope() {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
-    let _a = plugin.register(echo("a")).unwrap();
-    let _b = plugin.register(echo("b")).unwrap();
+    let (rt, plugin) = runtime_with([echo("a"), echo("b")]);
     let err = plugin.restrict(ToolFilter::allow(["a"])).unwrap_err();
     assert_eq!(err.code(), "NOT_AGENT_SCOPE");
     let agent = rt.agent_scope();
@@ -254,11 +332,7 @@ fn restrict_applies_an_agent_scoped_mask_and_refuses_a_plain_scope() {
 
 #[test]
 fn restrict_filter_is_snapshotted_masks_intersect_and_local_tools_merge_afterwards() {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
-    for n in ["a", "b", "c"] {
-        let _ = plugin.register(echo(n)).unwrap();
-    }
+    let (rt, _plugin) = runtime_with(["a", "b", "c"].map(echo));
     let agent = rt.agent_scope();
     let mut allowed = vec!["a", "b"];
     let _m1 = agent
@@ -278,9 +352,7 @@ fn restrict_filter_is_snapshotted_masks_intersect_and_local_tools_merge_afterwar
 
 #[test]
 fn restrict_deny_masks_admit_later_unnamed_globals_while_allow_masks_exclude_later_names() {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
-    let _a = plugin.register(echo("a")).unwrap();
+    let (rt, plugin) = runtime_with([echo("a")]);
     let denying = rt.agent_scope();
     let allowing = rt.agent_scope();
     let _d = denying.restrict(ToolFilter::deny(["a"])).unwrap();
@@ -292,9 +364,7 @@ fn restrict_deny_masks_admit_later_unnamed_globals_while_allow_masks_exclude_lat
 
 #[test]
 fn restrict_rejects_unknown_local_or_reserved_names_and_empty_filters() {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
-    let _a = plugin.register(echo("a")).unwrap();
+    let (rt, _plugin) = runtime_with([echo("a")]);
     let agent = rt.agent_scope();
     let _l = agent.register(echo("mine")).unwrap();
     let unknown = agent
@@ -360,10 +430,7 @@ fn is_admitted_checks_every_mask_on_the_chain_independent_of_registration() {
 
 #[test]
 fn get_resolves_as_one_scope_sees_it() {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
-    let _g = plugin.register(echo("t")).unwrap();
-    let _h = plugin.register(echo("hidden")).unwrap();
+    let (rt, _plugin) = runtime_with([echo("t"), echo("hidden")]);
     let agent = rt.agent_scope();
     let _l = agent.register(echo("t")).unwrap();
     let _m = agent.restrict(ToolFilter::deny(["hidden"])).unwrap();
@@ -377,11 +444,7 @@ fn get_resolves_as_one_scope_sees_it() {
 
 #[test]
 fn schemas_list_what_the_scope_sees_without_executors_in_name_order() {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
-    for n in ["zeta", "alpha", "mid"] {
-        let _ = plugin.register(echo(n)).unwrap();
-    }
+    let (rt, _plugin) = runtime_with(["zeta", "alpha", "mid"].map(echo));
     let schemas = rt.schemas(tools_runtime::ScopeKey::GLOBAL);
     let listed: Vec<&str> = schemas.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(listed, ["alpha", "mid", "zeta"]);
@@ -396,9 +459,7 @@ fn schemas_list_what_the_scope_sees_without_executors_in_name_order() {
 
 #[tokio::test]
 async fn guard_returning_a_reason_denies_and_none_leaves_the_call_unchanged() {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
-    let _t = plugin.register(echo("t")).unwrap();
+    let (rt, plugin) = runtime_with([echo("t")]);
     let _g = plugin
         .guard(|exec| (exec.arguments()["x"] == 13).then(|| "thirteen is unlucky".into()))
         .unwrap();
@@ -410,65 +471,32 @@ async fn guard_returning_a_reason_denies_and_none_leaves_the_call_unchanged() {
 
 #[tokio::test]
 async fn guard_from_a_plain_scope_applies_globally_and_from_an_agent_scope_to_that_agent_only() {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
-    let _t = plugin.register(echo("t")).unwrap();
+    let (rt, plugin) = runtime_with([echo("t")]);
     let agent = rt.agent_scope();
     let nested = agent.agent();
     let other = rt.agent_scope();
     let _g = agent.guard(|_| Some("agent policy".into())).unwrap();
-    let code = |r: tools_runtime::ToolExecutionResult| r.code().map(str::to_owned);
-    assert_eq!(code(rt.execute(call("t", json!({}))).await), None);
-    assert_eq!(
-        code(
-            rt.execute(call("t", json!({})).with_agent(other.key()))
-                .await
-        ),
-        None
-    );
-    assert_eq!(
-        code(
-            rt.execute(call("t", json!({})).with_agent(agent.key()))
-                .await
-        )
-        .as_deref(),
-        Some(codes::GUARD_DENIED)
-    );
-    assert_eq!(
-        code(
-            rt.execute(call("t", json!({})).with_agent(nested.key()))
-                .await
-        )
-        .as_deref(),
-        Some(codes::GUARD_DENIED)
-    );
+    assert_eq!(rt.execute(call("t", json!({}))).await.code(), None);
+    assert_eq!(rt.execute(call_from("t", &other)).await.code(), None);
+    let denied = Some(codes::GUARD_DENIED);
+    assert_eq!(rt.execute(call_from("t", &agent)).await.code(), denied);
+    assert_eq!(rt.execute(call_from("t", &nested)).await.code(), denied);
     let _global = plugin.guard(|_| Some("global policy".into())).unwrap();
-    assert_eq!(
-        code(
-            rt.execute(call("t", json!({})).with_agent(other.key()))
-                .await
-        )
-        .as_deref(),
-        Some(codes::GUARD_DENIED)
-    );
+    assert_eq!(rt.execute(call_from("t", &other)).await.code(), denied);
 }
 
 #[tokio::test]
 async fn guard_denial_is_monotonic_nothing_later_turns_it_into_permission() {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
-    let bodies = Arc::new(AtomicUsize::new(0));
+    let bodies = Counter::default();
     let b = bodies.clone();
-    let def = ToolDefinition::builder("t")
-        .input_schema(json!({"type": "object"}))
-        .output(Output::json(json!({"type": "integer"})))
+    let def = integer_tool("t")
         .execute(move |_a, _c| {
-            b.fetch_add(1, Ordering::SeqCst);
+            b.bump();
             async { Ok(json!(1)) }
         })
         .build()
         .unwrap();
-    let _t = plugin.register(def).unwrap();
+    let (rt, plugin) = runtime_with([def]);
     let _g = plugin.guard(|_| Some("no".into())).unwrap();
     // Everything after the guard tries to allow it.
     let _p = plugin.on_pre_execute(|_, _| PreDecision::Allow).unwrap();
@@ -480,14 +508,12 @@ async fn guard_denial_is_monotonic_nothing_later_turns_it_into_permission() {
         .unwrap();
     let result = rt.execute(call("t", json!({}))).await;
     assert_eq!(result.code(), Some(codes::GUARD_DENIED));
-    assert_eq!(bodies.load(Ordering::SeqCst), 0);
+    assert_eq!(bodies.get(), 0);
 }
 
 #[tokio::test]
 async fn execute_snapshots_and_freezes_arguments_and_assigns_an_opaque_token() {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
-    let _t = plugin.register(echo("t")).unwrap();
+    let (rt, plugin) = runtime_with([echo("t")]);
     let seen = Arc::new(Mutex::new(Vec::new()));
     let s = seen.clone();
     let _o = plugin
@@ -512,30 +538,12 @@ async fn execute_snapshots_and_freezes_arguments_and_assigns_an_opaque_token() {
 
 #[tokio::test]
 async fn execute_invalid_arguments_use_the_result_path_without_reaching_policy_or_the_body() {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
-    let _t = plugin.register(echo("t")).unwrap();
-    let policy = Arc::new(AtomicUsize::new(0));
-    let (p1, p2) = (policy.clone(), policy.clone());
-    let _p = plugin
-        .on_pre_execute(move |_, d| {
-            p1.fetch_add(1, Ordering::SeqCst);
-            d
-        })
-        .unwrap();
-    let _g = plugin
-        .guard(move |_| {
-            p2.fetch_add(1, Ordering::SeqCst);
-            None
-        })
-        .unwrap();
-    let observed = Arc::new(AtomicUsize::new(0));
-    let o = observed.clone();
-    let _o = plugin
-        .on_result(move |_, _| {
-            o.fetch_add(1, Ordering::SeqCst);
-        })
-        .unwrap();
+    let (rt, plugin) = runtime_with([echo("t")]);
+    let policy = Counter::default();
+    let _p = plugin.on_pre_execute(policy.passing_listener()).unwrap();
+    let _g = plugin.guard(policy.admitting_guard()).unwrap();
+    let observed = Counter::default();
+    let _o = plugin.on_result(observed.observer()).unwrap();
     let result = rt.execute(call("t", json!({"x": "five", "y": [1]}))).await;
     assert_eq!(result.code(), Some(codes::INVALID_ARGS));
     assert!(
@@ -543,9 +551,9 @@ async fn execute_invalid_arguments_use_the_result_path_without_reaching_policy_o
             .text()
             .starts_with("Error: invalid arguments for `t`: /x: expected integer")
     );
-    assert_eq!(policy.load(Ordering::SeqCst), 0);
+    assert_eq!(policy.get(), 0);
     assert_eq!(
-        observed.load(Ordering::SeqCst),
+        observed.get(),
         1,
         "the normal result path, observers included"
     );
@@ -554,13 +562,9 @@ async fn execute_invalid_arguments_use_the_result_path_without_reaching_policy_o
 #[tokio::test]
 async fn execute_wrappers_replace_only_the_token_and_the_caller_token_is_fused_back_before_the_body()
  {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
     let caller = CancellationToken::new();
     let c = caller.clone();
-    let def = ToolDefinition::builder("waits")
-        .input_schema(json!({"type": "object"}))
-        .output(Output::json(json!({"type": "integer"})))
+    let def = integer_tool("waits")
         .execute(move |_a, ctx| {
             let c = c.clone();
             async move {
@@ -573,7 +577,7 @@ async fn execute_wrappers_replace_only_the_token_and_the_caller_token_is_fused_b
         })
         .build()
         .unwrap();
-    let _t = plugin.register(def).unwrap();
+    let (rt, plugin) = runtime_with([def]);
     let _w = plugin
         .wrap_execute(|mut d, next| async move {
             d.set_cancellation(CancellationToken::new()); // a token the caller knows nothing of
@@ -591,8 +595,6 @@ async fn execute_wrappers_replace_only_the_token_and_the_caller_token_is_fused_b
 
 #[tokio::test]
 async fn execution_mode_is_parallel_only_when_the_visible_classifier_returns_exactly_true() {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
     let classified = |name: &str, f: fn(&Value) -> bool| {
         ToolDefinition::builder(name)
             .input_schema(json!({"type": "object", "properties": {"safe": {"type": "boolean"}}}))
@@ -602,13 +604,11 @@ async fn execution_mode_is_parallel_only_when_the_visible_classifier_returns_exa
             .build()
             .unwrap()
     };
-    let _a = plugin
-        .register(classified("read", |a| a["safe"] == true))
-        .unwrap();
-    let _b = plugin
-        .register(classified("boom", |_| panic!("classifier bug")))
-        .unwrap();
-    let _c = plugin.register(echo("undeclared")).unwrap();
+    let (rt, _plugin) = runtime_with([
+        classified("read", |a| a["safe"] == true),
+        classified("boom", |_| panic!("classifier bug")),
+        echo("undeclared"),
+    ]);
     let mode = |name: &str, args: Value| rt.execution_mode(&call(name, args));
     assert_eq!(mode("read", json!({"safe": true})), ExecutionMode::Parallel);
     assert_eq!(
@@ -646,9 +646,7 @@ async fn execution_mode_is_parallel_only_when_the_visible_classifier_returns_exa
 
 #[tokio::test]
 async fn approval_services_ask_when_installed() {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
-    let _t = plugin.register(echo("t")).unwrap();
+    let (rt, plugin) = runtime_with([echo("t")]);
     let _p = plugin
         .on_pre_execute(|_, _| PreDecision::ask("writes files"))
         .unwrap();
@@ -680,9 +678,7 @@ async fn approval_services_ask_when_installed() {
 
 #[tokio::test]
 async fn approval_ask_degrades_to_deny_without_a_service() {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
-    let _t = plugin.register(echo("t")).unwrap();
+    let (rt, plugin) = runtime_with([echo("t")]);
     let _p = plugin
         .on_pre_execute(|_, _| PreDecision::Ask { reason: None })
         .unwrap();
@@ -700,9 +696,7 @@ async fn approval_ask_degrades_to_deny_without_a_service() {
 
 #[tokio::test]
 async fn cancellation_before_the_body_is_aborted_before_dispatch() {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
-    let _t = plugin.register(echo("t")).unwrap();
+    let (rt, plugin) = runtime_with([echo("t")]);
     let token = CancellationToken::new();
     let t = token.clone();
     let _g = plugin
@@ -717,18 +711,7 @@ async fn cancellation_before_the_body_is_aborted_before_dispatch() {
 
 #[tokio::test]
 async fn cancellation_after_invocation_replaces_only_a_successful_outcome() {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
-    let ok = ToolDefinition::builder("ok")
-        .input_schema(json!({"type": "object"}))
-        .output(Output::json(json!({"type": "integer"})))
-        .execute(|_a, ctx| async move {
-            ctx.cancellation().cancelled().await;
-            Ok(json!(1))
-        })
-        .build()
-        .unwrap();
-    let _t = plugin.register(ok).unwrap();
+    let (rt, _plugin) = runtime_with([waits_for_cancellation("ok").build().unwrap()]);
     let token = CancellationToken::new();
     let t = token.clone();
     let pending = rt.execute(call("ok", json!({})).with_cancel(token));
@@ -742,55 +725,46 @@ async fn cancellation_after_invocation_replaces_only_a_successful_outcome() {
 
 #[tokio::test]
 async fn cancellation_keeps_more_specific_failures() {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
     // A body that fails with its own code after cancellation.
-    let failing = ToolDefinition::builder("fails")
-        .input_schema(json!({"type": "object"}))
-        .output(Output::json(json!({"type": "integer"})))
+    let failing = integer_tool("fails")
         .execute(|_a, ctx| async move {
             ctx.cancellation().cancel();
             Err(ToolError::with_code("DISK_FULL", "no space left"))
         })
         .build()
         .unwrap();
-    let _f = plugin.register(failing).unwrap();
-    let cancelled_call = |name: &str| {
-        let token = CancellationToken::new();
-        (call(name, json!({})).with_cancel(token.clone()), token)
-    };
-    let (c, _) = cancelled_call("fails");
+    let (rt, _plugin) = runtime_with([failing]);
+    // A call with a token of its own, which the hooks below cancel.
+    let cancellable = |name: &str| call(name, json!({})).with_cancel(CancellationToken::new());
     assert_eq!(
-        rt.execute(c).await.code(),
+        rt.execute(cancellable("fails")).await.code(),
         Some("DISK_FULL"),
         "tool failure"
     );
 
     // Post-policy block after cancellation.
-    let agent = rt.agent_scope();
-    let _t = agent.register(echo("blocked")).unwrap();
+    let agent = agent_with(&rt, [echo("blocked")]);
     let _p = agent
         .on_post_execute(|exec, _| {
             exec.cancellation().cancel();
             PostDecision::block("withheld")
         })
         .unwrap();
-    let (c, _) = cancelled_call("blocked");
+    let c = cancellable("blocked");
     assert_eq!(
         rt.execute(c.with_agent(agent.key())).await.code(),
         Some(codes::BLOCKED)
     );
 
     // Denial after cancellation.
-    let denier = rt.agent_scope();
-    let _t = denier.register(echo("denied")).unwrap();
+    let denier = agent_with(&rt, [echo("denied")]);
     let _p = denier
         .on_pre_execute(|exec, _| {
             exec.cancellation().cancel();
             PreDecision::deny("no")
         })
         .unwrap();
-    let (c, _) = cancelled_call("denied");
+    let c = cancellable("denied");
     // The listener denied, then the token fired: the denial is more specific and stands.
     assert_eq!(
         rt.execute(c.with_agent(denier.key())).await.code(),
@@ -798,8 +772,7 @@ async fn cancellation_keeps_more_specific_failures() {
     );
 
     // Wrapper failure after the body started and cancellation.
-    let wrapped = rt.agent_scope();
-    let _t = wrapped.register(echo("wrapped")).unwrap();
+    let wrapped = agent_with(&rt, [echo("wrapped")]);
     let _w = wrapped
         .wrap_execute(|d, next| async move {
             let token = d.execution().cancellation().clone();
@@ -808,25 +781,18 @@ async fn cancellation_keeps_more_specific_failures() {
             Err(ToolError::with_code("RETRY_EXHAUSTED", "gave up"))
         })
         .unwrap();
-    let (c, _) = cancelled_call("wrapped");
+    let c = cancellable("wrapped");
     assert_eq!(
         rt.execute(c.with_agent(wrapped.key())).await.code(),
         Some("RETRY_EXHAUSTED")
     );
 
     // Timeout-owned TOOL_TIMEOUT.
-    let timed = rt.agent_scope();
-    let slow = ToolDefinition::builder("slow")
-        .input_schema(json!({"type": "object"}))
-        .output(Output::json(json!({"type": "integer"})))
+    let slow = waits_for_cancellation("slow")
         .timeout(Duration::from_millis(20))
-        .execute(|_a, ctx| async move {
-            ctx.cancellation().cancelled().await;
-            Ok(json!(1))
-        })
         .build()
         .unwrap();
-    let _t = timed.register(slow).unwrap();
+    let timed = agent_with(&rt, [slow]);
     let _w = timed
         .wrap_execute(tools_runtime::wrappers::timeout())
         .unwrap();
@@ -838,7 +804,7 @@ async fn cancellation_keeps_more_specific_failures() {
             out
         })
         .unwrap();
-    let (c, _) = cancelled_call("slow");
+    let c = cancellable("slow");
     assert_eq!(
         rt.execute(c.with_agent(timed.key())).await.code(),
         Some(codes::TOOL_TIMEOUT)
@@ -848,11 +814,9 @@ async fn cancellation_keeps_more_specific_failures() {
 /// A runtime with `echo("t")` registered globally and a pre-execute listener that cancels the
 /// call's token and returns `decision`, then a second listener that counts its calls and
 /// returns `allow`.
-fn cancelling_waterfall(decision: PreDecision) -> (ToolRuntime, Scope, Arc<AtomicUsize>) {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
-    let _ = plugin.register(echo("t")).unwrap();
-    let later = Arc::new(AtomicUsize::new(0));
+fn cancelling_waterfall(decision: PreDecision) -> (ToolRuntime, Scope, Counter) {
+    let (rt, plugin) = runtime_with([echo("t")]);
+    let later = Counter::default();
     let l = later.clone();
     let _ = plugin
         .on_pre_execute(move |exec, _| {
@@ -862,7 +826,7 @@ fn cancelling_waterfall(decision: PreDecision) -> (ToolRuntime, Scope, Arc<Atomi
         .unwrap();
     let _ = plugin
         .on_pre_execute(move |_, _| {
-            l.fetch_add(1, Ordering::SeqCst);
+            l.bump();
             PreDecision::Allow
         })
         .unwrap();
@@ -875,25 +839,19 @@ async fn cancellation_during_the_waterfall_keeps_a_denial_and_stops_later_listen
     let result = rt.execute(call("t", json!({}))).await;
     assert_eq!(result.code(), Some(codes::DENIED));
     assert_eq!(result.text(), "Error: not today");
-    assert_eq!(
-        later.load(Ordering::SeqCst),
-        0,
-        "no listener runs after the token fired"
-    );
+    assert_eq!(later.get(), 0, "no listener runs after the token fired");
 
     // An allow reached when the token fires is not a decision worth keeping.
     let (rt, _plugin, later) = cancelling_waterfall(PreDecision::Allow);
     let result = rt.execute(call("t", json!({}))).await;
     assert_eq!(result.code(), Some(codes::ABORTED_BEFORE_DISPATCH));
-    assert_eq!(later.load(Ordering::SeqCst), 0);
+    assert_eq!(later.get(), 0);
 }
 
 #[tokio::test]
 async fn cancellation_during_an_async_listener_keeps_its_denial() {
     // The caller's token fires from outside while an asynchronous listener is deciding.
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
-    let _t = plugin.register(echo("t")).unwrap();
+    let (rt, plugin) = runtime_with([echo("t")]);
     let token = CancellationToken::new();
     let fire = token.clone();
     let _p = plugin
@@ -919,17 +877,17 @@ async fn cancellation_during_an_ask_keeps_the_degraded_denial_and_asks_nobody() 
 
     // With a service: nobody is asked about a call whose token already fired.
     let (rt, plugin, _) = cancelling_waterfall(PreDecision::ask("writes"));
-    let asked = Arc::new(AtomicUsize::new(0));
+    let asked = Counter::default();
     let a = asked.clone();
     let _s = plugin
         .set_approval(move |_, _| {
-            a.fetch_add(1, Ordering::SeqCst);
+            a.bump();
             async { Approval::Approved }
         })
         .unwrap();
     let result = rt.execute(call("t", json!({}))).await;
     assert_eq!(result.code(), Some(codes::ABORTED_BEFORE_DISPATCH));
-    assert_eq!(asked.load(Ordering::SeqCst), 0);
+    assert_eq!(asked.get(), 0);
 }
 
 #[tokio::test]
@@ -943,9 +901,7 @@ async fn cancellation_while_the_approval_service_answers_keeps_a_refusal() {
         ),
         (Approval::Approved, codes::ABORTED_BEFORE_DISPATCH),
     ] {
-        let rt = ToolRuntime::new();
-        let plugin = rt.scope();
-        let _t = plugin.register(echo("t")).unwrap();
+        let (rt, plugin) = runtime_with([echo("t")]);
         let _p = plugin
             .on_pre_execute(|_, _| PreDecision::ask("writes"))
             .unwrap();
@@ -968,56 +924,32 @@ async fn cancellation_during_the_guards_keeps_a_guard_denial() {
         (true, codes::GUARD_DENIED),
         (false, codes::ABORTED_BEFORE_DISPATCH),
     ] {
-        let rt = ToolRuntime::new();
-        let plugin = rt.scope();
-        let _t = plugin.register(echo("t")).unwrap();
-        let later = Arc::new(AtomicUsize::new(0));
-        let l = later.clone();
+        let (rt, plugin) = runtime_with([echo("t")]);
+        let later = Counter::default();
         let _g = plugin
             .guard(move |exec| {
                 exec.cancellation().cancel();
                 deny.then(|| "outside the sandbox".to_owned())
             })
             .unwrap();
-        let _h = plugin
-            .guard(move |_| {
-                l.fetch_add(1, Ordering::SeqCst);
-                None
-            })
-            .unwrap();
+        let _h = plugin.guard(later.admitting_guard()).unwrap();
         let result = rt.execute(call("t", json!({}))).await;
         assert_eq!(result.code(), Some(code), "{}", result.text());
-        assert_eq!(
-            later.load(Ordering::SeqCst),
-            0,
-            "no guard runs after the token fired"
-        );
+        assert_eq!(later.get(), 0, "no guard runs after the token fired");
     }
 }
 
 #[tokio::test]
 async fn cancellation_pre_aborted_entry_freezes_arguments_skips_every_phase_and_publishes_one_result()
  {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
-    let _t = plugin.register(echo("t")).unwrap();
-    let phases = Arc::new(AtomicUsize::new(0));
-    let (a, b, c) = (phases.clone(), phases.clone(), phases.clone());
-    let _p = plugin
-        .on_pre_execute(move |_, d| {
-            a.fetch_add(1, Ordering::SeqCst);
-            d
-        })
-        .unwrap();
-    let _g = plugin
-        .guard(move |_| {
-            b.fetch_add(1, Ordering::SeqCst);
-            None
-        })
-        .unwrap();
+    let (rt, plugin) = runtime_with([echo("t")]);
+    let phases = Counter::default();
+    let _p = plugin.on_pre_execute(phases.passing_listener()).unwrap();
+    let _g = plugin.guard(phases.admitting_guard()).unwrap();
+    let c = phases.clone();
     let _w = plugin
         .wrap_execute(move |d, n| {
-            c.fetch_add(1, Ordering::SeqCst);
+            c.bump();
             async move { n.run(d).await }
         })
         .unwrap();
@@ -1037,7 +969,7 @@ async fn cancellation_pre_aborted_entry_freezes_arguments_skips_every_phase_and_
         .execute(call("t", json!({"x": "bad"})).with_cancel(token))
         .await;
     assert_eq!(result.code(), Some(codes::ABORTED_BEFORE_DISPATCH));
-    assert_eq!(phases.load(Ordering::SeqCst), 0);
+    assert_eq!(phases.get(), 0);
     assert_eq!(
         *results.lock().unwrap(),
         vec![(
@@ -1049,26 +981,22 @@ async fn cancellation_pre_aborted_entry_freezes_arguments_skips_every_phase_and_
 
 #[tokio::test]
 async fn cancellation_never_races_away_from_a_started_body() {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
-    let settled = Arc::new(AtomicUsize::new(0));
+    let settled = Counter::default();
     let s = settled.clone();
-    let def = ToolDefinition::builder("slow_to_stop")
-        .input_schema(json!({"type": "object"}))
-        .output(Output::json(json!({"type": "integer"})))
+    let def = integer_tool("slow_to_stop")
         .execute(move |_a, ctx| {
             let s = s.clone();
             async move {
                 ctx.cancellation().cancelled().await;
                 // Owned work takes a while to stop.
                 tokio::time::sleep(Duration::from_millis(30)).await;
-                s.fetch_add(1, Ordering::SeqCst);
+                s.bump();
                 Ok(json!(1))
             }
         })
         .build()
         .unwrap();
-    let _t = plugin.register(def).unwrap();
+    let (rt, _plugin) = runtime_with([def]);
     let token = CancellationToken::new();
     let t = token.clone();
     let (result, ()) = tokio::join!(
@@ -1078,11 +1006,7 @@ async fn cancellation_never_races_away_from_a_started_body() {
             t.cancel();
         }
     );
-    assert_eq!(
-        settled.load(Ordering::SeqCst),
-        1,
-        "the body settled before the result"
-    );
+    assert_eq!(settled.get(), 1, "the body settled before the result");
     assert_eq!(result.code(), Some(codes::ABORTED));
 }
 
@@ -1091,13 +1015,9 @@ async fn cancellation_never_races_away_from_a_started_body() {
 
 #[tokio::test]
 async fn live_events_run_pre_execute_guards_wrappers_post_execute_finalize_then_observers() {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
     let log = Arc::new(Mutex::new(Vec::<&'static str>::new()));
     let l = log.clone();
-    let def = ToolDefinition::builder("t")
-        .input_schema(json!({"type": "object"}))
-        .output(Output::json(json!({"type": "integer"})))
+    let def = integer_tool("t")
         .execute(move |_a, _c| {
             l.lock().unwrap().push("body");
             async { Ok(json!(1)) }
@@ -1111,7 +1031,7 @@ async fn live_events_run_pre_execute_guards_wrappers_post_execute_finalize_then_
         })
         .build()
         .unwrap();
-    let _t = plugin.register(def).unwrap();
+    let (rt, plugin) = runtime_with([def]);
     let push = |name: &'static str| {
         let l = log.clone();
         move || l.lock().unwrap().push(name)
@@ -1237,9 +1157,6 @@ fn key_types_execution_token_is_an_opaque_copy_eq_hash_value_and_the_runtime_is_
 
 #[tokio::test]
 async fn key_types_tool_definition_body_receives_frozen_args_and_a_run_context() {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
-    let agent = rt.agent_scope();
     let seen = Arc::new(Mutex::new(None));
     let s = seen.clone();
     let def = ToolDefinition::builder("inspect")
@@ -1258,7 +1175,8 @@ async fn key_types_tool_definition_body_receives_frozen_args_and_a_run_context()
         })
         .build()
         .unwrap();
-    let _t = plugin.register(def).unwrap();
+    let (rt, _plugin) = runtime_with([def]);
+    let agent = rt.agent_scope();
     let parent = rt.execute(call("inspect", json!({"p": 1}))).await;
     assert!(!parent.is_error());
     let parent_token = seen.lock().unwrap().as_ref().unwrap().5;
@@ -1277,11 +1195,7 @@ async fn key_types_tool_definition_body_receives_frozen_args_and_a_run_context()
 #[tokio::test]
 async fn key_types_run_context_defers_contexts_until_the_final_result_even_on_failure_or_cancellation()
  {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
-    let def = ToolDefinition::builder("defer")
-        .input_schema(json!({"type": "object", "properties": {"mode": {"type": "string"}}}))
-        .output(Output::json(json!({"type": "integer"})))
+    let def = integer_tool_taking("defer", json!({"mode": {"type": "string"}}))
         .execute(|args, ctx| async move {
             ctx.defer_context(AdditionalContext::new("defer", "first"));
             ctx.defer_context(AdditionalContext::new("defer", "second"));
@@ -1296,7 +1210,7 @@ async fn key_types_run_context_defers_contexts_until_the_final_result_even_on_fa
         })
         .build()
         .unwrap();
-    let _t = plugin.register(def).unwrap();
+    let (rt, _plugin) = runtime_with([def]);
     for mode in ["ok", "fail", "cancel"] {
         let r = rt.execute(call("defer", json!({"mode": mode}))).await;
         let texts: Vec<&str> = r
@@ -1310,8 +1224,6 @@ async fn key_types_run_context_defers_contexts_until_the_final_result_even_on_fa
 
 #[tokio::test]
 async fn key_types_execution_result_success_and_failure_shapes_with_exact_error_content() {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
     let def = ToolDefinition::builder("meta")
         .input_schema(json!({"type": "object", "properties": {"fail": {"type": "boolean"}}}))
         .output(
@@ -1327,7 +1239,7 @@ async fn key_types_execution_result_success_and_failure_shapes_with_exact_error_
         })
         .build()
         .unwrap();
-    let _t = plugin.register(def).unwrap();
+    let (rt, _plugin) = runtime_with([def]);
     let ok = rt.execute(call("meta", json!({}))).await;
     assert_eq!(ok.outcome, ToolOutcome::Success { value: json!(3) });
     assert_eq!(ok.content, vec![ContentBlock::text("3")]);
@@ -1359,9 +1271,7 @@ async fn dummy_token(rt: &ToolRuntime) -> tools_runtime::ExecutionToken {
 
 #[tokio::test]
 async fn key_types_pre_tool_decision_waterfall_allow_deny_ask() {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
-    let _t = plugin.register(echo("t")).unwrap();
+    let (rt, plugin) = runtime_with([echo("t")]);
     // The first listener denies, the second sees the denial and overrides it for x = 1.
     let _a = plugin
         .on_pre_execute(|_, _| PreDecision::deny("default deny"))
@@ -1383,15 +1293,7 @@ async fn key_types_pre_tool_decision_waterfall_allow_deny_ask() {
 
 #[tokio::test]
 async fn key_types_post_tool_decision_content_replacement_keeps_value_and_metadata() {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
-    let def = ToolDefinition::builder("t")
-        .input_schema(json!({"type": "object"}))
-        .output(Output::json(json!({"type": "integer"})).presentation_meta(|_, v| json!({"v": v})))
-        .execute(|_a, _c| async { Ok(json!(5)) })
-        .build()
-        .unwrap();
-    let _t = plugin.register(def).unwrap();
+    let (rt, plugin) = runtime_with([five_with_meta(integer_tool("t"))]);
     let _p = plugin
         .on_post_execute(|_, view| {
             assert_eq!(view.value, &json!(5));
@@ -1406,15 +1308,8 @@ async fn key_types_post_tool_decision_content_replacement_keeps_value_and_metada
 
 #[tokio::test]
 async fn key_types_post_tool_decision_value_replacement_is_revalidated_and_rerendered() {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
-    let def = ToolDefinition::builder("t")
-        .input_schema(json!({"type": "object", "properties": {"bad": {"type": "boolean"}}}))
-        .output(Output::json(json!({"type": "integer"})).presentation_meta(|_, v| json!({"v": v})))
-        .execute(|_a, _c| async { Ok(json!(5)) })
-        .build()
-        .unwrap();
-    let _t = plugin.register(def).unwrap();
+    let tool = integer_tool_taking("t", json!({"bad": {"type": "boolean"}}));
+    let (rt, plugin) = runtime_with([five_with_meta(tool)]);
     let _p = plugin
         .on_post_execute(|exec, _| {
             if exec.arguments()["bad"] == true {
@@ -1434,18 +1329,14 @@ async fn key_types_post_tool_decision_value_replacement_is_revalidated_and_reren
 
 #[tokio::test]
 async fn key_types_post_tool_decision_contexts_follow_deferred_ones_and_block_discards_them() {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
-    let def = ToolDefinition::builder("t")
-        .input_schema(json!({"type": "object", "properties": {"block": {"type": "boolean"}}}))
-        .output(Output::json(json!({"type": "integer"})))
+    let def = integer_tool_taking("t", json!({"block": {"type": "boolean"}}))
         .execute(|_a, ctx| async move {
             ctx.defer_context(AdditionalContext::new("tool", "deferred"));
             Ok(json!(1))
         })
         .build()
         .unwrap();
-    let _t = plugin.register(def).unwrap();
+    let (rt, plugin) = runtime_with([def]);
     let _p = plugin
         .on_post_execute(|exec, _| {
             if exec.arguments()["block"] == true {
@@ -1473,13 +1364,9 @@ async fn key_types_post_tool_decision_contexts_follow_deferred_ones_and_block_di
 
 #[tokio::test]
 async fn key_types_finalize_content_runs_exactly_once_for_every_normalised_result() {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
-    let count = Arc::new(AtomicUsize::new(0));
+    let count = Counter::default();
     let c = count.clone();
-    let def = ToolDefinition::builder("t")
-        .input_schema(json!({"type": "object", "properties": {"x": {"type": "integer"}}}))
-        .output(Output::json(json!({"type": "integer"})))
+    let def = integer_tool_taking("t", json!({"x": {"type": "integer"}}))
         .execute(|args, _c| async move {
             match args["x"].as_i64() {
                 Some(0) => Err(ToolError::new("zero")),
@@ -1487,12 +1374,12 @@ async fn key_types_finalize_content_runs_exactly_once_for_every_normalised_resul
             }
         })
         .finalize_content(move |_, result| {
-            c.fetch_add(1, Ordering::SeqCst);
+            c.bump();
             Some(vec![ContentBlock::text(format!("[{}]", result.text()))])
         })
         .build()
         .unwrap();
-    let _t = plugin.register(def).unwrap();
+    let (rt, plugin) = runtime_with([def]);
     let _g = plugin
         .guard(|e| (e.arguments()["x"] == 9).then(|| "nine".into()))
         .unwrap();
@@ -1504,7 +1391,7 @@ async fn key_types_finalize_content_runs_exactly_once_for_every_normalised_resul
     ];
     for (i, (args, expected)) in cases.into_iter().enumerate() {
         let r = rt.execute(call("t", args)).await;
-        assert_eq!(count.load(Ordering::SeqCst), i + 1);
+        assert_eq!(count.get(), i + 1);
         if !expected.is_empty() {
             assert_eq!(r.text(), expected);
         } else {
@@ -1519,9 +1406,7 @@ async fn key_types_finalize_content_runs_exactly_once_for_every_normalised_resul
 #[tokio::test]
 async fn extension_points_wrapper_authored_success_is_normalised_through_the_tools_output_declaration()
  {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
-    let _t = plugin.register(echo("t")).unwrap();
+    let (rt, plugin) = runtime_with([echo("t")]);
     let _w = plugin
         .wrap_execute(|d, _next| async move {
             // A cached answer, without running the body.
@@ -1545,9 +1430,7 @@ async fn extension_points_wrapper_authored_success_is_normalised_through_the_too
 
 #[tokio::test]
 async fn extension_points_content_replacement_is_not_a_confidentiality_boundary() {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
-    let _t = plugin.register(echo("t")).unwrap();
+    let (rt, plugin) = runtime_with([echo("t")]);
     let _p = plugin
         .on_post_execute(|_, _| PostDecision::replace_content(vec![ContentBlock::text("***")]))
         .unwrap();
@@ -1562,8 +1445,6 @@ async fn extension_points_content_replacement_is_not_a_confidentiality_boundary(
 
 #[tokio::test]
 async fn extension_points_mcp_raw_definitions_own_input_validation_but_output_is_validated() {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
     // A schema outside the subset (`if`) is published as given for a raw tool.
     let def = ToolDefinition::raw("mcp_tool")
         .description("from an MCP server")
@@ -1582,7 +1463,7 @@ async fn extension_points_mcp_raw_definitions_own_input_validation_but_output_is
         .build()
         .unwrap();
     assert!(def.is_raw());
-    let _t = plugin.register(def).unwrap();
+    let (rt, _plugin) = runtime_with([def]);
     let schema = &rt.schemas(tools_runtime::ScopeKey::GLOBAL)[0];
     assert_eq!(schema.input_schema["if"], json!({"required": ["a"]}));
     assert_eq!(
@@ -1607,16 +1488,12 @@ async fn extension_points_mcp_raw_definitions_own_input_validation_but_output_is
 #[tokio::test]
 async fn parallel_execution_consecutive_parallel_calls_share_a_bounded_pool_and_exclusive_calls_are_barriers()
  {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
     let running = Arc::new(AtomicUsize::new(0));
     let peak = Arc::new(AtomicUsize::new(0));
     let events = Arc::new(Mutex::new(Vec::<String>::new()));
     let make = |name: &'static str, safe: bool| {
         let (running, peak, events) = (running.clone(), peak.clone(), events.clone());
-        ToolDefinition::builder(name)
-            .input_schema(json!({"type": "object", "properties": {"i": {"type": "integer"}}}))
-            .output(Output::json(json!({"type": "integer"})))
+        integer_tool_taking(name, json!({"i": {"type": "integer"}}))
             .concurrency_safe(move |_| safe)
             .execute(move |args, _c| {
                 let (running, peak, events) = (running.clone(), peak.clone(), events.clone());
@@ -1638,8 +1515,7 @@ async fn parallel_execution_consecutive_parallel_calls_share_a_bounded_pool_and_
             .build()
             .unwrap()
     };
-    let _r = plugin.register(make("read", true)).unwrap();
-    let _w = plugin.register(make("write", false)).unwrap();
+    let (rt, plugin) = runtime_with([make("read", true), make("write", false)]);
     let observed = Arc::new(Mutex::new(Vec::new()));
     let o = observed.clone();
     let _o = plugin
@@ -1682,13 +1558,9 @@ async fn parallel_execution_consecutive_parallel_calls_share_a_bounded_pool_and_
 
 #[tokio::test]
 async fn parallel_execution_policy_runs_in_model_order_and_only_dispatch_overlaps() {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
     let log = Arc::new(Mutex::new(Vec::<String>::new()));
     let l = log.clone();
-    let def = ToolDefinition::builder("r")
-        .input_schema(json!({"type": "object", "properties": {"i": {"type": "integer"}}}))
-        .output(Output::json(json!({"type": "integer"})))
+    let def = integer_tool_taking("r", json!({"i": {"type": "integer"}}))
         .concurrency_safe(|_| true)
         .execute(move |args, _c| {
             let l = l.clone();
@@ -1701,7 +1573,7 @@ async fn parallel_execution_policy_runs_in_model_order_and_only_dispatch_overlap
         })
         .build()
         .unwrap();
-    let _t = plugin.register(def).unwrap();
+    let (rt, plugin) = runtime_with([def]);
     let (l1, l2) = (log.clone(), log.clone());
     let _p = plugin
         .on_pre_execute_async(move |exec, d| {
@@ -1749,9 +1621,7 @@ async fn parallel_execution_policy_runs_in_model_order_and_only_dispatch_overlap
 #[tokio::test]
 async fn known_limitation_concurrency_policy_is_not_an_event_gate() {
     // A pre-execute listener cannot change the mode: execution_mode reads the definition only.
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
-    let _t = plugin.register(echo("t")).unwrap();
+    let (rt, plugin) = runtime_with([echo("t")]);
     let _p = plugin.on_pre_execute(|_, d| d).unwrap();
     assert_eq!(
         rt.execution_mode(&call("t", json!({}))),
@@ -1763,9 +1633,7 @@ async fn known_limitation_concurrency_policy_is_not_an_event_gate() {
 async fn known_limitation_pre_execute_cannot_rewrite_arguments() {
     // Listeners receive `&ToolExecution`, which has no mutable access; the body sees exactly the
     // caller's arguments.
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
-    let _t = plugin.register(echo("t")).unwrap();
+    let (rt, plugin) = runtime_with([echo("t")]);
     let _p = plugin
         .on_pre_execute(|exec, d| {
             let mut copy = exec.arguments().clone();
@@ -1781,11 +1649,7 @@ async fn known_limitation_pre_execute_cannot_rewrite_arguments() {
 
 #[tokio::test]
 async fn known_limitation_timeout_is_declarative_unless_the_timeout_wrapper_is_installed() {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
-    let def = ToolDefinition::builder("slow")
-        .input_schema(json!({"type": "object"}))
-        .output(Output::json(json!({"type": "integer"})))
+    let def = integer_tool("slow")
         .timeout(Duration::from_millis(10))
         .execute(|_a, ctx| async move {
             tokio::select! {
@@ -1795,7 +1659,7 @@ async fn known_limitation_timeout_is_declarative_unless_the_timeout_wrapper_is_i
         })
         .build()
         .unwrap();
-    let _t = plugin.register(def).unwrap();
+    let (rt, plugin) = runtime_with([def]);
     assert_eq!(
         rt.execute(call("slow", json!({}))).await.value(),
         Some(&json!(1))
@@ -1810,9 +1674,7 @@ async fn known_limitation_timeout_is_declarative_unless_the_timeout_wrapper_is_i
 
 #[tokio::test]
 async fn names_a_caller_chose_are_quoted_cut_in_messages() {
-    let rt = ToolRuntime::new();
-    let plugin = rt.scope();
-    let _t = plugin.register(echo("t")).unwrap();
+    let (rt, plugin) = runtime_with([echo("t")]);
     let huge = "n".repeat(10 * 1024 * 1024);
     let r = rt.execute(call(&huge, json!({}))).await;
     assert_eq!(r.code(), Some(codes::UNKNOWN_TOOL));
@@ -1843,34 +1705,27 @@ async fn names_a_caller_chose_are_quoted_cut_in_messages() {
 #[test]
 fn annotations_are_kept_and_a_read_only_destructive_tool_is_refused() {
     use tools_runtime::ToolAnnotations;
+    let annotated = |name: &str, annotations: ToolAnnotations| {
+        ToolDefinition::builder(name)
+            .input_schema(json!({"type": "object"}))
+            .output(Output::json(json!({})))
+            .annotations(annotations)
+            .execute(|_args, _ctx| async { Ok::<Value, ToolError>(json!(1)) })
+            .build()
+    };
     let read_only = ToolAnnotations {
         read_only_hint: Some(true),
         ..ToolAnnotations::default()
     };
-    let def = tools_runtime::ToolDefinition::builder("peek")
-        .input_schema(serde_json::json!({"type": "object"}))
-        .output(tools_runtime::Output::json(serde_json::json!({})))
-        .annotations(read_only.clone())
-        .execute(|_args, _ctx| async {
-            Ok::<serde_json::Value, tools_runtime::ToolError>(serde_json::json!(1))
-        })
-        .build()
-        .unwrap();
+    let def = annotated("peek", read_only.clone()).unwrap();
     assert_eq!(def.annotations(), Some(&read_only));
     assert_eq!(def.catalog_entry().annotations, Some(read_only));
-    let err = tools_runtime::ToolDefinition::builder("wipe")
-        .input_schema(serde_json::json!({"type": "object"}))
-        .output(tools_runtime::Output::json(serde_json::json!({})))
-        .annotations(ToolAnnotations {
-            read_only_hint: Some(true),
-            destructive_hint: Some(true),
-            ..ToolAnnotations::default()
-        })
-        .execute(|_args, _ctx| async {
-            Ok::<serde_json::Value, tools_runtime::ToolError>(serde_json::json!(1))
-        })
-        .build()
-        .unwrap_err();
+    let destructive = ToolAnnotations {
+        read_only_hint: Some(true),
+        destructive_hint: Some(true),
+        ..ToolAnnotations::default()
+    };
+    let err = annotated("wipe", destructive).unwrap_err();
     assert_eq!(err.code(), "INVALID_ANNOTATIONS");
     assert!(
         err.to_string()
@@ -1878,14 +1733,6 @@ fn annotations_are_kept_and_a_read_only_destructive_tool_is_refused() {
         "{err}"
     );
     // Empty annotations are none.
-    let def = tools_runtime::ToolDefinition::builder("plain")
-        .input_schema(serde_json::json!({"type": "object"}))
-        .output(tools_runtime::Output::json(serde_json::json!({})))
-        .annotations(ToolAnnotations::default())
-        .execute(|_args, _ctx| async {
-            Ok::<serde_json::Value, tools_runtime::ToolError>(serde_json::json!(1))
-        })
-        .build()
-        .unwrap();
+    let def = annotated("plain", ToolAnnotations::default()).unwrap();
     assert_eq!(def.annotations(), None);
 }

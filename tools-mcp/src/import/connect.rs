@@ -11,11 +11,11 @@ use rmcp::transport::StreamableHttpClientTransport;
 
 use super::Inner;
 use super::handler::{Client, Handler};
+use super::http::LimitedClient;
 use super::options::ImportOptions;
 use super::probe::{Probe, probe};
 use super::source::{McpSource, Protocol};
 use crate::error::{ConnectError, McpError, SpawnError};
-use crate::import_http::LimitedClient;
 use crate::lock;
 use crate::progress::{ProgressRoutes, ProgressTap};
 use crate::wire::LineTransport;
@@ -34,7 +34,7 @@ pub(super) struct Connected {
 #[derive(Clone)]
 pub(super) struct Wire {
     base: crate::trace::Wire,
-    session: Option<crate::import_http::SessionSlot>,
+    session: Option<super::http::SessionSlot>,
 }
 
 impl Wire {
@@ -168,7 +168,7 @@ async fn connect_unbounded(
             })
         }
         McpSource::Http { url, auth } => {
-            let session = crate::import_http::SessionSlot::default();
+            let session = super::http::SessionSlot::default();
             let headers = auth.header_map().map_err(|e| McpError::AuthFailed {
                 server: server.clone(),
                 source: e,

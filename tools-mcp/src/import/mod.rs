@@ -149,6 +149,7 @@ mod cancel;
 mod connect;
 mod deadline;
 mod handler;
+mod http;
 pub(crate) mod limits;
 mod list;
 mod options;

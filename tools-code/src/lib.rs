@@ -81,6 +81,19 @@
 //! | [`TypeScriptRuntime`] | `typescript` | QuickJS in-process, a fresh engine per run on a pooled thread, types stripped first |
 //! | [`PythonRuntime`] | `python` | CPython in a child process forked from a warm zygote, or spawned per run |
 //!
+//! Both features are on by default, and each one is what brings in its engine. Counted with
+//! `cargo tree -e normal` (distinct crates, this one included; `tools-runtime` alone is 64):
+//!
+//! | features | crates | what the feature adds |
+//! | --- | --- | --- |
+//! | `typescript`, `python` (default) | 187 | both of the below |
+//! | `typescript` | 183 | `rquickjs` (QuickJS, compiled from C) and swc's strip-only TypeScript parser |
+//! | `python` | 72 | `libc` and tokio's `process`, `net` and `io-util`: the interpreter is the machine's `python3` |
+//! | none | 68 | `run_code`, the prompt sections, discovery and the [`CodeRuntime`] seam for a runtime of your own |
+//!
+//! A host that runs only Python programs writes
+//! `tools-code = { version = "0.1", default-features = false, features = ["python"] }`.
+//!
 //! # Limits
 //!
 //! [`CodeLimits`] holds the memory limit, the wall-clock deadline, the stack limit, the output

@@ -9,7 +9,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use super::{PythonMode, PythonRuntime, frame};
+use super::frames::frame;
+use super::{PythonMode, PythonRuntime};
 use crate::analysis::{Literal, ProgramAnalysis, ToolUse};
 use crate::{CodeFailure, CodeFailureKind, CodeLanguage, PreparedProgram};
 

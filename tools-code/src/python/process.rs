@@ -21,9 +21,10 @@ use serde::Deserialize;
 use tokio::process::{Child, Command};
 use tokio::sync::oneshot;
 
+use super::CONTROL_TIMEOUT;
 use super::cgroup::{Account, RunCgroup};
+use super::frames::READY_FRAME;
 use super::trace;
-use super::{CONTROL_TIMEOUT, READY_FRAME};
 
 /// The resolved interpreter.
 #[derive(Debug, Clone)]

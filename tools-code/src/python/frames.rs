@@ -28,7 +28,7 @@ pub(super) fn frame_limit(limits: &CodeLimits, tool_names: &[String]) -> usize {
 }
 
 /// The runner's first frame on a run's socket, whole (header and body): the child's sandbox is
-/// in place and it has not read its program yet (`runner.py` `Channel.ready`).
+/// in place and it has not read its program yet (`runner/00_channel.py` `Channel.ready`).
 pub(crate) const READY_FRAME: [u8; 17] = *b"\0\0\0\x0d{\"t\":\"ready\"}";
 
 /// Frames for the child not written yet. A frame is written at once when the socket takes

@@ -18,7 +18,9 @@
 //! The host's side of a run is in files by job, each using only the ones before it (and this
 //! module's own items): `frames.rs` (the frames on a run's socket), `held.rs` (the calls still
 //! running and what the host holds for a run), `protocol.rs` (talking to one run child), and
-//! beside them `spares.rs` (the pool of spare children, over `process.rs`).
+//! beside them `spares.rs` (the pool of spare children, over `process.rs`). The runner, the
+//! child's side, is one Python script embedded in parts: `runner/*.py`, concatenated in the
+//! order of their numbers.
 //!
 //! # The sandbox: where each layer is set up, and why there
 //!
@@ -575,8 +577,20 @@ use super::{
     CodeRuntime,
 };
 
-/// The runner script every child runs (embedded).
-const RUNNER: &str = include_str!("runner.py");
+/// The runner script every child runs (embedded): the parts in `runner/`, in order, make one
+/// script.
+const RUNNER: &str = concat!(
+    include_str!("runner/00_channel.py"),
+    include_str!("runner/10_strict_json.py"),
+    include_str!("runner/20_world.py"),
+    include_str!("runner/30_replayable.py"),
+    include_str!("runner/40_run.py"),
+    include_str!("runner/50_processes.py"),
+    include_str!("runner/60_analysis.py"),
+    include_str!("runner/70_sandbox.py"),
+    include_str!("runner/80_sandboxed_child.py"),
+    include_str!("runner/90_zygote.py"),
+);
 
 /// How the Python runtime gets a fresh interpreter for a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

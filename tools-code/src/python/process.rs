@@ -220,7 +220,7 @@ enum Request {
         account: Vec<OwnedFd>,
         reply: oneshot::Sender<Result<Option<serde_json::Value>, String>>,
     },
-    /// Analyse one program on `socket` (a frame in, a frame out; `runner.py`
+    /// Analyse one program on `socket` (a frame in, a frame out; `runner/60_analysis.py`
     /// `_serve_analysis`); answered once the zygote is done with it.
     Analyse {
         socket: OwnedFd,

@@ -155,7 +155,7 @@ mod tests {
         let limit = format!("CUT_LIMIT = {};", tools_schema::excerpt::LIMIT);
         assert!(include_str!("typescript/prelude_lazy.js").contains(&format!("const {limit}")));
         let limit = format!("CUT_LIMIT = {}", tools_schema::excerpt::LIMIT);
-        assert!(include_str!("python/runner.py").contains(&limit));
+        assert!(include_str!("python/runner/00_channel.py").contains(&limit));
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! The Python half of the pre-run analysis (see [`crate::analysis`]): the program goes to
-//! the warm zygote, which parses it with the interpreter's own `ast` (`runner.py`
+//! the warm zygote, which parses it with the interpreter's own `ast` (`runner/60_analysis.py`
 //! `analyse_program`) and answers with the tool uses it found, on a socket of the request's
 //! own, and with the program's code compiled from the tree it analysed, which the run takes
 //! (a [`crate::PreparedProgram`]) instead of parsing and compiling the program again.
@@ -9,7 +9,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use super::{PythonMode, PythonRuntime, frame};
+use super::frames::frame;
+use super::{PythonMode, PythonRuntime};
 use crate::analysis::{Literal, ProgramAnalysis, ToolUse};
 use crate::{CodeFailure, CodeFailureKind, CodeLanguage, PreparedProgram};
 
@@ -60,7 +61,7 @@ pub(super) async fn analyse(
     let answer = answer?;
     let mut analysis = read_answer(&answer)?;
     // The program's code, compiled from the tree just analysed: the run takes it instead of
-    // parsing and compiling the program again (`runner.py` `_prepared_code` checks it).
+    // parsing and compiling the program again (`runner/60_analysis.py` `_prepared_code` checks it).
     if let Ok(analysis) = &mut analysis
         && let Some(code) = answer.get("code").and_then(Value::as_str)
     {
@@ -107,7 +108,7 @@ fn read_answer(answer: &Value) -> Option<Result<ProgramAnalysis, CodeFailure>> {
     Some(Ok(ProgramAnalysis::new(uses, open)))
 }
 
-/// A literal as `runner.py` `_analysis_literal` writes it; anything else is unknown.
+/// A literal as `runner/60_analysis.py` `_analysis_literal` writes it; anything else is unknown.
 fn literal(value: &Value, depth: usize) -> Literal {
     if depth > MAX_LITERAL_DEPTH {
         return Literal::Unknown;

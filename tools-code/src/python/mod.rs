@@ -15,6 +15,13 @@
 //! "Security of Code Mode" (`tools-code/docs/security.md`) says what each layer prevents and
 //! what it does not.
 //!
+//! The host's side of a run is in files by job, each using only the ones before it (and this
+//! module's own items): `frames.rs` (the frames on a run's socket), `held.rs` (the calls still
+//! running and what the host holds for a run), `protocol.rs` (talking to one run child), and
+//! beside them `spares.rs` (the pool of spare children, over `process.rs`). The runner, the
+//! child's side, is one Python script embedded in parts: `runner/*.py`, concatenated in the
+//! order of their numbers.
+//!
 //! # The sandbox: where each layer is set up, and why there
 //!
 //! The run children are forked from a Python zygote, so the per-child work is done by the
@@ -534,14 +541,19 @@
 //! assert_eq!(done.result, Some(json!([2, 1, false])));
 //! # });
 //! ```
+//!
+//! [`CallReply`]: crate::CallReply
 
 mod analysis;
 mod cgroup;
+mod frames;
+mod held;
 mod process;
+mod protocol;
 mod sandbox;
+mod spares;
 mod trace;
 
-use std::collections::HashMap;
 use std::fmt;
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
@@ -549,48 +561,36 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::FutureExt;
-use serde::Deserialize;
-use serde_json::Value;
-use tokio::io::AsyncReadExt;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use self::cgroup::Account;
 use self::process::{Interpreter, RunProcess, Spare, Zygote};
+use self::protocol::drive;
 pub use self::sandbox::{
     LayerStatus, PROCESS_LIMIT, SHM_BYTES, SandboxLayer, SandboxPolicy, SandboxReport, TMP_BYTES,
     TMP_INODES,
 };
-use super::output::Output;
-use super::{AnalyseFuture, PreparedProgram, from_hex, to_hex};
+use self::spares::{SPARES, Spares};
+use super::{AnalyseFuture, PreparedProgram};
 use super::{
-    CallAnswer, CallReply, CodeFailure, CodeFailureKind, CodeHost, CodeLanguage, CodeLimits,
-    CodeOutcome, CodeRunFuture, CodeRuntime,
+    CodeFailure, CodeFailureKind, CodeHost, CodeLanguage, CodeLimits, CodeOutcome, CodeRunFuture,
+    CodeRuntime,
 };
-use tools_schema::excerpt::cut;
 
-/// The runner script every child runs (embedded).
-const RUNNER: &str = include_str!("runner.py");
-
-/// Room in a frame beyond what the run's limits count: the frame's own JSON around the value,
-/// and a log piece (the runner sends long lines in pieces of 64 Ki characters, at most 6 bytes
-/// each once escaped).
-const FRAME_SLACK: usize = 512 * 1024;
-
-/// The largest frame a child may send in a run with these limits and tool names: a result,
-/// a log piece or a failure message fits `max_output_bytes` (more would fail the run as
-/// `output_limit` anyway), and a call's arguments fit `max_call_bytes` (the runner refuses
-/// larger ones in the program). A header announcing more fails the run before its body is read.
-fn frame_limit(limits: &CodeLimits, tool_names: &[String]) -> usize {
-    let longest_name = tool_names.iter().map(String::len).max().unwrap_or(0);
-    let call = limits
-        .max_call_bytes
-        .saturating_add(longest_name.saturating_mul(6));
-    limits
-        .max_output_bytes
-        .max(call)
-        .saturating_add(FRAME_SLACK)
-}
+/// The runner script every child runs (embedded): the parts in `runner/`, in order, make one
+/// script.
+const RUNNER: &str = concat!(
+    include_str!("runner/00_channel.py"),
+    include_str!("runner/10_strict_json.py"),
+    include_str!("runner/20_world.py"),
+    include_str!("runner/30_replayable.py"),
+    include_str!("runner/40_run.py"),
+    include_str!("runner/50_processes.py"),
+    include_str!("runner/60_analysis.py"),
+    include_str!("runner/70_sandbox.py"),
+    include_str!("runner/80_sandboxed_child.py"),
+    include_str!("runner/90_zygote.py"),
+);
 
 /// How the Python runtime gets a fresh interpreter for a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -633,92 +633,6 @@ struct Settings {
 impl Settings {
     fn runner_config(&self) -> String {
         sandbox::runner_config(self.policy, &self.skip)
-    }
-}
-
-/// How many spare children the runtime keeps. Two, so that when runs come back to back the
-/// next one finds a spare ready while the one forked after the previous run is still being
-/// made; one spare alone made such runs wait for a fork each.
-const SPARES: usize = 2;
-
-/// The spare children: forked by the zygote ahead of time, each waiting for one program.
-#[derive(Default)]
-struct Spares {
-    ready: std::sync::Mutex<std::collections::VecDeque<Spare>>,
-    /// Held while spares are being forked, so that a run that finds none ready waits for that
-    /// fork rather than forking another child, and [`PythonRuntime::spare_pids`] sees them.
-    forking: Arc<tokio::sync::Mutex<()>>,
-}
-
-impl Spares {
-    /// The oldest spare of `zygote` that still waits; the others that do not (their zygote
-    /// died, they were killed) are released as they drop.
-    fn pop_ready(&self, zygote: &Zygote) -> Option<Spare> {
-        let mut ready = self
-            .ready
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        while let Some(spare) = ready.pop_front() {
-            if spare.is_ready(zygote) {
-                return Some(spare);
-            }
-        }
-        None
-    }
-
-    fn len(&self) -> usize {
-        self.ready
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .len()
-    }
-
-    /// Keeps `spare` unless there are enough already (then it drops and is released).
-    fn push(&self, spare: Spare) {
-        let mut ready = self
-            .ready
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if ready.len() < SPARES {
-            ready.push_back(spare);
-        }
-    }
-
-    /// A child for a run: a spare if one is ready, else the one being forked, else a fresh fork.
-    async fn take(&self, zygote: &Zygote) -> Result<Spare, String> {
-        if let Some(spare) = self.pop_ready(zygote) {
-            return Ok(spare);
-        }
-        let _forking = self.forking.lock().await;
-        if let Some(spare) = self.pop_ready(zygote) {
-            return Ok(spare);
-        }
-        zygote.spare().await
-    }
-
-    /// Forks spares until there are [`SPARES`], in the background. The fork lock is taken
-    /// before this returns when it is free (so the next run and [`PythonRuntime::spare_pids`]
-    /// wait for these forks rather than miss them). The task holds only the pool and the
-    /// zygote: if the runtime is dropped meanwhile, the new spares drop with the task and are
-    /// released.
-    fn refill(self: &Arc<Self>, zygote: Arc<Zygote>) {
-        if self.len() >= SPARES {
-            return;
-        }
-        let locked = self.forking.clone().try_lock_owned().ok();
-        let spares = self.clone();
-        tokio::spawn(async move {
-            let _forking = match locked {
-                Some(locked) => locked,
-                None => spares.forking.clone().lock_owned().await,
-            };
-            while spares.len() < SPARES && zygote.is_alive() {
-                match zygote.spare().await {
-                    Ok(spare) => spares.push(spare),
-                    Err(_) => break,
-                }
-            }
-        });
     }
 }
 
@@ -1034,53 +948,6 @@ impl CodeRuntime for PythonRuntime {
     }
 }
 
-/// The runner's first frame on a run's socket, whole (header and body): the child's sandbox is
-/// in place and it has not read its program yet (`runner.py` `Channel.ready`).
-pub(crate) const READY_FRAME: [u8; 17] = *b"\0\0\0\x0d{\"t\":\"ready\"}";
-
-/// A frame from the child.
-#[derive(Deserialize)]
-#[serde(tag = "t", rename_all = "lowercase")]
-enum ChildMessage {
-    /// The child's sandbox is in place; what follows may be the program's.
-    Ready,
-    Call {
-        /// The child's token for the call, echoed in the reply; checked, never trusted.
-        id: Value,
-        name: String,
-        args: Value,
-    },
-    Log {
-        text: String,
-        end: bool,
-    },
-    /// Clock readings of a replayable run, in milliseconds since the Unix epoch, in the order
-    /// the program made them (sent before the frame that follows them).
-    Clock {
-        ms: Vec<f64>,
-    },
-    /// Draws of random bytes of a replayable run, each as hexadecimal text, in the order the
-    /// program made them (sent before the frame that follows them). With `more`, the last one
-    /// goes on in the next `entropy` frame (a large draw travels in pieces).
-    Entropy {
-        draws: Vec<String>,
-        #[serde(default)]
-        more: bool,
-    },
-    Done {
-        #[serde(default)]
-        result: Option<Value>,
-    },
-    Error {
-        kind: String,
-        message: String,
-        #[serde(default)]
-        line: Option<u32>,
-        #[serde(default)]
-        column: Option<u32>,
-    },
-}
-
 /// How a run ended, as the host saw it.
 enum Ended {
     /// An outcome to report as it is.
@@ -1282,727 +1149,6 @@ fn limit_failure(memory_bytes: usize, error: &cgroup::LimitError) -> CodeFailure
     ))
 }
 
-/// Talks to one child until the run ends; never leaves a task behind.
-async fn drive(
-    socket: std::os::unix::net::UnixStream,
-    program: &str,
-    code: Option<String>,
-    host: Arc<dyn CodeHost>,
-    limits: &CodeLimits,
-    cancel: &CancellationToken,
-) -> Ended {
-    let deadline = tokio::time::Instant::now() + limits.timeout;
-    if let Err(error) = socket.set_nonblocking(true) {
-        return Ended::Completed(Err(internal(format!("run socket: {error}"))));
-    }
-    let stream = match tokio::net::UnixStream::from_std(socket) {
-        Ok(stream) => stream,
-        Err(error) => return Ended::Completed(Err(internal(format!("run socket: {error}")))),
-    };
-    let (mut reader, writer) = stream.into_split();
-    let mut outbox = Outbox::default();
-
-    let tool_names = host.tool_names();
-    let frame_limit = frame_limit(limits, &tool_names);
-    let mut start = serde_json::json!({
-        "program": program,
-        "tools": tool_names,
-        "limits": {
-            "memory_bytes": limits.memory_bytes,
-            "stack_bytes": limits.stack_bytes,
-            "max_call_bytes": limits.max_call_bytes,
-            "max_output_bytes": limits.max_output_bytes,
-        },
-    });
-    // Compiled by the zygote when the pre-run analysis read the program.
-    if let Some(code) = code {
-        start["code"] = Value::String(code);
-    }
-    // A run its host may replay: the seed of `random`, the clock readings and the draws of
-    // random bytes to give back.
-    let replayable = match host.determinism() {
-        Some(determinism) => {
-            let entropy: Vec<String> = determinism.entropy.iter().map(|d| to_hex(d)).collect();
-            start["determinism"] = serde_json::json!({
-                "seed": determinism.seed,
-                "clock": determinism.clock,
-                "entropy": entropy,
-            });
-            true
-        }
-        None => false,
-    };
-    // Only the run's tools are callable: a call frame naming anything else (only a program
-    // that writes to the protocol socket itself can send one) is answered here.
-    let tool_names: std::collections::HashSet<String> = tool_names.into_iter().collect();
-    outbox.send(&writer, frame(&start));
-
-    let (done_tx, mut done_rx) = mpsc::unbounded_channel::<Answer>();
-    let mut calls = Calls::default();
-    let mut held = Held::new(limits.memory_bytes);
-    let mut inbox = Inbox::default();
-    let mut output = Output::new(limits.max_output_bytes);
-    let mut partial = String::new();
-    // The first pieces of a draw of random bytes whose rest is still to come.
-    let mut drawing: Option<Vec<u8>> = None;
-    // Until the child's ready frame, only the runner writes to the socket.
-    let mut ready = false;
-
-    let ended = loop {
-        inbox.make_room();
-        tokio::select! {
-            biased;
-            () = cancel.cancelled() => {
-                break Ended::Stopped(CodeFailureKind::Aborted, "the run was cancelled".to_owned());
-            }
-            () = tokio::time::sleep_until(deadline) => {
-                break Ended::Stopped(
-                    CodeFailureKind::Timeout,
-                    format!("the program did not finish within {} ms", limits.timeout.as_millis()),
-                );
-            }
-            Ok(()) = writer.writable(), if outbox.is_waiting() => {
-                outbox.flush(&writer);
-            }
-            Some(answer) = done_rx.recv() => {
-                // Only the call the host started under that id (it is still running: a
-                // duplicate id ends the run).
-                match calls.finish(&answer) {
-                    Some(bytes) => {
-                        held.args -= bytes;
-                        outbox.send(&writer, reply_frame(answer.child, answer.result));
-                        if let Some(ended) = held.check(&outbox, &mut output) {
-                            break ended;
-                        }
-                    }
-                    None => {
-                        if let Ok(value) = answer.result {
-                            tools_schema::deep::discard(value);
-                        }
-                    }
-                }
-            }
-            read = reader.read_buf(&mut inbox.buffer) => {
-                match read {
-                    Ok(0) => {
-                        let failure = output.fail(
-                            CodeFailureKind::Internal,
-                            "the Python process ended without reporting an outcome".to_owned(),
-                            None,
-                            None,
-                        );
-                        break Ended::ChildGone(failure);
-                    }
-                    Ok(_) => {}
-                    Err(error) => break Ended::Completed(Err(internal(format!(
-                        "reading from the Python process: {error}"
-                    )))),
-                }
-                let mut ended = None;
-                while ended.is_none() {
-                    let body = match inbox.next_frame(frame_limit) {
-                        Ok(Some(body)) => body,
-                        Ok(None) => break,
-                        Err(announced) => {
-                            let message = format!(
-                                "the Python process announced a {announced}-byte message, more \
-                                 than this run's limits allow ({frame_limit} bytes, from \
-                                 max_output_bytes and max_call_bytes); it was not read"
-                            );
-                            let failure =
-                                output.fail(CodeFailureKind::OutputLimit, message, None, None);
-                            ended = Some(Ended::Completed(Err(failure)));
-                            break;
-                        }
-                    };
-                    let frame_bytes = body.len();
-                    let message = match serde_json::from_slice::<ChildMessage>(&inbox.buffer[body]) {
-                        Ok(message) => message,
-                        Err(error) => {
-                            ended = Some(protocol_error(
-                                &mut output,
-                                &format!(
-                                    "it wrote a message the runner does not send ({})",
-                                    cut(&error.to_string())
-                                ),
-                            ));
-                            break;
-                        }
-                    };
-                    ended = match message {
-                        ChildMessage::Ready if ready => Some(protocol_error(
-                            &mut output,
-                            "it wrote a frame the runner only sends before the program starts \
-                             (ready)",
-                        )),
-                        ChildMessage::Ready => {
-                            ready = true;
-                            None
-                        }
-                        ChildMessage::Call { id, name, args } => {
-                            let Some(id) = id.as_u64() else {
-                                tools_schema::deep::discard(args);
-                                let what = format!(
-                                    "it sent a call with the id {}; a call id is an integer \
-                                     from 0 to {}",
-                                    cut(&id.to_string()),
-                                    u64::MAX
-                                );
-                                ended = Some(protocol_error(&mut output, &what));
-                                break;
-                            };
-                            if let Some(running) = calls.running.get(&id) {
-                                tools_schema::deep::discard(args);
-                                let what = format!(
-                                    "it sent call id {id} while call {id} was still running (to \
-                                     {:?}); a call id names one call until its reply",
-                                    cut(&running.tool)
-                                );
-                                ended = Some(protocol_error(&mut output, &what));
-                                break;
-                            }
-                            if tool_names.contains(&name) {
-                                // A call the host answers inside `call` is answered at once;
-                                // the answer of one that waits (the host runs it, so waiting
-                                // calls overlap) comes back through `done`.
-                                let (reply, answer) = CallReply::pair();
-                                host.call(&name, args, reply);
-                                match answer.try_take() {
-                                    Some(result) => {
-                                        let result = result.map_err(|f| f.message().to_owned());
-                                        outbox.send(&writer, reply_frame(id, result));
-                                    }
-                                    None => {
-                                        held.args += frame_bytes;
-                                        calls.start(id, name, frame_bytes, answer, &done_tx);
-                                    }
-                                }
-                            } else {
-                                tools_schema::deep::discard(args);
-                                let message = format!(
-                                    "no tool named {:?} is bound in this run",
-                                    cut(&name)
-                                );
-                                outbox.send(&writer, reply_frame(id, Err(message)));
-                            }
-                            held.check(&outbox, &mut output)
-                        }
-                        ChildMessage::Log { text, end } => {
-                            partial.push_str(&text);
-                            if !end {
-                                (!output.fits(partial.len()))
-                                    .then(|| Ended::Completed(Err(output.output_limit())))
-                            } else if output.push(std::mem::take(&mut partial)) {
-                                held.lines += 1;
-                                held.check(&outbox, &mut output)
-                            } else {
-                                Some(Ended::Completed(Err(output.output_limit())))
-                            }
-                        }
-                        ChildMessage::Clock { ms } if replayable => {
-                            held.readings += ms.len();
-                            for ms in ms {
-                                host.clock_read(ms);
-                            }
-                            held.check(&outbox, &mut output)
-                        }
-                        ChildMessage::Clock { .. } => Some(protocol_error(
-                            &mut output,
-                            "it reported clock readings, which the runner reports only in a run \
-                             its host replays",
-                        )),
-                        ChildMessage::Entropy { draws, more } if replayable => {
-                            let last = draws.len();
-                            let mut bad = false;
-                            for (i, text) in draws.iter().enumerate() {
-                                let Some(bytes) = from_hex(text) else {
-                                    bad = true;
-                                    break;
-                                };
-                                held.drawn = held.drawn.saturating_add(bytes.len());
-                                let draw = match drawing.take() {
-                                    Some(mut first) => {
-                                        first.extend_from_slice(&bytes);
-                                        first
-                                    }
-                                    None => {
-                                        held.draws += 1;
-                                        bytes
-                                    }
-                                };
-                                if more && i + 1 == last {
-                                    drawing = Some(draw);
-                                } else {
-                                    host.entropy_read(&draw);
-                                }
-                            }
-                            if bad {
-                                Some(protocol_error(
-                                    &mut output,
-                                    "it reported random bytes that are not hexadecimal text",
-                                ))
-                            } else {
-                                held.check(&outbox, &mut output)
-                            }
-                        }
-                        ChildMessage::Entropy { .. } => Some(protocol_error(
-                            &mut output,
-                            "it reported random bytes, which the runner reports only in a run \
-                             its host replays",
-                        )),
-                        ChildMessage::Done { result } => {
-                            let outcome = match result {
-                                None => output.complete(None),
-                                Some(value) => {
-                                    let len =
-                                        serde_json::to_vec(&value).map_or(usize::MAX, |v| v.len());
-                                    output.complete(Some((value, len)))
-                                }
-                            };
-                            Some(Ended::Completed(outcome))
-                        }
-                        ChildMessage::Error { kind, message, line, column } => {
-                            Some(child_error(&mut output, ready, &kind, message, line, column))
-                        }
-                    };
-                }
-                if let Some(ended) = ended {
-                    break ended;
-                }
-                inbox.compact();
-            }
-        }
-    };
-
-    // Settlement: stop listening to the calls still running and have the host stop them and
-    // wait until each has ended, so none outlives the run. (Frames after the one that ended the
-    // run are never read: a call the program sent after its outcome never starts.)
-    calls.running.clear();
-    host.settle().await;
-
-    match ended {
-        Ended::Stopped(kind, message) => {
-            if !partial.is_empty() {
-                let _ = output.push(std::mem::take(&mut partial));
-            }
-            Ended::Completed(Err(output.fail(kind, message, None, None)))
-        }
-        other => other,
-    }
-}
-
-/// The failure a child's `error` frame reports. A sandbox refusal is the host's own words (it
-/// tells the operator to change the policy), so it is believed only before the child's ready
-/// frame, when nothing of the program has run; the other kinds are failures the program can
-/// bring about itself, so a forged one says nothing the program could not. A kind the runner
-/// never sends is the program's protocol error.
-fn child_error(
-    output: &mut Output,
-    ready: bool,
-    kind: &str,
-    message: String,
-    line: Option<u32>,
-    column: Option<u32>,
-) -> Ended {
-    let (kind, message) = match kind {
-        "sandbox" if !ready => (CodeFailureKind::Internal, sandbox::child_refusal(&message)),
-        "sandbox" => {
-            return protocol_error(
-                output,
-                "it wrote a frame the runner only sends before the program starts (a sandbox \
-                 refusal); the sandbox was in place when the program started",
-            );
-        }
-        "syntax" => (CodeFailureKind::Syntax, message),
-        "runtime" => (CodeFailureKind::Runtime, message),
-        "memory" => (CodeFailureKind::Memory, message),
-        "invalid_result" => (
-            CodeFailureKind::InvalidResult,
-            format!("the program returned a value that is not JSON: {message}"),
-        ),
-        // The result's JSON text passed max_output_bytes: the host words it.
-        "output_limit" => return Ended::Completed(Err(output.output_limit())),
-        other => {
-            let what = format!(
-                "it wrote an error of kind {:?}, which the runner does not send",
-                cut(other)
-            );
-            return protocol_error(output, &what);
-        }
-    };
-    Ended::Completed(Err(output.fail(kind, message, line, column)))
-}
-
-/// A run that ends because the program wrote to the runner's socket what the runner would not:
-/// a [`CodeFailureKind::Runtime`] failure of the program, never in the host's own words.
-fn protocol_error(output: &mut Output, what: &str) -> Ended {
-    let message = format!(
-        "the program broke the runner's protocol (only the runner writes to its socket): {what}"
-    );
-    Ended::Completed(Err(output.fail(
-        CodeFailureKind::Runtime,
-        message,
-        None,
-        None,
-    )))
-}
-
-/// A call's answer, from its reply.
-struct Answer {
-    /// The id the host gave the call.
-    host: u64,
-    /// The child's id for it, which the reply carries.
-    child: u64,
-    result: Result<Value, String>,
-}
-
-/// The program's calls still running, by the child's id for them. The child's id is only a
-/// token to echo in the reply: the host gives each call an id of its own, so an answer is
-/// matched to the call it started, and a child id that is still running cannot name a second
-/// call (the run ends). The calls' work is the [`CodeHost`]'s: nothing here runs it.
-#[derive(Default)]
-struct Calls {
-    running: HashMap<u64, Running>,
-    /// The host's id for the next call.
-    next: u64,
-}
-
-/// A call still running.
-struct Running {
-    /// The host's id for it.
-    id: u64,
-    tool: String,
-    /// The size of its frame: its arguments' JSON text, held until the call ends.
-    bytes: usize,
-}
-
-impl Calls {
-    /// Records call `child`, whose answer `answer` sends through `done` when the host gives it.
-    fn start(
-        &mut self,
-        child: u64,
-        tool: String,
-        bytes: usize,
-        answer: CallAnswer,
-        done: &mpsc::UnboundedSender<Answer>,
-    ) {
-        self.next += 1;
-        let host = self.next;
-        let running = Running {
-            id: host,
-            tool,
-            bytes,
-        };
-        self.running.insert(child, running);
-        let done = done.clone();
-        answer.on_answer(move |result| {
-            let result = result.map_err(|f| f.message().to_owned());
-            let _ = done.send(Answer {
-                host,
-                child,
-                result,
-            });
-        });
-    }
-
-    /// Forgets the call `answer` answers and returns the bytes it held, if it is the one
-    /// running under that id.
-    fn finish(&mut self, answer: &Answer) -> Option<usize> {
-        match self.running.get(&answer.child) {
-            Some(running) if running.id == answer.host => {
-                self.running.remove(&answer.child).map(|r| r.bytes)
-            }
-            _ => None,
-        }
-    }
-}
-
-/// What the host holds on one run's behalf that grows with what the program does and that no
-/// other limit bounds, held to the run's `memory_bytes`: they are memory spent for the run,
-/// outside the child where its own limit counts. The run fails as
-/// [`CodeFailureKind::Memory`] as soon as together they pass it:
-/// - the replies the child has not read (a program that calls without ever letting its event
-///   loop read would otherwise pile them up in the host without end);
-/// - the arguments of the calls still running (their frames' bytes), which the host's calls
-///   hold until they end;
-/// - one `String` per captured log line (the lines' text counts in `max_output_bytes`, but an
-///   empty line costs the host a line all the same);
-/// - in a replayable run, one `f64` per clock reading, which the host keeps for the run's
-///   journal (a program that reads the clock in a loop would otherwise grow it without end),
-///   and each draw of random bytes, its bytes and a `Vec` (24 bytes), kept for the same
-///   journal.
-///
-/// Backpressure is no answer here: a child blocked writing a call while the host waits for it
-/// to read its replies is a deadlock that ends only at the deadline. The frame being read is
-/// bounded by the frame limit, a partial log line by `max_output_bytes`.
-struct Held {
-    limit: usize,
-    /// Bytes of the frames of the calls still running.
-    args: usize,
-    /// Log lines captured.
-    lines: usize,
-    /// Clock readings reported (a replayable run's).
-    readings: usize,
-    /// Draws of random bytes reported (a replayable run's; one whose pieces are still coming
-    /// included), and their bytes.
-    draws: usize,
-    drawn: usize,
-}
-
-impl Held {
-    fn new(limit: usize) -> Self {
-        Held {
-            limit,
-            args: 0,
-            lines: 0,
-            readings: 0,
-            draws: 0,
-            drawn: 0,
-        }
-    }
-
-    /// The run's end, a [`CodeFailureKind::Memory`] failure, once the host holds more than the
-    /// limit (with the replies still in `outbox`).
-    fn check(&self, outbox: &Outbox, output: &mut Output) -> Option<Ended> {
-        let message = self.exceeded(outbox.waiting())?;
-        Some(Ended::Completed(Err(output.fail(
-            CodeFailureKind::Memory,
-            message,
-            None,
-            None,
-        ))))
-    }
-
-    /// The failure message when, with `replies` bytes of replies not written to the child,
-    /// the host holds more than the limit.
-    fn exceeded(&self, replies: usize) -> Option<String> {
-        let per_line = std::mem::size_of::<String>();
-        let per_reading = std::mem::size_of::<f64>();
-        let lines = self.lines.saturating_mul(per_line);
-        let readings = self.readings.saturating_mul(per_reading);
-        let per_draw = std::mem::size_of::<Vec<u8>>();
-        let drawn = self
-            .draws
-            .saturating_mul(per_draw)
-            .saturating_add(self.drawn);
-        let total = replies
-            .saturating_add(self.args)
-            .saturating_add(lines)
-            .saturating_add(readings)
-            .saturating_add(drawn);
-        if total <= self.limit {
-            return None;
-        }
-        let largest = replies.max(self.args).max(lines).max(readings).max(drawn);
-        let advice = if replies == largest {
-            "a program must read the replies of its calls (await them) as they come"
-        } else if self.args == largest {
-            "a program must let its calls end (await them) before it starts more"
-        } else if lines == largest {
-            "the program printed too many lines"
-        } else if readings == largest {
-            "the program read the clock too often (a run that can pause for approval keeps \
-             every reading for its replay)"
-        } else {
-            "the program drew too many random bytes (a run that can pause for approval keeps \
-             every draw for its replay)"
-        };
-        // Only a replayable run reports readings: other runs' messages do not mention them.
-        let clock = if self.readings > 0 {
-            format!(
-                ", {} clock readings ({per_reading} bytes each)",
-                self.readings
-            )
-        } else {
-            String::new()
-        };
-        // Nor of draws.
-        let entropy = if self.draws > 0 {
-            format!(
-                ", {} draws of random bytes ({} bytes, and {per_draw} bytes each)",
-                self.draws, self.drawn
-            )
-        } else {
-            String::new()
-        };
-        Some(format!(
-            "the host held {total} bytes for this run, more than its memory limit \
-             (memory_bytes = {}): {replies} bytes of tool replies the program has not read, {} \
-             bytes of arguments of calls still running, {} log lines ({per_line} bytes each; \
-             their text counts in max_output_bytes){clock}{entropy}; {advice}",
-            self.limit, self.args, self.lines
-        ))
-    }
-}
-
-/// Frames for the child not written yet. A frame is written at once when the socket takes
-/// it (no writer task, no channel hop); what the socket does not take waits here, frame by
-/// frame (never copied into one buffer, so what it holds is what is waiting), until the socket
-/// is writable again, which the run's `select!` watches: the host never blocks on a child that
-/// does not read. What waits here counts against the run's `memory_bytes` ([`Held`]).
-#[derive(Default)]
-struct Outbox {
-    frames: std::collections::VecDeque<Vec<u8>>,
-    /// How much of the first frame is written.
-    start: usize,
-    /// The bytes not written yet.
-    waiting: usize,
-    /// The socket failed: the child is gone, and the read side reports it.
-    broken: bool,
-}
-
-impl Outbox {
-    /// The most frames one write hands the socket.
-    const SLICES: usize = 64;
-
-    fn send(&mut self, writer: &tokio::net::unix::OwnedWriteHalf, frame: Vec<u8>) {
-        if self.broken {
-            return;
-        }
-        self.waiting += frame.len();
-        self.frames.push_back(frame);
-        if self.frames.len() == 1 {
-            self.flush(writer);
-        }
-    }
-
-    fn is_waiting(&self) -> bool {
-        !self.frames.is_empty()
-    }
-
-    /// The bytes not written yet.
-    fn waiting(&self) -> usize {
-        self.waiting
-    }
-
-    /// Writes what the socket takes without blocking.
-    fn flush(&mut self, writer: &tokio::net::unix::OwnedWriteHalf) {
-        while !self.frames.is_empty() {
-            let mut slices = [std::io::IoSlice::new(&[]); Self::SLICES];
-            let mut count = 0;
-            for (i, frame) in self.frames.iter().take(Self::SLICES).enumerate() {
-                let from = if i == 0 { self.start } else { 0 };
-                slices[i] = std::io::IoSlice::new(&frame[from..]);
-                count = i + 1;
-            }
-            match writer.try_write_vectored(&slices[..count]) {
-                Ok(written) if written > 0 => self.advance(written),
-                Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => break,
-                // Nothing taken of a non-empty write, or an error: the child is gone.
-                Ok(_) | Err(_) => {
-                    self.broken = true;
-                    self.frames.clear();
-                    self.start = 0;
-                    self.waiting = 0;
-                }
-            }
-        }
-    }
-
-    /// Drops `written` bytes from the front.
-    fn advance(&mut self, mut written: usize) {
-        self.waiting -= written;
-        while let Some(front) = self.frames.front() {
-            let left = front.len() - self.start;
-            if written < left {
-                self.start += written;
-                return;
-            }
-            written -= left;
-            self.frames.pop_front();
-            self.start = 0;
-        }
-    }
-}
-
-/// The reply frame for call `id`, serializing the value once.
-fn reply_frame(id: u64, result: Result<Value, String>) -> Vec<u8> {
-    let mut body = format!("{{\"id\":{id},\"ok\":").into_bytes();
-    match result {
-        Ok(value) => {
-            body.extend_from_slice(b"true,\"value\":");
-            if serde_json::to_writer(&mut body, &value).is_err() {
-                body.extend_from_slice(b"null");
-            }
-            tools_schema::deep::discard(value);
-        }
-        Err(message) => {
-            body.extend_from_slice(b"false,\"message\":");
-            let _ = serde_json::to_writer(&mut body, &message);
-        }
-    }
-    body.push(b'}');
-    let len = u32::try_from(body.len()).unwrap_or(u32::MAX);
-    let mut out = Vec::with_capacity(body.len() + 4);
-    out.extend_from_slice(&len.to_be_bytes());
-    out.extend_from_slice(&body);
-    out
-}
-
-fn frame(value: &Value) -> Vec<u8> {
-    let body = serde_json::to_vec(value).unwrap_or_default();
-    let len = u32::try_from(body.len()).unwrap_or(u32::MAX);
-    let mut out = Vec::with_capacity(body.len() + 4);
-    out.extend_from_slice(&len.to_be_bytes());
-    out.extend_from_slice(&body);
-    out
-}
-
-/// The bytes read from a child, parsed into frames in place. Reading into it with `read_buf`
-/// is cancel-safe (what was read stays here), so the run's `select!` reads the socket itself,
-/// without a reader task and a channel hop per frame.
-#[derive(Default)]
-struct Inbox {
-    buffer: Vec<u8>,
-    /// Where the next frame starts in `buffer`.
-    start: usize,
-}
-
-impl Inbox {
-    /// Frames are read in chunks of at least this many bytes.
-    const CHUNK: usize = 64 * 1024;
-    /// The most a header makes the buffer reserve ahead of the bytes that arrived.
-    const MAX_RESERVE: usize = 4 * 1024 * 1024;
-
-    /// Makes room for the next read (a full `Vec` would otherwise read 64 bytes at a time).
-    fn make_room(&mut self) {
-        if self.buffer.capacity() - self.buffer.len() < Self::CHUNK / 4 {
-            self.buffer.reserve(Self::CHUNK);
-        }
-    }
-
-    /// The range of the next whole frame's body in `buffer`, if one has arrived; `Err(length)`
-    /// as soon as a header announces more than `limit` bytes, before any of the body is kept.
-    fn next_frame(&mut self, limit: usize) -> Result<Option<std::ops::Range<usize>>, usize> {
-        let available = &self.buffer[self.start..];
-        let Some(header) = available.first_chunk::<4>() else {
-            return Ok(None);
-        };
-        let len = u32::from_be_bytes(*header) as usize;
-        if len > limit {
-            return Err(len);
-        }
-        if available.len() < 4 + len {
-            // Room for what is announced, a bounded step at a time: memory follows the bytes
-            // that really arrive, not the header's promise.
-            let missing = 4 + len - available.len();
-            self.buffer.reserve(missing.min(Self::MAX_RESERVE));
-            return Ok(None);
-        }
-        let body = self.start + 4..self.start + 4 + len;
-        self.start = body.end;
-        Ok(Some(body))
-    }
-
-    /// Drops the frames already handled.
-    fn compact(&mut self) {
-        if self.start > 0 {
-            self.buffer.drain(..self.start);
-            self.start = 0;
-        }
-    }
-}
-
 fn internal(message: String) -> CodeFailure {
     CodeFailure::new(CodeFailureKind::Internal, message, Vec::new())
 }
@@ -2027,6 +1173,8 @@ pub(crate) fn become_batch() {
 
 #[cfg(test)]
 mod tests {
+    use super::frames::READY_FRAME;
+    use super::protocol::ChildMessage;
     use super::*;
 
     #[test]

@@ -21,9 +21,10 @@ use serde::Deserialize;
 use tokio::process::{Child, Command};
 use tokio::sync::oneshot;
 
+use super::CONTROL_TIMEOUT;
 use super::cgroup::{Account, RunCgroup};
+use super::frames::READY_FRAME;
 use super::trace;
-use super::{CONTROL_TIMEOUT, READY_FRAME};
 
 /// The resolved interpreter.
 #[derive(Debug, Clone)]
@@ -219,7 +220,7 @@ enum Request {
         account: Vec<OwnedFd>,
         reply: oneshot::Sender<Result<Option<serde_json::Value>, String>>,
     },
-    /// Analyse one program on `socket` (a frame in, a frame out; `runner.py`
+    /// Analyse one program on `socket` (a frame in, a frame out; `runner/60_analysis.py`
     /// `_serve_analysis`); answered once the zygote is done with it.
     Analyse {
         socket: OwnedFd,

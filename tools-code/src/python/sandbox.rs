@@ -363,8 +363,8 @@ fn pivot_root_number() -> Option<i64> {
 }
 
 /// The `clone` system call's number, for the zygote's clone of a run's first process into a
-/// PID namespace of its own (`runner.py` `clone_pid_namespace`: flags first and every other
-/// argument 0, which is the same call whatever order the architecture takes them in).
+/// PID namespace of its own (`runner/70_sandbox.py` `clone_pid_namespace`: flags first and every
+/// other argument 0, which is the same call whatever order the architecture takes them in).
 fn clone_number() -> Option<i64> {
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     {

@@ -5,10 +5,11 @@
 //! (`<ns>` is `CLOCK_MONOTONIC` in nanoseconds, `<pid>` the run child's process id as the host
 //! sees it, 0 when there is none yet), and hands the file to the zygote as descriptor 4, where
 //! the runner (the zygote, each run child and its program process) appends its own lines with
-//! the same clock and the same pid (`runner.py` `_trace`). Every process holds the file open
-//! from then on, the program's included: **a tracing runtime is not sandboxed as it should be**
-//! (a program can write to the trace), so this is for benches and measurements only. The
-//! `code_runtime` bench's `CODE_RUNTIME_PROFILE=python:N` turns it on and prints the phases.
+//! the same clock and the same pid (`runner/00_channel.py` `_trace`). Every process holds the
+//! file open from then on, the program's included: **a tracing runtime is not sandboxed as it
+//! should be** (a program can write to the trace), so this is for benches and measurements
+//! only. The `code_runtime` bench's `CODE_RUNTIME_PROFILE=python:N` turns it on and prints the
+//! phases.
 
 use std::fs::File;
 use std::io::Write;

@@ -137,6 +137,16 @@ impl Outside {
         Run::of(&format!("cargo {}", args.join(" ")), command, None)
     }
 
+    /// The catalog the tools crate's example prints (the guide's CI step).
+    fn printed_catalog(&self) -> String {
+        self.cargo(
+            &["run", "-q", "-p", "my-tools", "--example", "catalog"],
+            false,
+        )
+        .passes()
+        .stdout
+    }
+
     /// The `tools-codegen` binary in the outside workspace, `stdin` fed to it.
     fn codegen(&self, args: &[&str], stdin: Option<&str>) -> Run {
         let mut command = Command::new(env!("CARGO_BIN_EXE_tools-codegen"));
@@ -265,13 +275,7 @@ fn each_way_of_the_recipe_fails_on_drift_and_names_the_command() {
     outside.cargo(&build, false).passes();
     outside.codegen(&check, None).passes();
     // The catalog the example prints is the checked-in one.
-    let printed = outside
-        .cargo(
-            &["run", "-q", "-p", "my-tools", "--example", "catalog"],
-            false,
-        )
-        .passes()
-        .stdout;
+    let printed = outside.printed_catalog();
     assert_eq!(
         printed,
         std::fs::read_to_string(generated.join("catalog.json")).unwrap()
@@ -292,13 +296,7 @@ fn each_way_of_the_recipe_fails_on_drift_and_names_the_command() {
         .fails_naming("TOOLS_CODEGEN_UPDATE=1 cargo build -p my-agent")
         .shows_change(from, to);
     // In CI, the catalog the example prints against the checked-in files: exit 1 and a diff.
-    let printed = outside
-        .cargo(
-            &["run", "-q", "-p", "my-tools", "--example", "catalog"],
-            false,
-        )
-        .passes()
-        .stdout;
+    let printed = outside.printed_catalog();
     let stale = outside.codegen(&check_stdin, Some(&printed));
     assert_eq!(stale.code, Some(1), "{}", stale.text);
     stale.shows_change(from, to);
